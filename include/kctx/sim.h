@@ -221,6 +221,9 @@ SIM_API sim_status sim_stream_destroy(sim_stream stream);
  * On a capturing stream: SIM_CAPTURE_UNSUPPORTED and the capture is
  * invalidated. */
 SIM_API sim_status sim_stream_synchronize(sim_stream stream);
+/* As sim_stream_synchronize, but gives up after timeout_ms with SIM_TIMEOUT
+ * (the work goes on). Counted as SIM_OP_STREAM_SYNCHRONIZE. */
+SIM_API sim_status sim_stream_synchronize_timeout(sim_stream stream, uint32_t timeout_ms);
 /* SIM_OK when idle, SIM_NOT_READY when work is pending, the stream error
  * otherwise. On a capturing stream: as synchronize. */
 SIM_API sim_status sim_stream_query(sim_stream stream);
@@ -303,6 +306,10 @@ SIM_API sim_status sim_module_load(sim_module *module, const void *bytes, size_t
 SIM_API sim_status sim_module_unload(sim_module module);
 /* Look up an entry point (a function with the sim_kernel_fn signature). */
 SIM_API sim_status sim_module_get_function(sim_function *fn, sim_module module, const char *name);
+/* The device address of a function's entry point: device code on the same
+ * device may call it with the kernel ABI (a runtime's worker running the
+ * kernels of a task graph does). Valid until the module is unloaded. */
+SIM_API sim_status sim_function_address(sim_function fn, uint64_t *address);
 
 /* ------------------------------------------------------------------------
  * Capture and graphs (CUDA semantics)
@@ -400,7 +407,7 @@ SIM_API sim_status sim_graph_attach_hook(sim_graph graph, sim_hook_fn fn, void *
     X(STREAM_QUERY) X(STREAM_GET_DEVICE) X(LAUNCH_KERNEL) X(MEMCPY_ASYNC)              \
     X(MEMSET_ASYNC) X(LAUNCH_HOST_FUNC) X(EVENT_CREATE) X(EVENT_DESTROY)               \
     X(EVENT_RECORD) X(STREAM_WAIT_EVENT) X(EVENT_QUERY) X(EVENT_SYNCHRONIZE)           \
-    X(EVENT_ELAPSED) X(MODULE_LOAD) X(MODULE_UNLOAD) X(MODULE_GET_FUNCTION)            \
+    X(EVENT_ELAPSED) X(MODULE_LOAD) X(MODULE_UNLOAD) X(MODULE_GET_FUNCTION) X(FUNCTION_ADDRESS)     \
     X(BEGIN_CAPTURE) X(END_CAPTURE) X(GET_CAPTURE_INFO) X(EXCHANGE_CAPTURE_MODE)       \
     X(GRAPH_NODE_COUNT) X(GRAPH_DESTROY) X(GRAPH_INSTANTIATE) X(GRAPH_LAUNCH)          \
     X(GRAPH_EXEC_DESTROY) X(GRAPH_ATTACH_HOOK)

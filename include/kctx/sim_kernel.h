@@ -67,9 +67,13 @@ typedef struct sim_kernel_ctx {
 
 typedef void (*sim_kernel_fn)(const sim_kernel_ctx *ctx, const void *params, size_t params_size);
 
-#define SIM_KERNEL(name)                                                                  \
-    __attribute__((visibility("default"))) void name(const sim_kernel_ctx *ctx,           \
-                                                     const void *params, size_t params_size)
+/* Declares (so -Wmissing-prototypes is satisfied) and defines an exported
+ * kernel entry point. */
+#define SIM_KERNEL(name)                                                                        \
+    __attribute__((visibility("default"))) void name(const sim_kernel_ctx *ctx, const void *params, \
+                                                     size_t params_size);                       \
+    __attribute__((visibility("default"))) void name(const sim_kernel_ctx *ctx, const void *params, \
+                                                     size_t params_size)
 
 #ifdef __cplusplus
 }

@@ -36,7 +36,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -91,6 +90,10 @@ _Static_assert(sizeof(Elf64_Ehdr) == 64 && sizeof(Elf64_Phdr) == 56 && sizeof(El
 /* Every architecture above relocates with RELA (glibc asserts DT_PLTREL). */
 #define SIMELF_HOST_PLTREL DT_RELA
 
+/* A limit on the program header count (linkers emit about ten): keeps the
+ * segment cross-checks, which are quadratic in it, cheap on any input. */
+#define SIMELF_MAX_PHNUM 256u
+
 #ifndef PT_GNU_PROPERTY
 #define PT_GNU_PROPERTY 0x6474e553
 #endif
@@ -98,9 +101,8 @@ _Static_assert(sizeof(Elf64_Ehdr) == 64 && sizeof(Elf64_Phdr) == 56 && sizeof(El
 /* ------------------------------------------------------------------------
  * Messages
  * ---------------------------------------------------------------------- */
-__attribute__((format(printf, 3, 4)))
-static int say(char *msg, size_t msgsz, const char *fmt, ...)
-{
+__attribute__((format(printf, 3, 4))) static int say(char *msg, size_t msgsz, const char *fmt,
+                                                     ...) {
     if (msg != NULL && msgsz > 0) {
         va_list ap;
         va_start(ap, fmt);
@@ -122,14 +124,12 @@ typedef struct {
 } elf_reader;
 
 /* 1 if [off, off + len) lies inside the image (computed without overflow). */
-static int rd_in_bounds(const elf_reader *r, uint64_t off, uint64_t len)
-{
+static int rd_in_bounds(const elf_reader *r, uint64_t off, uint64_t len) {
     return off <= r->size && len <= r->size - off;
 }
 
 /* Copy len bytes at off into out; -1 (and nothing read) if out of bounds. */
-static int rd_copy(const elf_reader *r, uint64_t off, void *out, size_t len)
-{
+static int rd_copy(const elf_reader *r, uint64_t off, void *out, size_t len) {
     if (!rd_in_bounds(r, off, len)) return -1;
     memcpy(out, r->base + off, len);
     return 0;
@@ -137,17 +137,15 @@ static int rd_copy(const elf_reader *r, uint64_t off, void *out, size_t len)
 
 /* Program header i; the table was bounds-checked, but the read is checked
  * again rather than trusted. */
-static int rd_phdr(const elf_reader *r, const Elf64_Ehdr *eh, unsigned i, Elf64_Phdr *ph)
-{
+static int rd_phdr(const elf_reader *r, const Elf64_Ehdr *eh, unsigned i, Elf64_Phdr *ph) {
     return rd_copy(r, eh->e_phoff + (uint64_t)i * sizeof *ph, ph, sizeof *ph);
 }
 
 /* 1 if the memory range [vaddr, vaddr + len) of a segment is mapped by some
  * PT_LOAD from the file bytes at [off, off + len): what the dynamic loader
  * will read in memory is exactly what was checked in the file. */
-static int mapped_from_file(const elf_reader *r, const Elf64_Ehdr *eh, uint64_t off,
-                            uint64_t vaddr, uint64_t len)
-{
+static int mapped_from_file(const elf_reader *r, const Elf64_Ehdr *eh, uint64_t off, uint64_t vaddr,
+                            uint64_t len) {
     for (unsigned i = 0; i < eh->e_phnum; ++i) {
         Elf64_Phdr ld;
         if (rd_phdr(r, eh, i, &ld) != 0) return 0;
@@ -160,33 +158,39 @@ static int mapped_from_file(const elf_reader *r, const Elf64_Ehdr *eh, uint64_t 
     return 0;
 }
 
-static const char *segment_name(uint32_t type)
-{
+static const char *segment_name(uint32_t type) {
     switch (type) {
-    case PT_DYNAMIC: return "PT_DYNAMIC";
-    case PT_PHDR: return "PT_PHDR";
-    case PT_NOTE: return "PT_NOTE";
-    case PT_GNU_PROPERTY: return "PT_GNU_PROPERTY";
-    default: return "segment";
+    case PT_DYNAMIC:
+        return "PT_DYNAMIC";
+    case PT_PHDR:
+        return "PT_PHDR";
+    case PT_NOTE:
+        return "PT_NOTE";
+    case PT_GNU_PROPERTY:
+        return "PT_GNU_PROPERTY";
+    default:
+        return "segment";
     }
 }
 
 /* ------------------------------------------------------------------------
  * simelf_check
  * ---------------------------------------------------------------------- */
-static int check_header(const elf_reader *r, Elf64_Ehdr *eh, char *msg, size_t msgsz)
-{
+static int check_header(const elf_reader *r, Elf64_Ehdr *eh, char *msg, size_t msgsz) {
     if (rd_copy(r, 0, eh, sizeof *eh) != 0)
-        return say(msg, msgsz, REJECT "%" PRIu64 " bytes is too small for an ELF64 header (%zu bytes)",
-                   r->size, sizeof *eh);
+        return say(msg, msgsz,
+                   REJECT "%" PRIu64 " bytes is too small for an ELF64 header (%zu bytes)", r->size,
+                   sizeof *eh);
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
         return say(msg, msgsz, REJECT "not an ELF file (bad magic at offset 0x0)");
     if (eh->e_ident[EI_CLASS] != ELFCLASS64)
         return say(msg, msgsz, REJECT "ELF class %u at offset 0x%x: need ELFCLASS64",
                    eh->e_ident[EI_CLASS], (unsigned)EI_CLASS);
     if (eh->e_ident[EI_DATA] != SIMELF_HOST_DATA)
-        return say(msg, msgsz, REJECT "ELF data encoding %u at offset 0x%x: need " SIMELF_HOST_DATA_NAME
-                   " (host byte order)", eh->e_ident[EI_DATA], (unsigned)EI_DATA);
+        return say(msg, msgsz,
+                   REJECT "ELF data encoding %u at offset 0x%x: need " SIMELF_HOST_DATA_NAME
+                          " (host byte order)",
+                   eh->e_ident[EI_DATA], (unsigned)EI_DATA);
     if (eh->e_ident[EI_VERSION] != EV_CURRENT)
         return say(msg, msgsz, REJECT "ELF ident version %u at offset 0x%x: need EV_CURRENT",
                    eh->e_ident[EI_VERSION], (unsigned)EI_VERSION);
@@ -194,9 +198,10 @@ static int check_header(const elf_reader *r, Elf64_Ehdr *eh, char *msg, size_t m
         return say(msg, msgsz, REJECT "ELF type %u at offset 0x%zx: need ET_DYN (a shared object)",
                    eh->e_type, offsetof(Elf64_Ehdr, e_type));
     if (eh->e_machine != SIMELF_HOST_MACHINE)
-        return say(msg, msgsz, REJECT "ELF machine %u at offset 0x%zx: need " SIMELF_HOST_MACHINE_NAME
-                   " (%u, the host)", eh->e_machine, offsetof(Elf64_Ehdr, e_machine),
-                   (unsigned)SIMELF_HOST_MACHINE);
+        return say(msg, msgsz,
+                   REJECT "ELF machine %u at offset 0x%zx: need " SIMELF_HOST_MACHINE_NAME
+                          " (%u, the host)",
+                   eh->e_machine, offsetof(Elf64_Ehdr, e_machine), (unsigned)SIMELF_HOST_MACHINE);
     if (eh->e_version != EV_CURRENT)
         return say(msg, msgsz, REJECT "ELF version %" PRIu32 " at offset 0x%zx: need EV_CURRENT",
                    eh->e_version, offsetof(Elf64_Ehdr, e_version));
@@ -210,49 +215,76 @@ static int check_header(const elf_reader *r, Elf64_Ehdr *eh, char *msg, size_t m
         return say(msg, msgsz, REJECT "no program headers (e_phnum 0 at offset 0x%zx)",
                    offsetof(Elf64_Ehdr, e_phnum));
     if (eh->e_phnum == PN_XNUM)
-        return say(msg, msgsz, REJECT "extended program header numbering (e_phnum 0x%x at offset 0x%zx) "
-                   "is not supported", (unsigned)PN_XNUM, offsetof(Elf64_Ehdr, e_phnum));
+        return say(msg, msgsz,
+                   REJECT "extended program header numbering (e_phnum 0x%x at offset 0x%zx) "
+                          "is not supported",
+                   (unsigned)PN_XNUM, offsetof(Elf64_Ehdr, e_phnum));
+    if (eh->e_phnum > SIMELF_MAX_PHNUM)
+        return say(msg, msgsz,
+                   REJECT "program header table has %u entries (e_phnum at offset 0x%zx): "
+                          "at most %u are allowed",
+                   eh->e_phnum, offsetof(Elf64_Ehdr, e_phnum), SIMELF_MAX_PHNUM);
     if (!rd_in_bounds(r, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)))
-        return say(msg, msgsz, REJECT "program header table (offset 0x%" PRIx64 ", %u entries of %zu bytes) "
-                   "extends past the end of the %" PRIu64 "-byte image", (uint64_t)eh->e_phoff,
-                   eh->e_phnum, sizeof(Elf64_Phdr), r->size);
+        return say(msg, msgsz,
+                   REJECT "program header table (offset 0x%" PRIx64 ", %u entries of %zu bytes) "
+                          "extends past the end of the %" PRIu64 "-byte image",
+                   (uint64_t)eh->e_phoff, eh->e_phnum, sizeof(Elf64_Phdr), r->size);
+    /* The loader does not need section headers, but a table that the file
+     * claims and does not contain means the file was truncated. */
+    if (eh->e_shnum != 0 &&
+        (eh->e_shentsize != sizeof(Elf64_Shdr) ||
+         !rd_in_bounds(r, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr))))
+        return say(msg, msgsz,
+                   REJECT "section header table (offset 0x%" PRIx64 ", %u entries of %u bytes, field e_shoff at "
+                          "offset 0x%zx) does not fit the %" PRIu64 "-byte image (truncated?)",
+                   (uint64_t)eh->e_shoff, (unsigned)eh->e_shnum, (unsigned)eh->e_shentsize,
+                   offsetof(Elf64_Ehdr, e_shoff), r->size);
     return 0;
 }
 
 /* One pass over the program headers: per-segment rules, and the dynamic
  * segment (exactly one). */
 static int check_segments(const elf_reader *r, const Elf64_Ehdr *eh, Elf64_Phdr *dyn,
-                          unsigned *dyn_index, char *msg, size_t msgsz)
-{
+                          unsigned *dyn_index, char *msg, size_t msgsz) {
     unsigned loads = 0, dyns = 0;
     for (unsigned i = 0; i < eh->e_phnum; ++i) {
         uint64_t at = eh->e_phoff + (uint64_t)i * sizeof(Elf64_Phdr);
         Elf64_Phdr ph;
         if (rd_phdr(r, eh, i, &ph) != 0)
-            return say(msg, msgsz, REJECT "program header %u (offset 0x%" PRIx64 ") is out of bounds", i, at);
+            return say(msg, msgsz,
+                       REJECT "program header %u (offset 0x%" PRIx64 ") is out of bounds", i, at);
         switch (ph.p_type) {
         case PT_TLS:
-            return say(msg, msgsz, REJECT "PT_TLS segment at program header %u (offset 0x%" PRIx64 "): "
-                       "thread-local storage is not allowed", i, at);
+            return say(msg, msgsz,
+                       REJECT "PT_TLS segment at program header %u (offset 0x%" PRIx64 "): "
+                              "thread-local storage is not allowed",
+                       i, at);
         case PT_LOAD:
             if (!rd_in_bounds(r, ph.p_offset, ph.p_filesz))
-                return say(msg, msgsz, REJECT "PT_LOAD segment at program header %u (offset 0x%" PRIx64 "): "
-                           "file bytes 0x%" PRIx64 "+0x%" PRIx64 " extend past the end of the %" PRIu64
-                           "-byte image", i, at, (uint64_t)ph.p_offset, (uint64_t)ph.p_filesz, r->size);
+                return say(msg, msgsz,
+                           REJECT "PT_LOAD segment at program header %u (offset 0x%" PRIx64 "): "
+                                  "file bytes 0x%" PRIx64 "+0x%" PRIx64
+                                  " extend past the end of the %" PRIu64 "-byte image",
+                           i, at, (uint64_t)ph.p_offset, (uint64_t)ph.p_filesz, r->size);
             if (ph.p_filesz > ph.p_memsz)
-                return say(msg, msgsz, REJECT "PT_LOAD segment at program header %u (offset 0x%" PRIx64 "): "
-                           "file size 0x%" PRIx64 " exceeds memory size 0x%" PRIx64, i, at,
-                           (uint64_t)ph.p_filesz, (uint64_t)ph.p_memsz);
+                return say(msg, msgsz,
+                           REJECT "PT_LOAD segment at program header %u (offset 0x%" PRIx64 "): "
+                                  "file size 0x%" PRIx64 " exceeds memory size 0x%" PRIx64,
+                           i, at, (uint64_t)ph.p_filesz, (uint64_t)ph.p_memsz);
             if (ph.p_memsz > UINT64_MAX - ph.p_vaddr)
-                return say(msg, msgsz, REJECT "PT_LOAD segment at program header %u (offset 0x%" PRIx64 "): "
-                           "address range 0x%" PRIx64 "+0x%" PRIx64 " overflows", i, at,
-                           (uint64_t)ph.p_vaddr, (uint64_t)ph.p_memsz);
+                return say(msg, msgsz,
+                           REJECT "PT_LOAD segment at program header %u (offset 0x%" PRIx64 "): "
+                                  "address range 0x%" PRIx64 "+0x%" PRIx64 " overflows",
+                           i, at, (uint64_t)ph.p_vaddr, (uint64_t)ph.p_memsz);
             ++loads;
             break;
         case PT_DYNAMIC:
             if (dyns++ != 0)
-                return say(msg, msgsz, REJECT "second PT_DYNAMIC segment at program header %u (offset 0x%"
-                           PRIx64 "): a module has exactly one dynamic table", i, at);
+                return say(msg, msgsz,
+                           REJECT
+                           "second PT_DYNAMIC segment at program header %u (offset 0x%" PRIx64
+                           "): a module has exactly one dynamic table",
+                           i, at);
             *dyn = ph;
             *dyn_index = i;
             break;
@@ -261,20 +293,22 @@ static int check_segments(const elf_reader *r, const Elf64_Ehdr *eh, Elf64_Phdr 
         }
     }
     if (loads == 0) return say(msg, msgsz, REJECT "no PT_LOAD segment: nothing to load");
-    if (dyns == 0) return say(msg, msgsz, REJECT "no PT_DYNAMIC segment: not a loadable shared object");
+    if (dyns == 0)
+        return say(msg, msgsz, REJECT "no PT_DYNAMIC segment: not a loadable shared object");
     return 0;
 }
 
 /* Segments the dynamic loader reads through memory after mapping (the
  * dynamic table, the program headers, notes and GNU properties) must be
  * mapped from the file bytes that were checked. */
-static int check_mapped_segments(const elf_reader *r, const Elf64_Ehdr *eh, char *msg, size_t msgsz)
-{
+static int check_mapped_segments(const elf_reader *r, const Elf64_Ehdr *eh, char *msg,
+                                 size_t msgsz) {
     for (unsigned i = 0; i < eh->e_phnum; ++i) {
         uint64_t at = eh->e_phoff + (uint64_t)i * sizeof(Elf64_Phdr);
         Elf64_Phdr ph;
         if (rd_phdr(r, eh, i, &ph) != 0)
-            return say(msg, msgsz, REJECT "program header %u (offset 0x%" PRIx64 ") is out of bounds", i, at);
+            return say(msg, msgsz,
+                       REJECT "program header %u (offset 0x%" PRIx64 ") is out of bounds", i, at);
         uint64_t len;
         switch (ph.p_type) {
         case PT_DYNAMIC: /* the walk reads p_filesz bytes, up to DT_NULL */
@@ -282,8 +316,10 @@ static int check_mapped_segments(const elf_reader *r, const Elf64_Ehdr *eh, char
             break;
         case PT_PHDR:
             if (ph.p_offset != eh->e_phoff)
-                return say(msg, msgsz, REJECT "PT_PHDR at program header %u (offset 0x%" PRIx64 ") points at "
-                           "file offset 0x%" PRIx64 ", not at the program header table (0x%" PRIx64 ")",
+                return say(msg, msgsz,
+                           REJECT "PT_PHDR at program header %u (offset 0x%" PRIx64 ") points at "
+                                  "file offset 0x%" PRIx64
+                                  ", not at the program header table (0x%" PRIx64 ")",
                            i, at, (uint64_t)ph.p_offset, (uint64_t)eh->e_phoff);
             len = (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr);
             break;
@@ -295,10 +331,13 @@ static int check_mapped_segments(const elf_reader *r, const Elf64_Ehdr *eh, char
             continue;
         }
         if (!mapped_from_file(r, eh, ph.p_offset, ph.p_vaddr, len))
-            return say(msg, msgsz, REJECT "%s at program header %u (offset 0x%" PRIx64 "): file bytes 0x%" PRIx64
-                       "+0x%" PRIx64 " at address 0x%" PRIx64 " are not inside a PT_LOAD segment at the same "
-                       "offset: the loader would read something else", segment_name(ph.p_type), i, at,
-                       (uint64_t)ph.p_offset, len, (uint64_t)ph.p_vaddr);
+            return say(msg, msgsz,
+                       REJECT "%s at program header %u (offset 0x%" PRIx64
+                              "): file bytes 0x%" PRIx64 "+0x%" PRIx64 " at address 0x%" PRIx64
+                              " are not inside a PT_LOAD segment at the same "
+                              "offset: the loader would read something else",
+                       segment_name(ph.p_type), i, at, (uint64_t)ph.p_offset, len,
+                       (uint64_t)ph.p_vaddr);
     }
     return 0;
 }
@@ -307,15 +346,18 @@ static int check_mapped_segments(const elf_reader *r, const Elf64_Ehdr *eh, char
  * entry up to DT_NULL is checked (a tag that occurs twice is checked twice:
  * the loader keeps the last one). */
 static int check_dynamic(const elf_reader *r, const Elf64_Phdr *dyn, unsigned dyn_index, char *msg,
-                         size_t msgsz)
-{
+                         size_t msgsz) {
     if (!rd_in_bounds(r, dyn->p_offset, dyn->p_filesz))
-        return say(msg, msgsz, REJECT "dynamic table (PT_DYNAMIC at program header %u: offset 0x%" PRIx64
-                   ", size 0x%" PRIx64 ") extends past the end of the %" PRIu64 "-byte image", dyn_index,
-                   (uint64_t)dyn->p_offset, (uint64_t)dyn->p_filesz, r->size);
+        return say(msg, msgsz,
+                   REJECT "dynamic table (PT_DYNAMIC at program header %u: offset 0x%" PRIx64
+                          ", size 0x%" PRIx64 ") extends past the end of the %" PRIu64
+                          "-byte image",
+                   dyn_index, (uint64_t)dyn->p_offset, (uint64_t)dyn->p_filesz, r->size);
     if (dyn->p_filesz % sizeof(Elf64_Dyn) != 0)
-        return say(msg, msgsz, REJECT "dynamic table size 0x%" PRIx64 " (PT_DYNAMIC at program header %u) is "
-                   "not a multiple of the %zu-byte entry", (uint64_t)dyn->p_filesz, dyn_index, sizeof(Elf64_Dyn));
+        return say(msg, msgsz,
+                   REJECT "dynamic table size 0x%" PRIx64 " (PT_DYNAMIC at program header %u) is "
+                          "not a multiple of the %zu-byte entry",
+                   (uint64_t)dyn->p_filesz, dyn_index, sizeof(Elf64_Dyn));
 
     /* Tags whose presence requires another tag (the loader dereferences the
      * companion without checking it is there). */
@@ -326,84 +368,122 @@ static int check_dynamic(const elf_reader *r, const Elf64_Phdr *dyn, unsigned dy
         uint64_t at = dyn->p_offset + k * sizeof(Elf64_Dyn);
         Elf64_Dyn d;
         if (rd_copy(r, at, &d, sizeof d) != 0)
-            return say(msg, msgsz, REJECT "dynamic entry %" PRIu64 " (offset 0x%" PRIx64 ") is out of bounds", k, at);
+            return say(msg, msgsz,
+                       REJECT "dynamic entry %" PRIu64 " (offset 0x%" PRIx64 ") is out of bounds",
+                       k, at);
         uint64_t val = d.d_un.d_val;
         switch (d.d_tag) {
         case DT_NULL:
             if (init_array && !init_arraysz)
-                return say(msg, msgsz, REJECT "DT_INIT_ARRAY without DT_INIT_ARRAYSZ in the dynamic table "
-                           "(offset 0x%" PRIx64 ")", (uint64_t)dyn->p_offset);
+                return say(msg, msgsz,
+                           REJECT "DT_INIT_ARRAY without DT_INIT_ARRAYSZ in the dynamic table "
+                                  "(offset 0x%" PRIx64 ")",
+                           (uint64_t)dyn->p_offset);
             if (fini_array && !fini_arraysz)
-                return say(msg, msgsz, REJECT "DT_FINI_ARRAY without DT_FINI_ARRAYSZ in the dynamic table "
-                           "(offset 0x%" PRIx64 ")", (uint64_t)dyn->p_offset);
+                return say(msg, msgsz,
+                           REJECT "DT_FINI_ARRAY without DT_FINI_ARRAYSZ in the dynamic table "
+                                  "(offset 0x%" PRIx64 ")",
+                           (uint64_t)dyn->p_offset);
             if (rela && !relaent)
-                return say(msg, msgsz, REJECT "DT_RELA without DT_RELAENT in the dynamic table (offset 0x%"
-                           PRIx64 ")", (uint64_t)dyn->p_offset);
+                return say(msg, msgsz,
+                           REJECT
+                           "DT_RELA without DT_RELAENT in the dynamic table (offset 0x%" PRIx64 ")",
+                           (uint64_t)dyn->p_offset);
             if (relr && !relrent)
-                return say(msg, msgsz, REJECT "DT_RELR without DT_RELRENT in the dynamic table (offset 0x%"
-                           PRIx64 ")", (uint64_t)dyn->p_offset);
+                return say(msg, msgsz,
+                           REJECT
+                           "DT_RELR without DT_RELRENT in the dynamic table (offset 0x%" PRIx64 ")",
+                           (uint64_t)dyn->p_offset);
             return 0;
         case DT_INIT:
-            return say(msg, msgsz, REJECT "DT_INIT (initialiser function) at dynamic entry %" PRIu64
-                       " (offset 0x%" PRIx64 "): initialisers are not allowed", k, at);
+            return say(msg, msgsz,
+                       REJECT "DT_INIT (initialiser function) at dynamic entry %" PRIu64
+                              " (offset 0x%" PRIx64 "): initialisers are not allowed",
+                       k, at);
         case DT_FINI:
-            return say(msg, msgsz, REJECT "DT_FINI (finaliser function) at dynamic entry %" PRIu64
-                       " (offset 0x%" PRIx64 "): finalisers are not allowed", k, at);
+            return say(msg, msgsz,
+                       REJECT "DT_FINI (finaliser function) at dynamic entry %" PRIu64
+                              " (offset 0x%" PRIx64 "): finalisers are not allowed",
+                       k, at);
         case DT_PREINIT_ARRAY:
         case DT_PREINIT_ARRAYSZ:
-            return say(msg, msgsz, REJECT "%s at dynamic entry %" PRIu64 " (offset 0x%" PRIx64 "): "
-                       "pre-initialisers are not allowed",
-                       d.d_tag == DT_PREINIT_ARRAY ? "DT_PREINIT_ARRAY" : "DT_PREINIT_ARRAYSZ", k, at);
+            return say(msg, msgsz,
+                       REJECT "%s at dynamic entry %" PRIu64 " (offset 0x%" PRIx64 "): "
+                              "pre-initialisers are not allowed",
+                       d.d_tag == DT_PREINIT_ARRAY ? "DT_PREINIT_ARRAY" : "DT_PREINIT_ARRAYSZ", k,
+                       at);
         case DT_INIT_ARRAYSZ:
             if (val != 0)
-                return say(msg, msgsz, REJECT "DT_INIT_ARRAYSZ 0x%" PRIx64 " at dynamic entry %" PRIu64
-                           " (offset 0x%" PRIx64 "): initialisers (constructors) are not allowed", val, k, at);
+                return say(msg, msgsz,
+                           REJECT "DT_INIT_ARRAYSZ 0x%" PRIx64 " at dynamic entry %" PRIu64
+                                  " (offset 0x%" PRIx64
+                                  "): initialisers (constructors) are not allowed",
+                           val, k, at);
             init_arraysz = 1;
             break;
         case DT_FINI_ARRAYSZ:
             if (val != 0)
-                return say(msg, msgsz, REJECT "DT_FINI_ARRAYSZ 0x%" PRIx64 " at dynamic entry %" PRIu64
-                           " (offset 0x%" PRIx64 "): finalisers (destructors) are not allowed", val, k, at);
+                return say(msg, msgsz,
+                           REJECT "DT_FINI_ARRAYSZ 0x%" PRIx64 " at dynamic entry %" PRIu64
+                                  " (offset 0x%" PRIx64
+                                  "): finalisers (destructors) are not allowed",
+                           val, k, at);
             fini_arraysz = 1;
             break;
-        case DT_INIT_ARRAY: init_array = 1; break;
-        case DT_FINI_ARRAY: fini_array = 1; break;
-        case DT_RELA: rela = 1; break;
+        case DT_INIT_ARRAY:
+            init_array = 1;
+            break;
+        case DT_FINI_ARRAY:
+            fini_array = 1;
+            break;
+        case DT_RELA:
+            rela = 1;
+            break;
         case DT_RELAENT:
             if (val != sizeof(Elf64_Rela))
-                return say(msg, msgsz, REJECT "DT_RELAENT %" PRIu64 " at dynamic entry %" PRIu64 " (offset 0x%"
-                           PRIx64 "): need %zu", val, k, at, sizeof(Elf64_Rela));
+                return say(msg, msgsz,
+                           REJECT "DT_RELAENT %" PRIu64 " at dynamic entry %" PRIu64
+                                  " (offset 0x%" PRIx64 "): need %zu",
+                           val, k, at, sizeof(Elf64_Rela));
             relaent = 1;
             break;
 #ifdef DT_RELR
-        case DT_RELR: relr = 1; break;
+        case DT_RELR:
+            relr = 1;
+            break;
         case DT_RELRENT:
             if (val != sizeof(Elf64_Xword))
-                return say(msg, msgsz, REJECT "DT_RELRENT %" PRIu64 " at dynamic entry %" PRIu64 " (offset 0x%"
-                           PRIx64 "): need %zu", val, k, at, sizeof(Elf64_Xword));
+                return say(msg, msgsz,
+                           REJECT "DT_RELRENT %" PRIu64 " at dynamic entry %" PRIu64
+                                  " (offset 0x%" PRIx64 "): need %zu",
+                           val, k, at, sizeof(Elf64_Xword));
             relrent = 1;
             break;
 #endif
         case DT_PLTREL:
             if (val != SIMELF_HOST_PLTREL)
-                return say(msg, msgsz, REJECT "DT_PLTREL %" PRIu64 " at dynamic entry %" PRIu64 " (offset 0x%"
-                           PRIx64 "): need DT_RELA (%d)", val, k, at, SIMELF_HOST_PLTREL);
+                return say(msg, msgsz,
+                           REJECT "DT_PLTREL %" PRIu64 " at dynamic entry %" PRIu64
+                                  " (offset 0x%" PRIx64 "): need DT_RELA (%d)",
+                           val, k, at, SIMELF_HOST_PLTREL);
             break;
         default:
             break;
         }
     }
-    return say(msg, msgsz, REJECT "dynamic table (PT_DYNAMIC at program header %u: offset 0x%" PRIx64
-               ", %" PRIu64 " entries) has no DT_NULL terminator", dyn_index, (uint64_t)dyn->p_offset, n);
+    return say(msg, msgsz,
+               REJECT "dynamic table (PT_DYNAMIC at program header %u: offset 0x%" PRIx64
+                      ", %" PRIu64 " entries) has no DT_NULL terminator",
+               dyn_index, (uint64_t)dyn->p_offset, n);
 }
 
-int simelf_check(const void *bytes, size_t size, char *msg, size_t msgsz)
-{
+int simelf_check(const void *bytes, size_t size, char *msg, size_t msgsz) {
     if (msg != NULL && msgsz > 0) msg[0] = '\0';
     if (bytes == NULL) return say(msg, msgsz, REJECT "no bytes (NULL image)");
-    elf_reader r = { bytes, size };
+    elf_reader r = {bytes, size};
     Elf64_Ehdr eh;
     Elf64_Phdr dyn;
+    memset(&eh, 0, sizeof eh);
     memset(&dyn, 0, sizeof dyn);
     unsigned dyn_index = 0;
     if (check_header(&r, &eh, msg, msgsz) != 0) return -1;
@@ -417,9 +497,9 @@ int simelf_check(const void *bytes, size_t size, char *msg, size_t msgsz)
  * simelf_open / simelf_sym / simelf_close
  * ---------------------------------------------------------------------- */
 typedef struct simelf_module {
-    void *dl;              /* dlopen handle */
-    struct link_map *map;  /* the module's link map (to recognise its symbols) */
-    int fd;                /* the memfd it was loaded from, open until close */
+    void *dl;             /* dlopen handle */
+    struct link_map *map; /* the module's link map (to recognise its symbols) */
+    int fd;               /* the memfd it was loaded from, open until close */
 } simelf_module;
 
 /* Probe and dlopen run under this lock (see "Name aliasing" above). */
@@ -428,8 +508,7 @@ static pthread_mutex_t simelf_load_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Descriptor numbers tried before giving up on finding a free name. */
 #define SIMELF_NAME_TRIES 16
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
+static int write_all(int fd, const unsigned char *p, size_t n) {
     while (n > 0) {
         size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
         ssize_t w = write(fd, p, chunk);
@@ -447,15 +526,13 @@ static int write_all(int fd, const unsigned char *p, size_t n)
     return 0;
 }
 
-static void fd_path(char *buf, size_t bufsz, int fd)
-{
+static void fd_path(char *buf, size_t bufsz, int fd) {
     snprintf(buf, bufsz, "/proc/self/fd/%d", fd);
 }
 
 /* Called with simelf_load_lock held. Moves *fd to a descriptor number whose
  * "/proc/self/fd/<n>" names no loaded object. */
-static int pick_free_name(int *fd, char *path, size_t pathsz, char *msg, size_t msgsz)
-{
+static int pick_free_name(int *fd, char *path, size_t pathsz, char *msg, size_t msgsz) {
     int taken[SIMELF_NAME_TRIES];
     int ntaken = 0, rc = 0;
     for (;;) {
@@ -464,7 +541,8 @@ static int pick_free_name(int *fd, char *path, size_t pathsz, char *msg, size_t 
         if (old == NULL) break;
         dlclose(old);
         if (ntaken == SIMELF_NAME_TRIES) {
-            rc = say(msg, msgsz, LOADFAIL "%d descriptor names are taken by objects still loaded", ntaken);
+            rc = say(msg, msgsz, LOADFAIL "%d descriptor names are taken by objects still loaded",
+                     ntaken);
             break;
         }
         int moved = fcntl(*fd, F_DUPFD_CLOEXEC, 0); /* the lowest number not held */
@@ -480,8 +558,7 @@ static int pick_free_name(int *fd, char *path, size_t pathsz, char *msg, size_t 
     return rc;
 }
 
-int simelf_open(const void *bytes, size_t size, void **handle, char *msg, size_t msgsz)
-{
+int simelf_open(const void *bytes, size_t size, void **handle, char *msg, size_t msgsz) {
     if (handle == NULL) return say(msg, msgsz, LOADFAIL "no handle out-parameter");
     *handle = NULL;
     if (simelf_check(bytes, size, msg, msgsz) != 0) return -1;
@@ -525,12 +602,13 @@ int simelf_open(const void *bytes, size_t size, void **handle, char *msg, size_t
     pthread_mutex_unlock(&simelf_load_lock);
 
     struct link_map *map = NULL;
-    if (rc == 0 && (dlinfo(dl, RTLD_DI_LINKMAP, &map) != 0 || map == NULL)) {
+    if (dl != NULL && (dlinfo(dl, RTLD_DI_LINKMAP, &map) != 0 || map == NULL)) {
         const char *err = dlerror();
         rc = say(msg, msgsz, LOADFAIL "dlinfo: %s", err != NULL ? err : "no link map");
         dlclose(dl);
+        dl = NULL;
     }
-    if (rc != 0) {
+    if (rc != 0 || dl == NULL) {
         close(fd);
         free(m);
         return -1;
@@ -543,8 +621,7 @@ int simelf_open(const void *bytes, size_t size, void **handle, char *msg, size_t
     return 0;
 }
 
-void *simelf_sym(void *handle, const char *name)
-{
+void *simelf_sym(void *handle, const char *name) {
     simelf_module *m = handle;
     if (m == NULL || name == NULL) return NULL;
     void *p = dlsym(m->dl, name);
@@ -554,17 +631,16 @@ void *simelf_sym(void *handle, const char *name)
     }
     /* Only a function defined by the module itself. */
     Dl_info info;
-    struct link_map *owner = NULL;
-    const Elf64_Sym *sym = NULL;
-    if (dladdr1(p, &info, (void **)&owner, RTLD_DL_LINKMAP) == 0 || owner != m->map) return NULL;
-    if (dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) == 0 || sym == NULL) return NULL;
+    void *owner = NULL, *entry = NULL;
+    if (dladdr1(p, &info, &owner, RTLD_DL_LINKMAP) == 0 || owner != (void *)m->map) return NULL;
+    if (dladdr1(p, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == NULL) return NULL;
+    const Elf64_Sym *sym = entry;
     unsigned type = ELF64_ST_TYPE(sym->st_info);
     if (info.dli_saddr != p || (type != STT_FUNC && type != STT_GNU_IFUNC)) return NULL;
     return p;
 }
 
-void simelf_close(void *handle)
-{
+void simelf_close(void *handle) {
     simelf_module *m = handle;
     if (m == NULL) return;
     dlclose(m->dl);

@@ -12,22 +12,24 @@
  * starts "module rejected: " (msg may be NULL or msgsz 0; it is truncated
  * to msgsz and set to "" on success).
  * Pure: reads only bytes[0, size), allocates nothing, never crashes on any
- * input; thread-safe. Rejects: NULL or too small; not ELF; not ELFCLASS64 /
- * host byte order (little-endian) / EV_CURRENT / host machine (EM_X86_64 on
- * x86-64) / ET_DYN; header, program header or dynamic table out of
- * bounds or overflowing; a header or program header entry size other than
- * the ELF64 one; no PT_LOAD; a PT_LOAD whose file bytes lie past the end
- * or exceed its memory size; no PT_DYNAMIC, or more than one; PT_TLS
- * present; a dynamic table that is not a whole number of entries, has no
- * DT_NULL, or is not mapped by a PT_LOAD from the same file bytes (likewise
- * PT_PHDR, which must also be the program header table, PT_NOTE and
- * PT_GNU_PROPERTY: what the dynamic loader reads in memory must be what was
- * checked); dynamic tags (up to DT_NULL, every occurrence)
- * DT_INIT, DT_FINI, DT_PREINIT_ARRAY(SZ), non-zero DT_INIT_ARRAYSZ or
- * DT_FINI_ARRAYSZ (an array present with size 0 is accepted);
- * DT_INIT_ARRAY / DT_FINI_ARRAY / DT_RELA / DT_RELR without their size or
- * entry-size tag, a wrong DT_RELAENT / DT_RELRENT, DT_PLTREL other than
- * DT_RELA (glibc's loader dereferences or asserts on these unchecked).
+ * input; thread-safe. Rejects:
+ *  - NULL or too small; not ELF; not ELFCLASS64 / host byte order
+ *    (little-endian) / EV_CURRENT / host machine (EM_X86_64 on x86-64) /
+ *    ET_DYN; a header or program header entry size other than ELF64's;
+ *  - header, program header or dynamic table out of bounds or overflowing;
+ *    more than 256 program headers;
+ *  - no PT_LOAD; a PT_LOAD whose file bytes lie past the end or exceed its
+ *    memory size; no PT_DYNAMIC, or more than one; PT_TLS present;
+ *  - a dynamic table that is not a whole number of entries or has no
+ *    DT_NULL; dynamic tags (up to DT_NULL, every occurrence) DT_INIT,
+ *    DT_FINI, DT_PREINIT_ARRAY(SZ), non-zero DT_INIT_ARRAYSZ or
+ *    DT_FINI_ARRAYSZ (an array present with size 0 is accepted);
+ *    DT_INIT_ARRAY / DT_FINI_ARRAY / DT_RELA / DT_RELR without their size or
+ *    entry-size tag, a wrong DT_RELAENT / DT_RELRENT, DT_PLTREL other than
+ *    DT_RELA (glibc's loader dereferences or asserts on these unchecked);
+ *  - PT_DYNAMIC, PT_PHDR, PT_NOTE or PT_GNU_PROPERTY not mapped by a PT_LOAD
+ *    from the same file bytes (the loader reads them in memory: what it reads
+ *    must be what was checked); PT_PHDR not at the program header table.
  * Validated is the container (headers, segments, dynamic table); the tables
  * the dynamic loader interprets (symbols, strings, hashes, relocations) and
  * the code are trusted like any code linked into the process. */

@@ -165,6 +165,9 @@ struct simi_device {
     /* live object counts (g_sim.lock) */
     uint64_t n_streams, n_events, n_modules, n_graphs, n_execs;
     atomic_ullong hooks_pending;
+    /* last device-side error report (for messages) */
+    _Atomic uint32_t kerr_code;
+    _Atomic uint64_t kerr_detail;
 };
 
 typedef struct simi_global {

@@ -144,9 +144,12 @@ sim_status sim_malloc(sim_devptr *ptr, size_t size) {
     sim_status st = simi_enter(SIM_OP_MALLOC, -1);
     if (st) return st;
     if (!ptr) return simi_fail(SIM_INVALID_VALUE, "ptr is NULL");
-    if (size == 0 || size > (1ull << 40)) return simi_fail(SIM_INVALID_VALUE, "size %zu out of range", size);
+    if (size == 0) return simi_fail(SIM_INVALID_VALUE, "size is 0");
     simi_device *dev = simi_cur_dev();
     if (atomic_load(&dev->lost)) return simi_fail(SIM_DEVICE_LOST, "device %d is lost", dev->index);
+    if (size > dev->capacity)
+        return simi_fail(SIM_OUT_OF_MEMORY, "%zu bytes exceed device %d's capacity of %llu bytes", size, dev->index,
+                         (unsigned long long)dev->capacity);
     uint64_t need = ((size + SIMI_ALIGN - 1) / SIMI_ALIGN) * SIMI_ALIGN + SIMI_REDZONE;
     pthread_mutex_lock(&g_sim.lock);
     st = simi_capture_restricted("sim_malloc");
@@ -292,7 +295,6 @@ sim_status sim_memcpy(void *dst, const void *src, size_t size, sim_copy_kind kin
 static sim_status atomic_read(sim_devptr ptr, size_t n, uint64_t *out) {
     sim_status st = simi_enter(SIM_OP_ATOMIC_READ, -1);
     if (st) return st;
-    if (ptr % n) return simi_fail(SIM_INVALID_VALUE, "address 0x%llx not %zu-byte aligned", (unsigned long long)ptr, n);
     simi_device *dev = simi_cur_dev();
     if (atomic_load(&dev->lost)) return simi_fail(SIM_DEVICE_LOST, "device %d is lost", dev->index);
     pthread_mutex_lock(&g_sim.lock);
@@ -301,6 +303,7 @@ static sim_status atomic_read(sim_devptr ptr, size_t n, uint64_t *out) {
     if (!ok)
         return simi_fail(SIM_INVALID_ADDRESS, "[0x%llx, +%zu) is not inside one live allocation of device %d",
                          (unsigned long long)ptr, n, dev->index);
+    if (ptr % n) return simi_fail(SIM_INVALID_VALUE, "address 0x%llx not %zu-byte aligned", (unsigned long long)ptr, n);
     if (n == 4) *out = atomic_load((_Atomic uint32_t *)(uintptr_t)ptr);
     else *out = atomic_load((_Atomic uint64_t *)(uintptr_t)ptr);
     return SIM_OK;

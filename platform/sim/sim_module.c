@@ -124,3 +124,14 @@ sim_status sim_module_get_function(sim_function *fn, sim_module module, const ch
     pthread_mutex_unlock(&g_sim.lock);
     return SIM_OK;
 }
+
+sim_status sim_function_address(sim_function fn, uint64_t *address) {
+    sim_status st = simi_enter(SIM_OP_FUNCTION_ADDRESS, simi_handle_device(fn));
+    if (st) return st;
+    if (!address) return simi_fail(SIM_INVALID_VALUE, "address is NULL");
+    pthread_mutex_lock(&g_sim.lock);
+    simi_function *f = simi_handle_get(fn, SIMI_T_FUNCTION);
+    if (f) memcpy(address, &(uint64_t){(uint64_t)(uintptr_t)f->entry}, sizeof *address);
+    pthread_mutex_unlock(&g_sim.lock);
+    return f ? SIM_OK : simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live function", (unsigned long long)fn);
+}

@@ -255,7 +255,10 @@ static sim_status run_kernel(simi_device *dev, simi_op *op) {
         pthread_mutex_unlock(&dev->core_lock);
     }
     if (atomic_load(&dev->lost)) return SIM_DEVICE_LOST;
-    return atomic_load(&ec.reported) ? SIM_KERNEL_ERROR : SIM_OK;
+    if (!atomic_load(&ec.reported)) return SIM_OK;
+    atomic_store(&dev->kerr_code, ec.code);
+    atomic_store(&dev->kerr_detail, ec.detail);
+    return SIM_KERNEL_ERROR;
 }
 
 void simi_exec_op(simi_device *dev, simi_op *op, sim_status *err) {
@@ -476,7 +479,40 @@ sim_status sim_stream_synchronize(sim_stream stream) {
     st = stream_for_wait(stream, "stream synchronize", &s);
     if (st) return st;
     st = simi_stream_wait_idle(s);
+    simi_device *dev = s->dev;
     simi_stream_put(s);
+    if (st == SIM_KERNEL_ERROR)
+        return simi_fail(st, "a kernel on the stream reported a device-side error (last report on device %d: code "
+                             "%u, detail %llu); sticky until device reset",
+                         dev->index, atomic_load(&dev->kerr_code),
+                         (unsigned long long)atomic_load(&dev->kerr_detail));
+    if (st) return simi_fail(st, "the stream failed earlier (sticky until device reset)");
+    return SIM_OK;
+}
+
+sim_status sim_stream_synchronize_timeout(sim_stream stream, uint32_t timeout_ms) {
+    sim_status st = simi_enter(SIM_OP_STREAM_SYNCHRONIZE, simi_handle_device(stream));
+    if (st) return st;
+    simi_stream *s;
+    st = stream_for_wait(stream, "stream synchronize", &s);
+    if (st) return st;
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += timeout_ms / 1000;
+    dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    int timed_out = 0;
+    pthread_mutex_lock(&s->qlock);
+    while ((s->head || s->busy) && !timed_out)
+        timed_out = pthread_cond_timedwait(&s->idlecond, &s->qlock, &dl) == ETIMEDOUT;
+    if (timed_out && !s->head && !s->busy) timed_out = 0;
+    st = s->error;
+    pthread_mutex_unlock(&s->qlock);
+    simi_stream_put(s);
+    if (timed_out) return simi_fail(SIM_TIMEOUT, "stream still busy after %u ms", timeout_ms);
     if (st) return simi_fail(st, "the stream failed earlier (sticky until device reset)");
     return SIM_OK;
 }
@@ -820,6 +856,9 @@ sim_status sim_event_elapsed_ms(float *ms, sim_event start, sim_event end) {
     simi_event *a = simi_handle_get(start, SIMI_T_EVENT), *b = simi_handle_get(end, SIMI_T_EVENT);
     simi_rec *ra = NULL, *rb = NULL;
     if (!a || !b) st = simi_fail(SIM_INVALID_HANDLE, "start or end is not a live event");
+    else if (a->dev != b->dev)
+        st = simi_fail(SIM_INVALID_HANDLE, "start (device %d) and end (device %d) are on different devices",
+                       a->dev->index, b->dev->index);
     else if ((a->flags | b->flags) & SIM_EVENT_DISABLE_TIMING)
         st = simi_fail(SIM_INVALID_VALUE, "elapsed time needs timing events (created without DISABLE_TIMING)");
     else if (!a->last || !b->last || a->cap_id || b->cap_id)

@@ -1,0 +1,257 @@
+/*
+ * kctx/kctx.h — kernel contexts: an accelerator task-graph runtime that runs
+ * inside a host framework which owns the device, its streams and capture.
+ *
+ * The rules this header promises are numbered K1..K36 (docs/kernel-mode.md
+ * gives the full contract and the state diagram). In brief:
+ *
+ *  - A context is created mode-less, for one platform ("sim" by default).
+ *    kctx_kernel_init latches it into KERNEL mode and BORROWS the calling
+ *    thread's current device: kctx never sets, resets, initialises or
+ *    finalises it (K4). kctx_program_init latches PROGRAM mode, in which the
+ *    context owns the device it is given. The latch is write-once (K1).
+ *  - At most one kernel context per (platform, device) in a process: the
+ *    claim (K6), released only by a successful close or a completed rollback
+ *    (K7).
+ *  - Kernel init creates a fixed set of resident resources (two context
+ *    streams, five sync-only events, the runtime's device programs, the
+ *    runtime image, the architecture register table, the kernel-args block,
+ *    the pool of graph lifetime tokens) once; prepare and launch reuse them
+ *    (K11).
+ *  - Teardown is explicit: kctx_close releases everything and may be
+ *    retried after a failure (K25, K26); kctx_destroy of a context that is
+ *    not NEW or CLOSED is refused (K27) and never calls the platform (K28).
+ *  - A fatal device error quarantines the context instead of resetting a
+ *    device it does not own (K29, K30); once the owner resets the device,
+ *    close abandons every handle and completes (K36).
+ *
+ * Capture boundary (K21): events may be shared by many captured graphs, but
+ * every wait must be in the same capture as its event's most recent record.
+ * kctx records and waits each of its events within one launch, and nothing
+ * else ever waits on a launch's events. Callers must not wait on kctx's
+ * events either.
+ *
+ * Conventions:
+ *  - Handles (kctx_context) are 64-bit values validated without touching
+ *    freed memory: a stale, foreign or destroyed handle gives
+ *    KCTX_INVALID_HANDLE.
+ *  - Check order in every entry: handle, arguments, image (prepare), phase,
+ *    current device, capture state, capacity. The first failing check
+ *    decides the status; a refusal changes no state and only writes the
+ *    last-error message (per context and per thread).
+ *  - Every entry is safe to call from any thread (K33). Lifecycle calls that
+ *    race have exactly one winner; the losers get INVALID_STATE or BUSY.
+ *  - Every entry other than launch that calls the platform switches the
+ *    calling thread's capture mode to relaxed around those calls and
+ *    restores it, so a global-mode capture on another thread survives.
+ */
+#ifndef KCTX_KCTX_H
+#define KCTX_KCTX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define KCTX_API __attribute__((visibility("default")))
+#else
+#define KCTX_API
+#endif
+
+#define KCTX_VERSION_MAJOR 0
+#define KCTX_VERSION_MINOR 1
+#define KCTX_VERSION_PATCH 0
+#define KCTX_VERSION ((KCTX_VERSION_MAJOR * 10000) + (KCTX_VERSION_MINOR * 100) + KCTX_VERSION_PATCH)
+/* The library's version at run time (KCTX_VERSION of the build). */
+KCTX_API int kctx_version(void);
+
+/* ------------------------------------------------------------------------
+ * Statuses: one list; names and strings are generated from it.
+ * ---------------------------------------------------------------------- */
+#define KCTX_STATUS_MAP(X)                                                                          \
+    X(OK, 0, "success")                                                                             \
+    X(INVALID_ARGUMENT, 1, "invalid argument")                                                      \
+    X(INVALID_HANDLE, 2, "not a live context handle")                                               \
+    X(INVALID_STATE, 3, "not allowed in the context's mode or phase, or on this thread's current device") \
+    X(BUSY, 4, "in use: claim held, work in flight, capture active, or live graphs")                \
+    X(CAPACITY, 5, "a fixed capacity would be exceeded")                                            \
+    X(DUPLICATE_ID, 6, "the callable id is already prepared")                                       \
+    X(UNKNOWN_ID, 7, "no callable is prepared under this id")                                       \
+    X(INVALID_IMAGE, 8, "the callable image was rejected by validation")                            \
+    X(INCOMPATIBLE_IMAGE, 9, "the image has no binary variant this platform can load")              \
+    X(UNSUPPORTED, 10, "not supported by this platform or build")                                   \
+    X(CAPTURE_ACTIVE, 11, "the context's streams are part of an active or invalidated capture")     \
+    X(CAPTURE_BROKEN, 12, "a failure inside a capture: the caller must discard that capture")       \
+    X(DEVICE_LOST, 13, "the device is lost (fatal error); the context is quarantined")              \
+    X(POISONED, 14, "the context is poisoned by an earlier failure; only check and close are accepted") \
+    X(PLATFORM_ERROR, 15, "a platform call failed")                                                 \
+    X(OUT_OF_MEMORY, 16, "host or device memory exhausted")                                         \
+    X(TIMEOUT, 17, "a bounded wait timed out")                                                      \
+    X(DEVICE_ERROR, 18, "work failed on the device")                                                \
+    X(CONCURRENT_LAUNCH, 19, "unordered launches of one context overlapped on the device")          \
+    X(NOT_FOUND, 20, "unknown platform name")
+
+typedef enum kctx_status {
+#define KCTX_STATUS_ENUM_(name, num, msg) KCTX_##name = (num),
+    KCTX_STATUS_MAP(KCTX_STATUS_ENUM_)
+#undef KCTX_STATUS_ENUM_
+} kctx_status;
+
+/* "KCTX_BUSY", ...; "KCTX_UNKNOWN" otherwise. Never NULL. */
+KCTX_API const char *kctx_status_name(kctx_status s);
+/* One line describing the status class. Never NULL. */
+KCTX_API const char *kctx_status_string(kctx_status s);
+
+/* ------------------------------------------------------------------------
+ * Contexts
+ * ---------------------------------------------------------------------- */
+typedef uint64_t kctx_context;
+
+typedef enum kctx_mode { KCTX_MODE_NONE = 0, KCTX_MODE_KERNEL = 1, KCTX_MODE_PROGRAM = 2 } kctx_mode;
+
+typedef enum kctx_phase {
+    KCTX_PHASE_NEW = 0,
+    KCTX_PHASE_READY = 1,
+    KCTX_PHASE_POISONED = 2,
+    KCTX_PHASE_QUARANTINED = 3,
+    KCTX_PHASE_CLOSING = 4,
+    KCTX_PHASE_CLOSED = 5
+} kctx_phase;
+KCTX_API const char *kctx_phase_name(kctx_phase p);
+
+/* Create a mode-less context for a platform: by name, or, when `platform`
+ * is NULL, KCTX_PLATFORM from the environment, else "sim". No device work.
+ * NOT_FOUND for an unknown or unbuilt platform name.
+ * Errors: INVALID_ARGUMENT (out NULL), NOT_FOUND, OUT_OF_MEMORY. */
+KCTX_API kctx_status kctx_context_create(const char *platform, kctx_context *out);
+
+/* Destroy a context handle. Refused with BUSY (and the reason in the last
+ * error) unless the phase is NEW or CLOSED (K27). Never calls the platform
+ * and never releases a claim (K7, K28). Errors: INVALID_HANDLE, BUSY. */
+KCTX_API kctx_status kctx_destroy(kctx_context ctx);
+
+#define KCTX_CONFIG_VERSION 1u
+
+typedef struct kctx_kernel_config {
+    size_t size;                 /* sizeof(kctx_kernel_config) */
+    uint32_t version;            /* KCTX_CONFIG_VERSION */
+    uint32_t args_capacity;      /* bytes of the device kernel-args block (64..65536; default 4096) */
+    uint32_t token_capacity;     /* graph lifetime tokens (1..65536; default 256) */
+    uint32_t prepare_timeout_ms; /* bound of prepare's wait on its upload (default 10000) */
+    uint32_t flags;              /* 0 (reserved for tracing, see K32) */
+    uint32_t reserved;
+} kctx_kernel_config;
+#define KCTX_KERNEL_CONFIG_INIT {sizeof(kctx_kernel_config), KCTX_CONFIG_VERSION, 4096u, 256u, 10000u, 0u, 0u}
+
+/* Kernel init (K1, K2, K4, K6, K7, K11). Validates the config, takes the
+ * claim on the calling thread's current device, latches KERNEL, then creates
+ * the resident resources in order, rolling back in reverse on any failure.
+ *  - refused before the latch (bad config: INVALID_ARGUMENT; another kernel
+ *    context holds the device: BUSY): the context stays mode-less and NEW;
+ *  - a platform failure after the latch with a complete rollback: the claim
+ *    is released and the context is NEW (kernel-latched, reusable);
+ *  - a failed rollback: the claim is kept and the context is CLOSING (close
+ *    retries the rest).
+ * Idempotent latch: kernel init of a READY kernel context returns
+ * INVALID_STATE without changes; of a PROGRAM context INVALID_STATE (K1). */
+KCTX_API kctx_status kctx_kernel_init(kctx_context ctx, const kctx_kernel_config *config);
+
+typedef struct kctx_program_config {
+    size_t size;       /* sizeof(kctx_program_config) */
+    uint32_t version;  /* KCTX_CONFIG_VERSION */
+    int device;        /* the device the context will own */
+    uint32_t args_capacity;
+    uint32_t prepare_timeout_ms;
+    uint32_t flags;
+} kctx_program_config;
+#define KCTX_PROGRAM_CONFIG_INIT {sizeof(kctx_program_config), KCTX_CONFIG_VERSION, 0, 4096u, 10000u, 0u}
+
+/* Program init (K1, K3): the context owns `device`: it initialises the
+ * platform and sets the device through the lifecycle table, then creates
+ * the same resident resources. Program contexts take no claim. On a fatal
+ * error its recovery policy resets the device, abandons its handles and
+ * reports the failure (K31). */
+KCTX_API kctx_status kctx_program_init(kctx_context ctx, const kctx_program_config *config);
+
+/* Prepare a callable under a caller-chosen id (K13-K17). Order: arguments,
+ * full image validation (INVALID_IMAGE; nothing is parsed past the header,
+ * hashed, allocated or uploaded before the image is proven well-formed),
+ * phase (POISONED / DEVICE_LOST / INVALID_STATE), current device
+ * (INVALID_STATE), capture state (CAPTURE_ACTIVE), duplicate id
+ * (DUPLICATE_ID: the first registration is undisturbed), idle context
+ * (BUSY while a launch is in flight), platform compatibility
+ * (INCOMPATIBLE_IMAGE), then load and upload on the context's own AICPU
+ * stream. Returns only once the upload has completed (bounded wait on that
+ * stream only). Identical bytes under a new id share one upload. The caller
+ * may free `image` as soon as prepare returns. If the upload started but
+ * its wait failed, the context is POISONED and the upload kept until close
+ * (K17). */
+KCTX_API kctx_status kctx_prepare(kctx_context ctx, uint64_t id, const void *image, size_t size);
+
+/* Close (K25, K26, K36, K30). Order:
+ *  1. device epoch: if the device's owner reset it since init, every handle
+ *     is gone: they are abandoned without platform calls and the context
+ *     is CLOSED (claim released);
+ *  2. QUARANTINED: DEVICE_LOST, nothing released (the device cannot honour
+ *     releases); the way out is (1);
+ *  3. BUSY (phase unchanged) when the context's streams are part of a
+ *     capture, a launch is still running on them, or live captured graphs
+ *     hold the context — the message gives the reason and counts;
+ *  4. CLOSING, then release in reverse creation order; a release that fails
+ *     keeps its handle and the first failure is returned (the context stays
+ *     CLOSING; a retry releases exactly the remainder); once all are
+ *     released: CLOSED and the claim released.
+ * Close of a NEW context makes it CLOSED; of a CLOSED context is OK. */
+KCTX_API kctx_status kctx_close(kctx_context ctx);
+
+/* ------------------------------------------------------------------------
+ * Queries
+ * ---------------------------------------------------------------------- */
+KCTX_API kctx_status kctx_get_phase(kctx_context ctx, kctx_phase *phase);
+KCTX_API kctx_status kctx_get_mode(kctx_context ctx, kctx_mode *mode);
+/* The device a context borrowed (kernel) or owns (program); -1 if NEW. */
+KCTX_API kctx_status kctx_get_device(kctx_context ctx, int *device);
+/* Platform name ("sim"). Never NULL for a live handle. */
+KCTX_API const char *kctx_platform_name(kctx_context ctx);
+
+/* The two error slots (K10): the runtime error (first cause of poisoning or
+ * quarantine) and the teardown error (first real release failure, kept after
+ * a later retry succeeds). *status is KCTX_OK when the slot is empty; the
+ * message is copied into msg (always NUL-terminated when msg_size > 0). */
+KCTX_API kctx_status kctx_runtime_error(kctx_context ctx, kctx_status *status, char *msg, size_t msg_size);
+KCTX_API kctx_status kctx_teardown_error(kctx_context ctx, kctx_status *status, char *msg, size_t msg_size);
+
+/* The last error message for the context (any thread's last refusal on it)
+ * and for the calling thread. Valid until the next kctx call on that
+ * context / thread. Never NULL. */
+KCTX_API const char *kctx_last_error(kctx_context ctx);
+KCTX_API const char *kctx_thread_last_error(void);
+
+/* Resident resource counts and sizes of a READY context, for tests and
+ * footprint measurements. */
+typedef struct kctx_resource_info {
+    size_t size;
+    uint64_t aicpu_stream, aicore_stream;
+    uint64_t events[5];
+    uint64_t programs_module;
+    uint64_t runtime_image, arch_table, args_block; /* device addresses */
+    uint64_t runtime_image_bytes, arch_table_bytes, args_block_bytes;
+    uint32_t token_capacity, tokens_in_use;
+    uint32_t callables;      /* prepared ids */
+    uint32_t uploads;        /* distinct uploads (shared by identical images) */
+    uint64_t upload_bytes;   /* device bytes held by uploads */
+} kctx_resource_info;
+#define KCTX_RESOURCE_INFO_INIT {sizeof(kctx_resource_info)}
+KCTX_API kctx_status kctx_get_resources(kctx_context ctx, kctx_resource_info *info);
+
+/* Calls the context made into the platform table since creation (every
+ * call, failed ones too): a test's ruler for fault sweeps and K11. */
+KCTX_API kctx_status kctx_platform_calls(kctx_context ctx, uint64_t *calls);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KCTX_KCTX_H */

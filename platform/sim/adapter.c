@@ -1,0 +1,272 @@
+/*
+ * adapter.c — the sim platform for kctx: fills the platform tables
+ * (include/kctx/platform.h) with the sim's runtime API (include/kctx/sim.h).
+ * The kernel table has no lifecycle entry; the lifecycle table is separate
+ * and only program mode receives it.
+ */
+#include <kctx/image.h>
+#include <kctx/platform.h>
+#include <kctx/sim.h>
+
+#include <pthread.h>
+#include <stddef.h>
+
+extern const unsigned char kctx_rt_sim_programs[];
+extern const size_t kctx_rt_sim_programs_size;
+const kctx_platform_desc *kctx_sim_platform(void);
+
+static kctx_pclass a_classify(void *self, int st) {
+    (void)self;
+    switch ((sim_status)st) {
+    case SIM_OK: return KCTX_PCLASS_OK;
+    case SIM_INVALID_VALUE:
+    case SIM_INVALID_HANDLE:
+    case SIM_INVALID_ADDRESS:
+    case SIM_DOUBLE_FREE:
+    case SIM_FOREIGN_FREE:
+    case SIM_INVALID_MODULE:
+    case SIM_NOT_FOUND:
+    case SIM_ILLEGAL_STATE: return KCTX_PCLASS_INVALID;
+    case SIM_OUT_OF_MEMORY: return KCTX_PCLASS_NO_MEMORY;
+    case SIM_NOT_READY: return KCTX_PCLASS_NOT_READY;
+    case SIM_DEVICE_LOST: return KCTX_PCLASS_DEVICE_LOST;
+    case SIM_TIMEOUT: return KCTX_PCLASS_TIMEOUT;
+    case SIM_KERNEL_ERROR: return KCTX_PCLASS_DEVICE_ERROR;
+    case SIM_NOT_SUPPORTED: return KCTX_PCLASS_UNSUPPORTED;
+    case SIM_CAPTURE_UNSUPPORTED:
+    case SIM_CAPTURE_INVALIDATED:
+    case SIM_CAPTURE_MERGE:
+    case SIM_CAPTURE_UNMATCHED:
+    case SIM_CAPTURE_UNJOINED:
+    case SIM_CAPTURE_ISOLATION:
+    case SIM_CAPTURED_EVENT:
+    case SIM_CAPTURE_WRONG_THREAD: return KCTX_PCLASS_CAPTURE;
+    default: return KCTX_PCLASS_OTHER;
+    }
+}
+
+static const char *a_status_name(void *self, int st) {
+    (void)self;
+    return sim_status_name((sim_status)st);
+}
+static const char *a_last_message(void *self) {
+    (void)self;
+    return sim_last_error_message();
+}
+static int a_device_count(void *self, int *n) {
+    (void)self;
+    return sim_device_count(n);
+}
+static int a_current_device(void *self, int *d) {
+    (void)self;
+    return sim_get_device(d);
+}
+static int a_device_epoch(void *self, int d, uint64_t *e) {
+    (void)self;
+    return sim_device_epoch(d, e);
+}
+static int a_device_info(void *self, int d, kctx_device_info *info) {
+    (void)self;
+    sim_device_props p = SIM_DEVICE_PROPS_INIT;
+    int st = sim_device_get_props(d, &p);
+    if (st) return st;
+    for (size_t i = 0; i < sizeof info->name; i++) {
+        info->name[i] = p.name[i < sizeof p.name ? i : sizeof p.name - 1];
+        if (!info->name[i]) break;
+    }
+    info->name[sizeof info->name - 1] = 0;
+    info->aicore_count = (uint32_t)p.aicore_count;
+    info->max_params_size = p.max_params_size;
+    info->memory_capacity = p.memory_capacity;
+    info->word_size = p.device_word_size;
+    info->alloc_alignment = p.alloc_alignment;
+    info->has_epoch = 1;
+    info->can_check_ranges = 1;
+    return SIM_OK;
+}
+static int a_stream_create(void *self, kctx_pstream *s) {
+    (void)self;
+    return sim_stream_create(s);
+}
+static int a_stream_destroy(void *self, kctx_pstream s) {
+    (void)self;
+    return sim_stream_destroy(s);
+}
+static int a_stream_sync(void *self, kctx_pstream s, uint32_t ms) {
+    (void)self;
+    return sim_stream_synchronize_timeout(s, ms);
+}
+static int a_stream_query(void *self, kctx_pstream s) {
+    (void)self;
+    return sim_stream_query(s);
+}
+static int a_stream_capture_info(void *self, kctx_pstream s, kctx_pcapture_status *status, uint64_t *id,
+                                 kctx_pgraph *graph) {
+    (void)self;
+    sim_capture_status cs = SIM_CAPTURE_STATUS_NONE;
+    int st = sim_stream_get_capture_info(s, &cs, id, graph);
+    if (!st && status) *status = (kctx_pcapture_status)cs;
+    return st;
+}
+static int a_stream_device(void *self, kctx_pstream s, int *d) {
+    (void)self;
+    return sim_stream_get_device(s, d);
+}
+static int a_event_create(void *self, kctx_pevent *e) {
+    (void)self;
+    return sim_event_create(e, SIM_EVENT_DISABLE_TIMING);
+}
+static int a_event_destroy(void *self, kctx_pevent e) {
+    (void)self;
+    return sim_event_destroy(e);
+}
+static int a_event_record(void *self, kctx_pevent e, kctx_pstream s) {
+    (void)self;
+    return sim_event_record(e, s);
+}
+static int a_stream_wait_event(void *self, kctx_pstream s, kctx_pevent e) {
+    (void)self;
+    return sim_stream_wait_event(s, e);
+}
+static int a_mem_alloc(void *self, size_t size, kctx_pdevptr *p) {
+    (void)self;
+    return sim_malloc(p, size);
+}
+static int a_mem_free(void *self, kctx_pdevptr p) {
+    (void)self;
+    return sim_free(p);
+}
+static int a_memcpy_htod_async(void *self, kctx_pdevptr dst, const void *src, size_t size, kctx_pstream s) {
+    (void)self;
+    return sim_memcpy_async((void *)(uintptr_t)dst, src, size, SIM_COPY_HOST_TO_DEVICE, s);
+}
+static int a_memset_async(void *self, kctx_pdevptr dst, uint8_t v, size_t size, kctx_pstream s) {
+    (void)self;
+    return sim_memset_async(dst, v, size, s);
+}
+static int a_memcpy_dtoh(void *self, void *dst, kctx_pdevptr src, size_t size) {
+    (void)self;
+    return sim_memcpy(dst, (const void *)(uintptr_t)src, size, SIM_COPY_DEVICE_TO_HOST);
+}
+static int a_atomic_read_u32(void *self, kctx_pdevptr p, uint32_t *v) {
+    (void)self;
+    return sim_atomic_read_u32(p, v);
+}
+static int a_mem_range_check(void *self, int device, kctx_pdevptr p, size_t size) {
+    (void)self;
+    return sim_mem_lookup(device, p, size, NULL, NULL);
+}
+static int a_module_load(void *self, const void *bytes, size_t size, kctx_pmodule *m) {
+    (void)self;
+    return sim_module_load(m, bytes, size);
+}
+static int a_module_unload(void *self, kctx_pmodule m) {
+    (void)self;
+    return sim_module_unload(m);
+}
+static int a_module_function(void *self, kctx_pmodule m, const char *name, kctx_pfunction *fn) {
+    (void)self;
+    return sim_module_get_function(fn, m, name);
+}
+static int a_function_address(void *self, kctx_pfunction fn, uint64_t *addr) {
+    (void)self;
+    return sim_function_address(fn, addr);
+}
+static int a_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget target, uint32_t block_dim,
+                    const void *params, size_t size) {
+    (void)self;
+    return sim_launch_kernel(s, fn, target == KCTX_PTARGET_AICPU ? SIM_TARGET_AICPU : SIM_TARGET_AICORE, block_dim,
+                             params, size);
+}
+static int a_exchange_capture_mode(void *self, kctx_pcapture_mode *mode) {
+    (void)self;
+    sim_capture_mode m = (sim_capture_mode)*mode;
+    int st = sim_thread_exchange_capture_mode(&m);
+    if (!st) *mode = (kctx_pcapture_mode)m;
+    return st;
+}
+static int a_graph_attach_hook(void *self, kctx_pgraph g, kctx_phook_fn fn, void *user) {
+    (void)self;
+    return sim_graph_attach_hook(g, fn, user);
+}
+
+static const kctx_platform_ops k_ops = {
+    .size = sizeof(kctx_platform_ops),
+    .classify = a_classify,
+    .status_name = a_status_name,
+    .last_message = a_last_message,
+    .device_count = a_device_count,
+    .current_device = a_current_device,
+    .device_epoch = a_device_epoch,
+    .device_info = a_device_info,
+    .stream_create = a_stream_create,
+    .stream_destroy = a_stream_destroy,
+    .stream_sync = a_stream_sync,
+    .stream_query = a_stream_query,
+    .stream_capture_info = a_stream_capture_info,
+    .stream_device = a_stream_device,
+    .event_create = a_event_create,
+    .event_destroy = a_event_destroy,
+    .event_record = a_event_record,
+    .stream_wait_event = a_stream_wait_event,
+    .mem_alloc = a_mem_alloc,
+    .mem_free = a_mem_free,
+    .memcpy_htod_async = a_memcpy_htod_async,
+    .memset_async = a_memset_async,
+    .memcpy_dtoh = a_memcpy_dtoh,
+    .atomic_read_u32 = a_atomic_read_u32,
+    .mem_range_check = a_mem_range_check,
+    .module_load = a_module_load,
+    .module_unload = a_module_unload,
+    .module_function = a_module_function,
+    .function_address = a_function_address,
+    .launch = a_launch,
+    .exchange_capture_mode = a_exchange_capture_mode,
+    .graph_attach_hook = a_graph_attach_hook,
+};
+
+static int l_init(void *self) {
+    (void)self;
+    return sim_init();
+}
+static int l_finalize(void *self) {
+    (void)self;
+    return sim_finalize();
+}
+static int l_set_device(void *self, int d) {
+    (void)self;
+    return sim_set_device(d);
+}
+static int l_reset_device(void *self) {
+    (void)self;
+    return sim_device_reset();
+}
+
+static const kctx_platform_lifecycle_ops k_lifecycle = {
+    .size = sizeof(kctx_platform_lifecycle_ops),
+    .init = l_init,
+    .finalize = l_finalize,
+    .set_device = l_set_device,
+    .reset_device = l_reset_device,
+};
+
+static kctx_platform_desc g_desc;
+static pthread_once_t g_desc_once = PTHREAD_ONCE_INIT;
+
+static void desc_init(void) {
+    g_desc = (kctx_platform_desc){
+        .size = sizeof(kctx_platform_desc),
+        .name = "sim",
+        .self = NULL,
+        .ops = &k_ops,
+        .lifecycle = &k_lifecycle,
+        .variant_kind = KCTX_VARIANT_SIM_ELF,
+        .programs = kctx_rt_sim_programs,
+        .programs_size = kctx_rt_sim_programs_size,
+    };
+}
+
+const kctx_platform_desc *kctx_sim_platform(void) {
+    pthread_once(&g_desc_once, desc_init);
+    return &g_desc;
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Install what kctx needs to build, test and benchmark on Debian 12.
+#
+# Idempotent: every package is checked with dpkg-query first and only the
+# missing ones are installed ('apt-get update' runs only when something must
+# be installed). Prints one line per action.
+#
+# Runs as root, or through sudo when it exists. With neither, it prints what
+# is missing and exits 3 (the build may still work; `make` treats 3 as a
+# warning and will try again next time).
+#
+# Exit status: 0 everything present (or installed now); 3 something missing
+# that could not be installed (only optional packages, or no privileges);
+# 1 a required package could not be installed.
+set -uo pipefail
+
+log() { printf 'install-deps: %s\n' "$*"; }
+
+# Required to configure, build and test.
+#  build-essential  gcc, make, libc headers
+#  cmake, ninja-build
+#  clang, libclang-rt-14-dev   CC=clang builds and clang's sanitizer/libFuzzer runtimes
+#  binutils         objcopy (kernel modules: strip sanitizer init arrays)
+#  python3          scripts and, in later issues, the Python binding
+REQUIRED_DEBS=(build-essential cmake ninja-build clang libclang-rt-14-dev binutils python3)
+# Optional: the build and the tests pass without them.
+#  pocl-opencl-icd, ocl-icd-opencl-dev, opencl-headers   the sim_enqueue benchmark's
+#                   baseline (a real OpenCL runtime on the CPU)
+#  libyaml-dev      the manifest parser of a later issue
+OPTIONAL_DEBS=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers libyaml-dev)
+
+# PyPI packages, as "import_name=requirement" (none are needed yet). They are
+# installed with the python3 found on PATH (pyenv's on the project machines).
+PYPI_PACKAGES=()
+
+deb_installed() {
+    [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = "installed" ]
+}
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+    log "not a Debian system (no dpkg-query/apt-get): skipping system packages"
+    log "needed: ${REQUIRED_DEBS[*]} (optional: ${OPTIONAL_DEBS[*]})"
+    exit 3
+fi
+
+missing_req=()
+missing_opt=()
+for p in "${REQUIRED_DEBS[@]}"; do deb_installed "$p" || missing_req+=("$p"); done
+for p in "${OPTIONAL_DEBS[@]}"; do deb_installed "$p" || missing_opt+=("$p"); done
+# pip only when no python3 on PATH already has one (pyenv's does).
+if ! python3 -m pip --version >/dev/null 2>&1 && ! deb_installed python3-pip; then
+    missing_req+=(python3-pip)
+fi
+
+status=0
+if [ ${#missing_req[@]} -eq 0 ] && [ ${#missing_opt[@]} -eq 0 ]; then
+    log "all Debian packages present"
+else
+    SUDO=()
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1; then
+            SUDO=(sudo)
+        else
+            log "not root and no sudo: cannot install missing packages"
+            [ ${#missing_req[@]} -gt 0 ] && log "missing (required): ${missing_req[*]}"
+            [ ${#missing_opt[@]} -gt 0 ] && log "missing (optional): ${missing_opt[*]}"
+            all=("${missing_req[@]}" "${missing_opt[@]}")
+            log "continuing; as root run: apt-get install ${all[*]}"
+            exit 3
+        fi
+    fi
+    # apt's and dpkg's chatter goes to a log, shown only when a step fails.
+    aptlog=$(mktemp "${TMPDIR:-/tmp}/kctx-install-deps.XXXXXX")
+    trap 'rm -f "$aptlog"' EXIT
+    apt_get() {
+        if "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "$@" >"$aptlog" 2>&1; then
+            return 0
+        fi
+        sed 's/^/  apt: /' "$aptlog"
+        return 1
+    }
+    log "apt-get update"
+    if ! apt_get update -qq; then
+        log "apt-get update failed; trying to install from the current package lists"
+    fi
+    all=("${missing_req[@]}" "${missing_opt[@]}")
+    log "installing: ${all[*]}"
+    if apt_get install -y -qq --no-install-recommends "${all[@]}"; then
+        log "installed: ${all[*]}"
+    else
+        # Retry the required ones alone so that an unavailable optional
+        # package does not block the build.
+        if [ ${#missing_req[@]} -gt 0 ]; then
+            log "retrying required packages only: ${missing_req[*]}"
+            if ! apt_get install -y -qq --no-install-recommends "${missing_req[@]}"; then
+                log "ERROR: could not install required packages: ${missing_req[*]}"
+                exit 1
+            fi
+            log "installed: ${missing_req[*]}"
+        fi
+        still=()
+        for p in "${missing_opt[@]}"; do deb_installed "$p" || still+=("$p"); done
+        if [ ${#still[@]} -gt 0 ]; then
+            log "WARNING: optional packages not installed: ${still[*]}"
+            status=3
+        fi
+    fi
+fi
+
+# ---- PyPI packages -------------------------------------------------------
+# Add entries to PYPI_PACKAGES above; this installs those whose module does
+# not import. pyenv's python (the project machines) takes a plain --user
+# install; Debian's own python3 is "externally managed" (PEP 668) and needs
+# --break-system-packages for a --user install.
+if [ ${#PYPI_PACKAGES[@]} -eq 0 ]; then
+    log "no PyPI packages needed"
+else
+    pip_flags=(--user --quiet --disable-pip-version-check)
+    if python3 -c 'import sys, sysconfig, os; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")) else 1)' 2>/dev/null; then
+        pip_flags+=(--break-system-packages)
+    fi
+    for entry in "${PYPI_PACKAGES[@]}"; do
+        mod=${entry%%=*}
+        req=${entry#*=}
+        if python3 -c "import $mod" >/dev/null 2>&1; then
+            log "python module $mod present"
+        else
+            log "pip install $req"
+            if ! python3 -m pip install "${pip_flags[@]}" "$req"; then
+                log "ERROR: pip install $req failed"
+                exit 1
+            fi
+        fi
+    done
+fi
+
+exit "$status"

@@ -1,0 +1,320 @@
+/*
+ * context.c — context handles, statuses, error slots, claims and the
+ * queries. Handles are a table index plus a generation, validated under
+ * g_ctx_lock without touching freed memory.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int kctx_version(void) { return KCTX_VERSION; }
+
+const char *kctx_status_name(kctx_status s) {
+    switch (s) {
+#define KCTX_NAME_(name, num, msg) \
+    case KCTX_##name:              \
+        return "KCTX_" #name;
+        KCTX_STATUS_MAP(KCTX_NAME_)
+#undef KCTX_NAME_
+    }
+    return "KCTX_UNKNOWN";
+}
+
+const char *kctx_status_string(kctx_status s) {
+    switch (s) {
+#define KCTX_MSG_(name, num, msg) \
+    case KCTX_##name:             \
+        return msg;
+        KCTX_STATUS_MAP(KCTX_MSG_)
+#undef KCTX_MSG_
+    }
+    return "unknown status";
+}
+
+const char *kctx_phase_name(kctx_phase p) {
+    static const char *const names[] = {"NEW", "READY", "POISONED", "QUARANTINED", "CLOSING", "CLOSED"};
+    return (unsigned)p < sizeof names / sizeof *names ? names[p] : "UNKNOWN";
+}
+
+/* ------------------------------------------------------------------ */
+/* messages                                                            */
+
+static _Thread_local char tl_msg[KCTX_MSG];
+
+const char *kctx_thread_last_error(void) { return tl_msg; }
+
+kctx_status kctx_vfail(kctx_ctx *c, kctx_status s, const char *fmt, va_list ap) {
+    int n = snprintf(tl_msg, sizeof tl_msg, "%s: ", kctx_status_name(s));
+    if (n > 0 && (size_t)n < sizeof tl_msg) vsnprintf(tl_msg + n, sizeof tl_msg - (size_t)n, fmt, ap);
+    if (c) memcpy(c->last_msg, tl_msg, sizeof c->last_msg);
+    return s;
+}
+
+kctx_status kctx_fail(kctx_ctx *c, kctx_status s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    kctx_vfail(c, s, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+void kctx_set_runtime_error(kctx_ctx *c, kctx_status s, const char *msg) {
+    if (c->rt_status != KCTX_OK) return; /* the first cause wins */
+    c->rt_status = s;
+    snprintf(c->rt_msg, sizeof c->rt_msg, "%s", msg);
+}
+
+void kctx_set_teardown_error(kctx_ctx *c, kctx_status s, const char *msg) {
+    if (c->td_status != KCTX_OK) return;
+    c->td_status = s;
+    snprintf(c->td_msg, sizeof c->td_msg, "%s", msg);
+}
+
+/* ------------------------------------------------------------------ */
+/* handle table                                                        */
+
+#define CT_MAX 4096u
+typedef struct ctx_slot {
+    uint32_t gen;
+    kctx_ctx *ctx;
+} ctx_slot;
+
+static pthread_mutex_t g_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static ctx_slot g_slots[CT_MAX];
+static const uint64_t CTX_TAG = 0x4bull << 56; /* 'K' */
+
+static kctx_ctx *slot_get(kctx_context h) {
+    if ((h & (0xffull << 56)) != CTX_TAG) return NULL;
+    uint32_t idx = (uint32_t)(h & 0xffffffu);
+    uint32_t gen = (uint32_t)((h >> 24) & 0xffffffffu);
+    if (idx == 0 || idx >= CT_MAX || g_slots[idx].gen != gen) return NULL;
+    return g_slots[idx].ctx;
+}
+
+/* Contexts are reference counted: every entry holds a reference while it
+ * runs, so destroy can unpublish a handle and the memory goes away only
+ * when the last entry that looked it up has left. */
+static void ctx_put(kctx_ctx *c) {
+    pthread_mutex_lock(&g_ctx_lock);
+    bool last = --c->refs == 0 && c->dead;
+    pthread_mutex_unlock(&g_ctx_lock);
+    if (last) {
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+    }
+}
+
+kctx_status kctx_ctx_acquire(kctx_context h, kctx_ctx **out) {
+    pthread_mutex_lock(&g_ctx_lock);
+    kctx_ctx *c = slot_get(h);
+    if (c) c->refs++;
+    pthread_mutex_unlock(&g_ctx_lock);
+    if (!c) return kctx_fail(NULL, KCTX_INVALID_HANDLE, "0x%llx is not a live context", (unsigned long long)h);
+    pthread_mutex_lock(&c->lock);
+    if (c->dead) { /* a racing destroy won */
+        pthread_mutex_unlock(&c->lock);
+        ctx_put(c);
+        return kctx_fail(NULL, KCTX_INVALID_HANDLE, "0x%llx is not a live context", (unsigned long long)h);
+    }
+    *out = c;
+    return KCTX_OK;
+}
+
+void kctx_ctx_release(kctx_ctx *c) {
+    pthread_mutex_unlock(&c->lock);
+    ctx_put(c);
+}
+
+kctx_status kctx_context_create(const char *platform, kctx_context *out) {
+    if (!out) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "out is NULL");
+    const char *name = platform;
+    if (!name) name = getenv("KCTX_PLATFORM");
+    if (!name || !*name) name = "sim";
+    const kctx_platform_desc *p = kctx_platform_find(name);
+    if (!p) return kctx_fail(NULL, KCTX_NOT_FOUND, "no platform named '%s' is built into this library", name);
+    kctx_ctx *c = calloc(1, sizeof *c);
+    if (!c) return kctx_fail(NULL, KCTX_OUT_OF_MEMORY, "host allocation failed");
+    pthread_mutex_init(&c->lock, NULL);
+    c->plat = p;
+    c->ops = p->ops;
+    c->device = -1;
+    pthread_mutex_lock(&g_ctx_lock);
+    uint32_t idx = 1;
+    while (idx < CT_MAX && g_slots[idx].ctx) idx++;
+    if (idx == CT_MAX) {
+        pthread_mutex_unlock(&g_ctx_lock);
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        return kctx_fail(NULL, KCTX_CAPACITY, "%u contexts are live; destroy some first", CT_MAX - 1);
+    }
+    g_slots[idx].gen++;
+    if (g_slots[idx].gen == 0) g_slots[idx].gen = 1;
+    g_slots[idx].ctx = c;
+    c->handle = CTX_TAG | ((uint64_t)g_slots[idx].gen << 24) | idx;
+    *out = c->handle;
+    pthread_mutex_unlock(&g_ctx_lock);
+    return KCTX_OK;
+}
+
+kctx_status kctx_destroy(kctx_context h) {
+    kctx_ctx *c;
+    kctx_status st = kctx_ctx_acquire(h, &c);
+    if (st) return st;
+    if (c->phase != KCTX_PHASE_NEW && c->phase != KCTX_PHASE_CLOSED) {
+        st = kctx_fail(c, KCTX_BUSY, "context is %s: close it first (destroying it would leave device work "
+                                     "and resources nobody can release)",
+                       kctx_phase_name(c->phase));
+        kctx_ctx_release(c);
+        return st;
+    }
+    if (c->claimed) { /* NEW after a failed rollback never keeps a claim; defensive */
+        st = kctx_fail(c, KCTX_BUSY, "context still holds its device claim; close it first");
+        kctx_ctx_release(c);
+        return st;
+    }
+    /* No platform calls here (K28). */
+    pthread_mutex_lock(&g_ctx_lock);
+    g_slots[(uint32_t)(h & 0xffffffu)].ctx = NULL;
+    c->dead = true;
+    pthread_mutex_unlock(&g_ctx_lock);
+    kctx_callables_free_host(c);
+    kctx_ctx_release(c); /* frees it once no other entry holds it */
+    return KCTX_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* claims: (platform, device) -> owning context handle                 */
+
+#define CLAIM_MAX 64
+typedef struct claim {
+    const kctx_platform_desc *plat;
+    int device;
+    kctx_context owner;
+} claim;
+static claim g_claims[CLAIM_MAX];
+
+kctx_status kctx_claim_take(kctx_ctx *c, int device) {
+    pthread_mutex_lock(&g_ctx_lock);
+    int free_slot = -1;
+    for (int i = 0; i < CLAIM_MAX; i++) {
+        if (!g_claims[i].owner) {
+            if (free_slot < 0) free_slot = i;
+            continue;
+        }
+        if (g_claims[i].plat == c->plat && g_claims[i].device == device) {
+            kctx_context owner = g_claims[i].owner;
+            pthread_mutex_unlock(&g_ctx_lock);
+            return kctx_fail(c, KCTX_BUSY, "device %d of platform %s is claimed by kernel context 0x%llx", device,
+                             c->plat->name, (unsigned long long)owner);
+        }
+    }
+    if (free_slot < 0) {
+        pthread_mutex_unlock(&g_ctx_lock);
+        return kctx_fail(c, KCTX_CAPACITY, "too many claimed devices (%d)", CLAIM_MAX);
+    }
+    g_claims[free_slot] = (claim){c->plat, device, c->handle};
+    c->claimed = true;
+    pthread_mutex_unlock(&g_ctx_lock);
+    return KCTX_OK;
+}
+
+void kctx_claim_release(kctx_ctx *c) {
+    if (!c->claimed) return;
+    pthread_mutex_lock(&g_ctx_lock);
+    for (int i = 0; i < CLAIM_MAX; i++)
+        if (g_claims[i].owner == c->handle) g_claims[i] = (claim){0}; /* only the owner releases (K6) */
+    c->claimed = false;
+    pthread_mutex_unlock(&g_ctx_lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* queries                                                             */
+
+#define QUERY(h, body)                              \
+    kctx_ctx *c;                                    \
+    kctx_status st_ = kctx_ctx_acquire((h), &c);    \
+    if (st_) return st_;                            \
+    body;                                           \
+    kctx_ctx_release(c);                            \
+    return KCTX_OK
+
+kctx_status kctx_get_phase(kctx_context h, kctx_phase *phase) {
+    if (!phase) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "phase is NULL");
+    QUERY(h, *phase = c->phase);
+}
+
+kctx_status kctx_get_mode(kctx_context h, kctx_mode *mode) {
+    if (!mode) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "mode is NULL");
+    QUERY(h, *mode = c->mode);
+}
+
+kctx_status kctx_get_device(kctx_context h, int *device) {
+    if (!device) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "device is NULL");
+    QUERY(h, *device = c->device);
+}
+
+const char *kctx_platform_name(kctx_context h) {
+    kctx_ctx *c;
+    if (kctx_ctx_acquire(h, &c)) return "";
+    const char *n = c->plat->name;
+    kctx_ctx_release(c);
+    return n;
+}
+
+static kctx_status slot_copy(kctx_context h, bool runtime, kctx_status *status, char *msg, size_t msg_size) {
+    if (!status) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "status is NULL");
+    if (msg_size && !msg) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "msg is NULL but msg_size is not 0");
+    QUERY(h, {
+        *status = runtime ? c->rt_status : c->td_status;
+        if (msg_size) snprintf(msg, msg_size, "%s", runtime ? c->rt_msg : c->td_msg);
+    });
+}
+
+kctx_status kctx_runtime_error(kctx_context h, kctx_status *status, char *msg, size_t msg_size) {
+    return slot_copy(h, true, status, msg, msg_size);
+}
+
+kctx_status kctx_teardown_error(kctx_context h, kctx_status *status, char *msg, size_t msg_size) {
+    return slot_copy(h, false, status, msg, msg_size);
+}
+
+const char *kctx_last_error(kctx_context h) {
+    static _Thread_local char copy[KCTX_MSG];
+    kctx_ctx *c;
+    if (kctx_ctx_acquire(h, &c)) return tl_msg;
+    memcpy(copy, c->last_msg, sizeof copy);
+    kctx_ctx_release(c);
+    return copy;
+}
+
+kctx_status kctx_platform_calls(kctx_context h, uint64_t *calls) {
+    if (!calls) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "calls is NULL");
+    QUERY(h, *calls = atomic_load(&c->calls));
+}
+
+kctx_status kctx_get_resources(kctx_context h, kctx_resource_info *info) {
+    if (!info || info->size < sizeof *info)
+        return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "info is NULL or info->size too small");
+    QUERY(h, {
+        memset((char *)info + sizeof info->size, 0, sizeof *info - sizeof info->size);
+        info->aicpu_stream = c->streams[0].live ? c->streams[0].h : 0;
+        info->aicore_stream = c->streams[1].live ? c->streams[1].h : 0;
+        for (int i = 0; i < KCTX_EVENT_COUNT; i++) info->events[i] = c->events[i].live ? c->events[i].h : 0;
+        info->programs_module = c->programs.live ? c->programs.h : 0;
+        info->runtime_image = c->mem[KCTX_MEM_RUNTIME_IMAGE].live ? c->mem[KCTX_MEM_RUNTIME_IMAGE].h : 0;
+        info->arch_table = c->mem[KCTX_MEM_ARCH_TABLE].live ? c->mem[KCTX_MEM_ARCH_TABLE].h : 0;
+        info->args_block = c->mem[KCTX_MEM_ARGS_BLOCK].live ? c->mem[KCTX_MEM_ARGS_BLOCK].h : 0;
+        info->runtime_image_bytes = c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE];
+        info->arch_table_bytes = c->mem_bytes[KCTX_MEM_ARCH_TABLE];
+        info->args_block_bytes = c->mem_bytes[KCTX_MEM_ARGS_BLOCK];
+        info->token_capacity = c->token_capacity;
+        info->tokens_in_use = atomic_load(&c->tokens_in_use);
+        info->callables = c->ncallables;
+        for (kctx_upload *u = c->uploads; u; u = u->next) {
+            info->uploads++;
+            info->upload_bytes += u->table_bytes;
+        }
+    });
+}

@@ -1,0 +1,147 @@
+/*
+ * internal.h — the kernel context's internals, shared by the core's files.
+ *
+ * Locking: g_ctx_lock (context.c) guards the handle table and the claims;
+ * each context's `lock` serialises every entry on that context (K33). The
+ * order is context lock, then g_ctx_lock; platform calls are made with the
+ * context lock held and g_ctx_lock not held.
+ */
+#ifndef KCTX_CORE_INTERNAL_H
+#define KCTX_CORE_INTERNAL_H
+
+#include <kctx/image.h>
+#include <kctx/kctx.h>
+#include <kctx/platform.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#define KCTX_MSG 256
+#define KCTX_EVENT_COUNT 5
+
+enum { KCTX_EV_START, KCTX_EV_AICORE_START, KCTX_EV_AICORE_DONE, KCTX_EV_AICPU_DONE, KCTX_EV_SERIAL_TAIL };
+enum { KCTX_MEM_RUNTIME_IMAGE, KCTX_MEM_ARCH_TABLE, KCTX_MEM_ARGS_BLOCK, KCTX_MEM_COUNT };
+
+/* A resident platform object: live until its release succeeds. */
+typedef struct kctx_res {
+    uint64_t h;
+    bool live;
+} kctx_res;
+
+/* One upload: the device side of a distinct image (shared by every id
+ * prepared with identical bytes, K14). */
+typedef struct kctx_upload {
+    uint8_t *image; /* host copy of the validated image (8-aligned) */
+    size_t size;
+    uint32_t crc;
+    kctx_image_view view;
+    kctx_res *modules;      /* one per child */
+    kctx_pfunction *fns;    /* one per child */
+    uint32_t nchildren;
+    kctx_res table;         /* device callable table */
+    uint64_t table_bytes;
+    uint32_t refs;          /* ids using it */
+    struct kctx_upload *next;
+} kctx_upload;
+
+typedef struct kctx_callable {
+    uint64_t id;
+    kctx_upload *up;
+} kctx_callable;
+
+typedef struct kctx_ctx {
+    pthread_mutex_t lock;
+    uint32_t refs; /* g_ctx_lock */
+    bool dead;     /* destroyed: the handle is unpublished */
+    kctx_context handle;
+    const kctx_platform_desc *plat;
+    const kctx_platform_ops *ops; /* never a lifecycle table (K4) */
+    const kctx_platform_lifecycle_ops *lifecycle; /* program mode only */
+    kctx_mode mode;
+    kctx_phase phase;
+    int device;
+    uint64_t epoch;
+    bool has_epoch;
+    bool claimed;
+    uint32_t core_count;
+    uint32_t args_capacity;
+    uint32_t token_capacity;
+    uint32_t prepare_timeout_ms;
+
+    /* resident resources (K11), in creation order */
+    kctx_res streams[2]; /* AICPU, AICore */
+    kctx_res events[KCTX_EVENT_COUNT];
+    kctx_res programs;
+    kctx_pfunction prog_fn[3]; /* acquire, scheduler, worker */
+    kctx_res mem[KCTX_MEM_COUNT];
+    uint64_t mem_bytes[KCTX_MEM_COUNT];
+    bool tokens_ready;
+    atomic_uint tokens_in_use; /* live captured graphs holding the context (K25) */
+
+    /* prepared callables */
+    kctx_callable *callables;
+    uint32_t ncallables, capcallables;
+    kctx_upload *uploads;
+
+    /* errors (K10) */
+    kctx_status rt_status;
+    char rt_msg[KCTX_MSG];
+    kctx_status td_status;
+    char td_msg[KCTX_MSG];
+    char last_msg[KCTX_MSG];
+
+    atomic_ullong calls;
+    int relaxed_depth;
+    kctx_pcapture_mode saved_mode;
+} kctx_ctx;
+
+/* context.c */
+/* Look up and lock a context; INVALID_HANDLE (thread message set) if not
+ * live. On success the caller holds c->lock. */
+kctx_status kctx_ctx_acquire(kctx_context h, kctx_ctx **out);
+void kctx_ctx_release(kctx_ctx *c);
+/* Set the per-thread and per-context last error; returns s. */
+kctx_status kctx_fail(kctx_ctx *c, kctx_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+kctx_status kctx_vfail(kctx_ctx *c, kctx_status s, const char *fmt, va_list ap);
+void kctx_set_runtime_error(kctx_ctx *c, kctx_status s, const char *msg);
+void kctx_set_teardown_error(kctx_ctx *c, kctx_status s, const char *msg);
+/* Claims (K6, K7). */
+kctx_status kctx_claim_take(kctx_ctx *c, int device);
+void kctx_claim_release(kctx_ctx *c);
+
+/* registry.c */
+const kctx_platform_desc *kctx_platform_find(const char *name);
+
+/* pcall.c: the one way the core calls the platform. Each wrapper counts the
+ * call, maps a failure to a kctx status with a message naming the operation,
+ * and quarantines the context on a fatal (device-lost) status (K29). They
+ * return KCTX_OK or the mapped status. */
+kctx_status kp_map(kctx_ctx *c, const char *what, int pst);
+#define KP(c, what, call) kp_map((c), (what), (atomic_fetch_add(&(c)->calls, 1), (c)->ops->call))
+/* Capture-mode hygiene: switch the thread to relaxed for an entry's
+ * platform calls and restore afterwards. */
+kctx_status kp_relaxed_begin(kctx_ctx *c);
+void kp_relaxed_end(kctx_ctx *c);
+/* Whether a stream is part of a capture (active or invalidated). */
+kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status *st);
+
+/* resources.c */
+kctx_status kctx_resources_create(kctx_ctx *c);
+/* Release what is live, in reverse order; keeps what fails. Returns the
+ * first failure. */
+kctx_status kctx_resources_release(kctx_ctx *c);
+/* Forget every handle without platform calls (K36, K31). */
+void kctx_resources_abandon(kctx_ctx *c);
+bool kctx_resources_any_live(const kctx_ctx *c);
+
+/* prepare.c */
+void kctx_callables_free_host(kctx_ctx *c);
+kctx_status kctx_uploads_release(kctx_ctx *c);
+void kctx_uploads_abandon(kctx_ctx *c);
+
+/* Common entry checks. */
+kctx_status kctx_check_device(kctx_ctx *c);
+
+#endif

@@ -1,0 +1,275 @@
+/*
+ * lifecycle.c — the latch, kernel init, program init and close.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Phase admission for entries other than init/close/destroy (K8). */
+static kctx_status admit(kctx_ctx *c, const char *what) {
+    switch (c->phase) {
+    case KCTX_PHASE_READY: return KCTX_OK;
+    case KCTX_PHASE_POISONED:
+        return kctx_fail(c, KCTX_POISONED, "%s refused: the context is poisoned (%s)", what, c->rt_msg);
+    case KCTX_PHASE_QUARANTINED:
+        return kctx_fail(c, KCTX_DEVICE_LOST, "%s refused: the context is quarantined after a fatal device error (%s)",
+                         what, c->rt_msg);
+    default:
+        return kctx_fail(c, KCTX_INVALID_STATE, "%s refused: the context is %s", what, kctx_phase_name(c->phase));
+    }
+}
+kctx_status kctx_admit(kctx_ctx *c, const char *what);
+kctx_status kctx_admit(kctx_ctx *c, const char *what) { return admit(c, what); }
+
+/* Failure after the latch: roll back; a complete rollback releases the
+ * claim and leaves a NEW (latched) context, an incomplete one CLOSING. */
+static kctx_status init_failed(kctx_ctx *c, kctx_status st) {
+    char msg[KCTX_MSG];
+    snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
+    kctx_status rb = kctx_resources_release(c);
+    if (rb == KCTX_OK) {
+        kctx_claim_release(c);
+        c->phase = KCTX_PHASE_NEW;
+        c->device = -1;
+    } else {
+        c->phase = KCTX_PHASE_CLOSING; /* sticky: close retries the rest (K7 keeps the claim) */
+    }
+    kctx_fail(c, st, "%s%s", msg, rb ? " (rollback incomplete: the context is CLOSING; close retries)" : "");
+    return st;
+}
+
+static kctx_status check_common_config(kctx_ctx *c, uint32_t args_capacity, uint32_t timeout_ms) {
+    if (args_capacity < 64 || args_capacity > 65536)
+        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "args_capacity %u out of range 64..65536", args_capacity);
+    if (timeout_ms == 0) return kctx_fail(c, KCTX_INVALID_ARGUMENT, "prepare_timeout_ms must be > 0");
+    return KCTX_OK;
+}
+
+/* Device facts the resources depend on. */
+static kctx_status read_device(kctx_ctx *c, int device) {
+    kctx_device_info info;
+    memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    kctx_status st = KP(c, "device_info", device_info(c->plat->self, device, &info));
+    if (st) return st;
+    if (info.aicore_count == 0 || info.aicore_count > 1024)
+        return kctx_fail(c, KCTX_UNSUPPORTED, "device %d reports %u cores", device, info.aicore_count);
+    c->core_count = info.aicore_count;
+    c->has_epoch = info.has_epoch != 0;
+    c->epoch = 0;
+    if (c->has_epoch) st = KP(c, "device_epoch", device_epoch(c->plat->self, device, &c->epoch));
+    return st;
+}
+
+kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *cfg) {
+    kctx_ctx *c;
+    kctx_status st = kctx_ctx_acquire(h, &c);
+    if (st) return st;
+    /* arguments and config first (K2) */
+    if (!cfg) st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config is NULL");
+    else if (cfg->size < sizeof(kctx_kernel_config) || cfg->version != KCTX_CONFIG_VERSION)
+        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config size %zu / version %u not supported (use KCTX_KERNEL_CONFIG_INIT)",
+                       cfg->size, cfg->version);
+    else if (cfg->token_capacity == 0 || cfg->token_capacity > 65536)
+        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "token_capacity %u out of range 1..65536", cfg->token_capacity);
+    else if (cfg->flags != 0 || cfg->reserved != 0)
+        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "unknown flags 0x%x", cfg->flags);
+    else st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms);
+    /* then the latch and the phase (K1) */
+    if (!st && c->mode == KCTX_MODE_PROGRAM)
+        st = kctx_fail(c, KCTX_INVALID_STATE, "the context is latched to PROGRAM mode (K1)");
+    if (!st && c->phase != KCTX_PHASE_NEW)
+        st = kctx_fail(c, KCTX_INVALID_STATE, "kernel init of a %s context", kctx_phase_name(c->phase));
+    if (st) {
+        kctx_ctx_release(c);
+        return st;
+    }
+    st = kp_relaxed_begin(c);
+    if (st) {
+        kctx_ctx_release(c);
+        return st;
+    }
+    int device = -1;
+    /* Borrow the caller's current device (K4): read it, never set it. */
+    st = KP(c, "current_device", current_device(c->plat->self, &device));
+    if (!st) st = read_device(c, device);
+    if (!st) st = kctx_claim_take(c, device); /* before the latch (K2, K6) */
+    if (st) {
+        kp_relaxed_end(c);
+        kctx_ctx_release(c);
+        return st;
+    }
+    c->mode = KCTX_MODE_KERNEL; /* the latch: never rolled back (K1) */
+    c->lifecycle = NULL;        /* a kernel context holds no lifecycle table (K4) */
+    c->device = device;
+    c->args_capacity = cfg->args_capacity;
+    c->token_capacity = cfg->token_capacity;
+    c->prepare_timeout_ms = cfg->prepare_timeout_ms;
+    st = kctx_resources_create(c);
+    if (st) st = init_failed(c, st);
+    else c->phase = KCTX_PHASE_READY;
+    kp_relaxed_end(c);
+    kctx_ctx_release(c);
+    return st;
+}
+
+kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
+    kctx_ctx *c;
+    kctx_status st = kctx_ctx_acquire(h, &c);
+    if (st) return st;
+    if (!cfg) st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config is NULL");
+    else if (cfg->size < sizeof(kctx_program_config) || cfg->version != KCTX_CONFIG_VERSION)
+        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config size %zu / version %u not supported (use KCTX_PROGRAM_CONFIG_INIT)",
+                       cfg->size, cfg->version);
+    else if (cfg->flags != 0) st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "unknown flags 0x%x", cfg->flags);
+    else if (cfg->device < 0) st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "device %d", cfg->device);
+    else st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms);
+    if (!st && c->mode == KCTX_MODE_KERNEL)
+        st = kctx_fail(c, KCTX_INVALID_STATE, "the context is latched to KERNEL mode (K1, K3)");
+    if (!st && c->phase != KCTX_PHASE_NEW)
+        st = kctx_fail(c, KCTX_INVALID_STATE, "program init of a %s context", kctx_phase_name(c->phase));
+    if (!st && !c->plat->lifecycle)
+        st = kctx_fail(c, KCTX_UNSUPPORTED, "platform %s offers no lifecycle table", c->plat->name);
+    if (st) {
+        kctx_ctx_release(c);
+        return st;
+    }
+    int count = 0;
+    st = KP(c, "device_count", device_count(c->plat->self, &count));
+    if (!st && cfg->device >= count)
+        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "device %d out of range (platform has %d)", cfg->device, count);
+    if (st) {
+        kctx_ctx_release(c);
+        return st;
+    }
+    /* Program mode owns the device: it initialises the platform and makes
+     * the device current through the lifecycle table, which only it holds. */
+    c->mode = KCTX_MODE_PROGRAM;
+    c->lifecycle = c->plat->lifecycle;
+    c->device = cfg->device;
+    c->args_capacity = cfg->args_capacity;
+    c->token_capacity = 1;
+    c->prepare_timeout_ms = cfg->prepare_timeout_ms;
+    atomic_fetch_add(&c->calls, 2);
+    int pst = c->lifecycle->init(c->plat->self);
+    if (!pst) pst = c->lifecycle->set_device(c->plat->self, cfg->device);
+    st = kp_map(c, "lifecycle init/set_device", pst);
+    if (!st) st = kp_relaxed_begin(c);
+    if (st) {
+        c->device = -1;
+        kctx_ctx_release(c);
+        return st;
+    }
+    st = read_device(c, c->device);
+    if (!st) st = kctx_resources_create(c);
+    if (st) st = init_failed(c, st);
+    else c->phase = KCTX_PHASE_READY;
+    kp_relaxed_end(c);
+    kctx_ctx_release(c);
+    return st;
+}
+
+/* Program mode's recovery policy (K31): it owns the device, so a fatal
+ * error resets it (a lifecycle call only program mode can make), abandons
+ * every handle and reports. Kernel mode never runs this. */
+kctx_status kctx_program_recover(kctx_ctx *c);
+kctx_status kctx_program_recover(kctx_ctx *c) {
+    if (c->mode != KCTX_MODE_PROGRAM || !c->lifecycle) return KCTX_INVALID_STATE;
+    atomic_fetch_add(&c->calls, 1);
+    int pst = c->lifecycle->reset_device(c->plat->self);
+    kctx_resources_abandon(c);
+    kctx_set_runtime_error(c, KCTX_DEVICE_LOST, "fatal device error: program mode reset its device and abandoned "
+                                                "its resources (K31)");
+    c->phase = KCTX_PHASE_CLOSED;
+    return pst ? kp_map(c, "lifecycle reset_device", pst) : KCTX_DEVICE_LOST;
+}
+
+/* ------------------------------------------------------------------ */
+/* close                                                               */
+
+static kctx_status close_checks(kctx_ctx *c) {
+    /* K25: no side effects; the capture-status query is the only thing
+     * asked of a stream that may be capturing. */
+    for (int i = 0; i < 2; i++) {
+        if (!c->streams[i].live) continue;
+        kctx_pcapture_status cs = KCTX_PCAPTURE_NONE;
+        kctx_status st = kp_capture_status(c, c->streams[i].h, &cs);
+        if (st) return st;
+        if (cs != KCTX_PCAPTURE_NONE)
+            return kctx_fail(c, KCTX_BUSY, "close refused: the context's %s stream is part of an %s capture (K25)",
+                             i ? "AICore" : "AICPU", cs == KCTX_PCAPTURE_ACTIVE ? "active" : "invalidated");
+    }
+    for (int i = 0; i < 2; i++) {
+        if (!c->streams[i].live) continue;
+        int pst = (atomic_fetch_add(&c->calls, 1), c->ops->stream_query(c->plat->self, c->streams[i].h));
+        if (pst == 0) continue;
+        if (c->ops->classify(c->plat->self, pst) == KCTX_PCLASS_NOT_READY)
+            return kctx_fail(c, KCTX_BUSY, "close refused: a launch is still running on the context's %s stream (K25)",
+                             i ? "AICore" : "AICPU");
+        kctx_status st = kp_map(c, "stream_query", pst);
+        if (st == KCTX_DEVICE_LOST) return st;
+        /* a stream that failed on the device is idle: it can be released */
+    }
+    unsigned graphs = atomic_load(&c->tokens_in_use);
+    if (graphs)
+        return kctx_fail(c, KCTX_BUSY, "close refused: %u live captured graph(s) still hold the context (K25)", graphs);
+    return KCTX_OK;
+}
+
+kctx_status kctx_close(kctx_context h) {
+    kctx_ctx *c;
+    kctx_status st = kctx_ctx_acquire(h, &c);
+    if (st) return st;
+    if (c->phase == KCTX_PHASE_CLOSED || c->phase == KCTX_PHASE_NEW) {
+        c->phase = KCTX_PHASE_CLOSED;
+        kctx_ctx_release(c);
+        return KCTX_OK;
+    }
+    /* K36: an owner reset means every handle is already gone. Reading the
+     * epoch works on a lost device. */
+    if (c->has_epoch) {
+        uint64_t now = 0;
+        atomic_fetch_add(&c->calls, 1);
+        if (c->ops->device_epoch(c->plat->self, c->device, &now) == 0 && now != c->epoch) {
+            kctx_resources_abandon(c);
+            c->phase = KCTX_PHASE_CLOSED;
+            kctx_claim_release(c);
+            kctx_ctx_release(c);
+            return KCTX_OK;
+        }
+    }
+    if (c->phase == KCTX_PHASE_QUARANTINED) {
+        st = kctx_fail(c, KCTX_DEVICE_LOST,
+                       "close refused: the device is lost; its owner must reset it before the context can close "
+                       "(K30, K36)%s",
+                       c->has_epoch ? "" : "; this platform has no device epoch, so quarantine is terminal");
+        kctx_ctx_release(c);
+        return st;
+    }
+    st = kp_relaxed_begin(c);
+    if (st) {
+        kctx_ctx_release(c);
+        return st;
+    }
+    if (c->phase != KCTX_PHASE_CLOSING) {
+        st = close_checks(c);
+        if (st) {
+            kp_relaxed_end(c);
+            kctx_ctx_release(c);
+            return st;
+        }
+        c->phase = KCTX_PHASE_CLOSING; /* sticky from the first destructive step (K26) */
+    }
+    st = kctx_resources_release(c);
+    if (st == KCTX_OK) {
+        c->phase = KCTX_PHASE_CLOSED;
+        kctx_claim_release(c); /* only now (K7) */
+    } else if (c->phase == KCTX_PHASE_QUARANTINED) {
+        /* a release hit a fatal error: stop releasing, keep the rest */
+        st = KCTX_DEVICE_LOST;
+    }
+    kp_relaxed_end(c);
+    kctx_ctx_release(c);
+    return st;
+}

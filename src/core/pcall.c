@@ -1,0 +1,81 @@
+/*
+ * pcall.c — the core's wrappers around the platform table: one place that
+ * counts calls, maps platform statuses to kctx statuses with a message
+ * naming the operation, and quarantines a context on a fatal error (K29).
+ */
+#include "internal.h"
+
+#include <stdio.h>
+
+static kctx_status class_to_status(kctx_pclass k) {
+    switch (k) {
+    case KCTX_PCLASS_OK: return KCTX_OK;
+    case KCTX_PCLASS_INVALID: return KCTX_PLATFORM_ERROR;
+    case KCTX_PCLASS_NO_MEMORY: return KCTX_OUT_OF_MEMORY;
+    case KCTX_PCLASS_NOT_READY: return KCTX_BUSY;
+    case KCTX_PCLASS_DEVICE_LOST: return KCTX_DEVICE_LOST;
+    case KCTX_PCLASS_CAPTURE: return KCTX_CAPTURE_BROKEN;
+    case KCTX_PCLASS_TIMEOUT: return KCTX_TIMEOUT;
+    case KCTX_PCLASS_DEVICE_ERROR: return KCTX_DEVICE_ERROR;
+    case KCTX_PCLASS_UNSUPPORTED: return KCTX_UNSUPPORTED;
+    default: return KCTX_PLATFORM_ERROR;
+    }
+}
+
+kctx_status kp_map(kctx_ctx *c, const char *what, int pst) {
+    if (pst == 0) return KCTX_OK;
+    void *self = c->plat->self;
+    kctx_pclass k = c->ops->classify(self, pst);
+    kctx_status st = class_to_status(k);
+    kctx_fail(c, st, "platform %s: %s failed with %s (%s)", c->plat->name, what, c->ops->status_name(self, pst),
+              c->ops->last_message(self));
+    if (st == KCTX_DEVICE_LOST && c->mode == KCTX_MODE_KERNEL &&
+        (c->phase == KCTX_PHASE_READY || c->phase == KCTX_PHASE_POISONED)) {
+        c->phase = KCTX_PHASE_QUARANTINED; /* K29: admission shut, handles kept (K30) */
+        kctx_set_runtime_error(c, st, kctx_thread_last_error());
+    }
+    return st;
+}
+
+kctx_status kp_relaxed_begin(kctx_ctx *c) {
+    if (c->relaxed_depth++ > 0) return KCTX_OK;
+    kctx_pcapture_mode m = KCTX_PCAPTURE_MODE_RELAXED;
+    kctx_status st = KP(c, "exchange_capture_mode", exchange_capture_mode(c->plat->self, &m));
+    if (st) {
+        c->relaxed_depth--;
+        return st;
+    }
+    c->saved_mode = m;
+    return KCTX_OK;
+}
+
+void kp_relaxed_end(kctx_ctx *c) {
+    if (--c->relaxed_depth > 0) return;
+    kctx_pcapture_mode m = c->saved_mode;
+    /* Restoring cannot be skipped: retry once; a platform that cannot even
+     * exchange the mode back leaves the thread relaxed, which only makes
+     * later calls on this thread more permissive. */
+    atomic_fetch_add(&c->calls, 1);
+    if (c->ops->exchange_capture_mode(c->plat->self, &m) != 0) {
+        m = c->saved_mode;
+        atomic_fetch_add(&c->calls, 1);
+        (void)c->ops->exchange_capture_mode(c->plat->self, &m);
+    }
+}
+
+kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status *st) {
+    uint64_t id = 0;
+    kctx_pgraph g = 0;
+    return KP(c, "stream_capture_info", stream_capture_info(c->plat->self, s, st, &id, &g));
+}
+
+kctx_status kctx_check_device(kctx_ctx *c) {
+    int cur = -1;
+    kctx_status st = KP(c, "current_device", current_device(c->plat->self, &cur));
+    if (st) return st;
+    if (cur != c->device)
+        return kctx_fail(c, KCTX_INVALID_STATE,
+                         "the calling thread's current device is %d, but the context %s device %d (K5)", cur,
+                         c->mode == KCTX_MODE_KERNEL ? "borrowed" : "owns", c->device);
+    return KCTX_OK;
+}

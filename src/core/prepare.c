@@ -1,0 +1,314 @@
+/*
+ * prepare.c — prepare (K13-K17): validate, check, load the children's
+ * modules, resolve their entry points into the callable's device table,
+ * upload it on the context's own AICPU stream and wait for the upload.
+ * Identical images share one upload.
+ */
+#include "internal.h"
+#include "rt_layout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+kctx_status kctx_admit(kctx_ctx *c, const char *what);
+
+static void upload_free_host(kctx_upload *u) {
+    free(u->image);
+    free(u->modules);
+    free(u->fns);
+    free(u);
+}
+
+void kctx_callables_free_host(kctx_ctx *c) {
+    free(c->callables);
+    c->callables = NULL;
+    c->ncallables = c->capcallables = 0;
+}
+
+/* Release an upload's platform objects; keep what fails. Returns the first
+ * failure (also in the teardown slot). */
+static kctx_status upload_release(kctx_ctx *c, kctx_upload *u) {
+    void *self = c->plat->self;
+    kctx_status first = KCTX_OK, st;
+    if (u->table.live) {
+        st = KP(c, "mem_free(callable table)", mem_free(self, u->table.h));
+        if (st) {
+            kctx_set_teardown_error(c, st, kctx_thread_last_error());
+            first = st;
+        } else {
+            u->table.live = false;
+        }
+    }
+    for (uint32_t i = u->nchildren; i-- > 0;) {
+        if (!u->modules[i].live) continue;
+        st = KP(c, "module_unload(child)", module_unload(self, u->modules[i].h));
+        if (st) {
+            kctx_set_teardown_error(c, st, kctx_thread_last_error());
+            if (!first) first = st;
+        } else {
+            u->modules[i].live = false;
+        }
+    }
+    return first;
+}
+
+static bool upload_live(const kctx_upload *u) {
+    if (u->table.live) return true;
+    for (uint32_t i = 0; i < u->nchildren; i++)
+        if (u->modules[i].live) return true;
+    return false;
+}
+
+kctx_status kctx_uploads_release(kctx_ctx *c) {
+    kctx_status first = KCTX_OK;
+    kctx_upload **pp = &c->uploads;
+    while (*pp) {
+        kctx_upload *u = *pp;
+        kctx_status st = upload_release(c, u);
+        if (st && !first) first = st;
+        if (!upload_live(u)) {
+            *pp = u->next;
+            upload_free_host(u);
+        } else {
+            pp = &u->next;
+        }
+    }
+    if (!c->uploads) kctx_callables_free_host(c);
+    return first;
+}
+
+void kctx_uploads_abandon(kctx_ctx *c) {
+    while (c->uploads) {
+        kctx_upload *u = c->uploads;
+        c->uploads = u->next;
+        upload_free_host(u);
+    }
+    kctx_callables_free_host(c);
+}
+
+static kctx_callable *find_id(kctx_ctx *c, uint64_t id) {
+    for (uint32_t i = 0; i < c->ncallables; i++)
+        if (c->callables[i].id == id) return &c->callables[i];
+    return NULL;
+}
+
+static kctx_status register_id(kctx_ctx *c, uint64_t id, kctx_upload *u) {
+    if (c->ncallables == c->capcallables) {
+        uint32_t nc = c->capcallables ? c->capcallables * 2 : 16;
+        kctx_callable *n = realloc(c->callables, nc * sizeof *n);
+        if (!n) return kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+        c->callables = n;
+        c->capcallables = nc;
+    }
+    c->callables[c->ncallables++] = (kctx_callable){id, u};
+    u->refs++;
+    return KCTX_OK;
+}
+
+/* Build the device callable table for a validated image on the host. */
+static void *build_table(kctx_ctx *c, kctx_upload *u, const uint64_t *entries, size_t *bytes) {
+    const kctx_image_view *v = &u->view;
+    uint32_t nt = kctx_image_task_count(v), nc = kctx_image_child_count(v);
+    uint32_t nb = 0, nd = 0;
+    for (uint32_t t = 0; t < nt; t++) {
+        kctx_image_task task = kctx_image_task_at(v, t);
+        nb += task.binding_count;
+        nd += task.dep_count;
+    }
+    kctx_rt_callable h = {KCTX_RT_CALLABLE_MAGIC, nt, nc, kctx_image_param_count(v), nb, nd, 0, 0, 0, 0};
+    h.entries_off = sizeof h;
+    h.tasks_off = h.entries_off + (uint64_t)nc * 8;
+    h.bindings_off = h.tasks_off + (uint64_t)nt * sizeof(kctx_rt_task);
+    h.deps_off = h.bindings_off + (uint64_t)nb * sizeof(kctx_rt_binding);
+    *bytes = h.deps_off + (uint64_t)nd * 4;
+    if (*bytes % 8) *bytes += 8 - *bytes % 8;
+    uint8_t *t = calloc(1, *bytes);
+    if (!t) return NULL;
+    memcpy(t, &h, sizeof h);
+    memcpy(t + h.entries_off, entries, (size_t)nc * 8);
+    uint32_t bi = 0, di = 0;
+    for (uint32_t k = 0; k < nt; k++) {
+        kctx_image_task task = kctx_image_task_at(v, k);
+        kctx_rt_task rt = {task.func_id, task.block_dim, bi, task.binding_count, di, task.dep_count};
+        memcpy(t + h.tasks_off + (uint64_t)k * sizeof rt, &rt, sizeof rt);
+        for (uint32_t i = 0; i < task.binding_count; i++, bi++) {
+            kctx_image_binding b = kctx_image_binding_at(v, k, i);
+            kctx_rt_binding rb = {(uint32_t)b.kind, b.param, b.value};
+            memcpy(t + h.bindings_off + (uint64_t)bi * sizeof rb, &rb, sizeof rb);
+        }
+        for (uint32_t i = 0; i < task.dep_count; i++, di++) {
+            uint32_t d = kctx_image_dep_at(v, k, i);
+            memcpy(t + h.deps_off + (uint64_t)di * 4, &d, 4);
+        }
+    }
+    (void)c;
+    return t;
+}
+
+/* Load children, resolve entries, upload the table. On failure before the
+ * upload was enqueued, everything created is released (nothing kept); if
+ * the upload was enqueued but its wait failed, the context is poisoned and
+ * the upload is kept until close (K17). */
+static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
+    void *self = c->plat->self;
+    const kctx_image_view *v = &u->view;
+    kctx_status st = KCTX_OK;
+    uint64_t *entries = calloc(u->nchildren ? u->nchildren : 1, sizeof *entries);
+    if (!entries) return kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+    for (uint32_t i = 0; !st && i < u->nchildren; i++) {
+        kctx_image_child ch = kctx_image_child_at(v, i);
+        kctx_image_variant var;
+        kctx_image_find_variant(v, i, (kctx_variant_kind)c->plat->variant_kind, &var); /* compatibility checked */
+        st = KP(c, "module_load(child)", module_load(self, var.blob, var.blob_size, &u->modules[i].h));
+        if (st) break;
+        u->modules[i].live = true;
+        st = KP(c, "module_function(child entry)", module_function(self, u->modules[i].h, ch.entry, &u->fns[i]));
+        if (!st && c->ops->function_address)
+            st = KP(c, "function_address", function_address(self, u->fns[i], &entries[ch.func_id]));
+    }
+    size_t bytes = 0;
+    void *table = st ? NULL : build_table(c, u, entries, &bytes);
+    free(entries);
+    if (!st && !table) st = kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+    if (!st) {
+        st = KP(c, "mem_alloc(callable table)", mem_alloc(self, bytes, &u->table.h));
+        if (!st) {
+            u->table.live = true;
+            u->table_bytes = bytes;
+        }
+    }
+    if (!st) st = KP(c, "memcpy_htod_async(callable table)",
+                     memcpy_htod_async(self, u->table.h, table, bytes, c->streams[0].h));
+    if (st) {
+        char msg[KCTX_MSG];
+        snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
+        free(table);
+        upload_release(c, u); /* nothing is kept; what fails to release stays listed for close */
+        kctx_fail(c, st, "%s", msg);
+        return st;
+    }
+    /* The upload is in flight: wait for it on the AICPU stream only (K15). */
+    st = KP(c, "stream_sync(AICPU, prepare upload)", stream_sync(self, c->streams[0].h, c->prepare_timeout_ms));
+    if (st) {
+        /* K17: the device may still read the upload: keep it (and the host
+         * table it copies from) until close, and poison. */
+        char msg[KCTX_MSG];
+        snprintf(msg, sizeof msg, "prepare: the upload was started but its wait failed: %s", kctx_thread_last_error());
+        if (c->phase == KCTX_PHASE_READY) {
+            c->phase = KCTX_PHASE_POISONED;
+            kctx_set_runtime_error(c, st, msg);
+        }
+        kctx_fail(c, st, "%s", msg);
+        return st; /* `table` deliberately not freed: a copy may still read it */
+    }
+    free(table);
+    return KCTX_OK;
+}
+
+kctx_status kctx_prepare(kctx_context h, uint64_t id, const void *image, size_t size) {
+    kctx_ctx *c;
+    kctx_status st = kctx_ctx_acquire(h, &c);
+    if (st) return st;
+    if (!image || size == 0) {
+        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "image is NULL or size is 0");
+        kctx_ctx_release(c);
+        return st;
+    }
+    /* K13: the whole image is validated before anything else is done. */
+    kctx_image_view view;
+    kctx_image_error ierr;
+    if (kctx_image_view_open(&view, image, size, &ierr) != KCTX_IMAGE_OK) {
+        st = kctx_fail(c, KCTX_INVALID_IMAGE, "%s at offset %llu: %s", kctx_image_reason_name(ierr.reason),
+                       (unsigned long long)ierr.offset, ierr.message);
+        kctx_ctx_release(c);
+        return st;
+    }
+    if (c->mode == KCTX_MODE_NONE) st = kctx_fail(c, KCTX_INVALID_STATE, "prepare on an uninitialised context");
+    else st = kctx_admit(c, "prepare");
+    if (st) {
+        kctx_ctx_release(c);
+        return st;
+    }
+    st = kp_relaxed_begin(c);
+    if (st) {
+        kctx_ctx_release(c);
+        return st;
+    }
+    st = kctx_check_device(c); /* K5 */
+    for (int i = 0; !st && i < 2; i++) { /* K16 */
+        kctx_pcapture_status cs = KCTX_PCAPTURE_NONE;
+        st = kp_capture_status(c, c->streams[i].h, &cs);
+        if (!st && cs != KCTX_PCAPTURE_NONE)
+            st = kctx_fail(c, KCTX_CAPTURE_ACTIVE,
+                           "prepare refused: the context's streams are part of an %s capture (K16)",
+                           cs == KCTX_PCAPTURE_ACTIVE ? "active" : "invalidated");
+    }
+    if (!st && find_id(c, id))
+        st = kctx_fail(c, KCTX_DUPLICATE_ID, "callable id %llu is already prepared (K14)", (unsigned long long)id);
+    if (!st) { /* K15: only on an idle context */
+        int pst = (atomic_fetch_add(&c->calls, 1), c->ops->stream_query(c->plat->self, c->streams[0].h));
+        if (pst && c->ops->classify(c->plat->self, pst) == KCTX_PCLASS_NOT_READY)
+            st = kctx_fail(c, KCTX_BUSY, "prepare refused: a launch is still in flight on the context (K15)");
+        else if (pst)
+            st = kp_map(c, "stream_query(AICPU)", pst);
+    }
+    uint32_t nchildren = kctx_image_child_count(&view);
+    for (uint32_t i = 0; !st && i < nchildren; i++) {
+        kctx_image_variant var;
+        if (kctx_image_find_variant(&view, i, (kctx_variant_kind)c->plat->variant_kind, &var) != 0)
+            st = kctx_fail(c, KCTX_INCOMPATIBLE_IMAGE, "child '%s' has no variant platform %s can load",
+                           kctx_image_child_at(&view, i).name, c->plat->name);
+    }
+    if (!st && c->ncallables >= UINT32_MAX / 2) st = kctx_fail(c, KCTX_CAPACITY, "too many prepared callables");
+    if (st) {
+        kp_relaxed_end(c);
+        kctx_ctx_release(c);
+        return st;
+    }
+    /* K14: identical bytes share one upload. */
+    uint32_t crc = kctx_crc32c(image, size);
+    for (kctx_upload *u = c->uploads; u; u = u->next) {
+        if (u->refs && u->size == size && u->crc == crc && memcmp(u->image, image, size) == 0) {
+            st = register_id(c, id, u);
+            kp_relaxed_end(c);
+            kctx_ctx_release(c);
+            return st;
+        }
+    }
+    kctx_upload *u = calloc(1, sizeof *u);
+    uint8_t *copy = u ? aligned_alloc(8, (size + 7) & ~(size_t)7) : NULL;
+    if (u && copy) {
+        u->modules = calloc(nchildren ? nchildren : 1, sizeof *u->modules);
+        u->fns = calloc(nchildren ? nchildren : 1, sizeof *u->fns);
+    }
+    if (!u || !copy || !u->modules || !u->fns) {
+        free(copy);
+        if (u) {
+            u->image = NULL;
+            upload_free_host(u);
+        }
+        st = kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+        kp_relaxed_end(c);
+        kctx_ctx_release(c);
+        return st;
+    }
+    memcpy(copy, image, size);
+    u->image = copy;
+    u->size = size;
+    u->crc = crc;
+    u->nchildren = nchildren;
+    /* the view now refers to our own copy: the caller may free `image` */
+    kctx_image_view_open(&u->view, copy, size, NULL);
+    st = do_upload(c, u);
+    if (st == KCTX_OK) st = register_id(c, id, u);
+    if (st == KCTX_OK || upload_live(u)) {
+        u->next = c->uploads; /* kept: registered, or awaiting release at close */
+        c->uploads = u;
+    } else {
+        upload_free_host(u);
+    }
+    kp_relaxed_end(c);
+    kctx_ctx_release(c);
+    return st;
+}

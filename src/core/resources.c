@@ -1,0 +1,153 @@
+/*
+ * resources.c — the resident resources of a context (K11): created once, in
+ * order, with rollback at every creation point; released in reverse order,
+ * keeping whatever fails to release (K26); abandoned without platform calls
+ * when the device's owner reset the device (K36).
+ */
+#include "internal.h"
+#include "rt_layout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const k_event_names[KCTX_EVENT_COUNT] = {"START", "AICORE_START", "AICORE_DONE", "AICPU_DONE",
+                                                            "SERIAL_TAIL"};
+static const char *const k_prog_names[3] = {"kctx_rt_acquire", "kctx_rt_scheduler", "kctx_rt_worker"};
+
+static uint64_t image_bytes(uint32_t cores) {
+    return sizeof(kctx_rt_image) + (uint64_t)cores * KCTX_RT_MAILBOX_STRIDE;
+}
+static uint64_t arch_bytes(uint32_t cores) { return sizeof(kctx_rt_arch) + (uint64_t)cores * sizeof(uint64_t); }
+
+/* Fill the runtime image and the architecture register table and upload
+ * them on the AICPU stream, then wait (bounded) for the upload. */
+static kctx_status init_device_memory(kctx_ctx *c) {
+    void *self = c->plat->self;
+    kctx_pstream s = c->streams[0].h;
+    uint64_t ib = c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE], ab = c->mem_bytes[KCTX_MEM_ARCH_TABLE];
+    kctx_rt_image img;
+    memset(&img, 0, sizeof img);
+    img.magic = KCTX_RT_MAGIC;
+    kctx_rt_arch *arch = calloc(1, ab);
+    if (!arch) return kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+    arch->magic = KCTX_RT_MAGIC;
+    arch->core_count = c->core_count;
+    arch->mailbox_stride = KCTX_RT_MAILBOX_STRIDE;
+    arch->runtime_image = c->mem[KCTX_MEM_RUNTIME_IMAGE].h;
+    for (uint32_t i = 0; i < c->core_count; i++)
+        arch->mailbox[i] = c->mem[KCTX_MEM_RUNTIME_IMAGE].h + sizeof(kctx_rt_image) + (uint64_t)i * KCTX_RT_MAILBOX_STRIDE;
+    kctx_status st = KP(c, "memset_async(runtime image)",
+                        memset_async(self, c->mem[KCTX_MEM_RUNTIME_IMAGE].h, 0, ib, s));
+    if (!st)
+        st = KP(c, "memcpy_htod_async(runtime image)",
+                memcpy_htod_async(self, c->mem[KCTX_MEM_RUNTIME_IMAGE].h, &img, sizeof img, s));
+    if (!st)
+        st = KP(c, "memcpy_htod_async(arch table)", memcpy_htod_async(self, c->mem[KCTX_MEM_ARCH_TABLE].h, arch, ab, s));
+    if (!st)
+        st = KP(c, "memset_async(args block)",
+                memset_async(self, c->mem[KCTX_MEM_ARGS_BLOCK].h, 0, c->mem_bytes[KCTX_MEM_ARGS_BLOCK], s));
+    /* The host buffers must outlive the copies: wait even if an enqueue
+     * failed after others succeeded. */
+    kctx_status ws = KP(c, "stream_sync(AICPU, init upload)", stream_sync(self, s, c->prepare_timeout_ms));
+    if (ws != KCTX_OK) {
+        /* The device may still read `img`/`arch`: leak them rather than
+         * free memory a copy may still be reading. */
+        return st ? st : ws;
+    }
+    free(arch);
+    return st;
+}
+
+kctx_status kctx_resources_create(kctx_ctx *c) {
+    void *self = c->plat->self;
+    kctx_status st;
+    for (int i = 0; i < 2; i++) {
+        st = KP(c, i ? "stream_create(AICore)" : "stream_create(AICPU)", stream_create(self, &c->streams[i].h));
+        if (st) return st;
+        c->streams[i].live = true;
+    }
+    for (int i = 0; i < KCTX_EVENT_COUNT; i++) {
+        char what[48];
+        snprintf(what, sizeof what, "event_create(%s)", k_event_names[i]);
+        st = KP(c, what, event_create(self, &c->events[i].h));
+        if (st) return st;
+        c->events[i].live = true;
+    }
+    if (!c->plat->programs || !c->plat->programs_size)
+        return kctx_fail(c, KCTX_UNSUPPORTED, "platform %s has no runtime device programs", c->plat->name);
+    st = KP(c, "module_load(device programs)",
+            module_load(self, c->plat->programs, c->plat->programs_size, &c->programs.h));
+    if (st) return st;
+    c->programs.live = true;
+    for (int i = 0; i < 3; i++) {
+        st = KP(c, k_prog_names[i], module_function(self, c->programs.h, k_prog_names[i], &c->prog_fn[i]));
+        if (st) return st;
+    }
+    c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE] = image_bytes(c->core_count);
+    c->mem_bytes[KCTX_MEM_ARCH_TABLE] = arch_bytes(c->core_count);
+    c->mem_bytes[KCTX_MEM_ARGS_BLOCK] = c->args_capacity;
+    static const char *const mem_names[KCTX_MEM_COUNT] = {"mem_alloc(runtime image)", "mem_alloc(arch table)",
+                                                          "mem_alloc(args block)"};
+    for (int i = 0; i < KCTX_MEM_COUNT; i++) {
+        st = KP(c, mem_names[i], mem_alloc(self, c->mem_bytes[i], &c->mem[i].h));
+        if (st) return st;
+        c->mem[i].live = true;
+    }
+    st = init_device_memory(c);
+    if (st) return st;
+    atomic_store(&c->tokens_in_use, 0);
+    c->tokens_ready = true;
+    return KCTX_OK;
+}
+
+bool kctx_resources_any_live(const kctx_ctx *c) {
+    for (int i = 0; i < 2; i++)
+        if (c->streams[i].live) return true;
+    for (int i = 0; i < KCTX_EVENT_COUNT; i++)
+        if (c->events[i].live) return true;
+    for (int i = 0; i < KCTX_MEM_COUNT; i++)
+        if (c->mem[i].live) return true;
+    return c->programs.live || c->uploads != NULL;
+}
+
+/* Release one resource: forget it on success, keep it on failure and note
+ * the first failure (returned, and in the teardown slot, K10). */
+static void release_one(kctx_ctx *c, kctx_res *r, kctx_status st, kctx_status *first) {
+    if (st == KCTX_OK) {
+        r->live = false;
+        r->h = 0;
+        return;
+    }
+    kctx_set_teardown_error(c, st, kctx_thread_last_error());
+    if (*first == KCTX_OK) *first = st;
+}
+
+kctx_status kctx_resources_release(kctx_ctx *c) {
+    void *self = c->plat->self;
+    kctx_status first = KCTX_OK;
+    c->tokens_ready = false;
+    kctx_status st = kctx_uploads_release(c);
+    if (st) first = st;
+    for (int i = KCTX_MEM_COUNT - 1; i >= 0; i--)
+        if (c->mem[i].live) release_one(c, &c->mem[i], KP(c, "mem_free", mem_free(self, c->mem[i].h)), &first);
+    if (c->programs.live)
+        release_one(c, &c->programs, KP(c, "module_unload(device programs)", module_unload(self, c->programs.h)),
+                    &first);
+    for (int i = KCTX_EVENT_COUNT - 1; i >= 0; i--)
+        if (c->events[i].live)
+            release_one(c, &c->events[i], KP(c, "event_destroy", event_destroy(self, c->events[i].h)), &first);
+    for (int i = 1; i >= 0; i--)
+        if (c->streams[i].live)
+            release_one(c, &c->streams[i], KP(c, "stream_destroy", stream_destroy(self, c->streams[i].h)), &first);
+    return first;
+}
+
+void kctx_resources_abandon(kctx_ctx *c) {
+    kctx_uploads_abandon(c);
+    memset(c->streams, 0, sizeof c->streams);
+    memset(c->events, 0, sizeof c->events);
+    memset(&c->programs, 0, sizeof c->programs);
+    memset(c->mem, 0, sizeof c->mem);
+    c->tokens_ready = false;
+}

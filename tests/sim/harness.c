@@ -1,0 +1,292 @@
+/*
+ * harness.c — registration, checks, the per-test clean-teardown baseline and
+ * main() of every sim test executable.
+ */
+#include "harness.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define HARNESS_MAX_TESTS 256
+#define HARNESS_MAX_DEVICES 64
+
+typedef struct harness_test {
+    const char *name;
+    harness_test_fn fn;
+} harness_test;
+
+static harness_test g_tests[HARNESS_MAX_TESTS];
+static int g_ntests;
+static atomic_int g_failures; /* failed checks of the running test */
+
+void harness_register(const char *name, harness_test_fn fn) {
+    if (g_ntests == HARNESS_MAX_TESTS) {
+        fprintf(stderr, "harness: too many tests (raise HARNESS_MAX_TESTS)\n");
+        abort();
+    }
+    g_tests[g_ntests].name = name;
+    g_tests[g_ntests].fn = fn;
+    g_ntests++;
+}
+
+static void failed(void) { atomic_fetch_add(&g_failures, 1); }
+
+int harness_check(int ok, const char *expr, const char *file, int line) {
+    if (ok) return 1;
+    failed();
+    fprintf(stderr, "%s:%d: CHECK failed: %s\n", file, line, expr);
+    return 0;
+}
+
+int harness_check_eq(uint64_t a, uint64_t b, const char *ea, const char *eb, const char *file,
+                     int line) {
+    if (a == b) return 1;
+    failed();
+    fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %s\n    left:  %lld (0x%llx)\n    right: %lld (0x%llx)\n",
+            file, line, ea, eb, (long long)a, (unsigned long long)a, (long long)b,
+            (unsigned long long)b);
+    return 0;
+}
+
+static int status_mismatch(sim_status got, const char *want, const char *expr, const char *file,
+                           int line) {
+    /* Copy the message first: it is valid only until the next sim call. */
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", sim_last_error_message());
+    failed();
+    fprintf(stderr, "%s:%d: CHECK_STATUS failed: %s\n    expected: %s\n    got:      %s (%d)\n    message:  %s\n",
+            file, line, expr, want, sim_status_name(got), (int)got, msg);
+    return 0;
+}
+
+int harness_check_status(sim_status got, sim_status want, const char *expr, const char *file,
+                         int line) {
+    if (got == want) return 1;
+    return status_mismatch(got, sim_status_name(want), expr, file, line);
+}
+
+int harness_check_status2(sim_status got, sim_status want1, sim_status want2, const char *expr,
+                          const char *file, int line) {
+    if (got == want1 || got == want2) return 1;
+    char want[128];
+    snprintf(want, sizeof want, "%s or %s", sim_status_name(want1), sim_status_name(want2));
+    return status_mismatch(got, want, expr, file, line);
+}
+
+int harness_device_count(void) {
+    static int count;
+    if (!count && sim_device_count(&count) != SIM_OK) {
+        fprintf(stderr, "harness: sim_device_count failed: %s\n", sim_last_error_message());
+        abort();
+    }
+    return count;
+}
+
+/* ---- flags and threads ----------------------------------------------------- */
+
+void harness_flag_init(harness_flag *f) {
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
+    f->count = 0;
+}
+
+void harness_flag_destroy(harness_flag *f) {
+    pthread_cond_destroy(&f->cv);
+    pthread_mutex_destroy(&f->mu);
+}
+
+void harness_flag_raise(harness_flag *f) {
+    pthread_mutex_lock(&f->mu);
+    f->count++;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+int harness_flag_count(harness_flag *f) {
+    pthread_mutex_lock(&f->mu);
+    int c = f->count;
+    pthread_mutex_unlock(&f->mu);
+    return c;
+}
+
+int harness_flag_wait(harness_flag *f, int at_least, unsigned timeout_ms) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&f->mu);
+    int rc = 0;
+    while (f->count < at_least && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&f->cv, &f->mu, &deadline);
+    int ok = f->count >= at_least;
+    pthread_mutex_unlock(&f->mu);
+    return ok;
+}
+
+void harness_run_in_thread(void *(*fn)(void *), void *arg) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, fn, arg) != 0) {
+        CHECK(!"pthread_create failed");
+        return;
+    }
+    pthread_join(t, NULL);
+}
+
+/* ---- files and modules ------------------------------------------------------ */
+
+void *harness_read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "harness: cannot open %s: %s\n", path, strerror(errno));
+        failed();
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? cap * 2 : 65536;
+            char *nb = realloc(buf, cap);
+            if (!nb) break;
+            buf = nb;
+        }
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0) break;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err || !buf) {
+        fprintf(stderr, "harness: cannot read %s\n", path);
+        free(buf);
+        failed();
+        return NULL;
+    }
+    *size = len;
+    return buf;
+}
+
+sim_status harness_module_load_file(sim_module *module, const char *path) {
+    size_t size = 0;
+    void *bytes = harness_read_file(path, &size);
+    if (!bytes) return SIM_INVALID_VALUE;
+    sim_status st = sim_module_load(module, bytes, size);
+    /* Scribble over the bytes before freeing them: the sim must not keep
+     * a pointer into them. */
+    memset(bytes, 0xA5, size);
+    free(bytes);
+    return st;
+}
+
+/* ---- the clean-teardown baseline -------------------------------------------- */
+
+typedef struct device_baseline {
+    sim_object_counts objects;
+    uint64_t live_count, live_bytes;
+} device_baseline;
+
+static int take_baseline(device_baseline *b, int ndev) {
+    for (int d = 0; d < ndev; d++) {
+        sim_object_counts c = SIM_OBJECT_COUNTS_INIT;
+        if (sim_object_counts_get(d, &c) != SIM_OK ||
+            sim_mem_stats(d, &b[d].live_count, &b[d].live_bytes) != SIM_OK) {
+            fprintf(stderr, "harness: cannot read device %d counters: %s\n", d,
+                    sim_last_error_message());
+            return 0;
+        }
+        b[d].objects = c;
+    }
+    return 1;
+}
+
+static void compare_field(int d, const char *what, uint64_t before, uint64_t after) {
+    if (before == after) return;
+    failed();
+    fprintf(stderr, "teardown: device %d %s: %llu at start, %llu at end (leak or over-release)\n",
+            d, what, (unsigned long long)before, (unsigned long long)after);
+}
+
+static void check_baseline(const device_baseline *before, int ndev) {
+    device_baseline after[HARNESS_MAX_DEVICES];
+    if (!take_baseline(after, ndev)) {
+        failed();
+        return;
+    }
+    for (int d = 0; d < ndev; d++) {
+        compare_field(d, "streams", before[d].objects.streams, after[d].objects.streams);
+        compare_field(d, "events", before[d].objects.events, after[d].objects.events);
+        compare_field(d, "modules", before[d].objects.modules, after[d].objects.modules);
+        compare_field(d, "graphs", before[d].objects.graphs, after[d].objects.graphs);
+        compare_field(d, "graph execs", before[d].objects.graph_execs, after[d].objects.graph_execs);
+        compare_field(d, "pending graph hooks", before[d].objects.hooks_pending,
+                      after[d].objects.hooks_pending);
+        compare_field(d, "live allocations", before[d].live_count, after[d].live_count);
+        compare_field(d, "live bytes", before[d].live_bytes, after[d].live_bytes);
+    }
+}
+
+/* Undo what a test may have left armed or changed on this thread. */
+static void restore_test_state(void) {
+    sim_hold_release_all();
+    sim_fault_clear_all();
+    sim_capture_mode mode = SIM_CAPTURE_MODE_GLOBAL;
+    sim_thread_exchange_capture_mode(&mode);
+    int dev = -1;
+    if (sim_get_device(&dev) != SIM_OK || dev != 0) sim_set_device(0);
+}
+
+/* After a failure: reset every device so that the next test starts clean. */
+static void recover(int ndev) {
+    sim_hold_release_all();
+    sim_fault_clear_all();
+    for (int d = 0; d < ndev; d++) {
+        if (sim_set_device(d) == SIM_OK) sim_device_reset();
+    }
+    sim_set_device(0);
+}
+
+static int run_one(const harness_test *t, int ndev) {
+    device_baseline before[HARNESS_MAX_DEVICES];
+    printf("[ RUN  ] %s\n", t->name);
+    fflush(stdout);
+    atomic_store(&g_failures, 0);
+    restore_test_state();
+    if (!take_baseline(before, ndev)) failed();
+    else {
+        t->fn();
+        restore_test_state();
+        check_baseline(before, ndev);
+    }
+    int ok = atomic_load(&g_failures) == 0;
+    fflush(stderr);
+    printf("[ %s ] %s\n", ok ? " OK " : "FAIL", t->name);
+    fflush(stdout);
+    if (!ok) recover(ndev);
+    return ok;
+}
+
+int main(int argc, char **argv) {
+    int ndev = harness_device_count();
+    if (ndev > HARNESS_MAX_DEVICES) ndev = HARNESS_MAX_DEVICES;
+    int passed = 0, nfailed = 0, matched = 0;
+    for (int i = 0; i < g_ntests; i++) {
+        if (argc > 1 && strcmp(argv[1], g_tests[i].name) != 0) continue;
+        matched++;
+        if (run_one(&g_tests[i], ndev)) passed++;
+        else nfailed++;
+    }
+    if (argc > 1 && matched == 0) {
+        fprintf(stderr, "no test named %s; tests are:\n", argv[1]);
+        for (int i = 0; i < g_ntests; i++) fprintf(stderr, "  %s\n", g_tests[i].name);
+        nfailed++;
+    }
+    printf("%d passed, %d failed\n", passed, nfailed);
+    return nfailed ? 1 : 0;
+}
