@@ -208,6 +208,86 @@ KCTX_API kctx_status kctx_prepare(kctx_context ctx, uint64_t id, const void *ima
 KCTX_API kctx_status kctx_close(kctx_context ctx);
 
 /* ------------------------------------------------------------------------
+ * Launch (kernel mode) and run (program mode)
+ * ---------------------------------------------------------------------- */
+
+/* One argument per callable parameter, in signature order: a tensor is a
+ * device address of the context's device and its size in bytes (> 0); a
+ * scalar is its 64-bit value with size 0. */
+typedef struct kctx_arg {
+    uint64_t value;
+    uint64_t size;
+} kctx_arg;
+#define KCTX_TENSOR(addr, bytes) ((kctx_arg){(uint64_t)(addr), (uint64_t)(bytes)})
+#define KCTX_SCALAR(v) ((kctx_arg){(uint64_t)(v), 0})
+
+/* Launch a prepared callable onto the CALLER's stream (a native stream of
+ * the context's platform on the borrowed device; kctx never stores it).
+ *
+ * Preflight (K18), before anything is enqueued and with nothing changed:
+ * handle; arguments (args/nargs matching the signature, fitting the
+ * kernel-args capacity, every tensor larger than the largest byte offset
+ * its task bindings use, caller stream non-zero, not one of the context's
+ * streams, on the borrowed device, and on the sim every tensor range inside
+ * one live allocation of the device): INVALID_ARGUMENT; phase (K8):
+ * POISONED / DEVICE_LOST / INVALID_STATE; current device (K5): INVALID_STATE;
+ * id: UNKNOWN_ID; capture: CAPTURE_ACTIVE when the context's streams belong
+ * to a capture the caller stream is not in (K34), CAPTURE_BROKEN when the
+ * caller's capture is already invalidated; CAPACITY when a captured launch
+ * finds the pool of graph lifetime tokens exhausted (K25).
+ *
+ * Then it only enqueues (K19: no allocation, no host wait, no sync, no event
+ * query) the chained sequence of K20:
+ *   caller: record START
+ *   AICPU:  wait START; acquire step; record AICORE_START
+ *   AICore: wait AICORE_START; workers; record AICORE_DONE
+ *   AICPU:  scheduler (args by value, K22); wait AICORE_DONE; record AICPU_DONE
+ *   caller: wait AICPU_DONE; record SERIAL_TAIL
+ * A launch captured into a graph replays with the args it was captured
+ * with (K22); dozens of graphs may share the context and its five events
+ * (K12). Eager launches of one context are serialised in host order through
+ * its streams, whatever caller streams they come from (K23) — a real
+ * ordering between those caller streams. Graph replays the caller does not
+ * order with other launches of the same context are a contract violation:
+ * kctx detects it on the device (check reports CONCURRENT_LAUNCH) and never
+ * corrupts outputs or hangs.
+ *
+ * Success means SUBMITTED; device-side failures surface through
+ * kctx_check, the stream's own error reporting and the runtime error slot.
+ * A failure after enqueueing started poisons the context; kctx still drives
+ * the chain back to the caller stream (K24) and returns the submission
+ * error (CAPTURE_BROKEN inside a capture: discard that capture).
+ *
+ * Capturing on stream S while launching on another stream T leaves the
+ * launch out of S's graph: which stream is captured is the caller's
+ * responsibility. */
+KCTX_API kctx_status kctx_launch(kctx_context ctx, uint64_t id, const kctx_arg *args, uint32_t nargs,
+                                 uint64_t caller_stream);
+
+typedef struct kctx_check_report {
+    size_t size;              /* sizeof(kctx_check_report) */
+    kctx_status device_status; /* OK, DEVICE_ERROR (a task failed), CONCURRENT_LAUNCH */
+    uint32_t refused_replays;  /* K35: replays refused by a poisoned context's scheduler */
+    uint32_t concurrent_launches; /* K23 */
+    uint64_t error_detail;     /* DEVICE_ERROR: the failed task's index */
+} kctx_check_report;
+#define KCTX_CHECK_REPORT_INIT {sizeof(kctx_check_report), KCTX_OK, 0, 0, 0}
+
+/* Check the device side of a context (outside capture): reads the device
+ * error word and counters without waiting for anything. A device error or
+ * a detected concurrent launch poisons the context (runtime error slot) and
+ * is returned; afterwards the context's graphs refuse to run (K35). Accepted
+ * in READY, POISONED and QUARANTINED (there it returns DEVICE_LOST without
+ * touching the device). `report` may be NULL. */
+KCTX_API kctx_status kctx_check(kctx_context ctx, kctx_check_report *report);
+
+/* Program mode's synchronous run: the same device programs on the streams
+ * the program context owns; waits for completion (bounded by the config's
+ * prepare_timeout_ms). A fatal error triggers program mode's recovery (K31).
+ * On a kernel context: INVALID_STATE (K3). */
+KCTX_API kctx_status kctx_run(kctx_context ctx, uint64_t id, const kctx_arg *args, uint32_t nargs);
+
+/* ------------------------------------------------------------------------
  * Queries
  * ---------------------------------------------------------------------- */
 KCTX_API kctx_status kctx_get_phase(kctx_context ctx, kctx_phase *phase);

@@ -36,6 +36,7 @@ extern "C" {
 #define SIM_SVC_DEVICE_LOST 5
 #define SIM_SVC_TIMEOUT 8
 
+struct sim_kernel_ctx;
 typedef struct sim_kernel_services {
     uint32_t abi_version; /* SIM_KERNEL_ABI_VERSION */
     uint32_t reserved;
@@ -53,6 +54,14 @@ typedef struct sim_kernel_services {
     void (*report_error)(uint32_t code, uint64_t detail);
     /* Monotonic nanoseconds, the same clock for every core and the host. */
     uint64_t (*clock_ns)(void);
+    /* Call another kernel's entry point (a device address from
+     * sim_function_address) on this core, with `ctx` describing the block
+     * it runs. A device-side error the callee reports is captured and
+     * returned instead of failing the caller: returns 0, or 1 with the
+     * callee's *code and *detail (either may be NULL). How a runtime's
+     * worker runs the kernels of a task graph. */
+    int (*call)(uint64_t entry, const struct sim_kernel_ctx *ctx, const void *params, size_t params_size,
+                uint32_t *code, uint64_t *detail);
 } sim_kernel_services;
 
 typedef struct sim_kernel_ctx {

@@ -108,12 +108,29 @@ static void svc_report_error(uint32_t code, uint64_t detail) {
 
 static uint64_t svc_clock_ns(void) { return simi_now_ns(); }
 
+static int svc_call(uint64_t entry, const sim_kernel_ctx *kctx, const void *params, size_t params_size,
+                    uint32_t *code, uint64_t *detail) {
+    exec_ctx *outer = tl_exec;
+    exec_ctx inner = {.dev = outer ? outer->dev : NULL};
+    atomic_init(&inner.reported, 0);
+    sim_kernel_fn fn;
+    memcpy(&fn, &(uintptr_t){(uintptr_t)entry}, sizeof fn);
+    tl_exec = &inner;
+    fn(kctx, params, params_size);
+    tl_exec = outer;
+    if (!atomic_load(&inner.reported)) return 0;
+    if (code) *code = inner.code;
+    if (detail) *detail = inner.detail;
+    return 1;
+}
+
 static const sim_kernel_services g_services = {
     .abi_version = SIM_KERNEL_ABI_VERSION,
     .wait_u32 = svc_wait_u32,
     .wake_u32 = svc_wake_u32,
     .report_error = svc_report_error,
     .clock_ns = svc_clock_ns,
+    .call = svc_call,
 };
 
 /* ------------------------------------------------------------------ */
@@ -205,8 +222,8 @@ static sim_status run_kernel(simi_device *dev, simi_op *op) {
         pthread_mutex_lock(&dev->core_lock);
         while ((uint32_t)__builtin_popcountll(dev->core_free_mask) < w && !simi_dev_dead(dev))
             pthread_cond_wait(&dev->core_cond, &dev->core_lock);
-        if (simi_dev_dead(dev)) {
-            pthread_mutex_unlock(&dev->core_lock);
+        if ((uint32_t)__builtin_popcountll(dev->core_free_mask) < w) {
+            pthread_mutex_unlock(&dev->core_lock); /* the device died while we waited for cores */
             return SIM_DEVICE_LOST;
         }
         uint64_t taken = 0;
@@ -267,7 +284,9 @@ void simi_exec_op(simi_device *dev, simi_op *op, sim_status *err) {
     case SIMI_OP_KERNEL:
         if (*err) return;
         simi_hold_point(dev, SIM_EXEC_KERNEL, op->u.k.fnh);
-        *err = simi_dev_dead(dev) ? SIM_DEVICE_LOST : run_kernel(dev, op);
+        /* Past its hold a kernel is in flight: it runs (and sees a lost
+         * device through its services) rather than being abandoned. */
+        *err = run_kernel(dev, op);
         return;
     case SIMI_OP_COPY:
         if (*err) return;

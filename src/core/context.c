@@ -184,6 +184,13 @@ kctx_status kctx_destroy(kctx_context h) {
     return KCTX_OK;
 }
 
+void kctx_token_release(kctx_context h) {
+    pthread_mutex_lock(&g_ctx_lock);
+    kctx_ctx *c = slot_get(h); /* published means not yet freed */
+    if (c && atomic_load(&c->tokens_in_use) > 0) atomic_fetch_sub(&c->tokens_in_use, 1);
+    pthread_mutex_unlock(&g_ctx_lock);
+}
+
 /* ------------------------------------------------------------------ */
 /* claims: (platform, device) -> owning context handle                 */
 

@@ -43,6 +43,10 @@ typedef struct kctx_upload {
     kctx_res table;         /* device callable table */
     uint64_t table_bytes;
     uint32_t refs;          /* ids using it */
+    /* launch preflight facts (K18), computed at prepare */
+    uint32_t nparams;
+    uint8_t pkind[KCTX_IMAGE_MAX_PARAMS];    /* kctx_param_kind */
+    uint64_t min_size[KCTX_IMAGE_MAX_PARAMS]; /* a tensor must be larger than its largest binding offset */
     struct kctx_upload *next;
 } kctx_upload;
 
@@ -92,6 +96,7 @@ typedef struct kctx_ctx {
     char td_msg[KCTX_MSG];
     char last_msg[KCTX_MSG];
 
+    uint64_t launch_seq; /* launch identities: 1, 2, ... (never 0) */
     atomic_ullong calls;
     int relaxed_depth;
     kctx_pcapture_mode saved_mode;
@@ -110,6 +115,9 @@ void kctx_set_teardown_error(kctx_ctx *c, kctx_status s, const char *msg);
 /* Claims (K6, K7). */
 kctx_status kctx_claim_take(kctx_ctx *c, int device);
 void kctx_claim_release(kctx_ctx *c);
+/* A graph holding a launch of context `h` is gone (K25). Safe from any
+ * thread, also after the context was destroyed. */
+void kctx_token_release(kctx_context h);
 
 /* registry.c */
 const kctx_platform_desc *kctx_platform_find(const char *name);
@@ -140,6 +148,10 @@ bool kctx_resources_any_live(const kctx_ctx *c);
 void kctx_callables_free_host(kctx_ctx *c);
 kctx_status kctx_uploads_release(kctx_ctx *c);
 void kctx_uploads_abandon(kctx_ctx *c);
+
+/* lifecycle.c */
+kctx_status kctx_admit(kctx_ctx *c, const char *what);
+kctx_status kctx_program_recover(kctx_ctx *c);
 
 /* Common entry checks. */
 kctx_status kctx_check_device(kctx_ctx *c);

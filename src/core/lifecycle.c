@@ -19,7 +19,6 @@ static kctx_status admit(kctx_ctx *c, const char *what) {
         return kctx_fail(c, KCTX_INVALID_STATE, "%s refused: the context is %s", what, kctx_phase_name(c->phase));
     }
 }
-kctx_status kctx_admit(kctx_ctx *c, const char *what);
 kctx_status kctx_admit(kctx_ctx *c, const char *what) { return admit(c, what); }
 
 /* Failure after the latch: roll back; a complete rollback releases the
@@ -173,7 +172,6 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
 /* Program mode's recovery policy (K31): it owns the device, so a fatal
  * error resets it (a lifecycle call only program mode can make), abandons
  * every handle and reports. Kernel mode never runs this. */
-kctx_status kctx_program_recover(kctx_ctx *c);
 kctx_status kctx_program_recover(kctx_ctx *c) {
     if (c->mode != KCTX_MODE_PROGRAM || !c->lifecycle) return KCTX_INVALID_STATE;
     atomic_fetch_add(&c->calls, 1);
@@ -181,7 +179,7 @@ kctx_status kctx_program_recover(kctx_ctx *c) {
     kctx_resources_abandon(c);
     kctx_set_runtime_error(c, KCTX_DEVICE_LOST, "fatal device error: program mode reset its device and abandoned "
                                                 "its resources (K31)");
-    c->phase = KCTX_PHASE_CLOSED;
+    c->phase = KCTX_PHASE_CLOSED; /* its handles died with the reset */
     return pst ? kp_map(c, "lifecycle reset_device", pst) : KCTX_DEVICE_LOST;
 }
 
@@ -265,9 +263,6 @@ kctx_status kctx_close(kctx_context h) {
     if (st == KCTX_OK) {
         c->phase = KCTX_PHASE_CLOSED;
         kctx_claim_release(c); /* only now (K7) */
-    } else if (c->phase == KCTX_PHASE_QUARANTINED) {
-        /* a release hit a fatal error: stop releasing, keep the rest */
-        st = KCTX_DEVICE_LOST;
     }
     kp_relaxed_end(c);
     kctx_ctx_release(c);

@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-kctx_status kctx_admit(kctx_ctx *c, const char *what);
-
 static void upload_free_host(kctx_upload *u) {
     free(u->image);
     free(u->modules);
@@ -300,6 +298,16 @@ kctx_status kctx_prepare(kctx_context h, uint64_t id, const void *image, size_t 
     u->nchildren = nchildren;
     /* the view now refers to our own copy: the caller may free `image` */
     kctx_image_view_open(&u->view, copy, size, NULL);
+    u->nparams = kctx_image_param_count(&u->view);
+    for (uint32_t i = 0; i < u->nparams; i++) u->pkind[i] = (uint8_t)kctx_image_param_at(&u->view, i).kind;
+    for (uint32_t t = 0; t < kctx_image_task_count(&u->view); t++) {
+        kctx_image_task task = kctx_image_task_at(&u->view, t);
+        for (uint32_t b = 0; b < task.binding_count; b++) {
+            kctx_image_binding bd = kctx_image_binding_at(&u->view, t, b);
+            uint64_t need = bd.value == UINT64_MAX ? UINT64_MAX : bd.value + 1;
+            if (bd.kind == KCTX_BIND_TENSOR && need > u->min_size[bd.param]) u->min_size[bd.param] = need;
+        }
+    }
     st = do_upload(c, u);
     if (st == KCTX_OK) st = register_id(c, id, u);
     if (st == KCTX_OK || upload_live(u)) {

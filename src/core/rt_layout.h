@@ -16,39 +16,81 @@ enum {
     KCTX_RT_ERR_NONE = 0,
     KCTX_RT_ERR_CONCURRENT_LAUNCH = 1, /* a launch found the guard held */
     KCTX_RT_ERR_TASK_FAILED = 2,       /* a child kernel reported an error; detail = task */
-    KCTX_RT_ERR_POISONED = 3,          /* host poisoned the context */
-    KCTX_RT_ERR_QUARANTINED = 4
+    KCTX_RT_ERR_POISONED = 3,          /* the host poisoned the context */
+    KCTX_RT_ERR_QUARANTINED = 4,
+    KCTX_RT_ERR_BAD_LAUNCH = 5         /* a launch's parameters were inconsistent */
 };
 
-/* Per-core mailbox (KCTX_RT_MAILBOX_STRIDE bytes). */
-typedef struct kctx_rt_mailbox {
-    uint32_t cmd;    /* 0 idle, 1 run task, 2 exit */
-    uint32_t seq;    /* incremented by the scheduler per post */
-    uint32_t ack;    /* worker: last seq completed */
-    uint32_t ready;  /* worker: reported in for launch `launch_id` */
+/* Parameter blocks of the device programs (by value: a captured launch
+ * carries them into every replay). */
+typedef struct kctx_rt_acquire_params {
+    uint64_t arch;      /* device address of the architecture register table */
+    uint64_t launch_id; /* never 0 */
+} kctx_rt_acquire_params;
+
+typedef struct kctx_rt_worker_params {
+    uint64_t arch;
     uint64_t launch_id;
-    uint64_t task;   /* task index */
-    uint32_t block;  /* block index */
-    uint32_t status; /* worker: status of the last task */
+    uint64_t callable; /* device address of the callable table */
+    uint64_t args;     /* device address of the kernel-args block */
+} kctx_rt_worker_params;
+
+enum { KCTX_RT_SCHED_RUN = 0, KCTX_RT_SCHED_ABORT = 1 };
+
+/* Args travel as (value, size) pairs per callable parameter: a tensor's
+ * device address and byte size, or a scalar's value and 0. */
+typedef struct kctx_rt_arg {
+    uint64_t value;
+    uint64_t size;
+} kctx_rt_arg;
+
+typedef struct kctx_rt_scheduler_params {
+    uint64_t arch;
+    uint64_t launch_id;
+    uint64_t callable;
+    uint64_t args;      /* kernel-args block: the snapshot below is copied there */
+    uint32_t mode;      /* KCTX_RT_SCHED_RUN or _ABORT (K24 compensation) */
+    uint32_t nargs;
+    uint32_t flags;     /* trace flags (K32) */
+    uint32_t reserved;
+    kctx_rt_arg snapshot[]; /* nargs entries */
+} kctx_rt_scheduler_params;
+
+/* Mailbox commands (scheduler -> worker). */
+enum { KCTX_RT_CMD_IDLE = 0, KCTX_RT_CMD_RUN = 1, KCTX_RT_CMD_EXIT = 2 };
+
+/* Per-core mailbox (KCTX_RT_MAILBOX_STRIDE bytes). The scheduler writes
+ * task/block/cmd then bumps `post`; the worker runs it, writes
+ * status/detail, sets `ack` = post and bumps the image's `completions`. */
+typedef struct kctx_rt_mailbox {
+    uint32_t post;   /* scheduler: post counter (the worker waits on it) */
+    uint32_t ack;    /* worker: last post completed */
+    uint32_t ready;  /* worker: 1 once reported in for the current launch */
+    uint32_t cmd;
+    uint32_t task;
+    uint32_t block;
+    uint32_t status; /* worker: 0 ok, else the child's error code */
+    uint32_t reserved;
+    uint64_t detail;
     uint8_t pad[KCTX_RT_MAILBOX_STRIDE - 40];
 } kctx_rt_mailbox;
 
-/* The runtime image: header followed by core_count mailboxes. */
+/* The runtime image: this header, then core_count mailboxes. */
 typedef struct kctx_rt_image {
     uint32_t magic;
-    uint32_t guard;         /* 0 free; else low 32 bits of the holder's launch id */
-    uint32_t error;         /* device error word */
-    uint32_t error_launch;  /* low 32 bits of the launch that set it */
-    uint64_t error_detail;
-    uint32_t refused_replays;
-    uint32_t concurrent_launches;
+    uint32_t error;          /* device error word (KCTX_RT_ERR_*) */
+    uint64_t error_detail;   /* TASK_FAILED: task index; CONCURRENT: refused launch id */
+    uint64_t holder;         /* launch guard: 0 free, else the holder's launch id */
+    uint32_t completions;    /* bumped by workers after each block (scheduler waits on it) */
+    uint32_t ready_count;    /* workers reported in for the holder's launch */
+    uint32_t refused_replays;     /* K35 */
+    uint32_t concurrent_launches; /* K23 */
     uint64_t launches_done;
-    uint64_t holder_launch; /* full id of the guard holder */
-    uint64_t trace_ring;    /* device address of the trace ring (0: off) */
+    uint64_t trace_ring;     /* device address of the trace ring (0: off, K32) */
     uint64_t trace_capacity;
     uint64_t trace_head;
     uint64_t trace_dropped;
-    uint8_t pad[64 - 0]; /* keeps the mailboxes on their own lines */
+    uint8_t pad[128 - 88];   /* keeps the mailboxes on their own lines */
 } kctx_rt_image;
 
 /* Architecture register table: where each core's mailbox lives. */

@@ -40,7 +40,10 @@ int probes_load(probe_kernels *p) {
     int ok = lookup(&p->exclusive_enter, p->module, "k_exclusive_enter") &
              lookup(&p->exclusive_exit, p->module, "k_exclusive_exit") &
              lookup(&p->exclusive, p->module, "k_exclusive") &
-             lookup(&p->max_inside, p->module, "k_max_inside");
+             lookup(&p->max_inside, p->module, "k_max_inside") &
+             lookup(&p->services, p->module, "k_services") &
+             lookup(&p->report_twice, p->module, "k_report_twice") &
+             lookup(&p->signal_then_wait, p->module, "k_signal_then_wait");
     if (!ok) {
         sim_module_unload(p->module);
         p->module = 0;
@@ -144,4 +147,17 @@ int hold_kind(sim_exec_kind kind, uint64_t nth) {
     h.nth = nth;
     CHECK_OK(sim_hold_arm(&h, &id));
     return id;
+}
+
+void start_blocked_kernel(sim_stream s, sim_stream helper, const test_kernels *k,
+                          const probe_kernels *pk, sim_devptr word, sim_devptr scratch,
+                          sim_devptr result) {
+    struct signal_wait_params p = {scratch, word, 0, 0, UINT64_MAX, result};
+    CHECK_OK(sim_launch_kernel(s, pk->signal_then_wait, SIM_TARGET_AICPU, 1, &p, sizeof p));
+    /* The helper's AICPU kernel returns once the blocked kernel has started. */
+    CHECK_OK(launch_wait(helper, k, scratch, 0, TEST_WAIT_TIMEOUT_NS, scratch + 4,
+                         SIM_TARGET_AICPU));
+    CHECK_OK(sim_stream_synchronize(helper));
+    CHECK_EQ(dev_peek_u32(scratch), 1);
+    CHECK_EQ(dev_peek_u32(scratch + 4), WAIT_RESULT_OK);
 }

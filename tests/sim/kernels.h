@@ -25,6 +25,13 @@ struct whoami_params { uint64_t out; };
 /* Probe kernels (tests/sim/kernels/sim_probe_kernels.c). */
 struct exclusive_params { uint64_t inside; uint64_t entries; };
 struct max_inside_params { uint64_t inside; uint64_t max; };
+struct services_params { uint64_t out; };
+struct report_twice_params { uint32_t first; uint32_t second; };
+struct signal_wait_params {
+    uint64_t started, word;
+    uint32_t expected, pad;
+    uint64_t timeout_ns, result;
+};
 
 /* Return codes of the wait service as k_wait_word stores them. */
 #define WAIT_RESULT_OK 0u
@@ -43,7 +50,8 @@ typedef struct test_kernels {
 
 typedef struct probe_kernels {
     sim_module module;
-    sim_function exclusive_enter, exclusive_exit, exclusive, max_inside;
+    sim_function exclusive_enter, exclusive_exit, exclusive, max_inside, services, report_twice,
+        signal_then_wait;
 } probe_kernels;
 
 /* Load on the calling thread's current device; 1 on success (failures are
@@ -81,5 +89,13 @@ uint32_t log_read(sim_devptr log, uint32_t *values, uint32_t max);
 /* Arm a hold on the nth execution of `fn` (any device). */
 int hold_kernel(sim_function fn, uint64_t nth);
 int hold_kind(sim_exec_kind kind, uint64_t nth);
+
+/* Start, on `s`, a kernel that blocks in the wait service on `word` (until
+ * it changes, or forever) and will write the service's return code to
+ * `result`; return once it provably runs (a kernel on `helper` waited for
+ * its start signal in `scratch`, 8 bytes). */
+void start_blocked_kernel(sim_stream s, sim_stream helper, const test_kernels *k,
+                          const probe_kernels *pk, sim_devptr word, sim_devptr scratch,
+                          sim_devptr result);
 
 #endif

@@ -305,26 +305,39 @@ TEST(device_reset_destroys_every_object_and_old_handles_are_stale) {
     CHECK_OK(sim_stream_destroy(other));
 }
 
-TEST(device_reset_abandons_pending_work_and_returns) {
+TEST(device_reset_abandons_pending_work_and_waits_for_running_kernels) {
     test_kernels k;
+    probe_kernels pk;
     REQUIRE(kernels_load(&k));
-    sim_stream s = 0;
+    REQUIRE(probes_load(&pk));
+    sim_stream s = 0, helper = 0;
     REQUIRE_OK(sim_stream_create(&s));
+    REQUIRE_OK(sim_stream_create(&helper));
     sim_devptr words = dev_alloc(64);
     REQUIRE(words);
-    /* A kernel blocked in the wait service with no timeout, and work queued
-     * behind it: the reset must not wait for either to finish by itself. */
-    int h = hold_kernel(k.wait_word, 1);
-    CHECK_OK(launch_wait(s, &k, words, 0, UINT64_MAX, words + 4, SIM_TARGET_AICPU));
+    /* The wait's result goes to device 1 memory (a kernel dereferences any
+     * address it is given), which survives the reset of device 0. */
+    REQUIRE_OK(sim_set_device(1));
+    sim_devptr result = dev_alloc(4);
+    const uint32_t unset = 0xABCDu;
+    dev_write(result, &unset, 4);
+    REQUIRE_OK(sim_set_device(0));
+    /* A kernel provably running, blocked in the wait service with no
+     * timeout, and work queued behind it: the reset must not wait for
+     * either to finish by itself. */
+    start_blocked_kernel(s, helper, &k, &pk, words, words + 16, result);
     CHECK_OK(launch_add(s, &k, words + 8, 1, 1, 0));
-    CHECK_OK(sim_hold_wait_reached(h, HOLD_REACH_MS));
-    CHECK_OK(sim_hold_release(h));
     uint64_t epoch = 0, after = 0;
     CHECK_OK(sim_device_epoch(0, &epoch));
     CHECK_OK(sim_device_reset());
     CHECK_OK(sim_device_epoch(0, &after));
     CHECK_EQ(after, epoch + 1);
     CHECK_STATUS(sim_stream_query(s), SIM_INVALID_HANDLE);
+    /* The reset waited for the kernel, whose wait returned DEVICE_LOST. */
+    CHECK_OK(sim_set_device(1));
+    CHECK_EQ(dev_read_u32(result), WAIT_RESULT_DEVICE_LOST);
+    dev_free(result);
+    CHECK_OK(sim_set_device(0));
     /* Work runs again after the reset. */
     test_kernels k2;
     REQUIRE(kernels_load(&k2));

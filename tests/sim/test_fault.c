@@ -520,27 +520,32 @@ TEST(hold_arm_rejects_bad_holds) {
 /* ---- fatal devices ------------------------------------------------------------------ */
 
 TEST(fatal_device_fails_operations_completes_pending_work_and_reset_recovers) {
+    /* The blocked kernel writes its wait result into device 0 memory (a
+     * kernel dereferences whatever address it is given), so that the result
+     * stays readable while device 1 is lost. */
+    sim_devptr result = dev_alloc(4);
+    const uint32_t unset = 0xABCDu;
+    dev_write(result, &unset, 4);
     REQUIRE_OK(sim_set_device(1));
     test_kernels k;
-    if (!kernels_load(&k)) {
+    probe_kernels pk;
+    if (!kernels_load(&k) || !probes_load(&pk)) {
         sim_set_device(0);
         return;
     }
-    sim_stream s = 0;
+    sim_stream s = 0, helper = 0;
     sim_event e = 0;
     CHECK_OK(sim_stream_create(&s));
+    CHECK_OK(sim_stream_create(&helper));
     CHECK_OK(sim_event_create(&e, 0));
-    sim_devptr words = dev_alloc(16);
+    sim_devptr words = dev_alloc(32);
     uint64_t epoch = 0, after = 0;
     CHECK_OK(sim_device_epoch(1, &epoch));
-    /* A kernel blocked in the wait service with no timeout, and work queued
-     * behind it. */
-    int h = hold_kernel(k.wait_word, 1);
-    CHECK_OK(launch_wait(s, &k, words, 0, UINT64_MAX, words + 4, SIM_TARGET_AICPU));
+    /* A kernel provably running, blocked in the wait service with no
+     * timeout, and work queued behind it. */
+    start_blocked_kernel(s, helper, &k, &pk, words, words + 16, result);
     CHECK_OK(launch_add(s, &k, words + 8, 1, 1, 0));
     CHECK_OK(sim_event_record(e, s));
-    CHECK_OK(sim_hold_wait_reached(h, HOLD_REACH_MS));
-    CHECK_OK(sim_hold_release(h));
 
     CHECK_OK(sim_device_make_fatal(1));
     /* Pending work completes with DEVICE_LOST: nothing hangs. */
@@ -570,6 +575,10 @@ TEST(fatal_device_fails_operations_completes_pending_work_and_reset_recovers) {
     CHECK_OK(sim_device_epoch(1, &after));
     CHECK_EQ(after, epoch + 1);
     CHECK_STATUS(sim_stream_query(s), SIM_INVALID_HANDLE);
+    CHECK_OK(sim_set_device(0));
+    CHECK_EQ(dev_read_u32(result), WAIT_RESULT_DEVICE_LOST); /* the wait service returned */
+    dev_free(result);
+    CHECK_OK(sim_set_device(1));
     test_kernels k2;
     if (kernels_load(&k2)) {
         sim_stream s3 = 0;

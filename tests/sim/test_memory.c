@@ -314,3 +314,27 @@ TEST(atomic_reads_see_words_written_by_kernels) {
     dev_free(w);
     kernels_unload(&k);
 }
+
+TEST(synchronous_copy_waits_for_all_work_of_the_device) {
+    test_kernels k;
+    REQUIRE(kernels_load(&k));
+    sim_stream a = 0, b = 0;
+    REQUIRE_OK(sim_stream_create(&a));
+    REQUIRE_OK(sim_stream_create(&b));
+    sim_devptr buf = dev_alloc(8);
+    for (int i = 0; i < 50; i++) {
+        CHECK_OK(launch_add(a, &k, buf, 1, 1, 0));
+        CHECK_OK(launch_add(b, &k, buf + 4, 1, 2, 1));
+    }
+    /* No stream synchronisation: the copy itself waits. */
+    uint32_t out[2] = {0, 0};
+    CHECK_OK(sim_memcpy(out, DEVP(buf), sizeof out, SIM_COPY_DEVICE_TO_HOST));
+    CHECK_EQ(out[0], 50);
+    CHECK_EQ(out[1], 100);
+    CHECK_OK(sim_stream_query(a));
+    CHECK_OK(sim_stream_query(b));
+    CHECK_OK(sim_stream_destroy(a));
+    CHECK_OK(sim_stream_destroy(b));
+    dev_free(buf);
+    kernels_unload(&k);
+}

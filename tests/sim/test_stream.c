@@ -7,8 +7,11 @@
 #include "harness.h"
 #include "kernels.h"
 
+#include <kctx/sim_kernel.h>
+
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int core_count(int device) {
     sim_device_props p = SIM_DEVICE_PROPS_INIT;
@@ -529,4 +532,56 @@ TEST(stream_runs_on_the_device_current_at_creation) {
     kernels_unload(&k);
     CHECK_OK(sim_set_device(0));
     CHECK_EQ(who[1], 1);
+}
+
+static uint64_t host_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+TEST(kernel_services_give_abi_version_device_and_the_hosts_monotonic_clock) {
+    REQUIRE_OK(sim_set_device(1));
+    probe_kernels pk;
+    if (!probes_load(&pk)) {
+        sim_set_device(0);
+        return;
+    }
+    sim_stream s = 0;
+    CHECK_OK(sim_stream_create(&s));
+    sim_devptr out = dev_alloc(64);
+    struct services_params p = {out};
+    uint64_t before = host_monotonic_ns();
+    CHECK_OK(sim_launch_kernel(s, pk.services, SIM_TARGET_AICORE, 1, &p, sizeof p));
+    CHECK_OK(sim_stream_synchronize(s));
+    uint64_t after = host_monotonic_ns();
+    uint32_t o[4];
+    uint64_t t[2];
+    dev_read(o, out, sizeof o);
+    dev_read(t, out + 16, sizeof t);
+    CHECK_EQ(o[0], SIM_KERNEL_ABI_VERSION);
+    CHECK_EQ(o[1], 1);
+    CHECK_EQ(o[2], (uint32_t)core_count(1));
+    CHECK(before <= t[0]);
+    CHECK(t[0] <= t[1]);
+    CHECK(t[1] <= after);
+    CHECK_OK(sim_stream_destroy(s));
+    dev_free(out);
+    probes_unload(&pk);
+    CHECK_OK(sim_set_device(0));
+}
+
+TEST(first_reported_device_error_wins) {
+    probe_kernels pk;
+    REQUIRE(probes_load(&pk));
+    sim_stream s = 0;
+    REQUIRE_OK(sim_stream_create(&s));
+    struct report_twice_params p = {5151, 6262};
+    CHECK_OK(sim_launch_kernel(s, pk.report_twice, SIM_TARGET_AICPU, 1, &p, sizeof p));
+    CHECK_STATUS(sim_stream_synchronize(s), SIM_KERNEL_ERROR);
+    const char *msg = sim_last_error_message();
+    CHECK(strstr(msg, "5151") != NULL);
+    CHECK(strstr(msg, "6262") == NULL);
+    CHECK_OK(sim_stream_destroy(s));
+    probes_unload(&pk);
 }

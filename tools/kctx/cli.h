@@ -34,10 +34,10 @@ typedef struct cli_option {
 
 typedef struct cli_command cli_command;
 struct cli_command {
-    const char *name;        /* "pack" */
-    const char *summary;     /* one line, for `kctx --help` */
-    const char *synopsis;    /* the arguments after `kctx NAME` */
-    const char *description; /* paragraphs for `kctx NAME --help`; may be NULL */
+    const char *name;          /* "pack" */
+    const char *summary;       /* one line, for `kctx --help` */
+    const char *synopsis;      /* the arguments after `kctx NAME` */
+    const char *description;   /* paragraphs for `kctx NAME --help`; may be NULL */
     const cli_option *options; /* terminated by an entry with id 0 */
     int (*run)(const cli_command *cmd, int argc, char **argv);
 };

@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_JSON = 1 };
+enum {
+    OPT_JSON = 1
+};
 
 static const cli_option inspect_options[] = {
     {OPT_JSON, "json", 0, NULL, "print a JSON document instead of text"}, {0, NULL, 0, NULL, NULL}};
@@ -81,8 +83,8 @@ static const char *plural(uint32_t n, const char *one, const char *many) {
 static void print_params_text(const kctx_image_view *v, int child, uint32_t count) {
     fputc('(', stdout);
     for (uint32_t i = 0; i < count; i++) {
-        kctx_image_param p =
-            child < 0 ? kctx_image_param_at(v, i) : kctx_image_child_param_at(v, (uint32_t)child, i);
+        kctx_image_param p = child < 0 ? kctx_image_param_at(v, i)
+                                       : kctx_image_child_param_at(v, (uint32_t)child, i);
         printf("%s%s: %s", i ? ", " : "", p.name, manifest_param_kind_name(p.kind));
     }
     fputs(")\n", stdout);
@@ -91,8 +93,8 @@ static void print_params_text(const kctx_image_view *v, int child, uint32_t coun
 static void print_text(const kctx_image_view *v, size_t size, const dag_summary *dag) {
     const uint8_t *h = v->base;
     printf("callable %s\n", kctx_image_name(v));
-    printf("  image      %zu bytes, format %u.%u, crc32c 0x%08" PRIx32 "\n", size,
-           le_u16(h + 8), le_u16(h + 10), le_u32(h + 24));
+    printf("  image      %zu bytes, format %u.%u, crc32c 0x%08" PRIx32 "\n", size, le_u16(h + 8),
+           le_u16(h + 10), le_u32(h + 24));
     printf("  signature  ");
     print_params_text(v, -1, kctx_image_param_count(v));
 
@@ -124,11 +126,15 @@ static void print_text(const kctx_image_view *v, size_t size, const dag_summary 
             case KCTX_BIND_TENSOR:
                 printf("%s + %" PRIu64 "\n", kctx_image_param_at(v, b.param).name, b.value);
                 break;
-            case KCTX_BIND_SCALAR: printf("%s\n", kctx_image_param_at(v, b.param).name); break;
+            case KCTX_BIND_SCALAR:
+                printf("%s\n", kctx_image_param_at(v, b.param).name);
+                break;
             case KCTX_BIND_IMMEDIATE:
                 printf("%" PRIu64 " (0x%" PRIx64 ")\n", b.value, b.value);
                 break;
-            default: printf("?\n"); break;
+            default:
+                printf("?\n");
+                break;
             }
         }
         printf("     after    ");
@@ -148,8 +154,8 @@ static void print_text(const kctx_image_view *v, size_t size, const dag_summary 
 static void json_params(json_writer *w, const kctx_image_view *v, int child, uint32_t count) {
     json_array_begin(w, "params");
     for (uint32_t i = 0; i < count; i++) {
-        kctx_image_param p =
-            child < 0 ? kctx_image_param_at(v, i) : kctx_image_child_param_at(v, (uint32_t)child, i);
+        kctx_image_param p = child < 0 ? kctx_image_param_at(v, i)
+                                       : kctx_image_child_param_at(v, (uint32_t)child, i);
         json_object_begin(w, NULL);
         json_u64(w, "index", i);
         json_string(w, "name", p.name);
@@ -250,15 +256,21 @@ static int run_inspect(const cli_command *cmd, int argc, char **argv) {
     cli_parser_init(&p, cmd, argc, argv);
     while ((opt = cli_next(&p)) != CLI_END) {
         switch (opt) {
-        case CLI_HELP: cli_print_help(cmd, stdout); return CLI_EXIT_OK;
-        case CLI_BAD: return CLI_EXIT_USAGE;
-        case OPT_JSON: as_json = 1; break;
+        case CLI_HELP:
+            cli_print_help(cmd, stdout);
+            return CLI_EXIT_OK;
+        case CLI_BAD:
+            return CLI_EXIT_USAGE;
+        case OPT_JSON:
+            as_json = 1;
+            break;
         case CLI_POSITIONAL:
             if (path != NULL)
                 return cli_usage_error(cmd, "unexpected argument '%s' (one IMAGE only)", p.value);
             path = p.value;
             break;
-        default: return cli_usage_error(cmd, "internal error: option %d", opt);
+        default:
+            return cli_usage_error(cmd, "internal error: option %d", opt);
         }
     }
     if (path == NULL) return cli_usage_error(cmd, "missing IMAGE");

@@ -17,13 +17,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { OPT_OUTPUT = 1, OPT_SEARCH_DIR, OPT_VERBOSE };
+enum {
+    OPT_OUTPUT = 1,
+    OPT_SEARCH_DIR,
+    OPT_VERBOSE
+};
 
 static const cli_option pack_options[] = {
     {OPT_OUTPUT, "output", 'o', "OUT", "write the image to OUT (required)"},
     {OPT_SEARCH_DIR, "search-dir", 0, "DIR",
      "look for relative variant files in DIR too (repeatable)"},
-    {OPT_VERBOSE, "verbose", 'v', NULL, "say where each variant file was found, and what was written"},
+    {OPT_VERBOSE, "verbose", 'v', NULL,
+     "say where each variant file was found, and what was written"},
     {0, NULL, 0, NULL, NULL}};
 
 typedef struct pack_args {
@@ -125,8 +130,10 @@ static int build_image(const pack_args *a, const manifest *m, void **image, size
             goto out;
         }
         if (func_id != i) { /* tasks refer to children by their manifest position */
-            snprintf(err, err_size, "%s: error: the image builder gave child '%s' function id %u, "
-                     "expected %u", m->path, c->name, func_id, i);
+            snprintf(err, err_size,
+                     "%s: error: the image builder gave child '%s' function id %u, "
+                     "expected %u",
+                     m->path, c->name, func_id, i);
             goto out;
         }
         for (uint32_t j = 0; j < c->param_count; j++) {
@@ -204,7 +211,9 @@ static int run_pack(const cli_command *cmd, int argc, char **argv) {
             cli_print_help(cmd, stdout);
             rc = CLI_EXIT_OK;
             goto out;
-        case CLI_BAD: rc = CLI_EXIT_USAGE; goto out;
+        case CLI_BAD:
+            rc = CLI_EXIT_USAGE;
+            goto out;
         case OPT_OUTPUT:
             if (a.output != NULL) {
                 rc = cli_usage_error(cmd, "option '-o' given twice");
@@ -212,8 +221,12 @@ static int run_pack(const cli_command *cmd, int argc, char **argv) {
             }
             a.output = p.value;
             break;
-        case OPT_SEARCH_DIR: a.search_dirs[a.search_dir_count++] = p.value; break;
-        case OPT_VERBOSE: a.verbose = 1; break;
+        case OPT_SEARCH_DIR:
+            a.search_dirs[a.search_dir_count++] = p.value;
+            break;
+        case OPT_VERBOSE:
+            a.verbose = 1;
+            break;
         case CLI_POSITIONAL:
             if (a.manifest != NULL) {
                 rc = cli_usage_error(cmd, "unexpected argument '%s' (one MANIFEST only)", p.value);
@@ -221,7 +234,9 @@ static int run_pack(const cli_command *cmd, int argc, char **argv) {
             }
             a.manifest = p.value;
             break;
-        default: rc = cli_usage_error(cmd, "internal error: option %d", opt); goto out;
+        default:
+            rc = cli_usage_error(cmd, "internal error: option %d", opt);
+            goto out;
         }
     }
     if (a.manifest == NULL) {
@@ -256,7 +271,8 @@ static int run_pack(const cli_command *cmd, int argc, char **argv) {
                 strerror(errno));
     } else {
         if (a.verbose)
-            fprintf(stderr, "kctx pack: wrote %s: callable '%s', %zu bytes, %u children, %u tasks\n",
+            fprintf(stderr,
+                    "kctx pack: wrote %s: callable '%s', %zu bytes, %u children, %u tasks\n",
                     a.output, m.name, image_size, m.child_count, m.task_count);
         rc = CLI_EXIT_OK;
     }

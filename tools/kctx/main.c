@@ -19,7 +19,9 @@ static const cli_command *const commands[] = {
     &kctx_cmd_pack,
     &kctx_cmd_inspect,
 };
-enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
+enum {
+    COMMAND_COUNT = sizeof commands / sizeof commands[0]
+};
 
 static const cli_command *find_command(const char *name) {
     for (int i = 0; i < COMMAND_COUNT; i++)

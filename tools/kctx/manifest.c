@@ -38,12 +38,10 @@ static const kind_name callable_param_kinds[] = {{"tensor_in", KCTX_PARAM_TENSOR
                                                  {NULL, 0}};
 static const kind_name child_param_kinds[] = {
     {"tensor", KCTX_PARAM_TENSOR}, {"scalar", KCTX_PARAM_SCALAR}, {NULL, 0}};
-static const kind_name variant_kinds[] = {{"sim_elf", KCTX_VARIANT_SIM_ELF},
-                                          {"opencl_c", KCTX_VARIANT_OPENCL_C},
-                                          {"cuda_fatbin", KCTX_VARIANT_CUDA_FATBIN},
-                                          {"cuda_cubin", KCTX_VARIANT_CUDA_CUBIN},
-                                          {"cuda_ptx", KCTX_VARIANT_CUDA_PTX},
-                                          {NULL, 0}};
+static const kind_name variant_kinds[] = {
+    {"sim_elf", KCTX_VARIANT_SIM_ELF},         {"opencl_c", KCTX_VARIANT_OPENCL_C},
+    {"cuda_fatbin", KCTX_VARIANT_CUDA_FATBIN}, {"cuda_cubin", KCTX_VARIANT_CUDA_CUBIN},
+    {"cuda_ptx", KCTX_VARIANT_CUDA_PTX},       {NULL, 0}};
 
 static const char *kind_to_name(const kind_name *table, int value) {
     for (const kind_name *k = table; k->name != NULL; k++)
@@ -62,9 +60,12 @@ const char *manifest_variant_kind_name(kctx_variant_kind kind) {
 
 const char *manifest_binding_kind_name(kctx_binding_kind kind) {
     switch (kind) {
-    case KCTX_BIND_TENSOR: return "tensor";
-    case KCTX_BIND_SCALAR: return "scalar";
-    case KCTX_BIND_IMMEDIATE: return "immediate";
+    case KCTX_BIND_TENSOR:
+        return "tensor";
+    case KCTX_BIND_SCALAR:
+        return "scalar";
+    case KCTX_BIND_IMMEDIATE:
+        return "immediate";
     }
     return "unknown";
 }
@@ -101,10 +102,14 @@ static yaml_node_t *node(loader *L, yaml_node_item_t id) {
 
 static const char *node_type_name(const yaml_node_t *n) {
     switch (n->type) {
-    case YAML_SCALAR_NODE: return "a scalar";
-    case YAML_SEQUENCE_NODE: return "a list";
-    case YAML_MAPPING_NODE: return "a mapping";
-    default: return "empty";
+    case YAML_SCALAR_NODE:
+        return "a scalar";
+    case YAML_SEQUENCE_NODE:
+        return "a list";
+    case YAML_MAPPING_NODE:
+        return "a mapping";
+    default:
+        return "empty";
     }
 }
 
@@ -205,8 +210,8 @@ static int get_kind(loader *L, const yaml_node_t *n, const char *what, const kin
     char expected[160] = "";
     size_t used = 0;
     for (const kind_name *k = table; k->name != NULL; k++) {
-        int w = snprintf(expected + used, sizeof expected - used, "%s%s", used ? ", " : "",
-                         k->name);
+        int w =
+            snprintf(expected + used, sizeof expected - used, "%s%s", used ? ", " : "", k->name);
         if (w < 0 || (size_t)w >= sizeof expected - used) break;
         used += (size_t)w;
     }
@@ -255,17 +260,16 @@ static int read_fields(loader *L, const yaml_node_t *map, const char *what, fiel
             char expected[160] = "";
             size_t used = 0;
             for (size_t j = 0; j < nfields; j++) {
-                int w = snprintf(expected + used, sizeof expected - used, "%s%s",
-                                 used ? ", " : "", fields[j].key);
+                int w = snprintf(expected + used, sizeof expected - used, "%s%s", used ? ", " : "",
+                                 fields[j].key);
                 if (w < 0 || (size_t)w >= sizeof expected - used) break;
                 used += (size_t)w;
             }
-            return fail(L, k, "unknown key '%s' in %s (expected: %s)", scalar(k), what,
-                        expected);
+            return fail(L, k, "unknown key '%s' in %s (expected: %s)", scalar(k), what, expected);
         }
         if (fields[i].value != NULL)
-            return fail(L, k, "duplicate key '%s' in %s (first given at line %u)", scalar(k),
-                        what, to_mark(fields[i].value->start_mark).line);
+            return fail(L, k, "duplicate key '%s' in %s (first given at line %u)", scalar(k), what,
+                        to_mark(fields[i].value->start_mark).line);
         fields[i].value = v;
     }
     for (size_t i = 0; i < nfields; i++)
@@ -339,7 +343,8 @@ static int load_variants(loader *L, const yaml_node_t *list, uint32_t ci, mf_chi
     char what[128];
     snprintf(what, sizeof what, "children[%u].variants", ci);
     if (get_list(L, list, what, 0, &items, &count) != 0) return -1;
-    if (count == 0) return fail(L, list, "child '%s' has no variants (it needs at least one)", c->name);
+    if (count == 0)
+        return fail(L, list, "child '%s' has no variants (it needs at least one)", c->name);
     if (count > KCTX_IMAGE_MAX_VARIANTS)
         return fail(L, list, "child '%s' has %u variants; the limit is %u", c->name, count,
                     KCTX_IMAGE_MAX_VARIANTS);
@@ -375,7 +380,8 @@ static int load_children(loader *L, const yaml_node_t *list, manifest *m) {
     m->child_count = count;
     for (uint32_t i = 0; i < count; i++) {
         yaml_node_t *item = node(L, items[i]);
-        field f[] = {{"name", 1, NULL}, {"entry", 0, NULL}, {"params", 0, NULL}, {"variants", 1, NULL}};
+        field f[] = {
+            {"name", 1, NULL}, {"entry", 0, NULL}, {"params", 0, NULL}, {"variants", 1, NULL}};
         mf_child *c = &m->children[i];
         snprintf(what, sizeof what, "children[%u]", i);
         if (read_fields(L, item, what, f, 4) != 0) return -1;
@@ -410,12 +416,13 @@ static int load_binding(loader *L, const manifest *m, const mf_task *t, const mf
                  {"imm_f32", 0, NULL}};
     snprintf(what, sizeof what, "binding %u of task '%s'", bi, t->id);
     if (read_fields(L, item, what, f, 5) != 0) return -1;
-    int forms = (f[0].value != NULL) + (f[2].value != NULL) + (f[3].value != NULL) +
-                (f[4].value != NULL);
+    int forms =
+        (f[0].value != NULL) + (f[2].value != NULL) + (f[3].value != NULL) + (f[4].value != NULL);
     if (forms != 1)
-        return fail(L, item,
-                    "%s must have exactly one of 'tensor', 'scalar', 'imm' or 'imm_f32' (it has %d)",
-                    what, forms);
+        return fail(
+            L, item,
+            "%s must have exactly one of 'tensor', 'scalar', 'imm' or 'imm_f32' (it has %d)", what,
+            forms);
     if (f[1].value != NULL && f[0].value == NULL)
         return fail(L, f[1].value, "%s: 'offset' applies only to a tensor binding", what);
 
@@ -600,8 +607,8 @@ static int syntax_error(loader *L, const yaml_parser_t *p) {
                          at.line, at.column, problem);
         if (p->context != NULL && n >= 0 && (size_t)n < L->err_size) {
             mf_mark cm = to_mark(p->context_mark);
-            snprintf(L->err + n, L->err_size - (size_t)n, " (%s at line %u, column %u)",
-                     p->context, cm.line, cm.column);
+            snprintf(L->err + n, L->err_size - (size_t)n, " (%s at line %u, column %u)", p->context,
+                     cm.line, cm.column);
         }
     }
     return -1;

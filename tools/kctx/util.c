@@ -127,13 +127,13 @@ int util_write_file_atomic(const char *path, const void *data, size_t size, cons
     free(tmp);
     return 0;
 
-fail: {
+fail : {
     int saved = errno;
     if (fd >= 0) close(fd);
     unlink(tmp);
     errno = saved;
 }
-fail_nofile: {
+fail_nofile : {
     int saved = errno;
     free(tmp);
     if (what) *what = step;

@@ -1,0 +1,170 @@
+/*
+ * kt.h — the kernel-context tests' harness.
+ *
+ *   KT_TEST(second_kernel_init_on_a_device_is_busy) {   // K6
+ *       kctx_context a = kt_kernel_ctx();
+ *       ...
+ *       CHECK_K(kctx_kernel_init(b, &cfg), KCTX_BUSY);
+ *       kt_finish(a);
+ *   }
+ *
+ * Each test executable runs all its tests, or those named on its command
+ * line (`--list` prints them), and prints "N passed, M failed" last (exit
+ * status 1 on any failure).
+ *
+ * Around every test the harness proves clean teardown, so that a test only
+ * has to end with its contexts closed and destroyed:
+ *  - the sim's live objects (streams, events, modules, graphs, executable
+ *    graphs, pending hooks) and live allocations of every device are back
+ *    to what they were before the test;
+ *  - every context the test created through kt_create() is destroyed;
+ *  - no claim is left behind: a fresh kernel context can be initialised
+ *    (and closed) on every device;
+ *  - K4, for every test: the sim's lifecycle counters moved by exactly the
+ *    lifecycle calls the test made itself, as the framework that owns the
+ *    device (kt_set_device, kt_owner_reset, kt_expect_lifecycle). kctx's
+ *    kernel mode makes none, on any path.
+ * After a failed test the harness releases holds, clears faults, resets
+ * every device and closes what the test left, so later tests start clean.
+ *
+ * CHECK* record a failure (file:line, the expression and, for statuses, the
+ * status names and the last-error message) and evaluate to 1 when the check
+ * held; REQUIRE* return from the test when it did not. Checks are
+ * thread-safe: helper threads may use them.
+ */
+#ifndef KCTX_TESTS_KCTX_KT_H
+#define KCTX_TESTS_KCTX_KT_H
+
+#include <kctx/image.h>
+#include <kctx/kctx.h>
+#include <kctx/sim.h>
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- registration ---------------------------------------------------------- */
+typedef void (*kt_test_fn)(void);
+void kt_register(const char *name, kt_test_fn fn);
+
+#define KT_TEST(name)                                                              \
+    static void name(void);                                                        \
+    __attribute__((constructor)) static void kt_register_##name(void) {            \
+        kt_register(#name, name);                                                  \
+    }                                                                              \
+    static void name(void)
+
+/* ---- checks ---------------------------------------------------------------- */
+int kt_check(int ok, const char *expr, const char *file, int line);
+int kt_check_eq(uint64_t a, uint64_t b, const char *ea, const char *eb, const char *file, int line);
+/* `got` must be `want`; on mismatch prints both names and the calling
+ * thread's kctx last-error message (read before any other kctx call). */
+int kt_check_k(kctx_status got, kctx_status want, const char *expr, const char *file, int line);
+int kt_check_k2(kctx_status got, kctx_status w1, kctx_status w2, const char *expr, const char *file, int line);
+int kt_check_sim(sim_status got, sim_status want, const char *expr, const char *file, int line);
+int kt_check_phase(kctx_context ctx, kctx_phase want, const char *ectx, const char *file, int line);
+int kt_check_mode(kctx_context ctx, kctx_mode want, const char *ectx, const char *file, int line);
+
+#define CHECK(cond) kt_check(!!(cond), #cond, __FILE__, __LINE__)
+#define CHECK_EQ(a, b) kt_check_eq((uint64_t)(a), (uint64_t)(b), #a, #b, __FILE__, __LINE__)
+#define CHECK_K(expr, want) kt_check_k((expr), (want), #expr, __FILE__, __LINE__)
+#define CHECK_K2(expr, w1, w2) kt_check_k2((expr), (w1), (w2), #expr, __FILE__, __LINE__)
+#define CHECK_OK(expr) CHECK_K(expr, KCTX_OK)
+#define CHECK_SIM(expr, want) kt_check_sim((expr), (want), #expr, __FILE__, __LINE__)
+#define CHECK_SIM_OK(expr) CHECK_SIM(expr, SIM_OK)
+#define CHECK_PHASE(ctx, want) kt_check_phase((ctx), (want), #ctx, __FILE__, __LINE__)
+#define CHECK_MODE(ctx, want) kt_check_mode((ctx), (want), #ctx, __FILE__, __LINE__)
+
+#define KT_REQUIRE_(check)  \
+    do {                    \
+        if (!(check))       \
+            return;         \
+    } while (0)
+#define REQUIRE(cond) KT_REQUIRE_(CHECK(cond))
+#define REQUIRE_EQ(a, b) KT_REQUIRE_(CHECK_EQ(a, b))
+#define REQUIRE_K(expr, want) KT_REQUIRE_(CHECK_K(expr, want))
+#define REQUIRE_OK(expr) KT_REQUIRE_(CHECK_OK(expr))
+#define REQUIRE_SIM_OK(expr) KT_REQUIRE_(CHECK_SIM_OK(expr))
+
+/* Failed checks so far in the running test (for loops that stop early). */
+int kt_failures(void);
+
+/* ---- contexts ---------------------------------------------------------------- */
+/* A mode-less context on the default platform, tracked by the harness
+ * (which fails the test if it is still alive at the end). 0 on failure. */
+kctx_context kt_create(void);
+/* The default kernel config, with the given prepare timeout (0: default). */
+kctx_kernel_config kt_config(uint32_t prepare_timeout_ms);
+/* kt_create + kernel init with the default config on the calling thread's
+ * current device; 0 (and a failed check) on failure. */
+kctx_context kt_kernel_ctx(void);
+/* Close (must be OK) and destroy (must be OK). */
+void kt_finish(kctx_context ctx);
+kctx_phase kt_phase(kctx_context ctx);
+kctx_resource_info kt_resources(kctx_context ctx);
+/* The context's AICPU stream (0 unless READY-ish). */
+sim_stream kt_aicpu_stream(kctx_context ctx);
+/* The status held in the runtime / teardown slot (KCTX_OK when empty). */
+kctx_status kt_runtime_error(kctx_context ctx);
+kctx_status kt_teardown_error(kctx_context ctx);
+
+/* ---- the device, as its owner ------------------------------------------------- */
+/* Lifecycle calls the test makes as the framework that owns the device;
+ * the harness expects exactly these on the lifecycle counters (K4). */
+void kt_set_device(int device);
+void kt_owner_reset(void); /* sim_device_reset of the calling thread's current device */
+void kt_expect_lifecycle(int device, sim_lifecycle_op op, uint64_t n); /* device -1: every device */
+/* After sim_lifecycle_reset_counts(): start the accounting afresh. */
+void kt_lifecycle_rebaseline(void);
+int kt_device_count(void);
+/* The calling thread's capture mode (read by exchanging it twice). */
+sim_capture_mode kt_capture_mode(void);
+
+/* Live objects and allocations of a device. */
+typedef struct kt_snap {
+    sim_object_counts o;
+    uint64_t live_count, live_bytes;
+} kt_snap;
+kt_snap kt_snap_take(int device);
+int kt_check_snap(const kt_snap *want, const kt_snap *got, const char *what, const char *file, int line);
+#define CHECK_SNAP(want, got) kt_check_snap(&(want), &(got), #got, __FILE__, __LINE__)
+/* Shorthand: the device's state now equals `want`. */
+#define CHECK_DEVICE_AT(device, want)                                     \
+    do {                                                                  \
+        kt_snap kt_now_ = kt_snap_take(device);                           \
+        kt_check_snap(&(want), &kt_now_, "device " #device, __FILE__, __LINE__); \
+    } while (0)
+
+/* ---- images and kernels --------------------------------------------------------- */
+typedef struct kt_image {
+    const void *bytes;
+    size_t size;
+} kt_image;
+/* Callable images, built once per process with the kctx_image builder:
+ *  - noop:   one child "noop" (entry k_noop, SIM_ELF variant = the sim test
+ *            kernels module), no parameters, one task;
+ *  - append: one tensor parameter "log", child "append" (entry k_append,
+ *            one TENSOR child parameter bound to it), one task;
+ *  - opencl: like noop but its only variant is OpenCL C source. */
+kt_image kt_image_noop(void);
+kt_image kt_image_append(void);
+kt_image kt_image_opencl(void);
+/* A malloc'd copy (free with free()). */
+void *kt_image_dup(kt_image img);
+/* The sim test kernels module file's bytes (cached). */
+kt_image kt_test_kernels_module(void);
+/* Load the test kernels module on the current device and look up `entry`. */
+sim_status kt_load_kernel(const char *entry, sim_module *module, sim_function *fn);
+
+/* ---- threads ---------------------------------------------------------------------- */
+/* Run fn(arg) on `n` threads released together (a barrier); join them. */
+void kt_run_threads(int n, void *(*fn)(void *), void *const *args);
+
+/* ---- sim call counting ----------------------------------------------------------- */
+/* Calls of `op` made by the calling thread so far (sim_thread_calls). */
+static inline uint64_t kt_calls(sim_op op) { return sim_thread_calls((int)op); }
+
+/* Arm one fault for the calling thread's calls only. */
+int kt_fault(sim_op op, uint64_t nth, int persistent);
+
+#endif
