@@ -4,8 +4,11 @@
 # files, no libc, no initialisers/finalisers and no TLS, so that the sim's
 # loader accepts it. Kernel modules are built for the build's sanitizer
 # flavour (so sanitizers see kernel code too); the sanitizer's per-module
-# constructor (.init_array.*, which only calls __asan_init / __tsan_init,
-# already done by the host) is removed from each object before linking.
+# constructor (.init_array.*: it calls __asan_init / __tsan_init, already
+# done by the host, and under ASan registers the module's globals) is
+# removed from each object before linking. Consequence: ASan does not
+# check overflows of a kernel module's own global variables (kernels should
+# have none; device memory itself is checked).
 # The module file is <binary dir>/<target>.so; use $<TARGET_FILE:target>.
 find_program(KCTX_OBJCOPY NAMES objcopy REQUIRED)
 function(kctx_add_sim_module target)

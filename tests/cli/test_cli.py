@@ -311,11 +311,114 @@ def case_variant_files(c):
     pack_fails(c, vadd, "cannot open variant file 'kctx_callable_elementwise.so'")
     # A manifest that does not exist; an output directory that does not exist.
     pack_fails(c, os.path.join(c.tmp, "missing.yaml"), "No such file or directory")
-    p = c.run("pack", os.path.join(src, "features.yaml"), "-o",
-              os.path.join(c.tmp, "no", "such", "dir", "x.kctx"))
+
+
+def write_manifest(c, name, text):
+    """A manifest in the case's directory, next to a copy of kernel.cl."""
+    shutil.copy(os.path.join(c.tests, "bad", "kernel.cl"), os.path.join(c.tmp, "kernel.cl"))
+    path = os.path.join(c.tmp, name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+FILL_CHILD = """children:
+  - name: fill
+    params: [{name: y, kind: tensor}, {name: n, kind: scalar}]
+    variants: [{kind: opencl_c, file: kernel.cl}]
+"""
+
+
+def case_json_escaping(c):
+    # Names are arbitrary bytes but NUL; JSON output must escape them.
+    weird = 'q"b\\s\tt\u00e9\x01\x7f/'
+    manifest = write_manifest(c, "weird.yaml", f"""name: "q\\"b\\\\s\\tt\u00e9\\x01\\x7f/"
+params: [{{name: "y\\n", kind: tensor_out}}, {{name: n, kind: scalar}}]
+{FILL_CHILD}tasks:
+  - {{id: t0, child: fill, bind: [{{tensor: "y\\n"}}, {{scalar: n}}]}}
+""")
+    out = os.path.join(c.tmp, "weird.kctx")
+    p = c.run("pack", manifest, "-o", out)
+    expect_exit(p, 0, "pack a callable with odd characters in its names")
+    j = inspect_json(c, out)
+    check(j["name"] == weird, f"the name survives JSON escaping: {j['name']!r}")
+    check(j["params"][0]["name"] == "y\n", "a newline in a name")
+    check(j["tasks"][0]["bindings"][0]["param_name"] == "y\n", "binding names escaped too")
+
+
+def case_limits(c):
+    # At the image format's limits: accepted.
+    deps = ", ".join(f"t{i}" for i in range(64))
+    tasks = "".join(f"  - {{id: t{i}, child: fill, bind: [{{tensor: y}}, {{scalar: n}}]}}\n"
+                    for i in range(4095))
+    tasks += f"  - {{id: last, child: fill, bind: [{{tensor: y}}, {{imm: 1}}], after: [{deps}]}}\n"
+    long_name = "n" * 255
+    manifest = write_manifest(c, "max.yaml", f"""name: {long_name}
+params: [{{name: y, kind: tensor_out}}, {{name: n, kind: scalar}}]
+{FILL_CHILD}tasks:
+{tasks}""")
+    out = os.path.join(c.tmp, "max.kctx")
+    p = c.run("pack", manifest, "-o", out)
+    expect_exit(p, 0, "pack at the limits (255-byte name, 4096 tasks, 64 dependencies)")
+    j = inspect_json(c, out)
+    check(len(j["tasks"]) == 4096 and len(j["tasks"][-1]["after"]) == 64 and
+          j["name"] == long_name, "limits round-trip")
+    check(j["dag"]["depth"] == 2 and j["dag"]["width"] == 4095, f"dag {j['dag']}")
+
+    # One above each limit: refused with the limit named.
+    over = [
+        ("name", f"name: {'n' * 256}\nparams: []\n{FILL_CHILD}tasks: [{{id: t, child: fill}}]\n",
+         "is 256 bytes long; the limit is 255"),
+        ("tasks", f"name: x\nparams: [{{name: y, kind: tensor_out}}, {{name: n, kind: scalar}}]\n"
+                  f"{FILL_CHILD}tasks:\n{tasks}  - {{id: extra, child: fill}}\n",
+         "4097 tasks; the limit is 4096"),
+        ("params", "name: x\nparams: [" +
+         ", ".join(f"{{name: p{i}, kind: scalar}}" for i in range(65)) +
+         f"]\n{FILL_CHILD}tasks: [{{id: t, child: fill}}]\n", "65 parameters; the limit is 64"),
+        ("variants", "name: x\nchildren:\n  - name: fill\n    variants: [" +
+         ", ".join("{kind: opencl_c, file: kernel.cl}" for _ in range(9)) +
+         "]\ntasks: [{id: t, child: fill}]\n", "9 variants; the limit is 8"),
+        ("deps", f"name: x\nparams: [{{name: y, kind: tensor_out}}, {{name: n, kind: scalar}}]\n"
+                 f"{FILL_CHILD}tasks:\n" + tasks.replace(f"after: [{deps}]", f"after: [{deps}, t64]"),
+         "65 dependencies; the limit is 64"),
+    ]
+    for label, text, expect in over:
+        pack_fails(c, write_manifest(c, f"over_{label}.yaml", text), expect)
+
+    # A limit only the whole image can break (string table above 1 MiB):
+    # the builder refuses, and its message is passed on.
+    children = "".join(
+        f"  - name: c{ci}\n    params: [" +
+        ", ".join(f"{{name: {'p' * 250}{i:03d}, kind: scalar}}" for i in range(64)) +
+        "]\n    variants: [{kind: opencl_c, file: kernel.cl}]\n" for ci in range(80))
+    bind = ", ".join("{imm: 1}" for _ in range(64))
+    text = f"name: big\nchildren:\n{children}tasks:\n  - {{id: t, child: c0, bind: [{bind}]}}\n"
+    pack_fails(c, write_manifest(c, "big_strtab.yaml", text),
+               "error: the image builder rejected the callable: ")
+
+
+def case_output_errors(c):
+    manifest = os.path.join(c.tests, "good", "features.yaml")
+    # OUT is a directory: refused, nothing left next to it.
+    target = os.path.join(c.tmp, "adir")
+    os.mkdir(target)
+    p = c.run("pack", manifest, "-o", target)
+    expect_exit(p, 1, "pack -o DIRECTORY")
+    check("cannot write the image" in p.err and "Is a directory" in p.err, "says why", p)
+    check(sorted(os.listdir(c.tmp)) == ["adir"] and os.listdir(target) == [],
+          f"no temporary file left: {os.listdir(c.tmp)}")
+    # OUT's directory does not exist.
+    p = c.run("pack", manifest, "-o", os.path.join(c.tmp, "no", "such", "dir", "x.kctx"))
     expect_exit(p, 1, "pack into a missing directory")
     check("cannot write the image" in p.err and "No such file or directory" in p.err,
           "the write error says why", p)
+    # Overwriting an existing image replaces it whole.
+    out = os.path.join(c.tmp, "x.kctx")
+    with open(out, "wb") as f:
+        f.write(b"x" * 100000)
+    p = c.run("pack", manifest, "-o", out)
+    expect_exit(p, 0, "pack over an existing file")
+    inspect_json(c, out)
 
 
 def corrupt_case(c, image, data, reason=None, label=""):
@@ -371,12 +474,15 @@ def main():
     ap.add_argument("--search-dir", required=True, help="where the example kernel modules are")
     ap.add_argument("--tests", required=True, help="tests/cli in the source tree")
     ap.add_argument("case", help="help | usage | features | variant_files | corrupt | "
-                                 "roundtrip:NAME | bad:NAME")
+                                 "json_escaping | limits | output_errors | roundtrip:NAME | "
+                                 "bad:NAME")
     args = ap.parse_args()
 
     kind, _, name = args.case.partition(":")
     cases = {"help": case_help, "usage": case_usage, "features": case_features,
              "variant_files": case_variant_files, "corrupt": case_corrupt,
+             "json_escaping": case_json_escaping, "limits": case_limits,
+             "output_errors": case_output_errors,
              "roundtrip": case_roundtrip, "bad": case_bad}
     if kind not in cases or (kind in ("roundtrip", "bad")) != bool(name):
         ap.error(f"unknown case '{args.case}'")

@@ -135,6 +135,30 @@ int kt_check_snap(const kt_snap *want, const kt_snap *got, const char *what, con
         kt_check_snap(&(want), &kt_now_, "device " #device, __FILE__, __LINE__); \
     } while (0)
 
+/* Everything an entry could change: for "a refusal changes nothing" (K9).
+ * `destructive` sums the calling thread's sim calls that create, release,
+ * allocate or enqueue (queries and capture-mode exchanges excluded). */
+typedef struct kt_state {
+    kctx_phase phase;
+    kctx_mode mode;
+    int device;
+    kctx_resource_info res;
+    kctx_status runtime, teardown;
+    kt_snap dev;
+    uint64_t destructive;
+} kt_state;
+kt_state kt_state_take(kctx_context ctx);
+int kt_check_state(const kt_state *want, const kt_state *got, const char *file, int line);
+/* The context's state equals `want` (taken with kt_state_take). */
+#define CHECK_UNCHANGED(ctx, want)                                       \
+    do {                                                                 \
+        kt_state kt_now_ = kt_state_take(ctx);                           \
+        kt_check_state(&(want), &kt_now_, __FILE__, __LINE__);           \
+    } while (0)
+uint64_t kt_destructive_calls(void);
+/* The calling thread's release calls (stream, event, module, memory). */
+uint64_t kt_release_calls(void);
+
 /* ---- images and kernels --------------------------------------------------------- */
 typedef struct kt_image {
     const void *bytes;

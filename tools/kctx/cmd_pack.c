@@ -109,7 +109,6 @@ static int builder_failed(kctx_image_builder *b, const manifest *m, mf_mark at, 
 static int build_image(const pack_args *a, const manifest *m, void **image, size_t *image_size,
                        char *err, size_t err_size) {
     kctx_image_builder *b = kctx_image_builder_new(m->name);
-    mf_mark top = {1, 1};
     int rc = -1;
     if (b == NULL) {
         snprintf(err, err_size, "%s: error: out of memory", m->path);
@@ -183,8 +182,10 @@ static int build_image(const pack_args *a, const manifest *m, void **image, size
         goto out;
     }
     if (st != KCTX_BUILD_OK) {
-        snprintf(err, err_size, "%s:%u:%u: error: the image builder rejected the callable: %s",
-                 m->path, top.line, top.column, msg[0] ? msg : "invalid content");
+        /* A property of the whole callable (e.g. the string table's size):
+         * no one node to point at. */
+        snprintf(err, err_size, "%s: error: the image builder rejected the callable: %s", m->path,
+                 msg[0] ? msg : "invalid content");
         goto out;
     }
     rc = 0;
