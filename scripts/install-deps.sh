@@ -20,14 +20,14 @@ log() { printf 'install-deps: %s\n' "$*"; }
 #  build-essential  gcc, make, libc headers
 #  cmake, ninja-build
 #  clang, libclang-rt-14-dev   CC=clang builds and clang's sanitizer/libFuzzer runtimes
-#  binutils         objcopy (kernel modules: strip sanitizer init arrays)
-#  python3          scripts and, in later issues, the Python binding
-REQUIRED_DEBS=(build-essential cmake ninja-build clang libclang-rt-14-dev binutils python3)
+#  binutils         the linker script that keeps sanitizer init arrays out of kernel modules
+#  python3          the CLI tests and the Python binding
+#  libyaml-dev      the manifest parser of `kctx pack` (a well-kept YAML library)
+REQUIRED_DEBS=(build-essential cmake ninja-build clang libclang-rt-14-dev binutils python3 libyaml-dev)
 # Optional: the build and the tests pass without them.
 #  pocl-opencl-icd, ocl-icd-opencl-dev, opencl-headers   the sim_enqueue benchmark's
 #                   baseline (a real OpenCL runtime on the CPU)
-#  libyaml-dev      the manifest parser of a later issue
-OPTIONAL_DEBS=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers libyaml-dev)
+OPTIONAL_DEBS=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)
 
 # PyPI packages, as "import_name=requirement" (none are needed yet). They are
 # installed with the python3 found on PATH (pyenv's on the project machines).

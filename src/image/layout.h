@@ -76,6 +76,11 @@ static const uint64_t kctx_sec_limit[SEC_COUNT] = {
     (uint64_t)KCTX_IMAGE_MAX_TASKS * KCTX_IMAGE_MAX_DEPS,
     KCTX_IMAGE_MAX_STRTAB};
 
+/* The header's name for each count field. */
+static const char *const kctx_count_field_name[SEC_COUNT] = {
+    "param_count", "child_count", "child_param_count", "variant_count",
+    "task_count",  "binding_count", "dep_count",       "strtab_size"};
+
 static const char *const kctx_sec_name[SEC_COUNT + 1] = {
     "params", "children", "child_params", "variants", "tasks",
     "bindings", "deps", "strtab", "blobs"};

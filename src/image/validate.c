@@ -134,7 +134,7 @@ static kctx_image_reason check_limits(vstate *v) {
         v->n[i] = img_u32(&v->r, pos);
         if (v->n[i] > kctx_sec_limit[i])
             return fail(v, KCTX_IMAGE_LIMIT_EXCEEDED, pos,
-                        "%s count at 0x%llx is %u, above the limit of %llu", kctx_sec_name[i],
+                        "%s at 0x%llx is %u, above the limit of %llu", kctx_count_field_name[i],
                         (ull)pos, v->n[i], (ull)kctx_sec_limit[i]);
     }
     return KCTX_IMAGE_OK;
@@ -603,7 +603,7 @@ static kctx_image_reason check_tasks(vstate *v) {
         uint32_t id = img_u32(&v->r, e + TASK_FUNC_ID);
         if (id >= v->n[SEC_CHILDREN])
             return fail(v, KCTX_IMAGE_UNKNOWN_FUNC, e + TASK_FUNC_ID,
-                        "task %u: func_id at 0x%llx is %u; the callable has %u children", t,
+                        "task %u: func_id at 0x%llx is %u, not below the child count %u", t,
                         (ull)(e + TASK_FUNC_ID), id, v->n[SEC_CHILDREN]);
         uint32_t block_dim = img_u32(&v->r, e + TASK_BLOCK_DIM);
         if (block_dim == 0 || block_dim > KCTX_IMAGE_MAX_BLOCK_DIM)

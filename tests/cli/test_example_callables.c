@@ -37,7 +37,7 @@
 #define SIM_CHECK(call)                                                                  \
     do {                                                                                 \
         sim_status st_ = (call);                                                         \
-        if (st_ != SIM_SUCCESS)                                                          \
+        if (st_ != SIM_OK)                                                               \
             FAIL("%s -> %s: %s", #call, sim_status_name(st_), sim_last_error_message()); \
     } while (0)
 
@@ -296,7 +296,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: test_example_callables IMAGE...\n");
         return 2;
     }
-    if (sim_init() != SIM_SUCCESS || sim_set_device(0) != SIM_SUCCESS) {
+    if (sim_init() != SIM_OK || sim_set_device(0) != SIM_OK) {
         fprintf(stderr, "test_example_callables: FAIL: no sim device: %s\n",
                 sim_last_error_message());
         return 1;
@@ -304,7 +304,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (run_image(argv[i]) != 0) failed++;
     /* Clean teardown: nothing left on the device. */
-    if (sim_mem_stats(0, &live, &live_bytes) != SIM_SUCCESS || live != 0) {
+    if (sim_mem_stats(0, &live, &live_bytes) != SIM_OK || live != 0) {
         fprintf(stderr, "test_example_callables: FAIL: %llu allocations left on the device\n",
                 (unsigned long long)live);
         failed++;

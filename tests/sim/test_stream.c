@@ -9,6 +9,7 @@
 
 #include <kctx/sim_kernel.h>
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -354,6 +355,8 @@ typedef struct host_log {
     int order[64];
     sim_status status[64];
     int n;
+    int on_caller_thread; /* host functions run on sim threads */
+    pthread_t caller;
 } host_log;
 
 typedef struct host_call {
@@ -366,6 +369,7 @@ static void append_host(void *user, sim_status status) {
     c->log->order[c->log->n] = c->index;
     c->log->status[c->log->n] = status;
     c->log->n++;
+    if (pthread_equal(pthread_self(), c->log->caller)) c->log->on_caller_thread++;
 }
 
 TEST(host_functions_run_in_stream_order) {
@@ -377,6 +381,7 @@ TEST(host_functions_run_in_stream_order) {
     sim_devptr log = dev_alloc((1 + N) * 4);
     host_log hl;
     memset(&hl, 0, sizeof hl);
+    hl.caller = pthread_self();
     host_call calls[N];
     for (int i = 0; i < N; i++) {
         calls[i] = (host_call){&hl, i};
@@ -385,6 +390,7 @@ TEST(host_functions_run_in_stream_order) {
     }
     CHECK_OK(sim_stream_synchronize(s));
     CHECK_EQ(hl.n, N);
+    CHECK_EQ(hl.on_caller_thread, 0);
     for (int i = 0; i < N && i < hl.n; i++) {
         CHECK_EQ(hl.order[i], i);
         CHECK_STATUS(hl.status[i], SIM_OK);
@@ -451,6 +457,7 @@ TEST(kernel_error_fails_the_stream_and_later_work_completes_at_once) {
     dev_write(buf + 4, &not_run, 4);
     host_log hl;
     memset(&hl, 0, sizeof hl);
+    hl.caller = pthread_self();
     host_call call = {&hl, 1};
 
     CHECK_OK(launch_error(s, &k, 4242, 0x77));

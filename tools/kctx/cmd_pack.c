@@ -55,7 +55,7 @@ static int read_variant(const pack_args *a, const manifest *m, const mf_variant 
             return -1;
         }
         struct stat st;
-        if (stat(path, &st) != 0 && errno == ENOENT) {
+        if (stat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) { /* not here */
             free(path);
             continue;
         }
@@ -79,13 +79,14 @@ static int read_variant(const pack_args *a, const manifest *m, const mf_variant 
         free(path);
         return 0;
     }
-    /* Not found anywhere: list where we looked. */
-    int n = snprintf(err, err_size,
-                     "%s:%u:%u: error: cannot open variant file '%s': %s (looked in: %s", m->path,
-                     v->mark.line, v->mark.column, file, strerror(ENOENT), absolute ? "/" : m->dir);
+    /* Not found anywhere: say where we looked. */
+    int n = snprintf(err, err_size, "%s:%u:%u: error: cannot open variant file '%s': %s", m->path,
+                     v->mark.line, v->mark.column, file, strerror(ENOENT));
+    if (!absolute && n >= 0 && (size_t)n < err_size)
+        n += snprintf(err + n, err_size - (size_t)n, " (looked in: %s", m->dir);
     for (int i = 0; !absolute && i < a->search_dir_count && n >= 0 && (size_t)n < err_size; i++)
         n += snprintf(err + n, err_size - (size_t)n, ", %s", a->search_dirs[i]);
-    if (n >= 0 && (size_t)n < err_size) snprintf(err + n, err_size - (size_t)n, ")");
+    if (!absolute && n >= 0 && (size_t)n < err_size) snprintf(err + n, err_size - (size_t)n, ")");
     return -1;
 }
 

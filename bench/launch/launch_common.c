@@ -1,0 +1,255 @@
+/*
+ * launch_common.c — see launch_common.h.
+ */
+#include "launch_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef KCTX_BENCH_KERNEL_MODULE
+#error "KCTX_BENCH_KERNEL_MODULE (path of the sim_test_kernels module) must be defined"
+#endif
+
+/* ---- checks --------------------------------------------------------------- */
+
+void lb_sim_check(sim_status s, const char *what) {
+    if (s != SIM_OK) kb_fatal("%s failed: %s (%s)", what, sim_status_name(s), sim_last_error_message());
+}
+
+void lb_kctx_check(kctx_status s, const char *what) {
+    if (s != KCTX_OK) kb_fatal("%s failed: %s (%s)", what, kctx_status_name(s), kctx_thread_last_error());
+}
+
+/* ---- images ----------------------------------------------------------------- */
+
+static void *g_module;
+static size_t g_module_size;
+
+void lb_kernels_module(const void **bytes, size_t *size) {
+    if (g_module == NULL && kb_read_file(KCTX_BENCH_KERNEL_MODULE, &g_module, &g_module_size) != 0)
+        kb_fatal("cannot read the sim kernel module %s", KCTX_BENCH_KERNEL_MODULE);
+    *bytes = g_module;
+    *size = g_module_size;
+}
+
+static lb_image finish(kctx_image_builder *b, const char *what, uint32_t tasks) {
+    lb_image img = {NULL, 0, tasks};
+    char msg[160] = "";
+    if (b == NULL) kb_fatal("kctx_image_builder_new(%s): out of memory", what);
+    kctx_build_status s = kctx_image_builder_finish(b, &img.bytes, &img.size, msg, sizeof msg);
+    kctx_image_builder_free(b);
+    if (s != KCTX_BUILD_OK) kb_fatal("building the %s image failed (%d): %s", what, (int)s, msg);
+    return img;
+}
+
+/* Add the child "noop" (k_noop, no parameters) with the module as its
+ * SIM_ELF variant; returns its function id. */
+static uint32_t add_noop_child(kctx_image_builder *b) {
+    const void *mod;
+    size_t mod_size;
+    uint32_t fid = 0;
+    lb_kernels_module(&mod, &mod_size);
+    kctx_image_builder_child(b, "noop", "k_noop", &fid);
+    kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod, mod_size);
+    return fid;
+}
+
+lb_image lb_image_noop(const char *name) {
+    kctx_image_builder *b = kctx_image_builder_new(name);
+    if (b) {
+        uint32_t fid = add_noop_child(b);
+        kctx_image_builder_task(b, fid, 1, NULL);
+    }
+    return finish(b, name, 1);
+}
+
+lb_image lb_image_vadd(uint32_t block_dim) {
+    kctx_image_builder *b = kctx_image_builder_new("vector_add");
+    if (b) {
+        const void *mod;
+        size_t mod_size;
+        uint32_t fid = 0;
+        lb_kernels_module(&mod, &mod_size);
+        kctx_image_builder_param(b, "a", KCTX_PARAM_TENSOR_IN);
+        kctx_image_builder_param(b, "b", KCTX_PARAM_TENSOR_IN);
+        kctx_image_builder_param(b, "c", KCTX_PARAM_TENSOR_OUT);
+        kctx_image_builder_param(b, "n", KCTX_PARAM_SCALAR);
+        kctx_image_builder_child(b, "vadd", "k_vadd_f32", &fid);
+        kctx_image_builder_child_param(b, "a", KCTX_PARAM_TENSOR);
+        kctx_image_builder_child_param(b, "b", KCTX_PARAM_TENSOR);
+        kctx_image_builder_child_param(b, "c", KCTX_PARAM_TENSOR);
+        kctx_image_builder_child_param(b, "n", KCTX_PARAM_SCALAR);
+        kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod, mod_size);
+        kctx_image_builder_task(b, fid, block_dim, NULL);
+        kctx_image_builder_bind(b, KCTX_BIND_TENSOR, 0, 0);
+        kctx_image_builder_bind(b, KCTX_BIND_TENSOR, 1, 0);
+        kctx_image_builder_bind(b, KCTX_BIND_TENSOR, 2, 0);
+        kctx_image_builder_bind(b, KCTX_BIND_SCALAR, 3, 0);
+    }
+    return finish(b, "vector_add", 1);
+}
+
+lb_image lb_image_dag(uint32_t width) {
+    if (width < 1 || width > 4000) kb_fatal("DAG width %u out of range 1..4000", width);
+    const uint32_t per_join = KCTX_IMAGE_MAX_DEPS;
+    const uint32_t joins = (width + per_join - 1) / per_join;
+    kctx_image_builder *b = kctx_image_builder_new("wide_dag");
+    if (b) {
+        uint32_t fid = add_noop_child(b);
+        uint32_t root = 0, t = 0;
+        kctx_image_builder_task(b, fid, 1, &root);
+        for (uint32_t i = 0; i < width; i++) {
+            kctx_image_builder_task(b, fid, 1, NULL);
+            kctx_image_builder_dep(b, root);
+        }
+        uint32_t first_join = 1 + width;
+        for (uint32_t j = 0; j < joins; j++) {
+            kctx_image_builder_task(b, fid, 1, NULL);
+            for (uint32_t i = j * per_join; i < width && i < (j + 1) * per_join; i++)
+                kctx_image_builder_dep(b, 1 + i);
+        }
+        kctx_image_builder_task(b, fid, 1, &t);
+        for (uint32_t j = 0; j < joins; j++) kctx_image_builder_dep(b, first_join + j);
+    }
+    return finish(b, "wide_dag", 1 + width + joins + 1);
+}
+
+void lb_image_free(lb_image *img) {
+    free(img->bytes);
+    img->bytes = NULL;
+    img->size = 0;
+}
+
+/* ---- kernel contexts ---------------------------------------------------------- */
+
+kctx_context lb_context_open(void) {
+    kctx_context ctx = 0;
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    lb_kctx_check(kctx_context_create("sim", &ctx), "kctx_context_create(sim)");
+    lb_kctx_check(kctx_kernel_init(ctx, &cfg), "kctx_kernel_init");
+    return ctx;
+}
+
+void lb_context_close(kctx_context ctx) {
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    lb_kctx_check(kctx_check(ctx, &rep), "kctx_check");
+    kctx_status s = KCTX_BUSY;
+    for (int i = 0; i < 2000 && s == KCTX_BUSY; i++) {
+        s = kctx_close(ctx);
+        if (s == KCTX_BUSY) {
+            struct timespec ts = {0, 1000000}; /* 1 ms */
+            nanosleep(&ts, NULL);
+        }
+    }
+    lb_kctx_check(s, "kctx_close");
+    lb_kctx_check(kctx_destroy(ctx), "kctx_destroy");
+}
+
+/* ---- the baseline chain --------------------------------------------------------- */
+
+/* Thin wrappers, like the sim adapter's: the table is reached through a
+ * pointer the compiler cannot see through, so every call is indirect. */
+__attribute__((noinline)) static int w_current_device(void *self, int *d) {
+    (void)self;
+    return sim_get_device(d);
+}
+__attribute__((noinline)) static int w_event_record(void *self, kctx_pevent e, kctx_pstream s) {
+    (void)self;
+    return sim_event_record(e, s);
+}
+__attribute__((noinline)) static int w_stream_wait_event(void *self, kctx_pstream s, kctx_pevent e) {
+    (void)self;
+    return sim_stream_wait_event(s, e);
+}
+__attribute__((noinline)) static int w_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget target,
+                                              uint32_t block_dim, const void *params, size_t size) {
+    (void)self;
+    return sim_launch_kernel(s, fn, target == KCTX_PTARGET_AICPU ? SIM_TARGET_AICPU : SIM_TARGET_AICORE, block_dim,
+                             params, size);
+}
+
+static kctx_platform_ops g_ops;
+
+__attribute__((noinline)) const kctx_platform_ops *lb_sim_ops(void) {
+    if (g_ops.size == 0) {
+        g_ops.size = sizeof g_ops;
+        g_ops.current_device = w_current_device;
+        g_ops.event_record = w_event_record;
+        g_ops.stream_wait_event = w_stream_wait_event;
+        g_ops.launch = w_launch;
+    }
+    return &g_ops;
+}
+
+void lb_chain_open(lb_chain *ch) {
+    const void *mod;
+    size_t mod_size;
+    memset(ch, 0, sizeof *ch);
+    lb_kernels_module(&mod, &mod_size);
+    lb_sim_check(sim_module_load(&ch->module, mod, mod_size), "sim_module_load(sim_test_kernels)");
+    lb_sim_check(sim_module_get_function(&ch->noop, ch->module, "k_noop"), "sim_module_get_function(k_noop)");
+    lb_sim_check(sim_stream_create(&ch->cpu), "sim_stream_create(baseline AICPU)");
+    lb_sim_check(sim_stream_create(&ch->core), "sim_stream_create(baseline AICore)");
+    for (int i = 0; i < 5; i++) lb_sim_check(sim_event_create(&ch->ev[i], SIM_EVENT_DISABLE_TIMING), "sim_event_create");
+    ch->cores = lb_core_count();
+}
+
+void lb_chain_close(lb_chain *ch) {
+    for (int i = 0; i < 5; i++) lb_sim_check(sim_event_destroy(ch->ev[i]), "sim_event_destroy");
+    lb_sim_check(sim_stream_destroy(ch->core), "sim_stream_destroy");
+    lb_sim_check(sim_stream_destroy(ch->cpu), "sim_stream_destroy");
+    lb_sim_check(sim_module_unload(ch->module), "sim_module_unload");
+    memset(ch, 0, sizeof *ch);
+}
+
+enum { EV_START, EV_AICORE_START, EV_AICORE_DONE, EV_AICPU_DONE, EV_SERIAL_TAIL };
+#define SCHED_MAX 4096u
+
+int lb_chain_enqueue(lb_chain *ch, const kctx_platform_ops *ops, sim_stream caller, uint32_t nargs,
+                     int read_device) {
+    int st, dev = -1;
+    uint64_t id = ++ch->seq;
+    uint64_t acquire_params[2] = {0, id};                 /* 16 B */
+    uint64_t worker_params[4] = {0, id, 0, 0};            /* 32 B */
+    _Alignas(16) uint64_t sched[SCHED_MAX / 8];           /* 48 B + 16 B per arg */
+    size_t ssize = 48 + (size_t)nargs * 16;
+    if (ssize > SCHED_MAX) return SIM_INVALID_VALUE;
+    sched[0] = 0, sched[1] = id, sched[2] = 0, sched[3] = 0;
+    sched[4] = (uint64_t)nargs << 32, sched[5] = 0;
+    for (uint32_t i = 0; i < nargs; i++) sched[6 + 2 * i] = i, sched[7 + 2 * i] = 0;
+    void *self = NULL;
+    if (read_device && (st = ops->current_device(self, &dev)) != 0) return st;
+    if ((st = ops->event_record(self, ch->ev[EV_START], caller)) != 0) return st;
+    if ((st = ops->stream_wait_event(self, ch->cpu, ch->ev[EV_START])) != 0) return st;
+    if ((st = ops->launch(self, ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, acquire_params, sizeof acquire_params)) != 0)
+        return st;
+    if ((st = ops->event_record(self, ch->ev[EV_AICORE_START], ch->cpu)) != 0) return st;
+    if ((st = ops->stream_wait_event(self, ch->core, ch->ev[EV_AICORE_START])) != 0) return st;
+    if ((st = ops->launch(self, ch->core, ch->noop, KCTX_PTARGET_AICORE, ch->cores, worker_params,
+                          sizeof worker_params)) != 0)
+        return st;
+    if ((st = ops->event_record(self, ch->ev[EV_AICORE_DONE], ch->core)) != 0) return st;
+    if ((st = ops->launch(self, ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, sched, ssize)) != 0) return st;
+    if ((st = ops->stream_wait_event(self, ch->cpu, ch->ev[EV_AICORE_DONE])) != 0) return st;
+    if ((st = ops->event_record(self, ch->ev[EV_AICPU_DONE], ch->cpu)) != 0) return st;
+    if ((st = ops->stream_wait_event(self, caller, ch->ev[EV_AICPU_DONE])) != 0) return st;
+    return ops->event_record(self, ch->ev[EV_SERIAL_TAIL], caller);
+}
+
+/* ---- misc ------------------------------------------------------------------------ */
+
+uint32_t lb_core_count(void) {
+    sim_device_props p = SIM_DEVICE_PROPS_INIT;
+    int dev = 0;
+    lb_sim_check(sim_get_device(&dev), "sim_get_device");
+    lb_sim_check(sim_device_get_props(dev, &p), "sim_device_get_props");
+    return (uint32_t)p.aicore_count;
+}
+
+double *lb_doubles(int count) {
+    double *d = calloc(count > 0 ? (size_t)count : 1, sizeof *d);
+    if (d == NULL) kb_fatal("out of memory");
+    return d;
+}

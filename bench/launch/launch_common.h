@@ -1,0 +1,109 @@
+/*
+ * launch_common.h — shared pieces of the launch benchmarks (bench/launch/):
+ * fatal-error checks, callable images built with the kctx_image builder,
+ * kernel contexts, and the K20 chain of plain sim operations that the
+ * baselines enqueue.
+ *
+ * Every helper that fails prints "<program>: error: ..." and exits
+ * (kb_fatal): a benchmark never prints a figure after a failure.
+ */
+#ifndef KCTX_BENCH_LAUNCH_COMMON_H
+#define KCTX_BENCH_LAUNCH_COMMON_H
+
+#include "bench_util.h"
+
+#include <kctx/image.h>
+#include <kctx/kctx.h>
+#include <kctx/platform.h>
+#include <kctx/sim.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- checks --------------------------------------------------------------- */
+
+/* Fatal unless s is SIM_OK; the message names `what` and the sim's detail. */
+void lb_sim_check(sim_status s, const char *what);
+/* Fatal unless s is KCTX_OK; the message names `what` and kctx's detail. */
+void lb_kctx_check(kctx_status s, const char *what);
+
+/* ---- images ----------------------------------------------------------------- */
+
+/* A callable image made by the builder (malloc'd; lb_image_free). */
+typedef struct lb_image {
+    void *bytes;
+    size_t size;
+    uint32_t tasks;
+} lb_image;
+
+/* The sim test kernels module (KCTX_BENCH_KERNEL_MODULE) bytes, read once. */
+void lb_kernels_module(const void **bytes, size_t *size);
+
+/* One task running the empty kernel k_noop (block_dim 1), no parameters.
+ * Distinct names give distinct bytes (so distinct uploads). */
+lb_image lb_image_noop(const char *name);
+/* Vector add: params (a: tensor_in, b: tensor_in, c: tensor_out, n: scalar),
+ * one task of `block_dim` blocks running k_vadd_f32 (c = a + b over n floats;
+ * its parameter block is the callable ABI's four u64 slots). */
+lb_image lb_image_vadd(uint32_t block_dim);
+/* A wide DAG of empty tasks (k_noop, block_dim 1): one root, `width`
+ * independent tasks depending on it, ceil(width / 64) join tasks (an image
+ * allows at most 64 dependencies per task) and one sink depending on the
+ * joins. `width` is 1..4000. */
+lb_image lb_image_dag(uint32_t width);
+void lb_image_free(lb_image *img);
+
+/* ---- kernel contexts ---------------------------------------------------------- */
+
+/* Create a context on the sim and kernel-init it on the calling thread's
+ * current device with the default config. */
+kctx_context lb_context_open(void);
+/* kctx_check (must be OK), then close — retried for a while when BUSY
+ * because a destroyed graph's lifetime token is released by a sim thread
+ * shortly after the destroy — then destroy. */
+void lb_context_close(kctx_context ctx);
+
+/* ---- the baseline chain --------------------------------------------------------- */
+
+/* A platform table whose entries call the sim directly, the way the sim
+ * adapter inside libkctx does (that table is internal to libkctx, so the
+ * benchmarks carry their own; see docs/benchmarks.md). Only the entries the
+ * chain uses are filled: current_device, event_record, stream_wait_event,
+ * launch. */
+const kctx_platform_ops *lb_sim_ops(void);
+
+/* The resident objects of the baseline: what a context owns, made of plain
+ * sim objects — two streams, five sync-only events, and k_noop from the
+ * sim test kernels standing in for the three device programs. */
+typedef struct lb_chain {
+    sim_stream cpu, core;
+    sim_event ev[5];
+    sim_module module;
+    sim_function noop;
+    uint32_t cores; /* the device's AICore count: the worker's block_dim */
+    uint64_t seq;
+} lb_chain;
+
+void lb_chain_open(lb_chain *ch);
+void lb_chain_close(lb_chain *ch);
+
+/* Enqueue the K20 sequence through `ops`, exactly as kctx's launch does it:
+ *   caller: record START
+ *   AICPU:  wait START; kernel (16 B params); record AICORE_START
+ *   AICore: wait AICORE_START; kernel x cores (32 B); record AICORE_DONE
+ *   AICPU:  kernel (48 B + 16 B per arg); wait AICORE_DONE; record AICPU_DONE
+ *   caller: wait AICPU_DONE; record SERIAL_TAIL
+ * preceded, when `read_device`, by one current-device read. The parameter
+ * blocks are filled per call like kctx fills its own. Returns the first
+ * failing platform status (0 on success). */
+int lb_chain_enqueue(lb_chain *ch, const kctx_platform_ops *ops, sim_stream caller, uint32_t nargs,
+                     int read_device);
+
+/* ---- misc ------------------------------------------------------------------------ */
+
+/* The AICore count of device 0. */
+uint32_t lb_core_count(void);
+/* calloc'd array of R doubles (fatal on failure). */
+double *lb_doubles(int count);
+
+#endif

@@ -1,0 +1,205 @@
+/*
+ * launch_overhead — host time of one kctx_launch on the sim, steady state,
+ * with device execution held so that only the host path is timed.
+ *
+ * kctx side (value): N launches of a prepared callable on a caller stream,
+ * timed on the host, divided by N. Before the timing, a sim hold is armed on
+ * the first execution of the context's acquire program (the first kernel of
+ * its AICPU stream), one launch is made and the hold is waited for: from
+ * then on nothing of the context runs, so the N launches only enqueue. The
+ * hold is released and the caller stream synchronised after every repeat
+ * (a held device queue grows: N stays modest).
+ *
+ * Baseline: the K20 platform operations — 5 event records, 4 waits, 3 kernel
+ * launches with kctx's parameter sizes (16 B, 32 B, 48 B + 16 B per arg) —
+ * plus one current-device read, issued through a platform table of thin sim
+ * wrappers on plain sim streams and events, held the same way. libkctx's own
+ * sim table is internal to the library (hidden), so the benchmark carries a
+ * copy of its shape (lb_sim_ops).
+ *
+ * A B A B for R repeats; medians. Lines:
+ *   metric launch_overhead value=<ns> unit=ns baseline=<ns> ratio=<kctx/base> n=<R>
+ *       an empty callable (no arguments)
+ *   metric launch_overhead_args4 value=<ns> unit=ns baseline=<ns> ratio=<..> n=<R>
+ *       vector add: 3 tensors + 1 scalar (per-tensor range checks included)
+ *   metric launch_overhead_queries value=<ns> unit=ns n=<R>
+ *       the baseline plus the platform queries kctx's launch makes besides
+ *       the K20 sequence (caller stream's device, two capture-info queries):
+ *       the difference to launch_overhead is kctx's own logic.
+ */
+#include "launch_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { DEFAULT_REPEATS = 11, QUICK_REPEATS = 3, WARMUP = 64, VADD_N = 1024 };
+#define DEFAULT_N 2000L
+#define QUICK_N 300L
+
+typedef struct bench {
+    kctx_context ctx;
+    sim_stream caller;  /* kctx's caller stream */
+    sim_stream bcaller; /* the baseline's caller stream */
+    sim_function acquire;
+    lb_chain chain;
+    const kctx_platform_ops *ops;
+    sim_devptr a, b, c;
+    kctx_arg vargs[4];
+    int device;
+} bench;
+
+/* Hold the first kernel execution of `fn`; returns the hold id. */
+static int hold_arm(int device, sim_function fn) {
+    sim_hold h = SIM_HOLD_INIT;
+    int id = -1;
+    h.kind = SIM_EXEC_KERNEL;
+    h.device = device;
+    h.nth = 1;
+    h.fn = fn;
+    lb_sim_check(sim_hold_arm(&h, &id), "sim_hold_arm");
+    return id;
+}
+
+static void hold_wait(int id) { lb_sim_check(sim_hold_wait_reached(id, 10000), "sim_hold_wait_reached"); }
+
+static void hold_release(int id, sim_stream s) {
+    lb_sim_check(sim_hold_release(id), "sim_hold_release");
+    lb_sim_check(sim_stream_synchronize(s), "sim_stream_synchronize");
+}
+
+/* kctx: ns per launch of callable `id` with `args`. */
+static double run_kctx(bench *B, uint64_t id, const kctx_arg *args, uint32_t nargs, long n) {
+    int h = hold_arm(B->device, B->acquire);
+    lb_kctx_check(kctx_launch(B->ctx, id, args, nargs, B->caller), "kctx_launch (hold)");
+    hold_wait(h);
+    uint64_t t0 = kb_now_ns();
+    for (long i = 0; i < n; i++) {
+        kctx_status s = kctx_launch(B->ctx, id, args, nargs, B->caller);
+        if (s != KCTX_OK) lb_kctx_check(s, "kctx_launch");
+    }
+    uint64_t t1 = kb_now_ns();
+    hold_release(h, B->caller);
+    return (double)(t1 - t0) / (double)n;
+}
+
+/* The platform queries of kctx's launch besides K20 (for the no-argument
+ * callable): the caller stream's device and the capture state of the caller
+ * stream and of the AICPU stream. */
+static int queries(bench *B) {
+    int dev = -1;
+    sim_capture_status cs = SIM_CAPTURE_STATUS_NONE;
+    uint64_t cid = 0;
+    sim_graph g = 0;
+    int st = sim_stream_get_device(B->bcaller, &dev);
+    if (!st) st = sim_stream_get_capture_info(B->bcaller, &cs, &cid, &g);
+    if (!st) st = sim_stream_get_capture_info(B->chain.cpu, &cs, &cid, &g);
+    return st;
+}
+
+/* Baseline: ns per K20 sequence (+ one current-device read, + the launch's
+ * queries when `with_queries`). */
+static double run_base(bench *B, uint32_t nargs, int with_queries, long n) {
+    int h = hold_arm(B->device, B->chain.noop);
+    lb_sim_check((sim_status)lb_chain_enqueue(&B->chain, B->ops, B->bcaller, nargs, 1), "baseline chain (hold)");
+    hold_wait(h);
+    uint64_t t0 = kb_now_ns();
+    for (long i = 0; i < n; i++) {
+        int st = with_queries ? queries(B) : 0;
+        if (!st) st = lb_chain_enqueue(&B->chain, B->ops, B->bcaller, nargs, 1);
+        if (st) lb_sim_check((sim_status)st, "baseline chain");
+    }
+    uint64_t t1 = kb_now_ns();
+    hold_release(h, B->bcaller);
+    return (double)(t1 - t0) / (double)n;
+}
+
+int main(int argc, char **argv) {
+    kb_options opt;
+    kb_set_program_name("kctx_bench_launch_overhead");
+    int rc = kb_parse_options(argc, argv, &opt, DEFAULT_REPEATS, DEFAULT_N, QUICK_REPEATS, QUICK_N);
+    if (rc != 0) return rc > 0 ? EXIT_SUCCESS : 2;
+    const int R = opt.repeats;
+    const long n = opt.n;
+    const int run_k = !opt.baseline_only, run_b = !opt.kctx_only;
+
+    bench B;
+    memset(&B, 0, sizeof B);
+    lb_sim_check(sim_get_device(&B.device), "sim_get_device");
+    B.ops = lb_sim_ops();
+    B.ctx = lb_context_open();
+    lb_image noop = lb_image_noop("empty"), vadd = lb_image_vadd(4);
+    lb_kctx_check(kctx_prepare(B.ctx, 1, noop.bytes, noop.size), "kctx_prepare(empty)");
+    lb_kctx_check(kctx_prepare(B.ctx, 2, vadd.bytes, vadd.size), "kctx_prepare(vector_add)");
+    lb_image_free(&noop);
+    lb_image_free(&vadd);
+    const size_t vbytes = VADD_N * sizeof(float);
+    lb_sim_check(sim_malloc(&B.a, vbytes), "sim_malloc");
+    lb_sim_check(sim_malloc(&B.b, vbytes), "sim_malloc");
+    lb_sim_check(sim_malloc(&B.c, vbytes), "sim_malloc");
+    B.vargs[0] = KCTX_TENSOR(B.a, vbytes);
+    B.vargs[1] = KCTX_TENSOR(B.b, vbytes);
+    B.vargs[2] = KCTX_TENSOR(B.c, vbytes);
+    B.vargs[3] = KCTX_SCALAR(VADD_N);
+    lb_sim_check(sim_stream_create(&B.caller), "sim_stream_create(caller)");
+    lb_sim_check(sim_stream_create(&B.bcaller), "sim_stream_create(baseline caller)");
+    lb_sim_check(sim_memset_async(B.a, 0, vbytes, B.caller), "sim_memset_async");
+    lb_sim_check(sim_memset_async(B.b, 0, vbytes, B.caller), "sim_memset_async");
+    kctx_resource_info info = KCTX_RESOURCE_INFO_INIT;
+    lb_kctx_check(kctx_get_resources(B.ctx, &info), "kctx_get_resources");
+    lb_sim_check(sim_module_get_function(&B.acquire, info.programs_module, "kctx_rt_acquire"),
+                 "sim_module_get_function(kctx_rt_acquire)");
+    lb_chain_open(&B.chain);
+
+    /* warm both sides (and count kctx's platform calls per launch) */
+    uint64_t calls0 = 0, calls1 = 0;
+    lb_kctx_check(kctx_platform_calls(B.ctx, &calls0), "kctx_platform_calls");
+    for (int i = 0; i < WARMUP; i++) {
+        lb_kctx_check(kctx_launch(B.ctx, 1, NULL, 0, B.caller), "kctx_launch (warm-up)");
+        lb_sim_check((sim_status)lb_chain_enqueue(&B.chain, B.ops, B.bcaller, 0, 1), "baseline chain (warm-up)");
+    }
+    lb_kctx_check(kctx_platform_calls(B.ctx, &calls1), "kctx_platform_calls");
+    for (int i = 0; i < WARMUP; i++) {
+        lb_kctx_check(kctx_launch(B.ctx, 2, B.vargs, 4, B.caller), "kctx_launch (warm-up)");
+        lb_sim_check((sim_status)lb_chain_enqueue(&B.chain, B.ops, B.bcaller, 4, 1), "baseline chain (warm-up)");
+    }
+    lb_sim_check(sim_stream_synchronize(B.caller), "sim_stream_synchronize");
+    lb_sim_check(sim_stream_synchronize(B.bcaller), "sim_stream_synchronize");
+    kb_progress("kctx makes %.1f platform calls per launch of the empty callable (baseline: 13)",
+                (double)(calls1 - calls0) / WARMUP);
+    kb_progress("%d interleaved repeats of %ld held launches per side%s", R, n, opt.quick ? " (quick)" : "");
+
+    double *k0 = lb_doubles(R), *b0 = lb_doubles(R), *k4 = lb_doubles(R), *b4 = lb_doubles(R), *q0 = lb_doubles(R);
+    for (int r = 0; r < R; r++) {
+        if (run_k) k0[r] = run_kctx(&B, 1, NULL, 0, n);
+        if (run_b) b0[r] = run_base(&B, 0, 0, n);
+        if (run_k) k4[r] = run_kctx(&B, 2, B.vargs, 4, n);
+        if (run_b) b4[r] = run_base(&B, 4, 0, n);
+        if (run_b) q0[r] = run_base(&B, 0, 1, n);
+        kb_progress("repeat %d/%d: empty kctx %.0f ns, baseline %.0f ns (+queries %.0f ns); "
+                    "4 args kctx %.0f ns, baseline %.0f ns",
+                    r + 1, R, k0[r], b0[r], q0[r], k4[r], b4[r]);
+    }
+
+    lb_chain_close(&B.chain);
+    lb_sim_check(sim_stream_destroy(B.caller), "sim_stream_destroy");
+    lb_sim_check(sim_stream_destroy(B.bcaller), "sim_stream_destroy");
+    lb_context_close(B.ctx);
+    lb_sim_check(sim_free(B.a), "sim_free");
+    lb_sim_check(sim_free(B.b), "sim_free");
+    lb_sim_check(sim_free(B.c), "sim_free");
+
+    int bad = 0;
+    if (run_k) {
+        bad |= kb_metric_print_compared("launch_overhead", kb_median(k0, (size_t)R), "ns", run_b,
+                                        kb_median(b0, (size_t)R), R) != 0;
+        bad |= kb_metric_print_compared("launch_overhead_args4", kb_median(k4, (size_t)R), "ns", run_b,
+                                        kb_median(b4, (size_t)R), R) != 0;
+    }
+    if (run_b) {
+        kb_metric m = {"launch_overhead_queries", kb_median(q0, (size_t)R), "ns", KB_BASELINE_OMIT, 0.0, 0, 0.0, R};
+        bad |= kb_metric_print(&m) != 0;
+    }
+    free(k0), free(b0), free(k4), free(b4), free(q0);
+    return bad ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,183 @@
+/*
+ * test_close.c — close's BUSY checks (K25) and its release order and
+ * retries (K26). Every release failure combination is in
+ * test_fault_sweep.c.
+ */
+#include "kt.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CHECK_REFUSED(ctx, call, want)                  \
+    do {                                                \
+        kt_state before_ = kt_state_take(ctx);          \
+        CHECK_K(call, want);                            \
+        CHECK_UNCHANGED(ctx, before_);                  \
+    } while (0)
+
+static sim_capture_status capture_status(sim_stream s) {
+    sim_capture_status st = SIM_CAPTURE_STATUS_NONE;
+    CHECK_SIM_OK(sim_stream_get_capture_info(s, &st, NULL, NULL));
+    return st;
+}
+
+KT_TEST(close_is_busy_while_the_context_streams_are_in_a_capture) { /* K25 */
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    kctx_resource_info r = kt_resources(c);
+    for (int which = 0; which < 2; which++) {
+        sim_stream s = which ? r.aicore_stream : r.aicpu_stream, origin = 0;
+        sim_event fork = 0, join = 0;
+        REQUIRE_SIM_OK(sim_stream_create(&origin));
+        REQUIRE_SIM_OK(sim_event_create(&fork, SIM_EVENT_DISABLE_TIMING));
+        REQUIRE_SIM_OK(sim_event_create(&join, SIM_EVENT_DISABLE_TIMING));
+        CHECK_SIM_OK(sim_stream_begin_capture(origin, SIM_CAPTURE_MODE_GLOBAL));
+        CHECK_SIM_OK(sim_event_record(fork, origin));
+        CHECK_SIM_OK(sim_stream_wait_event(s, fork));
+        CHECK_REFUSED(c, kctx_close(c), KCTX_BUSY); /* phase unchanged */
+        CHECK(strstr(kctx_last_error(c), "capture") != NULL);
+        /* close asked only the capture-status query: the capture is intact */
+        CHECK_EQ(capture_status(origin), SIM_CAPTURE_STATUS_ACTIVE);
+        CHECK_SIM_OK(sim_event_record(join, s));
+        CHECK_SIM_OK(sim_stream_wait_event(origin, join));
+        sim_graph g = 0;
+        CHECK_SIM_OK(sim_stream_end_capture(origin, &g));
+        CHECK_SIM_OK(sim_graph_destroy(g));
+        CHECK_SIM_OK(sim_event_destroy(fork));
+        CHECK_SIM_OK(sim_event_destroy(join));
+        CHECK_SIM_OK(sim_stream_destroy(origin));
+    }
+    kt_finish(c);
+}
+
+KT_TEST(close_is_busy_while_work_is_in_flight_on_the_context_streams) { /* K25 */
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    kctx_resource_info r = kt_resources(c);
+    sim_module mod = 0;
+    sim_function fn = 0;
+    REQUIRE_SIM_OK(kt_load_kernel("k_noop", &mod, &fn));
+    for (int which = 0; which < 2; which++) {
+        sim_stream s = which ? r.aicore_stream : r.aicpu_stream;
+        sim_hold h = SIM_HOLD_INIT;
+        h.kind = SIM_EXEC_KERNEL;
+        h.fn = fn;
+        int hold = -1;
+        REQUIRE_SIM_OK(sim_hold_arm(&h, &hold));
+        CHECK_SIM_OK(sim_launch_kernel(s, fn, which ? SIM_TARGET_AICORE : SIM_TARGET_AICPU, 1, NULL, 0));
+        CHECK_SIM_OK(sim_hold_wait_reached(hold, 10000));
+        CHECK_REFUSED(c, kctx_close(c), KCTX_BUSY);
+        CHECK(strstr(kctx_last_error(c), which ? "AICore" : "AICPU") != NULL);
+        CHECK_SIM_OK(sim_hold_release(hold));
+        CHECK_SIM_OK(sim_stream_synchronize(s));
+    }
+    CHECK_SIM_OK(sim_module_unload(mod));
+    kt_finish(c);
+}
+
+/* The resources a close may still hold, named in reverse creation order
+ * (the order close must release them in, K26). */
+enum { R_UPLOAD, R_ARGS, R_ARCH, R_IMAGE, R_PROGRAMS, R_EV4, R_EV3, R_EV2, R_EV1, R_EV0, R_AICORE, R_AICPU, R_COUNT };
+static const char *const k_res_names[R_COUNT] = {
+    "callable upload", "args block", "arch table", "runtime image", "device programs", "event SERIAL_TAIL",
+    "event AICPU_DONE", "event AICORE_DONE", "event AICORE_START", "event START", "AICore stream", "AICPU stream"};
+
+static int live_resources(kctx_context c, int *which) {
+    kctx_resource_info r = kt_resources(c);
+    int live[R_COUNT] = {r.uploads != 0, r.args_block != 0, r.arch_table != 0, r.runtime_image != 0,
+                         r.programs_module != 0, r.events[4] != 0, r.events[3] != 0, r.events[2] != 0,
+                         r.events[1] != 0, r.events[0] != 0, r.aicore_stream != 0, r.aicpu_stream != 0};
+    int n = 0;
+    for (int i = 0; i < R_COUNT; i++)
+        if (live[i]) which[n++] = i;
+    return n;
+}
+
+static kctx_context prepared_ctx(void) {
+    kt_image noop = kt_image_noop();
+    kctx_context c = kt_kernel_ctx();
+    if (c && noop.bytes) CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+    return c;
+}
+
+KT_TEST(close_releases_in_reverse_creation_order) { /* K26 */
+    /* Count close's calls, then fail each in turn: the one resource left
+     * behind names the release that call was. */
+    kctx_context c = prepared_ctx();
+    REQUIRE(c);
+    uint64_t calls = kt_calls(SIM_OP_ANY);
+    REQUIRE_OK(kctx_close(c));
+    uint64_t n = kt_calls(SIM_OP_ANY) - calls;
+    CHECK_OK(kctx_destroy(c));
+    int order[64], norder = 0;
+    for (uint64_t k = 1; k <= n && norder < 64; k++) {
+        c = prepared_ctx();
+        REQUIRE(c);
+        kt_fault(SIM_OP_ANY, k, 0);
+        kctx_status st = kctx_close(c);
+        sim_fault_clear_all();
+        kctx_phase p = kt_phase(c);
+        if (st != KCTX_OK && p == KCTX_PHASE_CLOSING) {
+            int which[R_COUNT];
+            int live = live_resources(c, which);
+            if (CHECK_EQ(live, 1)) order[norder++] = which[0];
+        }
+        CHECK_OK(kctx_close(c));
+        CHECK_OK(kctx_destroy(c));
+    }
+    /* the callable upload is two releases (its table and its module) */
+    int collapsed[64], nc = 0;
+    for (int i = 0; i < norder; i++)
+        if (nc == 0 || collapsed[nc - 1] != order[i]) collapsed[nc++] = order[i];
+    printf("    close released, in order:");
+    for (int i = 0; i < nc; i++) printf("%s %s", i ? "," : "", k_res_names[collapsed[i]]);
+    printf("\n");
+    CHECK_EQ(nc, R_COUNT);
+    for (int i = 0; i < nc && i < R_COUNT; i++)
+        if (!CHECK_EQ(collapsed[i], i)) fprintf(stderr, "    position %d: %s\n", i, k_res_names[collapsed[i]]);
+}
+
+KT_TEST(a_failed_release_keeps_its_handle_and_the_retry_releases_exactly_the_remainder) { /* K26 */
+    kctx_context c = prepared_ctx();
+    REQUIRE(c);
+    kt_snap before = kt_snap_take(0);
+    kctx_resource_info r0 = kt_resources(c);
+    kt_fault(SIM_OP_EVENT_DESTROY, 2, 0); /* AICPU_DONE (events go in reverse) */
+    CHECK_K(kctx_close(c), KCTX_PLATFORM_ERROR);
+    CHECK(strstr(kctx_last_error(c), "event_destroy") != NULL);
+    CHECK_PHASE(c, KCTX_PHASE_CLOSING);
+    kctx_resource_info r = kt_resources(c);
+    CHECK_EQ(r.events[3], r0.events[3]); /* the handle that failed is kept */
+    int which[R_COUNT];
+    CHECK_EQ(live_resources(c, which), 1);
+    kt_snap during = kt_snap_take(0);
+    CHECK_EQ(during.o.events, before.o.events - 4);
+    CHECK_EQ(during.o.streams, before.o.streams - 2);
+    uint64_t ev = kt_calls(SIM_OP_EVENT_DESTROY), rel = kt_release_calls();
+    CHECK_OK(kctx_close(c));
+    CHECK_EQ(kt_calls(SIM_OP_EVENT_DESTROY) - ev, 1); /* exactly the remainder */
+    CHECK_EQ(kt_release_calls() - rel, 1);
+    CHECK_PHASE(c, KCTX_PHASE_CLOSED);
+    CHECK_OK(kctx_destroy(c));
+}
+
+KT_TEST(closing_stays_closing_until_everything_is_released) { /* K26 */
+    kctx_context c = prepared_ctx();
+    REQUIRE(c);
+    kt_fault(SIM_OP_STREAM_DESTROY, 1, 1);
+    for (int i = 0; i < 3; i++) {
+        CHECK_K(kctx_close(c), KCTX_PLATFORM_ERROR);
+        CHECK_PHASE(c, KCTX_PHASE_CLOSING);
+        int which[R_COUNT];
+        CHECK_EQ(live_resources(c, which), 2); /* both streams, nothing else */
+    }
+    sim_fault_clear_all();
+    uint64_t rel = kt_release_calls();
+    CHECK_OK(kctx_close(c));
+    CHECK_EQ(kt_release_calls() - rel, 2);
+    CHECK_PHASE(c, KCTX_PHASE_CLOSED);
+    uint64_t calls = kt_calls(SIM_OP_ANY);
+    CHECK_OK(kctx_close(c)); /* idempotent */
+    CHECK_EQ(kt_calls(SIM_OP_ANY), calls);
+    CHECK_OK(kctx_destroy(c));
+}

@@ -1,0 +1,469 @@
+/*
+ * test_prepare.c — resident resources (K11), prepare's order (K13),
+ * duplicate ids and shared uploads (K14), idleness and completion (K15),
+ * captures (K16) and a failed upload enqueue (K17, first half; the second
+ * half poisons and lives in test_poison.c).
+ */
+#include "kt.h"
+#include "rt_layout.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK_REFUSED(ctx, call, want)                  \
+    do {                                                \
+        kt_state before_ = kt_state_take(ctx);          \
+        CHECK_K(call, want);                            \
+        CHECK_UNCHANGED(ctx, before_);                  \
+    } while (0)
+
+/* ---- K11: the resident set ----------------------------------------------------- */
+
+KT_TEST(kernel_init_creates_the_resident_set_once) { /* K11, section 5 */
+    kt_snap before = kt_snap_take(0);
+    kctx_context c = kt_create();
+    REQUIRE(c);
+    kctx_kernel_config cfg = kt_config(0);
+    cfg.args_capacity = 1024;
+    cfg.token_capacity = 7;
+    REQUIRE_OK(kctx_kernel_init(c, &cfg));
+    kt_snap after = kt_snap_take(0);
+    CHECK_EQ(after.o.streams - before.o.streams, 2);
+    CHECK_EQ(after.o.events - before.o.events, 5);
+    CHECK_EQ(after.o.modules - before.o.modules, 1);
+    CHECK_EQ(after.live_count - before.live_count, 3);
+    kctx_resource_info r = kt_resources(c);
+    CHECK(r.aicpu_stream && r.aicore_stream && r.aicpu_stream != r.aicore_stream);
+    for (int i = 0; i < 5; i++) {
+        CHECK(r.events[i] != 0);
+        for (int j = 0; j < i; j++) CHECK(r.events[i] != r.events[j]);
+    }
+    /* the events are synchronisation-only: no timing */
+    CHECK_SIM_OK(sim_event_record(r.events[0], r.aicpu_stream));
+    CHECK_SIM_OK(sim_event_record(r.events[1], r.aicpu_stream));
+    CHECK_SIM_OK(sim_stream_synchronize(r.aicpu_stream));
+    float ms = 0;
+    CHECK_SIM(sim_event_elapsed_ms(&ms, r.events[0], r.events[1]), SIM_INVALID_VALUE);
+    CHECK(r.programs_module != 0);
+    CHECK_EQ(r.args_block_bytes, 1024);
+    CHECK_EQ(r.token_capacity, 7);
+    CHECK_EQ(r.tokens_in_use, 0);
+    CHECK_EQ(r.callables, 0);
+    CHECK_EQ(r.uploads, 0);
+    /* the three allocations are what they say */
+    size_t size = 0;
+    CHECK_SIM_OK(sim_mem_lookup(0, r.args_block, 1, NULL, &size));
+    CHECK_EQ(size, r.args_block_bytes);
+    CHECK_SIM_OK(sim_mem_lookup(0, r.runtime_image, 1, NULL, &size));
+    CHECK_EQ(size, r.runtime_image_bytes);
+    CHECK_SIM_OK(sim_mem_lookup(0, r.arch_table, 1, NULL, &size));
+    CHECK_EQ(size, r.arch_table_bytes);
+    /* the architecture register table is filled from the device */
+    sim_device_props props = SIM_DEVICE_PROPS_INIT;
+    CHECK_SIM_OK(sim_device_get_props(0, &props));
+    kctx_rt_arch *arch = calloc(1, r.arch_table_bytes);
+    REQUIRE(arch);
+    CHECK_SIM_OK(sim_memcpy(arch, (const void *)(uintptr_t)r.arch_table, r.arch_table_bytes,
+                            SIM_COPY_DEVICE_TO_HOST));
+    CHECK_EQ(arch->magic, KCTX_RT_MAGIC);
+    CHECK_EQ(arch->core_count, (uint32_t)props.aicore_count);
+    CHECK_EQ(arch->runtime_image, r.runtime_image);
+    CHECK(r.arch_table_bytes >= sizeof *arch + (uint64_t)props.aicore_count * 8);
+    for (int i = 0; i < props.aicore_count; i++) {
+        CHECK_EQ(arch->mailbox[i], r.runtime_image + sizeof(kctx_rt_image) + (uint64_t)i * arch->mailbox_stride);
+        CHECK_SIM_OK(sim_mem_lookup(0, arch->mailbox[i], arch->mailbox_stride, NULL, NULL));
+    }
+    free(arch);
+    uint32_t magic = 0;
+    CHECK_SIM_OK(sim_atomic_read_u32(r.runtime_image, &magic));
+    CHECK_EQ(magic, KCTX_RT_MAGIC);
+    kt_finish(c);
+}
+
+KT_TEST(identical_prepares_allocate_nothing_and_resident_addresses_never_move) { /* K11, K14 */
+    kt_image noop = kt_image_noop(), append = kt_image_append();
+    REQUIRE(noop.bytes && append.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    kctx_resource_info r0 = kt_resources(c);
+    REQUIRE_OK(kctx_prepare(c, 0, noop.bytes, noop.size));
+    REQUIRE_OK(kctx_prepare(c, 1, append.bytes, append.size));
+    kt_snap dev = kt_snap_take(0);
+    uint64_t mallocs = kt_calls(SIM_OP_MALLOC), loads = kt_calls(SIM_OP_MODULE_LOAD),
+             copies = kt_calls(SIM_OP_MEMCPY_ASYNC);
+    for (uint64_t id = 2; id < 34; id++) {
+        kt_image img = id % 2 ? append : noop;
+        CHECK_OK(kctx_prepare(c, id, img.bytes, img.size));
+    }
+    CHECK_EQ(kt_calls(SIM_OP_MALLOC), mallocs);
+    CHECK_EQ(kt_calls(SIM_OP_MODULE_LOAD), loads);
+    CHECK_EQ(kt_calls(SIM_OP_MEMCPY_ASYNC), copies);
+    CHECK_DEVICE_AT(0, dev);
+    kctx_resource_info r = kt_resources(c);
+    CHECK_EQ(r.callables, 34);
+    CHECK_EQ(r.uploads, 2);
+    /* the resident set is the same, at the same addresses */
+    CHECK_EQ(r.aicpu_stream, r0.aicpu_stream);
+    CHECK_EQ(r.aicore_stream, r0.aicore_stream);
+    for (int i = 0; i < 5; i++) CHECK_EQ(r.events[i], r0.events[i]);
+    CHECK_EQ(r.programs_module, r0.programs_module);
+    CHECK_EQ(r.runtime_image, r0.runtime_image);
+    CHECK_EQ(r.arch_table, r0.arch_table);
+    CHECK_EQ(r.args_block, r0.args_block);
+    CHECK_EQ(r.args_block_bytes, r0.args_block_bytes);
+    kt_finish(c);
+}
+
+/* ---- K13: validation first ---------------------------------------------------------- */
+
+/* Corruptions of a valid image; each must be INVALID_IMAGE. */
+typedef struct corrupt {
+    const char *what;
+    void *bytes; /* the storage to free */
+    const void *image;
+    size_t size;
+} corrupt;
+
+static int make_corruptions(kt_image img, corrupt *out) {
+    int n = 0;
+    uint8_t *b;
+    b = kt_image_dup(img);
+    b[0] ^= 0xff;
+    out[n++] = (corrupt){"bad magic", b, b, img.size};
+    b = kt_image_dup(img);
+    b[img.size - 1] ^= 0x01; /* last byte of the blob: the checksum catches it */
+    out[n++] = (corrupt){"checksum", b, b, img.size};
+    b = kt_image_dup(img);
+    out[n++] = (corrupt){"truncated", b, b, img.size - 8};
+    b = kt_image_dup(img);
+    out[n++] = (corrupt){"shorter than the header", b, b, 16};
+    b = kt_image_dup(img);
+    b[8] = 9; /* version_major */
+    out[n++] = (corrupt){"unknown version", b, b, img.size};
+    b = malloc(img.size + 8);
+    memcpy(b + 1, img.bytes, img.size);
+    out[n++] = (corrupt){"misaligned", b, b + 1, img.size};
+    b = kt_image_dup(img);
+    b[52] = 0xff; /* task_count far above what the sections hold */
+    kctx_image_reseal(b, img.size);
+    out[n++] = (corrupt){"resealed structural damage", b, b, img.size};
+    return n;
+}
+
+/* Every corruption is INVALID_IMAGE with no platform call and no change. */
+static void check_invalid_images(kctx_context c, kt_image img) {
+    corrupt cs[16];
+    int n = make_corruptions(img, cs);
+    for (int i = 0; i < n; i++) {
+        kt_state before = kt_state_take(c);
+        uint64_t calls = kt_calls(SIM_OP_ANY), kcalls = 0, kafter = 0;
+        CHECK_OK(kctx_platform_calls(c, &kcalls));
+        if (!CHECK_K(kctx_prepare(c, 100 + (uint64_t)i, cs[i].image, cs[i].size), KCTX_INVALID_IMAGE))
+            fprintf(stderr, "    corruption: %s\n", cs[i].what);
+        CHECK_EQ(kt_calls(SIM_OP_ANY), calls);
+        CHECK_OK(kctx_platform_calls(c, &kafter));
+        CHECK_EQ(kafter, kcalls);
+        CHECK_UNCHANGED(c, before);
+        free(cs[i].bytes);
+    }
+}
+
+KT_TEST(an_invalid_image_is_rejected_first_in_every_phase_without_platform_calls) { /* K13 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    kctx_context modeless = kt_create();
+    REQUIRE(modeless);
+    check_invalid_images(modeless, noop);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    check_invalid_images(c, noop); /* READY */
+    kt_fault(SIM_OP_FREE, 1, 0);
+    CHECK_K(kctx_close(c), KCTX_PLATFORM_ERROR);
+    sim_fault_clear_all();
+    check_invalid_images(c, noop); /* CLOSING */
+    CHECK_OK(kctx_close(c));
+    check_invalid_images(c, noop); /* CLOSED */
+    CHECK_OK(kctx_destroy(c));
+    CHECK_OK(kctx_destroy(modeless));
+}
+
+KT_TEST(arguments_are_checked_before_the_image) { /* K13, section 0 */
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    CHECK_REFUSED(c, kctx_prepare(c, 1, NULL, noop.size), KCTX_INVALID_ARGUMENT);
+    CHECK_REFUSED(c, kctx_prepare(c, 1, noop.bytes, 0), KCTX_INVALID_ARGUMENT);
+    kt_finish(c);
+}
+
+KT_TEST(an_incompatible_image_allocates_and_loads_nothing) { /* K13 */
+    kt_image ocl = kt_image_opencl(), noop = kt_image_noop();
+    REQUIRE(ocl.bytes && noop.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    CHECK_REFUSED(c, kctx_prepare(c, 1, ocl.bytes, ocl.size), KCTX_INCOMPATIBLE_IMAGE);
+    CHECK(strstr(kctx_last_error(c), "sim") != NULL);
+    CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size)); /* the id was not taken */
+    CHECK_OK(kctx_close(c));
+    /* lifecycle checks come before platform compatibility */
+    CHECK_K(kctx_prepare(c, 2, ocl.bytes, ocl.size), KCTX_INVALID_STATE);
+    CHECK_OK(kctx_destroy(c));
+}
+
+KT_TEST(prepare_loads_each_child_and_resolves_its_entry_at_prepare) { /* K15 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    uint64_t loads = kt_calls(SIM_OP_MODULE_LOAD), fns = kt_calls(SIM_OP_MODULE_GET_FUNCTION),
+             addrs = kt_calls(SIM_OP_FUNCTION_ADDRESS);
+    kt_snap before = kt_snap_take(0);
+    CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+    CHECK_EQ(kt_calls(SIM_OP_MODULE_LOAD) - loads, 1);
+    CHECK_EQ(kt_calls(SIM_OP_MODULE_GET_FUNCTION) - fns, 1);
+    CHECK_EQ(kt_calls(SIM_OP_FUNCTION_ADDRESS) - addrs, 1);
+    kt_snap after = kt_snap_take(0);
+    CHECK_EQ(after.o.modules - before.o.modules, 1);
+    CHECK_EQ(after.live_count - before.live_count, 1); /* the callable table */
+    kctx_resource_info r = kt_resources(c);
+    CHECK_EQ(r.uploads, 1);
+    CHECK(r.upload_bytes > 0);
+    kt_finish(c);
+}
+
+/* ---- K14: ids -------------------------------------------------------------------------- */
+
+KT_TEST(a_duplicate_id_is_refused_and_the_first_registration_is_intact) { /* K14 */
+    kt_image noop = kt_image_noop(), append = kt_image_append();
+    REQUIRE(noop.bytes && append.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    REQUIRE_OK(kctx_prepare(c, 7, noop.bytes, noop.size));
+    kt_state before = kt_state_take(c);
+    CHECK_K(kctx_prepare(c, 7, append.bytes, append.size), KCTX_DUPLICATE_ID);
+    CHECK(strstr(kctx_last_error(c), "7") != NULL);
+    CHECK_K(kctx_prepare(c, 7, noop.bytes, noop.size), KCTX_DUPLICATE_ID);
+    CHECK_UNCHANGED(c, before);
+    /* the first upload is still there: the same bytes under a new id share it */
+    CHECK_OK(kctx_prepare(c, 8, noop.bytes, noop.size));
+    kctx_resource_info r = kt_resources(c);
+    CHECK_EQ(r.uploads, 1);
+    CHECK_EQ(r.callables, 2);
+    CHECK_EQ(r.upload_bytes, before.res.upload_bytes);
+    kt_finish(c);
+}
+
+KT_TEST(identical_bytes_under_100_ids_share_one_upload) { /* K14 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    REQUIRE_OK(kctx_prepare(c, 0, noop.bytes, noop.size));
+    uint64_t count0 = 0, bytes0 = 0;
+    CHECK_SIM_OK(sim_mem_stats(0, &count0, &bytes0));
+    kctx_resource_info r0 = kt_resources(c);
+    for (uint64_t id = 1; id < 100; id++) {
+        void *copy = kt_image_dup(noop); /* other storage, same bytes */
+        REQUIRE(copy);
+        CHECK_OK(kctx_prepare(c, id * 1000003u, copy, noop.size));
+        memset(copy, 0xA5, noop.size);
+        free(copy);
+        uint64_t count = 0, bytes = 0;
+        CHECK_SIM_OK(sim_mem_stats(0, &count, &bytes));
+        if (!CHECK_EQ(bytes, bytes0) || !CHECK_EQ(count, count0)) break;
+    }
+    kctx_resource_info r = kt_resources(c);
+    CHECK_EQ(r.callables, 100);
+    CHECK_EQ(r.uploads, 1);
+    CHECK_EQ(r.upload_bytes, r0.upload_bytes);
+    kt_finish(c);
+}
+
+/* ---- K15: an idle context; completion before return --------------------------------------- */
+
+/* Puts a held k_noop on `stream` (a stand-in for a launch in flight until the
+ * launch issue): returns the hold id, -1 on failure. */
+static int hold_kernel_on(sim_stream stream, sim_module *mod) {
+    sim_function fn = 0;
+    if (!CHECK_SIM_OK(kt_load_kernel("k_noop", mod, &fn))) return -1;
+    sim_hold h = SIM_HOLD_INIT;
+    h.kind = SIM_EXEC_KERNEL;
+    h.fn = fn;
+    int id = -1;
+    CHECK_SIM_OK(sim_hold_arm(&h, &id));
+    CHECK_SIM_OK(sim_launch_kernel(stream, fn, SIM_TARGET_AICPU, 1, NULL, 0));
+    CHECK_SIM_OK(sim_hold_wait_reached(id, 10000));
+    return id;
+}
+
+KT_TEST(prepare_is_busy_while_work_is_in_flight_on_the_aicpu_stream) { /* K15 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    sim_stream s = kt_aicpu_stream(c);
+    sim_module mod = 0;
+    int hold = hold_kernel_on(s, &mod);
+    REQUIRE(hold >= 0);
+    CHECK_SIM(sim_stream_query(s), SIM_NOT_READY);
+    CHECK_REFUSED(c, kctx_prepare(c, 1, noop.bytes, noop.size), KCTX_BUSY); /* nothing enqueued */
+    CHECK(strstr(kctx_last_error(c), "flight") != NULL);
+    CHECK_SIM_OK(sim_hold_release(hold));
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+    CHECK_SIM_OK(sim_module_unload(mod));
+    kt_finish(c);
+}
+
+typedef struct prepare_call {
+    kctx_context ctx;
+    void *image;
+    size_t size;
+    sim_stream aicpu;
+    kctx_status st;
+    sim_status query_on_return;
+    atomic_int returned;
+} prepare_call;
+
+static void *prepare_thread(void *p) {
+    prepare_call *pc = p;
+    pc->st = kctx_prepare(pc->ctx, 1, pc->image, pc->size);
+    /* at the moment prepare returns, nothing of it may be in flight */
+    pc->query_on_return = sim_stream_query(pc->aicpu);
+    /* the caller may free the image right away */
+    memset(pc->image, 0xA5, pc->size);
+    free(pc->image);
+    atomic_store(&pc->returned, 1);
+    return NULL;
+}
+
+KT_TEST(prepare_returns_only_after_its_upload_completed) { /* K15 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    prepare_call pc = {c, kt_image_dup(noop), noop.size, kt_aicpu_stream(c), KCTX_OK, SIM_OK, 0};
+    REQUIRE(pc.image);
+    sim_hold h = SIM_HOLD_INIT;
+    h.kind = SIM_EXEC_COPY; /* the upload of the callable table */
+    h.device = 0;
+    int hold = -1;
+    REQUIRE_SIM_OK(sim_hold_arm(&h, &hold));
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, prepare_thread, &pc) == 0);
+    CHECK_SIM_OK(sim_hold_wait_reached(hold, 10000)); /* the upload is provably in flight */
+    CHECK_EQ(atomic_load(&pc.returned), 0);           /* and prepare has not returned */
+    CHECK_SIM(sim_stream_query(pc.aicpu), SIM_NOT_READY);
+    CHECK_SIM_OK(sim_hold_release(hold));
+    pthread_join(t, NULL);
+    CHECK_OK(pc.st);
+    CHECK_SIM_OK(pc.query_on_return);
+    /* the image memory is gone; the prepared callable is intact and shared */
+    kt_image again = kt_image_noop();
+    CHECK_OK(kctx_prepare(c, 2, again.bytes, again.size));
+    CHECK_EQ(kt_resources(c).uploads, 1);
+    kt_finish(c);
+}
+
+/* ---- K16: captures ------------------------------------------------------------------------- */
+
+/* Makes the context's stream `s` join a capture begun on the test's own
+ * stream `origin`. */
+static void join_capture(sim_stream origin, sim_event fork, sim_stream s) {
+    CHECK_SIM_OK(sim_stream_begin_capture(origin, SIM_CAPTURE_MODE_GLOBAL));
+    CHECK_SIM_OK(sim_event_record(fork, origin));
+    CHECK_SIM_OK(sim_stream_wait_event(s, fork));
+}
+
+static sim_capture_status capture_status(sim_stream s) {
+    sim_capture_status st = SIM_CAPTURE_STATUS_NONE;
+    CHECK_SIM_OK(sim_stream_get_capture_info(s, &st, NULL, NULL));
+    return st;
+}
+
+KT_TEST(prepare_refuses_while_the_context_streams_are_in_an_active_capture) { /* K16 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    kctx_resource_info r = kt_resources(c);
+    for (int which = 0; which < 2; which++) { /* the AICPU stream, then the AICore stream */
+        sim_stream ctx_stream = which ? r.aicore_stream : r.aicpu_stream;
+        sim_stream origin = 0;
+        sim_event fork = 0, join = 0;
+        REQUIRE_SIM_OK(sim_stream_create(&origin));
+        REQUIRE_SIM_OK(sim_event_create(&fork, SIM_EVENT_DISABLE_TIMING));
+        REQUIRE_SIM_OK(sim_event_create(&join, SIM_EVENT_DISABLE_TIMING));
+        join_capture(origin, fork, ctx_stream);
+        CHECK_EQ(capture_status(ctx_stream), SIM_CAPTURE_STATUS_ACTIVE);
+        CHECK_REFUSED(c, kctx_prepare(c, 1, noop.bytes, noop.size), KCTX_CAPTURE_ACTIVE);
+        CHECK(strstr(kctx_last_error(c), "active") != NULL);
+        CHECK_EQ(capture_status(origin), SIM_CAPTURE_STATUS_ACTIVE); /* prepare broke nothing */
+        CHECK_EQ(capture_status(ctx_stream), SIM_CAPTURE_STATUS_ACTIVE);
+        /* join back and end the capture properly */
+        CHECK_SIM_OK(sim_event_record(join, ctx_stream));
+        CHECK_SIM_OK(sim_stream_wait_event(origin, join));
+        sim_graph g = 0;
+        CHECK_SIM_OK(sim_stream_end_capture(origin, &g));
+        CHECK_SIM_OK(sim_graph_destroy(g));
+        CHECK_EQ(capture_status(ctx_stream), SIM_CAPTURE_STATUS_NONE);
+        CHECK_SIM_OK(sim_event_destroy(fork));
+        CHECK_SIM_OK(sim_event_destroy(join));
+        CHECK_SIM_OK(sim_stream_destroy(origin));
+    }
+    CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+    kt_finish(c);
+}
+
+KT_TEST(prepare_refuses_while_the_context_streams_are_in_an_invalidated_capture) { /* K16 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    sim_stream s = kt_aicpu_stream(c), origin = 0;
+    sim_event fork = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&origin));
+    REQUIRE_SIM_OK(sim_event_create(&fork, SIM_EVENT_DISABLE_TIMING));
+    join_capture(origin, fork, s);
+    CHECK_SIM(sim_stream_synchronize(origin), SIM_CAPTURE_UNSUPPORTED); /* invalidates it */
+    CHECK_EQ(capture_status(s), SIM_CAPTURE_STATUS_INVALIDATED);
+    CHECK_REFUSED(c, kctx_prepare(c, 1, noop.bytes, noop.size), KCTX_CAPTURE_ACTIVE);
+    CHECK(strstr(kctx_last_error(c), "invalidated") != NULL);
+    sim_graph g = 0;
+    CHECK_SIM(sim_stream_end_capture(origin, &g), SIM_CAPTURE_INVALIDATED); /* every stream leaves it */
+    CHECK_EQ(capture_status(s), SIM_CAPTURE_STATUS_NONE);
+    CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+    CHECK_SIM_OK(sim_event_destroy(fork));
+    CHECK_SIM_OK(sim_stream_destroy(origin));
+    kt_finish(c);
+}
+
+/* ---- K17 (first half): the upload could not be started ------------------------------------------ */
+
+KT_TEST(an_upload_that_could_not_be_started_keeps_nothing) { /* K17, K9 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    static const sim_op before_upload[] = {SIM_OP_MODULE_LOAD, SIM_OP_MODULE_GET_FUNCTION, SIM_OP_FUNCTION_ADDRESS,
+                                           SIM_OP_MALLOC, SIM_OP_MEMCPY_ASYNC};
+    for (size_t i = 0; i < sizeof before_upload / sizeof *before_upload; i++) {
+        kt_snap dev = kt_snap_take(0);
+        kctx_resource_info r0 = kt_resources(c);
+        kt_fault(before_upload[i], 1, 0);
+        if (!CHECK_K(kctx_prepare(c, 1, noop.bytes, noop.size), KCTX_PLATFORM_ERROR))
+            fprintf(stderr, "    failing: %s\n", sim_op_name(before_upload[i]));
+        sim_fault_clear_all();
+        CHECK_PHASE(c, KCTX_PHASE_READY); /* nothing was enqueued: not poisoned */
+        CHECK_EQ(kt_runtime_error(c), KCTX_OK);
+        CHECK_DEVICE_AT(0, dev);
+        kctx_resource_info r = kt_resources(c);
+        CHECK_EQ(r.callables, r0.callables);
+        CHECK_EQ(r.uploads, r0.uploads);
+    }
+    CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size)); /* the id is free */
+    kt_finish(c);
+}
