@@ -111,8 +111,8 @@ int main(int argc, char **argv) {
         double bytes = (double)size * inner;
         char name[64];
         snprintf(name, sizeof name, "validate_throughput_%s", sizes[s].label);
-        kb_metric metric = {name, bytes / v, "GB/s", KB_BASELINE_VALUE, bytes / m, 1, v / m,
-                            opts.repeats};
+        kb_metric metric = {name,      bytes / v, "GB/s", KB_BASELINE_VALUE,
+                            bytes / m, 1,         v / m,  opts.repeats};
         if (kb_metric_print(&metric) != 0) return 1;
         free(tm);
         free(tv);

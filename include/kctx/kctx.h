@@ -324,7 +324,8 @@ typedef struct kctx_resource_info {
     uint32_t uploads;        /* distinct uploads (shared by identical images) */
     uint64_t upload_bytes;   /* device bytes held by uploads */
 } kctx_resource_info;
-#define KCTX_RESOURCE_INFO_INIT {sizeof(kctx_resource_info)}
+#define KCTX_RESOURCE_INFO_INIT \
+    {sizeof(kctx_resource_info), 0, 0, {0, 0, 0, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 KCTX_API kctx_status kctx_get_resources(kctx_context ctx, kctx_resource_info *info);
 
 /* Calls the context made into the platform table since creation (every

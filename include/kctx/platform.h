@@ -141,6 +141,10 @@ typedef struct kctx_platform_ops {
     int (*memcpy_dtoh)(void *self, void *dst, kctx_pdevptr src, size_t size);
     /* Atomic read of one aligned device word (the host reading a flag). */
     int (*atomic_read_u32)(void *self, kctx_pdevptr ptr, uint32_t *value);
+    /* Atomic write of one aligned device word, visible to running and later
+     * device programs at once, ordered with no stream (the host poisoning
+     * a context, K35). */
+    int (*atomic_write_u32)(void *self, kctx_pdevptr ptr, uint32_t value);
     /* Optional (NULL when !info.can_check_ranges): 0 when [ptr, ptr+size)
      * lies inside one live allocation of `device`. */
     int (*mem_range_check)(void *self, int device, kctx_pdevptr ptr, size_t size);

@@ -199,6 +199,10 @@ SIM_API sim_status sim_memcpy(void *dst, const void *src, size_t size, sim_copy_
  * reads a flag the device may be writing). Not restricted during capture. */
 SIM_API sim_status sim_atomic_read_u32(sim_devptr ptr, uint32_t *value);
 SIM_API sim_status sim_atomic_read_u64(sim_devptr ptr, uint64_t *value);
+/* Atomic host write of one aligned device word, visible to kernels at once
+ * (like a store to host-mapped device memory); it wakes kernels waiting on
+ * the word. Not ordered with any stream. Not restricted during capture. */
+SIM_API sim_status sim_atomic_write_u32(sim_devptr ptr, uint32_t value);
 
 /* ------------------------------------------------------------------------
  * Streams: FIFO queues executed asynchronously and in order on the device of
@@ -403,7 +407,7 @@ SIM_API sim_status sim_graph_attach_hook(sim_graph graph, sim_hook_fn fn, void *
 #define SIM_OP_MAP(X)                                                                \
     X(INIT) X(FINALIZE) X(DEVICE_COUNT) X(SET_DEVICE) X(DEVICE_RESET)                 \
     X(DEVICE_GET_PROPS) X(DEVICE_SYNCHRONIZE) X(MALLOC) X(FREE) X(MEM_LOOKUP)          \
-    X(MEMCPY) X(ATOMIC_READ) X(STREAM_CREATE) X(STREAM_DESTROY) X(STREAM_SYNCHRONIZE) \
+    X(MEMCPY) X(ATOMIC_READ) X(ATOMIC_WRITE) X(STREAM_CREATE) X(STREAM_DESTROY) X(STREAM_SYNCHRONIZE) \
     X(STREAM_QUERY) X(STREAM_GET_DEVICE) X(LAUNCH_KERNEL) X(MEMCPY_ASYNC)              \
     X(MEMSET_ASYNC) X(LAUNCH_HOST_FUNC) X(EVENT_CREATE) X(EVENT_DESTROY)               \
     X(EVENT_RECORD) X(STREAM_WAIT_EVENT) X(EVENT_QUERY) X(EVENT_SYNCHRONIZE)           \

@@ -152,6 +152,10 @@ static int a_atomic_read_u32(void *self, kctx_pdevptr p, uint32_t *v) {
     (void)self;
     return sim_atomic_read_u32(p, v);
 }
+static int a_atomic_write_u32(void *self, kctx_pdevptr p, uint32_t v) {
+    (void)self;
+    return sim_atomic_write_u32(p, v);
+}
 static int a_mem_range_check(void *self, int device, kctx_pdevptr p, size_t size) {
     (void)self;
     return sim_mem_lookup(device, p, size, NULL, NULL);
@@ -215,6 +219,7 @@ static const kctx_platform_ops k_ops = {
     .memset_async = a_memset_async,
     .memcpy_dtoh = a_memcpy_dtoh,
     .atomic_read_u32 = a_atomic_read_u32,
+    .atomic_write_u32 = a_atomic_write_u32,
     .mem_range_check = a_mem_range_check,
     .module_load = a_module_load,
     .module_unload = a_module_unload,

@@ -239,6 +239,7 @@ sim_status simi_stream_wait_idle(simi_stream *s);
  * node) error state in and out. */
 void simi_exec_op(simi_device *dev, simi_op *op, sim_status *err);
 int simi_device_start(simi_device *dev); /* core threads */
+void simi_wake_word(const uint32_t *word); /* wake kernels waiting on a device word */
 void simi_device_wake_all(simi_device *dev);
 sim_status simi_device_sync(simi_device *dev);
 /* Reset internals: destroy every object of the device (called with nothing

@@ -321,3 +321,20 @@ sim_status sim_atomic_read_u64(sim_devptr ptr, uint64_t *value) {
     if (!value) return simi_fail(SIM_INVALID_VALUE, "value is NULL");
     return atomic_read(ptr, 8, value);
 }
+
+sim_status sim_atomic_write_u32(sim_devptr ptr, uint32_t value) {
+    sim_status st = simi_enter(SIM_OP_ATOMIC_WRITE, -1);
+    if (st) return st;
+    simi_device *dev = simi_cur_dev();
+    if (atomic_load(&dev->lost)) return simi_fail(SIM_DEVICE_LOST, "device %d is lost", dev->index);
+    pthread_mutex_lock(&g_sim.lock);
+    bool ok = simi_heap_contains(&dev->heap, ptr, 4);
+    pthread_mutex_unlock(&g_sim.lock);
+    if (!ok)
+        return simi_fail(SIM_INVALID_ADDRESS, "[0x%llx, +4) is not inside one live allocation of device %d",
+                         (unsigned long long)ptr, dev->index);
+    if (ptr % 4) return simi_fail(SIM_INVALID_VALUE, "address 0x%llx not 4-byte aligned", (unsigned long long)ptr);
+    atomic_store((_Atomic uint32_t *)(uintptr_t)ptr, value);
+    simi_wake_word((const uint32_t *)(uintptr_t)ptr);
+    return SIM_OK;
+}

@@ -95,6 +95,7 @@ static int svc_wait_u32(const uint32_t *word, uint32_t expected, uint64_t timeou
 }
 
 static void svc_wake_u32(const uint32_t *word) { futex(word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL); }
+void simi_wake_word(const uint32_t *word) { svc_wake_u32(word); }
 
 static void svc_report_error(uint32_t code, uint64_t detail) {
     exec_ctx *ec = tl_exec;
@@ -379,13 +380,25 @@ static void *stream_main(void *p) {
             pthread_mutex_unlock(&s->qlock);
             break;
         }
-        simi_exec_op(dev, op, &err);
-        simi_op_free(op);
-        pthread_mutex_lock(&s->qlock);
+        if (op->kind == SIMI_OP_RECORD) {
+            /* A record completes under the queue lock, together with the
+             * stream's own progress: whoever sees the event done sees the
+             * stream past it (idle if nothing follows), and vice versa. */
+            simi_hold_point(dev, SIM_EXEC_EVENT_RECORD, 0);
+            if (err == SIM_OK && simi_dev_dead(dev)) err = SIM_DEVICE_LOST;
+            pthread_mutex_lock(&s->qlock);
+            rec_complete(op->u.rec.rec, err);
+        } else {
+            simi_exec_op(dev, op, &err);
+            simi_op_free(op); /* drops its module use before the stream looks idle */
+            op = NULL;
+            pthread_mutex_lock(&s->qlock);
+        }
         s->error = err;
         s->busy = 0;
         if (!s->head) pthread_cond_broadcast(&s->idlecond);
         pthread_mutex_unlock(&s->qlock);
+        simi_op_free(op);
     }
     simi_stream_put(s);
     pthread_mutex_lock(&dev->thr_lock);

@@ -43,6 +43,7 @@ typedef struct kctx_upload {
     kctx_res table;         /* device callable table */
     uint64_t table_bytes;
     uint32_t refs;          /* ids using it */
+    void *staging;          /* host copy of the table while its upload may be in flight (K17) */
     /* launch preflight facts (K18), computed at prepare */
     uint32_t nparams;
     uint8_t pkind[KCTX_IMAGE_MAX_PARAMS];    /* kctx_param_kind */
@@ -81,6 +82,7 @@ typedef struct kctx_ctx {
     kctx_pfunction prog_fn[3]; /* acquire, scheduler, worker */
     kctx_res mem[KCTX_MEM_COUNT];
     uint64_t mem_bytes[KCTX_MEM_COUNT];
+    void *staging[2];   /* host sources of init's uploads, kept while they may be in flight */
     bool tokens_ready;
     atomic_uint tokens_in_use; /* live captured graphs holding the context (K25) */
 
@@ -136,7 +138,9 @@ void kp_relaxed_end(kctx_ctx *c);
 kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status *st);
 
 /* resources.c */
-kctx_status kctx_resources_create(kctx_ctx *c);
+/* On failure *in_flight tells whether an upload may still be running (then
+ * nothing may be released until the streams are idle). */
+kctx_status kctx_resources_create(kctx_ctx *c, bool *in_flight);
 /* Release what is live, in reverse order; keeps what fails. Returns the
  * first failure. */
 kctx_status kctx_resources_release(kctx_ctx *c);
@@ -152,6 +156,9 @@ void kctx_uploads_abandon(kctx_ctx *c);
 /* lifecycle.c */
 kctx_status kctx_admit(kctx_ctx *c, const char *what);
 kctx_status kctx_program_recover(kctx_ctx *c);
+
+/* launch.c: write the device poison word (K35), best effort. */
+void kctx_device_poison(kctx_ctx *c);
 
 /* Common entry checks. */
 kctx_status kctx_check_device(kctx_ctx *c);

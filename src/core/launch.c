@@ -21,6 +21,17 @@ static kctx_callable *find_id(kctx_ctx *c, uint64_t id) {
     return NULL;
 }
 
+/* Poison the device side (K35): from now on the context's captured graphs
+ * refuse to run. One atomic host write of the device error word, ordered
+ * with no stream: no enqueue that a capture could take in, no wait. */
+void kctx_device_poison(kctx_ctx *c) {
+    if (!c->mem[KCTX_MEM_RUNTIME_IMAGE].live || c->phase == KCTX_PHASE_QUARANTINED) return;
+    kctx_pdevptr w = c->mem[KCTX_MEM_RUNTIME_IMAGE].h + offsetof(kctx_rt_image, error);
+    atomic_fetch_add(&c->calls, 1);
+    /* best effort: the host-side poison already refuses every later launch */
+    (void)c->ops->atomic_write_u32(c->plat->self, w, KCTX_RT_ERR_POISONED);
+}
+
 /* ------------------------------------------------------------------ */
 /* graph lifetime tokens (K25)                                         */
 
@@ -149,6 +160,7 @@ failed:;
     } while (0)
     if (ch.acquire && !ch.scheduler) {
         sp->mode = KCTX_RT_SCHED_ABORT;
+        sp->nargs = 0; /* the abort carries no snapshot */
         COMP("launch(scheduler abort)", launch(self, cpu, c->prog_fn[1], KCTX_PTARGET_AICPU, 1, sp, sizeof *sp));
     }
     if (ch.aicore_waited && !ch.aicore_done)
@@ -166,6 +178,7 @@ failed:;
     if (c->phase == KCTX_PHASE_READY) {
         c->phase = KCTX_PHASE_POISONED;
         kctx_set_runtime_error(c, st, msg);
+        kctx_device_poison(c);
     }
     if (captured) st = KCTX_CAPTURE_BROKEN;
     kctx_fail(c, st, "%s%s", msg, captured ? " (inside a capture: discard that capture)" : "");
@@ -270,12 +283,11 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
             kctx_set_runtime_error(c, dev, msg);
         }
         /* From now on the context's graphs refuse to run (K35): a task
-         * failure already does; a concurrent launch is turned into poison. */
-        if (err == KCTX_RT_ERR_CONCURRENT_LAUNCH) {
-            static const uint32_t poisoned = KCTX_RT_ERR_POISONED;
-            st = KP(c, "memcpy_htod_async(poison)", memcpy_htod_async(self, img + offsetof(kctx_rt_image, error),
-                                                                        &poisoned, sizeof poisoned, c->streams[0].h));
-        }
+         * failure already does; a concurrent launch is turned into poison,
+         * effective before check returns. */
+        if (err == KCTX_RT_ERR_CONCURRENT_LAUNCH)
+            st = KP(c, "atomic_write_u32(poison)",
+                    atomic_write_u32(self, img + offsetof(kctx_rt_image, error), KCTX_RT_ERR_POISONED));
         if (!st) st = kctx_fail(c, dev, "%s", msg);
     } else if (!st && c->phase == KCTX_PHASE_POISONED) {
         dev = KCTX_POISONED;

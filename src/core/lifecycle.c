@@ -23,9 +23,18 @@ kctx_status kctx_admit(kctx_ctx *c, const char *what) { return admit(c, what); }
 
 /* Failure after the latch: roll back; a complete rollback releases the
  * claim and leaves a NEW (latched) context, an incomplete one CLOSING. */
-static kctx_status init_failed(kctx_ctx *c, kctx_status st) {
+static kctx_status init_failed(kctx_ctx *c, kctx_status st, bool in_flight) {
     char msg[KCTX_MSG];
     snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
+    if (in_flight) {
+        /* An upload of init may still be running: releasing now could free
+         * memory the device writes. Keep everything (and the claim); close
+         * releases once the streams are idle. */
+        c->phase = KCTX_PHASE_CLOSING;
+        kctx_fail(c, st, "%s (an init upload may still be in flight: the context is CLOSING; close releases it "
+                         "once idle)", msg);
+        return st;
+    }
     kctx_status rb = kctx_resources_release(c);
     if (rb == KCTX_OK) {
         kctx_claim_release(c);
@@ -105,8 +114,9 @@ kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *cfg) {
     c->args_capacity = cfg->args_capacity;
     c->token_capacity = cfg->token_capacity;
     c->prepare_timeout_ms = cfg->prepare_timeout_ms;
-    st = kctx_resources_create(c);
-    if (st) st = init_failed(c, st);
+    bool in_flight = false;
+    st = kctx_resources_create(c, &in_flight);
+    if (st) st = init_failed(c, st, in_flight);
     else c->phase = KCTX_PHASE_READY;
     kp_relaxed_end(c);
     kctx_ctx_release(c);
@@ -160,9 +170,10 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
         kctx_ctx_release(c);
         return st;
     }
+    bool in_flight = false;
     st = read_device(c, c->device);
-    if (!st) st = kctx_resources_create(c);
-    if (st) st = init_failed(c, st);
+    if (!st) st = kctx_resources_create(c, &in_flight);
+    if (st) st = init_failed(c, st, in_flight);
     else c->phase = KCTX_PHASE_READY;
     kp_relaxed_end(c);
     kctx_ctx_release(c);
@@ -205,9 +216,10 @@ static kctx_status close_checks(kctx_ctx *c) {
         if (c->ops->classify(c->plat->self, pst) == KCTX_PCLASS_NOT_READY)
             return kctx_fail(c, KCTX_BUSY, "close refused: a launch is still running on the context's %s stream (K25)",
                              i ? "AICore" : "AICPU");
-        kctx_status st = kp_map(c, "stream_query", pst);
-        if (st == KCTX_DEVICE_LOST) return st;
-        /* a stream that failed on the device is idle: it can be released */
+        /* A stream whose work failed on the device is idle and can be
+         * released; any other failure stops the close. */
+        if (c->ops->classify(c->plat->self, pst) == KCTX_PCLASS_DEVICE_ERROR) continue;
+        return kp_map(c, "stream_query", pst);
     }
     unsigned graphs = atomic_load(&c->tokens_in_use);
     if (graphs)
@@ -250,15 +262,14 @@ kctx_status kctx_close(kctx_context h) {
         kctx_ctx_release(c);
         return st;
     }
-    if (c->phase != KCTX_PHASE_CLOSING) {
-        st = close_checks(c);
-        if (st) {
-            kp_relaxed_end(c);
-            kctx_ctx_release(c);
-            return st;
-        }
-        c->phase = KCTX_PHASE_CLOSING; /* sticky from the first destructive step (K26) */
+    st = kctx_check_device(c); /* K5: releases act on the current device */
+    if (!st) st = close_checks(c); /* also on a CLOSING retry: work may still be in flight */
+    if (st) {
+        kp_relaxed_end(c);
+        kctx_ctx_release(c);
+        return st;
     }
+    c->phase = KCTX_PHASE_CLOSING; /* sticky from the first destructive step (K26) */
     st = kctx_resources_release(c);
     if (st == KCTX_OK) {
         c->phase = KCTX_PHASE_CLOSED;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 static void upload_free_host(kctx_upload *u) {
+    free(u->staging);
     free(u->image);
     free(u->modules);
     free(u->fns);
@@ -196,9 +197,11 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
         if (c->phase == KCTX_PHASE_READY) {
             c->phase = KCTX_PHASE_POISONED;
             kctx_set_runtime_error(c, st, msg);
+            kctx_device_poison(c);
         }
         kctx_fail(c, st, "%s", msg);
-        return st; /* `table` deliberately not freed: a copy may still read it */
+        u->staging = table; /* a copy may still read it: freed with the upload at close */
+        return st;
     }
     free(table);
     return KCTX_OK;

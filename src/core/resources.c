@@ -21,16 +21,18 @@ static uint64_t image_bytes(uint32_t cores) {
 static uint64_t arch_bytes(uint32_t cores) { return sizeof(kctx_rt_arch) + (uint64_t)cores * sizeof(uint64_t); }
 
 /* Fill the runtime image and the architecture register table and upload
- * them on the AICPU stream, then wait (bounded) for the upload. */
-static kctx_status init_device_memory(kctx_ctx *c) {
+ * them on the AICPU stream, then wait (bounded) for the upload. The host
+ * sources live in c->staging until the upload is known to be done. */
+static kctx_status init_device_memory(kctx_ctx *c, bool *in_flight) {
     void *self = c->plat->self;
     kctx_pstream s = c->streams[0].h;
-    uint64_t ib = c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE], ab = c->mem_bytes[KCTX_MEM_ARCH_TABLE];
-    kctx_rt_image img;
-    memset(&img, 0, sizeof img);
-    img.magic = KCTX_RT_MAGIC;
+    uint64_t ab = c->mem_bytes[KCTX_MEM_ARCH_TABLE];
+    kctx_rt_image *img = calloc(1, sizeof *img);
     kctx_rt_arch *arch = calloc(1, ab);
-    if (!arch) return kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+    c->staging[0] = img;
+    c->staging[1] = arch;
+    if (!img || !arch) return kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+    img->magic = KCTX_RT_MAGIC;
     arch->magic = KCTX_RT_MAGIC;
     arch->core_count = c->core_count;
     arch->mailbox_stride = KCTX_RT_MAILBOX_STRIDE;
@@ -38,30 +40,31 @@ static kctx_status init_device_memory(kctx_ctx *c) {
     for (uint32_t i = 0; i < c->core_count; i++)
         arch->mailbox[i] = c->mem[KCTX_MEM_RUNTIME_IMAGE].h + sizeof(kctx_rt_image) + (uint64_t)i * KCTX_RT_MAILBOX_STRIDE;
     kctx_status st = KP(c, "memset_async(runtime image)",
-                        memset_async(self, c->mem[KCTX_MEM_RUNTIME_IMAGE].h, 0, ib, s));
+                        memset_async(self, c->mem[KCTX_MEM_RUNTIME_IMAGE].h, 0, c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE], s));
+    if (!st) *in_flight = true;
     if (!st)
         st = KP(c, "memcpy_htod_async(runtime image)",
-                memcpy_htod_async(self, c->mem[KCTX_MEM_RUNTIME_IMAGE].h, &img, sizeof img, s));
+                memcpy_htod_async(self, c->mem[KCTX_MEM_RUNTIME_IMAGE].h, img, sizeof *img, s));
     if (!st)
         st = KP(c, "memcpy_htod_async(arch table)", memcpy_htod_async(self, c->mem[KCTX_MEM_ARCH_TABLE].h, arch, ab, s));
     if (!st)
         st = KP(c, "memset_async(args block)",
                 memset_async(self, c->mem[KCTX_MEM_ARGS_BLOCK].h, 0, c->mem_bytes[KCTX_MEM_ARGS_BLOCK], s));
-    /* The host buffers must outlive the copies: wait even if an enqueue
-     * failed after others succeeded. */
+    if (!*in_flight) return st;
+    /* Something was enqueued: wait for it even if a later enqueue failed. */
     kctx_status ws = KP(c, "stream_sync(AICPU, init upload)", stream_sync(self, s, c->prepare_timeout_ms));
-    if (ws != KCTX_OK) {
-        /* The device may still read `img`/`arch`: leak them rather than
-         * free memory a copy may still be reading. */
-        return st ? st : ws;
-    }
-    free(arch);
+    if (ws != KCTX_OK) return st ? st : ws; /* still in flight: keep everything (K17's rule for init) */
+    *in_flight = false;
+    free(c->staging[0]);
+    free(c->staging[1]);
+    c->staging[0] = c->staging[1] = NULL;
     return st;
 }
 
-kctx_status kctx_resources_create(kctx_ctx *c) {
+kctx_status kctx_resources_create(kctx_ctx *c, bool *in_flight) {
     void *self = c->plat->self;
     kctx_status st;
+    *in_flight = false;
     for (int i = 0; i < 2; i++) {
         st = KP(c, i ? "stream_create(AICore)" : "stream_create(AICPU)", stream_create(self, &c->streams[i].h));
         if (st) return st;
@@ -94,7 +97,7 @@ kctx_status kctx_resources_create(kctx_ctx *c) {
         if (st) return st;
         c->mem[i].live = true;
     }
-    st = init_device_memory(c);
+    st = init_device_memory(c, in_flight);
     if (st) return st;
     atomic_store(&c->tokens_in_use, 0);
     c->tokens_ready = true;
@@ -123,9 +126,16 @@ static void release_one(kctx_ctx *c, kctx_res *r, kctx_status st, kctx_status *f
     if (*first == KCTX_OK) *first = st;
 }
 
+static void free_staging(kctx_ctx *c) {
+    free(c->staging[0]);
+    free(c->staging[1]);
+    c->staging[0] = c->staging[1] = NULL;
+}
+
 kctx_status kctx_resources_release(kctx_ctx *c) {
     void *self = c->plat->self;
     kctx_status first = KCTX_OK;
+    free_staging(c); /* callers release only once the streams are idle */
     c->tokens_ready = false;
     kctx_status st = kctx_uploads_release(c);
     if (st) first = st;
@@ -144,6 +154,7 @@ kctx_status kctx_resources_release(kctx_ctx *c) {
 }
 
 void kctx_resources_abandon(kctx_ctx *c) {
+    free_staging(c); /* the owner's reset completed or abandoned all work */
     kctx_uploads_abandon(c);
     memset(c->streams, 0, sizeof c->streams);
     memset(c->events, 0, sizeof c->events);

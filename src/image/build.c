@@ -89,10 +89,15 @@ static char *copy_string(const char *s) {
 }
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
+#define IMG_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define IMG_PRINTF(a, b)
 #endif
-static kctx_build_status
-set_failure(kctx_image_builder *b, kctx_build_status status, const char *fmt, ...) {
+
+/* Records the builder's first (sticky) failure. */
+IMG_PRINTF(3, 4)
+static kctx_build_status set_failure(kctx_image_builder *b, kctx_build_status status,
+                                     const char *fmt, ...) {
     va_list ap;
     b->status = status;
     va_start(ap, fmt);
@@ -127,8 +132,8 @@ void kctx_image_builder_free(kctx_image_builder *b) {
         free(VEC_AT(b->children, bchild, i).entry);
     }
     for (size_t i = 0; i < b->variants.len; i++) free(VEC_AT(b->variants, bvariant, i).blob);
-    vec *all[] = {&b->params,   &b->children, &b->child_params, &b->variants,
-                  &b->tasks,    &b->bindings, &b->deps};
+    vec *all[] = {&b->params, &b->children, &b->child_params, &b->variants,
+                  &b->tasks,  &b->bindings, &b->deps};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]->data);
     free(b->name);
     free(b);
@@ -240,8 +245,9 @@ kctx_build_status kctx_image_builder_bind(kctx_image_builder *b, kctx_binding_ki
     btask *t = last_task(b);
     if (t == NULL) return set_failure(b, KCTX_BUILD_INVALID, "binding before any task");
     if ((int)kind < 0 || (int)kind > 255)
-        return set_failure(b, KCTX_BUILD_INVALID, "task %zu: binding kind %d does not fit the format",
-                           b->tasks.len - 1, (int)kind);
+        return set_failure(b, KCTX_BUILD_INVALID,
+                           "task %zu: binding kind %d does not fit the format", b->tasks.len - 1,
+                           (int)kind);
     bbinding bd = {(uint32_t)kind, param, value};
     if (!vec_push(&b->bindings, sizeof bd, &bd)) return no_memory(b);
     t->binding_count++;
@@ -308,7 +314,7 @@ static void write_image(const kctx_image_builder *b, uint8_t *img, const uint32_
     for (int i = 0; i < SEC_COUNT; i++) img_put32(img + hdr_count_pos(i), counts[i]);
     for (int i = 0; i <= SEC_COUNT; i++) img_put64(img + hdr_offset_pos(i), offs[i]);
 
-#define ENTRY(sec, i) (img + offs[sec] + (uint64_t)(i) * kctx_sec_entry_size[sec])
+#define ENTRY(sec, i) (img + offs[sec] + (uint64_t)(i)*kctx_sec_entry_size[sec])
     /* Strings go in reference order, which is the order below. */
     strwriter w = {img + offs[SEC_STRTAB], 0};
     img_put32(img + HDR_NAME, put_string(&w, b->name));
@@ -331,7 +337,8 @@ static void write_image(const kctx_image_builder *b, uint8_t *img, const uint32_
         for (size_t k = 0; k < c->variant_count; k++) {
             const bvariant *var = &VEC_AT(b->variants, bvariant, c->first_variant + k);
             uint8_t *ve = ENTRY(SEC_VARIANTS, c->first_variant + k);
-            blob_at = (blob_at + KCTX_IMAGE_BLOB_ALIGN - 1) & ~(uint64_t)(KCTX_IMAGE_BLOB_ALIGN - 1);
+            blob_at =
+                (blob_at + KCTX_IMAGE_BLOB_ALIGN - 1) & ~(uint64_t)(KCTX_IMAGE_BLOB_ALIGN - 1);
             img_put32(ve + VARIANT_KIND, var->kind);
             img_put64(ve + VARIANT_BLOB_OFF, blob_at);
             img_put64(ve + VARIANT_BLOB_SIZE, var->size);
@@ -388,8 +395,9 @@ static kctx_build_status finish(kctx_image_builder *b, void **out, size_t *out_s
     uint64_t strtab = 0;
     for (int i = 0; i < SEC_COUNT - 1; i++) {
         if (lens[i] > kctx_sec_limit[i]) {
-            s = set_failure(b, KCTX_BUILD_INVALID, "%zu %s entries, above the limit of %llu",
-                            lens[i], kctx_sec_name[i], (ull)kctx_sec_limit[i]);
+            s = set_failure(b, KCTX_BUILD_INVALID,
+                            "KCTX_IMAGE_LIMIT_EXCEEDED: %s would be %zu, above the limit of %llu",
+                            kctx_count_field_name[i], lens[i], (ull)kctx_sec_limit[i]);
             goto failed;
         }
         counts[i] = (uint32_t)lens[i];

@@ -52,8 +52,9 @@ uint32_t kctx_crc32c_update_portable(uint32_t crc, const void *data, size_t size
     while (size >= 8) {
         uint32_t lo = load_le32(p) ^ crc;
         uint32_t hi = load_le32(p + 4);
-        crc = t[7][lo & 0xFFu] ^ t[6][(lo >> 8) & 0xFFu] ^ t[5][(lo >> 16) & 0xFFu] ^ t[4][lo >> 24] ^
-              t[3][hi & 0xFFu] ^ t[2][(hi >> 8) & 0xFFu] ^ t[1][(hi >> 16) & 0xFFu] ^ t[0][hi >> 24];
+        crc = t[7][lo & 0xFFu] ^ t[6][(lo >> 8) & 0xFFu] ^ t[5][(lo >> 16) & 0xFFu] ^
+              t[4][lo >> 24] ^ t[3][hi & 0xFFu] ^ t[2][(hi >> 8) & 0xFFu] ^
+              t[1][(hi >> 16) & 0xFFu] ^ t[0][hi >> 24];
         p += 8;
         size -= 8;
     }
@@ -115,7 +116,12 @@ SSE42 uint32_t kctx_crc32c_update_sse42(uint32_t crc, const void *data, size_t s
     return (uint32_t)crc_hw_chain(crc, p, size);
 }
 
-int kctx_crc32c_have_sse42(void) { return __builtin_cpu_supports("sse4.2") ? 1 : 0; }
+int kctx_crc32c_have_sse42(void) {
+    /* cpu_init is a no-op once libgcc's constructor has run; it matters
+     * only for a caller that validates from a constructor of its own. */
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("sse4.2") ? 1 : 0;
+}
 
 #else
 

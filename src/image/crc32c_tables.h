@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+/* clang-format off */
 static const uint32_t kctx_crc32c_table[8][256] = {
     {
         0x00000000u, 0xF26B8303u, 0xE13B70F7u, 0x1350F3F4u, 0xC79A971Fu, 0x35F1141Cu,
@@ -368,5 +369,6 @@ static const uint32_t kctx_crc32c_table[8][256] = {
         0xC451B7CCu, 0x8D6DCAEBu, 0x56294D82u, 0x1F1530A5u,
     },
 };
+/* clang-format on */
 
 #endif /* KCTX_IMAGE_CRC32C_TABLES_H */

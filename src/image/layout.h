@@ -23,9 +23,9 @@ enum {
     HDR_CHECKSUM = 24,
     HDR_FLAGS = 28,
     HDR_NAME = 32,
-    HDR_COUNTS = 36,   /* SEC_COUNT u32 counts, the last one strtab_size */
+    HDR_COUNTS = 36, /* SEC_COUNT u32 counts, the last one strtab_size */
     HDR_RESERVED = 68,
-    HDR_OFFSETS = 72   /* SEC_COUNT + 1 u64 offsets, the last one blobs_off */
+    HDR_OFFSETS = 72 /* SEC_COUNT + 1 u64 offsets, the last one blobs_off */
 };
 
 /* Sections, in canonical order; the index of a count (HDR_COUNTS + 4 * i)
@@ -46,13 +46,30 @@ enum {
 
 /* Entry fields (offsets inside an entry). */
 enum {
-    PARAM_NAME = 0, PARAM_KIND = 4, PARAM_RESERVED = 5,
-    CHILD_FUNC_ID = 0, CHILD_NAME = 4, CHILD_ENTRY = 8, CHILD_FIRST_PARAM = 12,
-    CHILD_PARAM_COUNT = 16, CHILD_VARIANT_COUNT = 18, CHILD_FIRST_VARIANT = 20,
-    VARIANT_KIND = 0, VARIANT_RESERVED = 4, VARIANT_BLOB_OFF = 8, VARIANT_BLOB_SIZE = 16,
-    TASK_FUNC_ID = 0, TASK_BLOCK_DIM = 4, TASK_FIRST_BINDING = 8, TASK_BINDING_COUNT = 12,
-    TASK_FIRST_DEP = 16, TASK_DEP_COUNT = 20,
-    BIND_KIND = 0, BIND_RESERVED = 1, BIND_PARAM = 4, BIND_VALUE = 8
+    PARAM_NAME = 0,
+    PARAM_KIND = 4,
+    PARAM_RESERVED = 5,
+    CHILD_FUNC_ID = 0,
+    CHILD_NAME = 4,
+    CHILD_ENTRY = 8,
+    CHILD_FIRST_PARAM = 12,
+    CHILD_PARAM_COUNT = 16,
+    CHILD_VARIANT_COUNT = 18,
+    CHILD_FIRST_VARIANT = 20,
+    VARIANT_KIND = 0,
+    VARIANT_RESERVED = 4,
+    VARIANT_BLOB_OFF = 8,
+    VARIANT_BLOB_SIZE = 16,
+    TASK_FUNC_ID = 0,
+    TASK_BLOCK_DIM = 4,
+    TASK_FIRST_BINDING = 8,
+    TASK_BINDING_COUNT = 12,
+    TASK_FIRST_DEP = 16,
+    TASK_DEP_COUNT = 20,
+    BIND_KIND = 0,
+    BIND_RESERVED = 1,
+    BIND_PARAM = 4,
+    BIND_VALUE = 8
 };
 
 static inline uint64_t hdr_count_pos(int sec) { return HDR_COUNTS + 4u * (uint64_t)sec; }
@@ -60,30 +77,32 @@ static inline uint64_t hdr_offset_pos(int sec) { return HDR_OFFSETS + 8u * (uint
 
 /* Bytes per entry of each counted section (the string table counts bytes). */
 static const uint32_t kctx_sec_entry_size[SEC_COUNT] = {
-    KCTX_IMAGE_PARAM_SIZE, KCTX_IMAGE_CHILD_SIZE,   KCTX_IMAGE_CHILD_PARAM_SIZE,
-    KCTX_IMAGE_VARIANT_SIZE, KCTX_IMAGE_TASK_SIZE,  KCTX_IMAGE_BINDING_SIZE,
-    KCTX_IMAGE_DEP_SIZE,   1u};
+    KCTX_IMAGE_PARAM_SIZE,       KCTX_IMAGE_CHILD_SIZE,
+    KCTX_IMAGE_CHILD_PARAM_SIZE, KCTX_IMAGE_VARIANT_SIZE,
+    KCTX_IMAGE_TASK_SIZE,        KCTX_IMAGE_BINDING_SIZE,
+    KCTX_IMAGE_DEP_SIZE,         1u};
 
 /* The hard limit of each header count. Tables that hold per-child or
- * per-task ranges are bounded by the per-entry limit times the entries. */
+ * per-task ranges are bounded by the per-entry limit times the entries
+ * (products far below 2^32). */
 static const uint64_t kctx_sec_limit[SEC_COUNT] = {
     KCTX_IMAGE_MAX_PARAMS,
     KCTX_IMAGE_MAX_CHILDREN,
-    (uint64_t)KCTX_IMAGE_MAX_CHILDREN * KCTX_IMAGE_MAX_CHILD_PARAMS,
-    (uint64_t)KCTX_IMAGE_MAX_CHILDREN * KCTX_IMAGE_MAX_VARIANTS,
+    (KCTX_IMAGE_MAX_CHILDREN * KCTX_IMAGE_MAX_CHILD_PARAMS),
+    (KCTX_IMAGE_MAX_CHILDREN * KCTX_IMAGE_MAX_VARIANTS),
     KCTX_IMAGE_MAX_TASKS,
-    (uint64_t)KCTX_IMAGE_MAX_TASKS * KCTX_IMAGE_MAX_CHILD_PARAMS,
-    (uint64_t)KCTX_IMAGE_MAX_TASKS * KCTX_IMAGE_MAX_DEPS,
+    (KCTX_IMAGE_MAX_TASKS * KCTX_IMAGE_MAX_CHILD_PARAMS),
+    (KCTX_IMAGE_MAX_TASKS * KCTX_IMAGE_MAX_DEPS),
     KCTX_IMAGE_MAX_STRTAB};
 
 /* The header's name for each count field. */
 static const char *const kctx_count_field_name[SEC_COUNT] = {
-    "param_count", "child_count", "child_param_count", "variant_count",
-    "task_count",  "binding_count", "dep_count",       "strtab_size"};
+    "param_count", "child_count",   "child_param_count", "variant_count",
+    "task_count",  "binding_count", "dep_count",         "strtab_size"};
 
-static const char *const kctx_sec_name[SEC_COUNT + 1] = {
-    "params", "children", "child_params", "variants", "tasks",
-    "bindings", "deps", "strtab", "blobs"};
+static const char *const kctx_sec_name[SEC_COUNT + 1] = {"params",   "children", "child_params",
+                                                         "variants", "tasks",    "bindings",
+                                                         "deps",     "strtab",   "blobs"};
 
 /* Round up to a power-of-two alignment; false on overflow. */
 static inline bool img_align_up(uint64_t v, uint64_t align, uint64_t *out) {

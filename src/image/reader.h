@@ -22,8 +22,8 @@
 typedef struct img_reader {
     const uint8_t *base;
     uint64_t size;
-    bool broken;          /* a load fell outside [0, size) */
-    uint64_t broken_at;   /* offset of the first such load */
+    bool broken;        /* a load fell outside [0, size) */
+    uint64_t broken_at; /* offset of the first such load */
 } img_reader;
 
 static inline img_reader img_reader_make(const void *base, uint64_t size) {

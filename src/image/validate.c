@@ -69,9 +69,8 @@ static kctx_image_reason check_buffer(vstate *v, const void *bytes, size_t size)
                     "image is %zu bytes, smaller than the %u-byte header", size,
                     KCTX_IMAGE_HEADER_SIZE);
     if (((uintptr_t)bytes & (KCTX_IMAGE_BASE_ALIGN - 1)) != 0)
-        return fail(v, KCTX_IMAGE_MISALIGNED, 0,
-                    "image starts at %p, which is not %u-byte aligned", bytes,
-                    KCTX_IMAGE_BASE_ALIGN);
+        return fail(v, KCTX_IMAGE_MISALIGNED, 0, "image starts at %p, which is not %u-byte aligned",
+                    bytes, KCTX_IMAGE_BASE_ALIGN);
     return KCTX_IMAGE_OK;
 }
 
@@ -116,9 +115,8 @@ static kctx_image_reason check_length(vstate *v) {
     uint64_t total = img_u64(&v->r, HDR_TOTAL_SIZE);
     if (total != v->size)
         return fail(v, KCTX_IMAGE_SIZE_MISMATCH, HDR_TOTAL_SIZE,
-                    "total_size at 0x10 is %llu but the image given is %llu bytes (%s)",
-                    (ull)total, (ull)v->size,
-                    total < v->size ? "trailing bytes" : "truncated");
+                    "total_size at 0x10 is %llu but the image given is %llu bytes (%s)", (ull)total,
+                    (ull)v->size, total < v->size ? "trailing bytes" : "truncated");
     return KCTX_IMAGE_OK;
 }
 
@@ -142,10 +140,12 @@ static kctx_image_reason check_limits(vstate *v) {
 
 /* ---- class 5: sections, padding and table ranges ------------------------ */
 
-static kctx_image_reason check_zero_bytes(vstate *v, uint64_t from, uint64_t to, kctx_image_reason reason,
-                                          const char *what) {
+static kctx_image_reason check_zero_bytes(vstate *v, uint64_t from, uint64_t to,
+                                          kctx_image_reason reason, const char *what) {
     const uint8_t *p = img_span(&v->r, from, to - from);
-    if (p == NULL) return fail(v, KCTX_IMAGE_SECTION_RANGE, from, "%s at 0x%llx lies outside the image", what, (ull)from);
+    if (p == NULL)
+        return fail(v, KCTX_IMAGE_SECTION_RANGE, from, "%s at 0x%llx lies outside the image", what,
+                    (ull)from);
     for (uint64_t i = 0; i < to - from; i++)
         if (p[i] != 0)
             return fail(v, reason, from + i, "%s byte at 0x%llx is 0x%02x, not 0", what,
@@ -188,9 +188,9 @@ static kctx_image_reason check_section_offsets(vstate *v) {
 
 /* One table range (first, count) of an entry: starts where the previous
  * range ended, and stays inside its table. */
-static kctx_image_reason check_range(vstate *v, const char *owner, uint32_t index, uint64_t first_pos,
-                                     uint64_t count_pos, uint32_t first, uint32_t count,
-                                     uint64_t *running, int table) {
+static kctx_image_reason check_range(vstate *v, const char *owner, uint32_t index,
+                                     uint64_t first_pos, uint64_t count_pos, uint32_t first,
+                                     uint32_t count, uint64_t *running, int table) {
     if (first != *running)
         return fail(v, KCTX_IMAGE_SECTION_NOT_CANONICAL, first_pos,
                     "%s %u: first %s entry at 0x%llx is %u; ranges are consecutive, so it must be "
@@ -204,8 +204,9 @@ static kctx_image_reason check_range(vstate *v, const char *owner, uint32_t inde
     return KCTX_IMAGE_OK;
 }
 
-static kctx_image_reason check_entry_limit(vstate *v, const char *owner, uint32_t index, uint64_t pos,
-                                       uint32_t value, uint32_t limit, const char *what) {
+static kctx_image_reason check_entry_limit(vstate *v, const char *owner, uint32_t index,
+                                           uint64_t pos, uint32_t value, uint32_t limit,
+                                           const char *what) {
     if (value > limit)
         return fail(v, KCTX_IMAGE_LIMIT_EXCEEDED, pos,
                     "%s %u: %s at 0x%llx is %u, above the limit of %u", owner, index, what,
@@ -221,31 +222,32 @@ static kctx_image_reason check_table_ranges(vstate *v) {
         uint32_t pc = img_u16(&v->r, e + CHILD_PARAM_COUNT);
         uint32_t vc = img_u16(&v->r, e + CHILD_VARIANT_COUNT);
         /* Per-entry counts meet their limits before they are used. */
-        if ((r = check_entry_limit(v, "child", c, e + CHILD_PARAM_COUNT, pc, KCTX_IMAGE_MAX_CHILD_PARAMS,
-                               "param_count")) != KCTX_IMAGE_OK ||
-            (r = check_entry_limit(v, "child", c, e + CHILD_VARIANT_COUNT, vc, KCTX_IMAGE_MAX_VARIANTS,
-                               "variant_count")) != KCTX_IMAGE_OK)
+        if ((r = check_entry_limit(v, "child", c, e + CHILD_PARAM_COUNT, pc,
+                                   KCTX_IMAGE_MAX_CHILD_PARAMS, "param_count")) != KCTX_IMAGE_OK ||
+            (r = check_entry_limit(v, "child", c, e + CHILD_VARIANT_COUNT, vc,
+                                   KCTX_IMAGE_MAX_VARIANTS, "variant_count")) != KCTX_IMAGE_OK)
             return r;
         if ((r = check_range(v, "child", c, e + CHILD_FIRST_PARAM, e + CHILD_PARAM_COUNT,
                              img_u32(&v->r, e + CHILD_FIRST_PARAM), pc, &run_p,
                              SEC_CHILD_PARAMS)) != KCTX_IMAGE_OK ||
             (r = check_range(v, "child", c, e + CHILD_FIRST_VARIANT, e + CHILD_VARIANT_COUNT,
-                             img_u32(&v->r, e + CHILD_FIRST_VARIANT), vc, &run_v,
-                             SEC_VARIANTS)) != KCTX_IMAGE_OK)
+                             img_u32(&v->r, e + CHILD_FIRST_VARIANT), vc, &run_v, SEC_VARIANTS)) !=
+                KCTX_IMAGE_OK)
             return r;
     }
     for (uint32_t t = 0; t < v->n[SEC_TASKS]; t++) {
         uint64_t e = entry_pos(v, SEC_TASKS, t);
         uint32_t bc = img_u32(&v->r, e + TASK_BINDING_COUNT);
         uint32_t dc = img_u32(&v->r, e + TASK_DEP_COUNT);
-        if ((r = check_entry_limit(v, "task", t, e + TASK_BINDING_COUNT, bc, KCTX_IMAGE_MAX_CHILD_PARAMS,
-                               "binding_count")) != KCTX_IMAGE_OK ||
+        if ((r = check_entry_limit(v, "task", t, e + TASK_BINDING_COUNT, bc,
+                                   KCTX_IMAGE_MAX_CHILD_PARAMS, "binding_count")) !=
+                KCTX_IMAGE_OK ||
             (r = check_entry_limit(v, "task", t, e + TASK_DEP_COUNT, dc, KCTX_IMAGE_MAX_DEPS,
-                               "dep_count")) != KCTX_IMAGE_OK)
+                                   "dep_count")) != KCTX_IMAGE_OK)
             return r;
         if ((r = check_range(v, "task", t, e + TASK_FIRST_BINDING, e + TASK_BINDING_COUNT,
-                             img_u32(&v->r, e + TASK_FIRST_BINDING), bc, &run_b,
-                             SEC_BINDINGS)) != KCTX_IMAGE_OK ||
+                             img_u32(&v->r, e + TASK_FIRST_BINDING), bc, &run_b, SEC_BINDINGS)) !=
+                KCTX_IMAGE_OK ||
             (r = check_range(v, "task", t, e + TASK_FIRST_DEP, e + TASK_DEP_COUNT,
                              img_u32(&v->r, e + TASK_FIRST_DEP), dc, &run_d, SEC_DEPS)) !=
                 KCTX_IMAGE_OK)
@@ -282,11 +284,21 @@ typedef enum strref {
 
 static const char *describe_ref(char *buf, size_t size, strref ref, uint32_t i, uint32_t j) {
     switch (ref) {
-    case REF_CALLABLE: snprintf(buf, size, "callable name"); break;
-    case REF_PARAM: snprintf(buf, size, "parameter %u name", i); break;
-    case REF_CHILD_NAME: snprintf(buf, size, "child %u name", i); break;
-    case REF_CHILD_ENTRY: snprintf(buf, size, "child %u entry", i); break;
-    case REF_CHILD_PARAM: snprintf(buf, size, "child %u parameter %u name", i, j); break;
+    case REF_CALLABLE:
+        snprintf(buf, size, "callable name");
+        break;
+    case REF_PARAM:
+        snprintf(buf, size, "parameter %u name", i);
+        break;
+    case REF_CHILD_NAME:
+        snprintf(buf, size, "child %u name", i);
+        break;
+    case REF_CHILD_ENTRY:
+        snprintf(buf, size, "child %u entry", i);
+        break;
+    case REF_CHILD_PARAM:
+        snprintf(buf, size, "child %u parameter %u name", i, j);
+        break;
     }
     return buf;
 }
@@ -369,12 +381,18 @@ static uint64_t first_nonzero(vstate *v, uint64_t from, uint64_t to) {
 
 static const char *param_kind_name(uint32_t kind) {
     switch (kind) {
-    case KCTX_PARAM_TENSOR_IN: return "TENSOR_IN";
-    case KCTX_PARAM_TENSOR_OUT: return "TENSOR_OUT";
-    case KCTX_PARAM_TENSOR_INOUT: return "TENSOR_INOUT";
-    case KCTX_PARAM_SCALAR: return "SCALAR";
-    case KCTX_PARAM_TENSOR: return "TENSOR";
-    default: return "unknown";
+    case KCTX_PARAM_TENSOR_IN:
+        return "TENSOR_IN";
+    case KCTX_PARAM_TENSOR_OUT:
+        return "TENSOR_OUT";
+    case KCTX_PARAM_TENSOR_INOUT:
+        return "TENSOR_INOUT";
+    case KCTX_PARAM_SCALAR:
+        return "SCALAR";
+    case KCTX_PARAM_TENSOR:
+        return "TENSOR";
+    default:
+        return "unknown";
     }
 }
 
@@ -396,7 +414,8 @@ static kctx_image_reason check_signature(vstate *v) {
         uint64_t nz = first_nonzero(v, e + PARAM_RESERVED, e + KCTX_IMAGE_PARAM_SIZE);
         if (nz != UINT64_MAX)
             return fail(v, KCTX_IMAGE_BAD_PARAM_KIND, nz,
-                        "parameter %u: reserved byte at 0x%llx after the kind is not 0", p, (ull)nz);
+                        "parameter %u: reserved byte at 0x%llx after the kind is not 0", p,
+                        (ull)nz);
         if (kind == KCTX_PARAM_SCALAR) {
             if (first_scalar == UINT32_MAX) first_scalar = p;
         } else if (first_scalar != UINT32_MAX) {
@@ -418,8 +437,8 @@ static kctx_image_reason check_child_variants(vstate *v, uint32_t c, uint32_t fi
         uint32_t kind = img_u32(&v->r, e + VARIANT_KIND);
         if (kind < KCTX_VARIANT_SIM_ELF || kind > KCTX_VARIANT_CUDA_PTX)
             return fail(v, KCTX_IMAGE_BAD_VARIANT_KIND, e + VARIANT_KIND,
-                        "child %u variant %u: kind at 0x%llx is %u, not a known variant kind", c,
-                        k, (ull)(e + VARIANT_KIND), kind);
+                        "child %u variant %u: kind at 0x%llx is %u, not a known variant kind", c, k,
+                        (ull)(e + VARIANT_KIND), kind);
         uint32_t reserved = img_u32(&v->r, e + VARIANT_RESERVED);
         if (reserved != 0)
             return fail(v, KCTX_IMAGE_BAD_VARIANT_KIND, e + VARIANT_RESERVED,
@@ -448,7 +467,8 @@ static kctx_image_reason check_child_variants(vstate *v, uint32_t c, uint32_t fi
                         c, k, (ull)off, (ull)size, (ull)v->size);
         /* Padding after the previous blob (empty before the first blob: the
          * padding after the string table is a class-5 matter). */
-        kctx_image_reason r = check_zero_bytes(v, *blob_at, off, KCTX_IMAGE_BAD_BLOB, "blob padding");
+        kctx_image_reason r =
+            check_zero_bytes(v, *blob_at, off, KCTX_IMAGE_BAD_BLOB, "blob padding");
         if (r != KCTX_IMAGE_OK) return r;
         *blob_at = off + size;
     }
@@ -497,14 +517,15 @@ static kctx_image_reason check_children(vstate *v) {
         uint32_t first_variant = img_u32(&v->r, e + CHILD_FIRST_VARIANT);
         if ((r = check_child_variants(v, c, first_variant, vc, &blob_at)) != KCTX_IMAGE_OK)
             return r;
-        last_size_pos = entry_pos(v, SEC_VARIANTS, (uint64_t)first_variant + vc - 1) + VARIANT_BLOB_SIZE;
+        last_size_pos =
+            entry_pos(v, SEC_VARIANTS, (uint64_t)first_variant + vc - 1) + VARIANT_BLOB_SIZE;
     }
     /* The last blob ends the image (with no variants, class 5 checked that
      * the string table does). */
     if (v->n[SEC_VARIANTS] != 0 && blob_at != v->size)
         return fail(v, KCTX_IMAGE_BAD_BLOB, last_size_pos,
-                    "the last blob ends at 0x%llx but the image continues to 0x%llx",
-                    (ull)blob_at, (ull)v->size);
+                    "the last blob ends at 0x%llx but the image continues to 0x%llx", (ull)blob_at,
+                    (ull)v->size);
     return KCTX_IMAGE_OK;
 }
 
@@ -534,7 +555,10 @@ static kctx_image_reason check_binding(vstate *v, uint32_t t, uint32_t k, uint64
         return fail(v, KCTX_IMAGE_BAD_BINDING, e + BIND_KIND,
                     "task %u binding %u: a %s binding (kind at 0x%llx) for child parameter %u, "
                     "which is %s",
-                    t, k, kind == KCTX_BIND_TENSOR ? "TENSOR" : kind == KCTX_BIND_SCALAR ? "SCALAR" : "IMMEDIATE",
+                    t, k,
+                    kind == KCTX_BIND_TENSOR   ? "TENSOR"
+                    : kind == KCTX_BIND_SCALAR ? "SCALAR"
+                                               : "IMMEDIATE",
                     (ull)(e + BIND_KIND), k, param_kind_name(child_kind));
     if (kind == KCTX_BIND_IMMEDIATE) {
         if (param != 0)
@@ -562,8 +586,8 @@ static kctx_image_reason check_binding(vstate *v, uint32_t t, uint32_t k, uint64
                         t, k, (ull)(e + BIND_PARAM), param, param_kind_name(pkind));
         if (value != 0)
             return fail(v, KCTX_IMAGE_BAD_BINDING, e + BIND_VALUE,
-                        "task %u binding %u: a SCALAR binding's value at 0x%llx is %llu, not 0",
-                        t, k, (ull)(e + BIND_VALUE), (ull)value);
+                        "task %u binding %u: a SCALAR binding's value at 0x%llx is %llu, not 0", t,
+                        k, (ull)(e + BIND_VALUE), (ull)value);
     }
     return KCTX_IMAGE_OK;
 }
@@ -622,8 +646,9 @@ static kctx_image_reason check_tasks(vstate *v) {
         uint32_t first_binding = img_u32(&v->r, e + TASK_FIRST_BINDING);
         for (uint32_t k = 0; k < bc; k++) {
             uint64_t be = entry_pos(v, SEC_BINDINGS, (uint64_t)first_binding + k);
-            uint32_t child_kind = img_u8(
-                &v->r, entry_pos(v, SEC_CHILD_PARAMS, (uint64_t)first_child_param + k) + PARAM_KIND);
+            uint32_t child_kind =
+                img_u8(&v->r, entry_pos(v, SEC_CHILD_PARAMS, (uint64_t)first_child_param + k) +
+                                  PARAM_KIND);
             if ((r = check_binding(v, t, k, be, child_kind)) != KCTX_IMAGE_OK) return r;
         }
         if ((r = check_deps(v, t, img_u32(&v->r, e + TASK_FIRST_DEP),
@@ -656,7 +681,8 @@ kctx_image_reason kctx_image_validate(const void *bytes, size_t size, kctx_image
     kctx_image_reason r;
     if ((r = check_buffer(&v, bytes, size)) != KCTX_IMAGE_OK ||
         (r = check_identity(&v)) != KCTX_IMAGE_OK || (r = check_length(&v)) != KCTX_IMAGE_OK ||
-        (r = check_limits(&v)) != KCTX_IMAGE_OK || (r = check_section_offsets(&v)) != KCTX_IMAGE_OK ||
+        (r = check_limits(&v)) != KCTX_IMAGE_OK ||
+        (r = check_section_offsets(&v)) != KCTX_IMAGE_OK ||
         (r = check_table_ranges(&v)) != KCTX_IMAGE_OK || (r = check_strings(&v)) != KCTX_IMAGE_OK ||
         (r = check_signature(&v)) != KCTX_IMAGE_OK || (r = check_children(&v)) != KCTX_IMAGE_OK ||
         (r = check_tasks(&v)) != KCTX_IMAGE_OK)

@@ -32,30 +32,30 @@ static inline int check_record(int ok, const char *expr, const char *file, int l
 
 #define CHECK(cond) check_record(!!(cond), #cond, __FILE__, __LINE__)
 /* CHECK with a printf-style note printed on failure. */
-#define CHECK_MSG(cond, ...)                                                   \
-    (check_record(!!(cond), #cond, __FILE__, __LINE__)                         \
-         ? 1                                                                   \
-         : (check_test_failures <= CHECK_MAX_REPORTS                           \
-                ? (fprintf(stderr, "    "), fprintf(stderr, __VA_ARGS__),      \
-                   fprintf(stderr, "\n"), 0)                                   \
+#define CHECK_MSG(cond, ...)                                                                     \
+    (check_record(!!(cond), #cond, __FILE__, __LINE__)                                           \
+         ? 1                                                                                     \
+         : (check_test_failures <= CHECK_MAX_REPORTS                                             \
+                ? (fprintf(stderr, "    "), fprintf(stderr, __VA_ARGS__), fprintf(stderr, "\n"), \
+                   0)                                                                            \
                 : 0))
-#define REQUIRE(cond)                                                          \
-    do {                                                                       \
-        if (!CHECK(cond)) return;                                              \
+#define REQUIRE(cond)             \
+    do {                          \
+        if (!CHECK(cond)) return; \
     } while (0)
 
-#define RUN(test)                                                              \
-    do {                                                                       \
-        check_test_failures = 0;                                               \
-        test();                                                                \
-        if (check_test_failures == 0) {                                        \
-            check_tests_passed++;                                              \
-            printf("ok   %s\n", #test);                                        \
-        } else {                                                               \
-            check_tests_failed++;                                              \
+#define RUN(test)                                                               \
+    do {                                                                        \
+        check_test_failures = 0;                                                \
+        test();                                                                 \
+        if (check_test_failures == 0) {                                         \
+            check_tests_passed++;                                               \
+            printf("ok   %s\n", #test);                                         \
+        } else {                                                                \
+            check_tests_failed++;                                               \
             printf("FAIL %s (%d failed checks)\n", #test, check_test_failures); \
-        }                                                                      \
-        fflush(stdout);                                                        \
+        }                                                                       \
+        fflush(stdout);                                                         \
     } while (0)
 
 static inline int check_summary(void) {

@@ -168,10 +168,17 @@ kctx_build_status example_build(int which, void **out, size_t *size) {
     kctx_image_builder *b = kctx_image_builder_new(example_name(which));
     if (b == NULL) return KCTX_BUILD_NO_MEMORY;
     switch (which) {
-    case EXAMPLE_VECTOR_ADD: build_vector_add(b); break;
-    case EXAMPLE_DAG: build_dag(b); break;
-    case EXAMPLE_MATMUL: build_matmul(b); break;
-    default: break;
+    case EXAMPLE_VECTOR_ADD:
+        build_vector_add(b);
+        break;
+    case EXAMPLE_DAG:
+        build_dag(b);
+        break;
+    case EXAMPLE_MATMUL:
+        build_matmul(b);
+        break;
+    default:
+        break;
     }
     kctx_build_status s = kctx_image_builder_finish(b, out, size, msg, sizeof msg);
     if (s != KCTX_BUILD_OK) fprintf(stderr, "example %s: %s\n", example_name(which), msg);
@@ -188,10 +195,10 @@ static uint64_t mix_string(uint64_t h, const char *s) {
     return mix(h, 0);
 }
 
-#define PROBLEM(text)                                                          \
-    do {                                                                       \
-        if (problem != NULL) *problem = (text);                                \
-        return 0;                                                              \
+#define PROBLEM(text)                           \
+    do {                                        \
+        if (problem != NULL) *problem = (text); \
+        return 0;                               \
     } while (0)
 
 uint64_t walk_view(const kctx_image_view *v, const char **problem) {

@@ -16,7 +16,13 @@
  *   matmul      a blocked matrix multiply: 3 children with 1-4 variants of
  *               every kind and odd blob sizes, 8 tasks
  *   empty       no parameters, children or tasks (no blobs at all) */
-enum { EXAMPLE_VECTOR_ADD, EXAMPLE_DAG, EXAMPLE_MATMUL, EXAMPLE_EMPTY, EXAMPLE_COUNT };
+enum {
+    EXAMPLE_VECTOR_ADD,
+    EXAMPLE_DAG,
+    EXAMPLE_MATMUL,
+    EXAMPLE_EMPTY,
+    EXAMPLE_COUNT
+};
 
 const char *example_name(int which);
 /* Builds example `which`: *out is malloc'd (free()). Returns the builder's

@@ -64,7 +64,17 @@ static void put64(uint8_t *p, uint64_t at, uint64_t v) {
 }
 
 /* Sections (header count i at 36 + 4i, offset i at 72 + 8i). */
-enum { PARAMS, CHILDREN, CHILD_PARAMS, VARIANTS, TASKS, BINDINGS, DEPS, STRTAB, BLOBS };
+enum {
+    PARAMS,
+    CHILDREN,
+    CHILD_PARAMS,
+    VARIANTS,
+    TASKS,
+    BINDINGS,
+    DEPS,
+    STRTAB,
+    BLOBS
+};
 static const uint64_t entry_size[] = {8, 24, 8, 24, 24, 16, 4, 1};
 
 static uint32_t count_of(const uint8_t *img, int sec) { return get32(img, 36 + 4u * sec); }
@@ -72,7 +82,9 @@ static uint64_t off_of(const uint8_t *img, int sec) { return get64(img, 72 + 8u 
 static uint64_t entry(const uint8_t *img, int sec, uint64_t i) {
     return off_of(img, sec) + i * entry_size[sec];
 }
-static uint64_t strtab_end(const uint8_t *img) { return off_of(img, STRTAB) + count_of(img, STRTAB); }
+static uint64_t strtab_end(const uint8_t *img) {
+    return off_of(img, STRTAB) + count_of(img, STRTAB);
+}
 
 /* ---- building blocks ---------------------------------------------------- */
 
@@ -274,6 +286,14 @@ static void make_all(void) {
     put64(im.bytes, 72 + 8 * BLOBS, end + 8);
     add("c6_unreferenced_bytes", im, 1, KCTX_IMAGE_BAD_STRING, end, 0);
 
+    /* Only a header: every table empty, so the callable name's reference
+     * (0, where it must be) points past the empty string table. */
+    im = resized(base(EXAMPLE_EMPTY), 144);
+    put64(im.bytes, 16, 144);
+    put32(im.bytes, 36 + 4 * STRTAB, 0);
+    put64(im.bytes, 72 + 8 * BLOBS, 144);
+    add("c6_reference_past_table", im, 1, KCTX_IMAGE_BAD_STRING, 32, 0);
+
     /* class 7: the signature */
     uint64_t p0, p1, p2, p3;
     im = base(VA), p0 = entry(im.bytes, PARAMS, 0), p1 = entry(im.bytes, PARAMS, 1);
@@ -392,8 +412,8 @@ static char *manifest(size_t *len) {
                                  "an aligned address)\n");
     for (int i = 0; i < n_fixtures; i++)
         at += (size_t)snprintf(m + at, cap - at, "%s %s 0x%llx %u\n", fixtures[i].name,
-                               kctx_image_reason_name(fixtures[i].reason),
-                               (ull)fixtures[i].offset, fixtures[i].shift);
+                               kctx_image_reason_name(fixtures[i].reason), (ull)fixtures[i].offset,
+                               fixtures[i].shift);
     *len = at;
     return m;
 }
@@ -445,9 +465,11 @@ int main(int argc, char **argv) {
         else
             bad |= write_file(dir, f->name, f->bytes, f->size);
     }
-    bad |= check ? same_file(dir, "expected.txt", m, mlen) : write_file(dir, "expected.txt", m, mlen);
+    bad |=
+        check ? same_file(dir, "expected.txt", m, mlen) : write_file(dir, "expected.txt", m, mlen);
     if (check && bad)
-        fprintf(stderr, "the fixtures in %s are out of date: regenerate them (see README.md)\n", dir);
+        fprintf(stderr, "the fixtures in %s are out of date: regenerate them (see README.md)\n",
+                dir);
     else if (!check)
         printf("wrote %d fixtures and expected.txt to %s\n", n_fixtures, dir);
     else

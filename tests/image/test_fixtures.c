@@ -38,10 +38,10 @@ static uint8_t *read_file(const char *path, size_t *size) {
 }
 
 static int reason_by_name(const char *name, kctx_image_reason *out) {
-#define REASON_BY_NAME_(rname, num, msg)                                                       \
-    if (strcmp(name, "KCTX_IMAGE_" #rname) == 0) {                                             \
-        *out = KCTX_IMAGE_##rname;                                                             \
-        return 0;                                                                              \
+#define REASON_BY_NAME_(rname, num, msg)           \
+    if (strcmp(name, "KCTX_IMAGE_" #rname) == 0) { \
+        *out = KCTX_IMAGE_##rname;                 \
+        return 0;                                  \
     }
     KCTX_IMAGE_REASON_MAP(REASON_BY_NAME_)
 #undef REASON_BY_NAME_
@@ -78,9 +78,8 @@ static void test_every_fixture_gives_its_reason_and_offset(void) {
         printf("     %-32s %-36s at 0x%-5llx %s\n", file, kctx_image_reason_name(got),
                (unsigned long long)err.offset, err.message);
         CHECK_MSG(got == want, "%s: %s, expected %s", file, kctx_image_reason_name(got), rname);
-        CHECK_MSG(err.reason == got && err.offset == offset,
-                  "%s: offset 0x%llx, expected 0x%llx", file, (unsigned long long)err.offset,
-                  offset);
+        CHECK_MSG(err.reason == got && err.offset == offset, "%s: offset 0x%llx, expected 0x%llx",
+                  file, (unsigned long long)err.offset, offset);
         if (got == KCTX_IMAGE_OK) {
             const char *problem = NULL;
             CHECK_MSG(walk_view(&v, &problem) != 0, "%s: %s", file, problem);
@@ -98,8 +97,8 @@ static void test_every_fixture_gives_its_reason_and_offset(void) {
     CHECK(count > 0);
     /* Every reason has a fixture, except a NULL pointer, which no file
      * can be (test_validate checks it). */
-#define REASON_SEEN_(rname, num, msg)                                                          \
-    if (KCTX_IMAGE_##rname != KCTX_IMAGE_NULL_IMAGE)                                           \
+#define REASON_SEEN_(rname, num, msg)                \
+    if (KCTX_IMAGE_##rname != KCTX_IMAGE_NULL_IMAGE) \
         CHECK_MSG(seen[num] > 0, "no fixture for KCTX_IMAGE_" #rname);
     KCTX_IMAGE_REASON_MAP(REASON_SEEN_)
 #undef REASON_SEEN_

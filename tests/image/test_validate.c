@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "check.h"
 #include "image_testlib.h"
@@ -179,8 +180,8 @@ static void test_truncation_at_every_position_is_rejected(void) {
             REQUIRE(cut != NULL);
             memcpy(cut, ex[i].bytes, n);
             kctx_image_error err;
-            kctx_image_reason want = n < KCTX_IMAGE_HEADER_SIZE ? KCTX_IMAGE_TOO_SMALL
-                                                                : KCTX_IMAGE_SIZE_MISMATCH;
+            kctx_image_reason want =
+                n < KCTX_IMAGE_HEADER_SIZE ? KCTX_IMAGE_TOO_SMALL : KCTX_IMAGE_SIZE_MISMATCH;
             CHECK_MSG(kctx_image_validate(cut, n, &err) == want, "%s cut at %zu: %s",
                       example_name(i), n, err.message);
             /* Also with total_size made to agree and the checksum resealed:
@@ -360,9 +361,32 @@ static void test_null_small_and_misaligned_buffers(void) {
     CHECK(kctx_image_name(NULL) == NULL && kctx_image_child_count(NULL) == 0);
 }
 
+/* total_size above 4 GiB: only the header is read before the refusal, so
+ * a sparse mapping of just over 4 GiB is enough. Skipped where the system
+ * will not map that much address space. */
+static void test_images_above_4_gib_are_refused(void) {
+    size_t size = (size_t)KCTX_IMAGE_MAX_SIZE + 64;
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p == MAP_FAILED) {
+        printf("     skipped: cannot map %zu bytes\n", size);
+        return;
+    }
+    memcpy(p, ex[EXAMPLE_EMPTY].bytes, KCTX_IMAGE_HEADER_SIZE);
+    wr64((uint8_t *)p + 16, size);
+    kctx_image_error err;
+    CHECK(kctx_image_validate(p, size, &err) == KCTX_IMAGE_LIMIT_EXCEEDED);
+    CHECK(err.offset == 16);
+    /* Exactly 4 GiB is within the limit (and then fails on structure). */
+    wr64((uint8_t *)p + 16, KCTX_IMAGE_MAX_SIZE);
+    CHECK(kctx_image_validate(p, (size_t)KCTX_IMAGE_MAX_SIZE, &err) ==
+          KCTX_IMAGE_SECTION_NOT_CANONICAL);
+    munmap(p, size);
+}
+
 static void test_reason_names_and_strings(void) {
-#define CHECK_REASON_(name, num, msg)                                                          \
-    CHECK(strcmp(kctx_image_reason_name(KCTX_IMAGE_##name), "KCTX_IMAGE_" #name) == 0);       \
+#define CHECK_REASON_(name, num, msg)                                                   \
+    CHECK(strcmp(kctx_image_reason_name(KCTX_IMAGE_##name), "KCTX_IMAGE_" #name) == 0); \
     CHECK(strcmp(kctx_image_reason_string(KCTX_IMAGE_##name), msg) == 0);
     KCTX_IMAGE_REASON_MAP(CHECK_REASON_)
 #undef CHECK_REASON_
@@ -430,7 +454,8 @@ static void test_the_largest_task_table(void) {
     void *img = NULL;
     size_t size = 0;
     char msg[256];
-    CHECK_MSG(kctx_image_builder_finish(b, &img, &size, msg, sizeof msg) == KCTX_BUILD_OK, "%s", msg);
+    CHECK_MSG(kctx_image_builder_finish(b, &img, &size, msg, sizeof msg) == KCTX_BUILD_OK, "%s",
+              msg);
     if (img != NULL) {
         CHECK(validate_and_use(img, size, "wide", 0, 0) == KCTX_IMAGE_OK);
         free(img);
@@ -498,13 +523,19 @@ static void c_block_dim(kctx_image_builder *b) {
     kctx_image_builder_task(b, 0, 0, NULL);
     kctx_image_builder_bind(b, KCTX_BIND_TENSOR, 0, 0);
 }
-static void c_no_variant(kctx_image_builder *b) { kctx_image_builder_child(b, "k", "kctx_k", NULL); }
+static void c_no_variant(kctx_image_builder *b) {
+    kctx_image_builder_child(b, "k", "kctx_k", NULL);
+}
 static void c_empty_blob(kctx_image_builder *b) {
     kctx_image_builder_child(b, "k", "kctx_k", NULL);
     kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, NULL, 0);
 }
-static void c_empty_name(kctx_image_builder *b) { kctx_image_builder_param(b, "", KCTX_PARAM_SCALAR); }
-static void c_bad_kind(kctx_image_builder *b) { kctx_image_builder_param(b, "x", (kctx_param_kind)9); }
+static void c_empty_name(kctx_image_builder *b) {
+    kctx_image_builder_param(b, "", KCTX_PARAM_SCALAR);
+}
+static void c_bad_kind(kctx_image_builder *b) {
+    kctx_image_builder_param(b, "x", (kctx_param_kind)9);
+}
 static void c_child_kind_in_signature(kctx_image_builder *b) {
     kctx_image_builder_param(b, "x", KCTX_PARAM_TENSOR);
 }
@@ -577,11 +608,21 @@ static void test_builder_misuse(void) {
         REQUIRE(b != NULL);
         kctx_build_status s = KCTX_BUILD_OK;
         switch (k) {
-        case 0: s = kctx_image_builder_child_param(b, "x", KCTX_PARAM_TENSOR); break;
-        case 1: s = kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, "x", 1); break;
-        case 2: s = kctx_image_builder_bind(b, KCTX_BIND_IMMEDIATE, 0, 0); break;
-        case 3: s = kctx_image_builder_dep(b, 0); break;
-        case 4: s = kctx_image_builder_param(b, NULL, KCTX_PARAM_SCALAR); break;
+        case 0:
+            s = kctx_image_builder_child_param(b, "x", KCTX_PARAM_TENSOR);
+            break;
+        case 1:
+            s = kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, "x", 1);
+            break;
+        case 2:
+            s = kctx_image_builder_bind(b, KCTX_BIND_IMMEDIATE, 0, 0);
+            break;
+        case 3:
+            s = kctx_image_builder_dep(b, 0);
+            break;
+        case 4:
+            s = kctx_image_builder_param(b, NULL, KCTX_PARAM_SCALAR);
+            break;
         }
         CHECK_MSG(s == KCTX_BUILD_INVALID, "misuse case %d", k);
         CHECK(kctx_image_builder_finish(b, &img, &size, msg, sizeof msg) == KCTX_BUILD_INVALID);
@@ -612,6 +653,7 @@ int main(void) {
     RUN(test_every_single_byte_change_is_rejected_or_consistent);
     RUN(test_checksum_rule);
     RUN(test_null_small_and_misaligned_buffers);
+    RUN(test_images_above_4_gib_are_refused);
     RUN(test_reason_names_and_strings);
     RUN(test_limits_are_inclusive);
     RUN(test_the_largest_task_table);

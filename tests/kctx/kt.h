@@ -47,11 +47,11 @@
 typedef void (*kt_test_fn)(void);
 void kt_register(const char *name, kt_test_fn fn);
 
-#define KT_TEST(name)                                                              \
-    static void name(void);                                                        \
-    __attribute__((constructor)) static void kt_register_##name(void) {            \
-        kt_register(#name, name);                                                  \
-    }                                                                              \
+#define KT_TEST(name)                                                   \
+    static void name(void);                                             \
+    __attribute__((constructor)) static void kt_register_##name(void) { \
+        kt_register(#name, name);                                       \
+    }                                                                   \
     static void name(void)
 
 /* ---- checks ---------------------------------------------------------------- */
@@ -60,7 +60,8 @@ int kt_check_eq(uint64_t a, uint64_t b, const char *ea, const char *eb, const ch
 /* `got` must be `want`; on mismatch prints both names and the calling
  * thread's kctx last-error message (read before any other kctx call). */
 int kt_check_k(kctx_status got, kctx_status want, const char *expr, const char *file, int line);
-int kt_check_k2(kctx_status got, kctx_status w1, kctx_status w2, const char *expr, const char *file, int line);
+int kt_check_k2(kctx_status got, kctx_status w1, kctx_status w2, const char *expr, const char *file,
+                int line);
 int kt_check_sim(sim_status got, sim_status want, const char *expr, const char *file, int line);
 int kt_check_phase(kctx_context ctx, kctx_phase want, const char *ectx, const char *file, int line);
 int kt_check_mode(kctx_context ctx, kctx_mode want, const char *ectx, const char *file, int line);
@@ -75,10 +76,9 @@ int kt_check_mode(kctx_context ctx, kctx_mode want, const char *ectx, const char
 #define CHECK_PHASE(ctx, want) kt_check_phase((ctx), (want), #ctx, __FILE__, __LINE__)
 #define CHECK_MODE(ctx, want) kt_check_mode((ctx), (want), #ctx, __FILE__, __LINE__)
 
-#define KT_REQUIRE_(check)  \
-    do {                    \
-        if (!(check))       \
-            return;         \
+#define KT_REQUIRE_(check)    \
+    do {                      \
+        if (!(check)) return; \
     } while (0)
 #define REQUIRE(cond) KT_REQUIRE_(CHECK(cond))
 #define REQUIRE_EQ(a, b) KT_REQUIRE_(CHECK_EQ(a, b))
@@ -126,12 +126,13 @@ typedef struct kt_snap {
     uint64_t live_count, live_bytes;
 } kt_snap;
 kt_snap kt_snap_take(int device);
-int kt_check_snap(const kt_snap *want, const kt_snap *got, const char *what, const char *file, int line);
+int kt_check_snap(const kt_snap *want, const kt_snap *got, const char *what, const char *file,
+                  int line);
 #define CHECK_SNAP(want, got) kt_check_snap(&(want), &(got), #got, __FILE__, __LINE__)
 /* Shorthand: the device's state now equals `want`. */
-#define CHECK_DEVICE_AT(device, want)                                     \
-    do {                                                                  \
-        kt_snap kt_now_ = kt_snap_take(device);                           \
+#define CHECK_DEVICE_AT(device, want)                                            \
+    do {                                                                         \
+        kt_snap kt_now_ = kt_snap_take(device);                                  \
         kt_check_snap(&(want), &kt_now_, "device " #device, __FILE__, __LINE__); \
     } while (0)
 
@@ -150,10 +151,10 @@ typedef struct kt_state {
 kt_state kt_state_take(kctx_context ctx);
 int kt_check_state(const kt_state *want, const kt_state *got, const char *file, int line);
 /* The context's state equals `want` (taken with kt_state_take). */
-#define CHECK_UNCHANGED(ctx, want)                                       \
-    do {                                                                 \
-        kt_state kt_now_ = kt_state_take(ctx);                           \
-        kt_check_state(&(want), &kt_now_, __FILE__, __LINE__);           \
+#define CHECK_UNCHANGED(ctx, want)                             \
+    do {                                                       \
+        kt_state kt_now_ = kt_state_take(ctx);                 \
+        kt_check_state(&(want), &kt_now_, __FILE__, __LINE__); \
     } while (0)
 uint64_t kt_destructive_calls(void);
 /* The calling thread's release calls (stream, event, module, memory). */

@@ -91,7 +91,8 @@ KT_TEST(lifecycle_counters_count_and_a_whole_kernel_lifecycle_makes_no_lifecycle
     CHECK_K(kctx_close(a), KCTX_DEVICE_LOST);
     CHECK_K(kctx_destroy(a), KCTX_BUSY);
     for (int d = 0; d < ndev; d++) {
-        if (!CHECK_EQ(lc_total(d), 0)) fprintf(stderr, "    device %d: kctx made lifecycle calls\n", d);
+        if (!CHECK_EQ(lc_total(d), 0))
+            fprintf(stderr, "    device %d: kctx made lifecycle calls\n", d);
     }
     /* Only the owner resets the device; then close completes (K36). */
     kt_owner_reset();
@@ -277,7 +278,8 @@ KT_TEST(a_global_capture_on_another_thread_survives_init_prepare_and_close) { /*
     CHECK_EQ(cap.nodes, 1);
 }
 
-KT_TEST(without_relaxing_the_same_calls_would_invalidate_that_capture) { /* section 0: the control */
+KT_TEST(
+    without_relaxing_the_same_calls_would_invalidate_that_capture) { /* section 0: the control */
     capturer cap;
     pthread_t t;
     capturer_start(&cap, &t);
@@ -289,8 +291,8 @@ KT_TEST(without_relaxing_the_same_calls_would_invalidate_that_capture) { /* sect
 }
 
 KT_TEST(the_capture_mode_is_restored_on_every_exit_path) { /* section 0 */
-    kt_image noop = kt_image_noop(), ocl = kt_image_opencl();
-    REQUIRE(noop.bytes && ocl.bytes);
+    kt_image noop = kt_image_noop(), append = kt_image_append(), ocl = kt_image_opencl();
+    REQUIRE(noop.bytes && append.bytes && ocl.bytes);
     /* start from THREAD_LOCAL, so "restored" cannot be mistaken for "set to GLOBAL" */
     sim_capture_mode m = SIM_CAPTURE_MODE_THREAD_LOCAL;
     CHECK_SIM_OK(sim_thread_exchange_capture_mode(&m));
@@ -311,7 +313,7 @@ KT_TEST(the_capture_mode_is_restored_on_every_exit_path) { /* section 0 */
     CHECK_K(kctx_prepare(a, 2, ocl.bytes, ocl.size), KCTX_INCOMPATIBLE_IMAGE);
     CHECK_EQ(kt_capture_mode(), SIM_CAPTURE_MODE_THREAD_LOCAL);
     kt_fault(SIM_OP_MODULE_LOAD, 1, 0);
-    CHECK_K(kctx_prepare(a, 2, noop.bytes, noop.size), KCTX_PLATFORM_ERROR);
+    CHECK_K(kctx_prepare(a, 2, append.bytes, append.size), KCTX_PLATFORM_ERROR);
     CHECK_EQ(kt_capture_mode(), SIM_CAPTURE_MODE_THREAD_LOCAL);
     kt_fault(SIM_OP_FREE, 1, 0);
     CHECK_K(kctx_close(a), KCTX_PLATFORM_ERROR);

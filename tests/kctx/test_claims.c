@@ -84,7 +84,7 @@ KT_TEST(program_contexts_take_no_claim) { /* K7 (program contexts) */
     kt_expect_lifecycle(-1, SIM_LIFECYCLE_INIT, 1);
     kt_expect_lifecycle(0, SIM_LIFECYCLE_SET_DEVICE, 1);
     CHECK_OK(kctx_program_init(p, &pcfg)); /* the caller serialises program and kernel use */
-    CHECK(!claim_is_free()); /* a still holds it */
+    CHECK(!claim_is_free());               /* a still holds it */
     kt_finish(p);
     CHECK(!claim_is_free());
     kt_finish(a);

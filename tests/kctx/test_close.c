@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CHECK_REFUSED(ctx, call, want)                  \
-    do {                                                \
-        kt_state before_ = kt_state_take(ctx);          \
-        CHECK_K(call, want);                            \
-        CHECK_UNCHANGED(ctx, before_);                  \
+#define CHECK_REFUSED(ctx, call, want)         \
+    do {                                       \
+        kt_state before_ = kt_state_take(ctx); \
+        CHECK_K(call, want);                   \
+        CHECK_UNCHANGED(ctx, before_);         \
     } while (0)
 
 static sim_capture_status capture_status(sim_stream s) {
@@ -64,7 +64,8 @@ KT_TEST(close_is_busy_while_work_is_in_flight_on_the_context_streams) { /* K25 *
         h.fn = fn;
         int hold = -1;
         REQUIRE_SIM_OK(sim_hold_arm(&h, &hold));
-        CHECK_SIM_OK(sim_launch_kernel(s, fn, which ? SIM_TARGET_AICORE : SIM_TARGET_AICPU, 1, NULL, 0));
+        CHECK_SIM_OK(
+            sim_launch_kernel(s, fn, which ? SIM_TARGET_AICORE : SIM_TARGET_AICPU, 1, NULL, 0));
         CHECK_SIM_OK(sim_hold_wait_reached(hold, 10000));
         CHECK_REFUSED(c, kctx_close(c), KCTX_BUSY);
         CHECK(strstr(kctx_last_error(c), which ? "AICore" : "AICPU") != NULL);
@@ -75,18 +76,86 @@ KT_TEST(close_is_busy_while_work_is_in_flight_on_the_context_streams) { /* K25 *
     kt_finish(c);
 }
 
+KT_TEST(close_is_busy_while_a_launch_is_running) { /* K25 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+    sim_stream caller = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&caller));
+    sim_hold h = SIM_HOLD_INIT;
+    h.kind = SIM_EXEC_KERNEL; /* the launch's first kernel: the acquire step on the AICPU stream */
+    h.device = 0;
+    int hold = -1;
+    REQUIRE_SIM_OK(sim_hold_arm(&h, &hold));
+    CHECK_OK(kctx_launch(c, 1, NULL, 0, caller));
+    CHECK_SIM_OK(sim_hold_wait_reached(hold, 10000));
+    CHECK_REFUSED(c, kctx_close(c), KCTX_BUSY);
+    CHECK(strstr(kctx_last_error(c), "launch") != NULL);
+    CHECK_SIM_OK(sim_hold_release(hold));
+    CHECK_SIM_OK(sim_stream_synchronize(caller));
+    /* drain the context's streams too (test_prepare.c probes why) */
+    CHECK_SIM_OK(sim_stream_synchronize(kt_aicpu_stream(c)));
+    CHECK_SIM_OK(sim_stream_synchronize(kt_resources(c).aicore_stream));
+    kt_finish(c);
+    CHECK_SIM_OK(sim_stream_destroy(caller));
+}
+
+KT_TEST(close_is_busy_while_a_captured_graph_holds_the_context) { /* K25 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+    sim_stream caller = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&caller));
+    CHECK_SIM_OK(sim_stream_begin_capture(caller, SIM_CAPTURE_MODE_GLOBAL));
+    CHECK_OK(kctx_launch(c, 1, NULL, 0, caller));
+    sim_graph g = 0;
+    sim_graph_exec x = 0;
+    REQUIRE_SIM_OK(sim_stream_end_capture(caller, &g));
+    CHECK_EQ(kt_resources(c).tokens_in_use, 1);
+    CHECK_SIM_OK(sim_graph_instantiate(&x, g));
+    CHECK_REFUSED(c, kctx_close(c), KCTX_BUSY);
+    CHECK(strstr(kctx_last_error(c), "graph") != NULL);
+    /* the graph lifetime hook runs when the graph and its executable graph are gone */
+    CHECK_SIM_OK(sim_graph_destroy(g));
+    CHECK_REFUSED(c, kctx_close(c), KCTX_BUSY);
+    CHECK_SIM_OK(sim_graph_exec_destroy(x));
+    CHECK_EQ(kt_resources(c).tokens_in_use, 0);
+    kt_finish(c);
+    CHECK_SIM_OK(sim_stream_destroy(caller));
+}
+
 /* The resources a close may still hold, named in reverse creation order
  * (the order close must release them in, K26). */
-enum { R_UPLOAD, R_ARGS, R_ARCH, R_IMAGE, R_PROGRAMS, R_EV4, R_EV3, R_EV2, R_EV1, R_EV0, R_AICORE, R_AICPU, R_COUNT };
+enum {
+    R_UPLOAD,
+    R_ARGS,
+    R_ARCH,
+    R_IMAGE,
+    R_PROGRAMS,
+    R_EV4,
+    R_EV3,
+    R_EV2,
+    R_EV1,
+    R_EV0,
+    R_AICORE,
+    R_AICPU,
+    R_COUNT
+};
 static const char *const k_res_names[R_COUNT] = {
-    "callable upload", "args block", "arch table", "runtime image", "device programs", "event SERIAL_TAIL",
-    "event AICPU_DONE", "event AICORE_DONE", "event AICORE_START", "event START", "AICore stream", "AICPU stream"};
+    "callable upload",    "args block",        "arch table",       "runtime image",
+    "device programs",    "event SERIAL_TAIL", "event AICPU_DONE", "event AICORE_DONE",
+    "event AICORE_START", "event START",       "AICore stream",    "AICPU stream"};
 
 static int live_resources(kctx_context c, int *which) {
     kctx_resource_info r = kt_resources(c);
-    int live[R_COUNT] = {r.uploads != 0, r.args_block != 0, r.arch_table != 0, r.runtime_image != 0,
-                         r.programs_module != 0, r.events[4] != 0, r.events[3] != 0, r.events[2] != 0,
-                         r.events[1] != 0, r.events[0] != 0, r.aicore_stream != 0, r.aicpu_stream != 0};
+    int live[R_COUNT] = {r.uploads != 0,       r.args_block != 0,      r.arch_table != 0,
+                         r.runtime_image != 0, r.programs_module != 0, r.events[4] != 0,
+                         r.events[3] != 0,     r.events[2] != 0,       r.events[1] != 0,
+                         r.events[0] != 0,     r.aicore_stream != 0,   r.aicpu_stream != 0};
     int n = 0;
     for (int i = 0; i < R_COUNT; i++)
         if (live[i]) which[n++] = i;
@@ -134,7 +203,8 @@ KT_TEST(close_releases_in_reverse_creation_order) { /* K26 */
     printf("\n");
     CHECK_EQ(nc, R_COUNT);
     for (int i = 0; i < nc && i < R_COUNT; i++)
-        if (!CHECK_EQ(collapsed[i], i)) fprintf(stderr, "    position %d: %s\n", i, k_res_names[collapsed[i]]);
+        if (!CHECK_EQ(collapsed[i], i))
+            fprintf(stderr, "    position %d: %s\n", i, k_res_names[collapsed[i]]);
 }
 
 KT_TEST(a_failed_release_keeps_its_handle_and_the_retry_releases_exactly_the_remainder) { /* K26 */

@@ -3,6 +3,7 @@
  */
 #include "kt.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Program init makes two lifecycle calls as the context's owner: init
@@ -110,12 +111,12 @@ KT_TEST(program_init_latches_program_mode_and_refuses_kernel_init) { /* K1, K3 *
 static void bad_configs(kctx_kernel_config *out, const char **what, int *n) {
     kctx_kernel_config ok = KCTX_KERNEL_CONFIG_INIT;
     int i = 0;
-#define BAD_(desc, stmt)        \
-    do {                        \
-        out[i] = ok;            \
+#define BAD_(desc, stmt)                  \
+    do {                                  \
+        out[i] = ok;                      \
         kctx_kernel_config *c_ = &out[i]; \
-        stmt;                   \
-        what[i++] = desc;       \
+        stmt;                             \
+        what[i++] = desc;                 \
     } while (0)
     BAD_("size too small", c_->size = sizeof(kctx_kernel_config) - 1);
     BAD_("size zero", c_->size = 0);
@@ -198,23 +199,34 @@ KT_TEST(a_busy_claim_leaves_a_modeless_context_usable_either_way) { /* K2 */
     kt_finish(c);
 }
 
-/* K3: the entries that only one mode may use. Program-only entries today:
- * program init (the synchronous run and the device-reset recovery entry
- * come with the launch issue); kernel-only: kernel init (launch comes with
- * the launch issue). */
+/* K3: the entries that only one mode may use. Program-only: program init
+ * and the synchronous run (program mode's device-reset recovery is not an
+ * entry: it is its policy on a fatal error, see test_fatal.c); kernel-only:
+ * kernel init and launch. */
 KT_TEST(mode_specific_entries_are_refused_on_the_other_mode) { /* K3 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
     kctx_context k = kt_kernel_ctx();
     kctx_context p = kt_create();
     REQUIRE(k && p);
     kctx_program_config pcfg = program_config(0);
     expect_program_init_lifecycle(0);
     REQUIRE_OK(kctx_program_init(p, &pcfg));
+    CHECK_OK(kctx_prepare(k, 1, noop.bytes, noop.size));
+    CHECK_OK(kctx_prepare(p, 1, noop.bytes, noop.size));
+    sim_stream caller = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&caller));
     kt_state ks = kt_state_take(k), ps = kt_state_take(p);
     CHECK_K(kctx_program_init(k, &pcfg), KCTX_INVALID_STATE);
+    CHECK_K(kctx_run(k, 1, NULL, 0), KCTX_INVALID_STATE);
+    CHECK(strstr(kctx_last_error(k), "K3") != NULL);
     kctx_kernel_config cfg = kt_config(0);
     CHECK_K(kctx_kernel_init(p, &cfg), KCTX_INVALID_STATE);
+    CHECK_K(kctx_launch(p, 1, NULL, 0, caller), KCTX_INVALID_STATE);
+    CHECK(strstr(kctx_last_error(p), "K3") != NULL);
     CHECK_UNCHANGED(k, ks);
     CHECK_UNCHANGED(p, ps);
+    CHECK_SIM_OK(sim_stream_destroy(caller));
     kt_finish(p);
     kt_finish(k);
 }

@@ -12,11 +12,11 @@
 
 /* Calls an entry that the phase must refuse with `want`, and proves the
  * refusal changed nothing (K9) and made no destructive platform call. */
-#define CHECK_REFUSED(ctx, call, want)                  \
-    do {                                                \
-        kt_state before_ = kt_state_take(ctx);          \
-        CHECK_K(call, want);                            \
-        CHECK_UNCHANGED(ctx, before_);                  \
+#define CHECK_REFUSED(ctx, call, want)         \
+    do {                                       \
+        kt_state before_ = kt_state_take(ctx); \
+        CHECK_K(call, want);                   \
+        CHECK_UNCHANGED(ctx, before_);         \
     } while (0)
 
 static kctx_kernel_config g_cfg = KCTX_KERNEL_CONFIG_INIT;
@@ -136,7 +136,7 @@ KT_TEST(destroy_makes_no_platform_call) { /* K28 */
     uint64_t sim_before = kt_calls(SIM_OP_ANY), kb = 0, ka = 0;
     CHECK_OK(kctx_platform_calls(b, &kb));
     CHECK_K(kctx_destroy(b), KCTX_BUSY); /* refused */
-    CHECK_OK(kctx_destroy(a));            /* NEW */
+    CHECK_OK(kctx_destroy(a));           /* NEW */
     CHECK_OK(kctx_platform_calls(b, &ka));
     CHECK_EQ(ka, kb);
     CHECK_EQ(kt_calls(SIM_OP_ANY), sim_before);
@@ -164,7 +164,9 @@ KT_TEST(dead_and_foreign_handles_are_invalid_everywhere) { /* section 0 */
         kctx_status s;
         char msg[16];
         uint64_t n;
-        kctx_resource_info r = KCTX_RESOURCE_INFO_INIT;
+        kctx_resource_info r;
+        memset(&r, 0, sizeof r);
+        r.size = sizeof r;
         CHECK_K(kctx_kernel_init(h, &g_cfg), KCTX_INVALID_HANDLE);
         CHECK_K(kctx_program_init(h, &g_pcfg), KCTX_INVALID_HANDLE);
         /* the handle is checked before the arguments and the image */

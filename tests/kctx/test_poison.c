@@ -14,11 +14,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CHECK_REFUSED(ctx, call, want)                  \
-    do {                                                \
-        kt_state before_ = kt_state_take(ctx);          \
-        CHECK_K(call, want);                            \
-        CHECK_UNCHANGED(ctx, before_);                  \
+#define CHECK_REFUSED(ctx, call, want)         \
+    do {                                       \
+        kt_state before_ = kt_state_take(ctx); \
+        CHECK_K(call, want);                   \
+        CHECK_UNCHANGED(ctx, before_);         \
     } while (0)
 
 /* A READY context whose next prepare is poisoned by an injected failure of
@@ -37,7 +37,7 @@ KT_TEST(an_upload_whose_wait_timed_out_poisons_and_is_kept_until_close) { /* K17
     REQUIRE(noop.bytes);
     kctx_context c = kt_create();
     REQUIRE(c);
-    kctx_kernel_config cfg = kt_config(200); /* a short bound on prepare's wait */
+    kctx_kernel_config cfg = kt_config(500); /* a short bound on prepare's wait */
     REQUIRE_OK(kctx_kernel_init(c, &cfg));
     sim_stream s = kt_aicpu_stream(c);
     kt_snap before = kt_snap_take(0);
@@ -83,13 +83,13 @@ KT_TEST(an_upload_whose_wait_failed_poisons_with_the_cause) { /* K17, K9 */
 }
 
 KT_TEST(poisoned_refuses_prepare_and_init_and_destroy_but_accepts_close) { /* K8, K9, K27 */
-    kt_image noop = kt_image_noop();
-    REQUIRE(noop.bytes);
+    kt_image noop = kt_image_noop(), append = kt_image_append();
+    REQUIRE(noop.bytes && append.bytes);
     kctx_context c = kt_kernel_ctx();
     REQUIRE(c);
     CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
-    CHECK_K(poison_by_failed_wait(c, noop, 2), KCTX_PLATFORM_ERROR);
-    /* identical bytes would share the (failed) upload: use the same image under a new id */
+    CHECK_K(poison_by_failed_wait(c, append, 2), KCTX_PLATFORM_ERROR); /* a new upload */
+    /* even bytes already uploaded (no platform work needed) are refused */
     CHECK_REFUSED(c, kctx_prepare(c, 3, noop.bytes, noop.size), KCTX_POISONED);
     CHECK(strstr(kctx_last_error(c), "poisoned") != NULL);
     kctx_kernel_config cfg = kt_config(0);
@@ -133,7 +133,8 @@ KT_TEST(the_runtime_and_teardown_error_slots_do_not_mask_each_other) { /* K10 */
     CHECK_K(rt, KCTX_PLATFORM_ERROR);
     CHECK(strstr(rt_msg, "stream_sync") != NULL);
     CHECK_K(kt_teardown_error(c), KCTX_OK);
-    CHECK_K(kctx_prepare(c, 2, noop.bytes, noop.size), KCTX_POISONED); /* does not overwrite the cause */
+    CHECK_K(kctx_prepare(c, 2, noop.bytes, noop.size),
+            KCTX_POISONED); /* does not overwrite the cause */
     /* teardown error: the first real release failure */
     kt_fault(SIM_OP_FREE, 1, 0);
     kt_fault(SIM_OP_EVENT_DESTROY, 1, 0);
@@ -182,11 +183,12 @@ KT_TEST(an_owner_reset_lets_a_poisoned_context_close_without_release_calls) { /*
  * copy is still pending on it. Expected: the memory stays allocated while
  * the work is pending, the rollback is incomplete (CLOSING, claim kept) and
  * close releases it once the work has drained. */
-KT_TEST(init_whose_upload_wait_failed_does_not_free_memory_the_device_may_write) { /* K17 (init), K7 */
+KT_TEST(
+    init_whose_upload_wait_failed_does_not_free_memory_the_device_may_write) { /* K17 (init), K7 */
     kctx_context c = kt_create();
     REQUIRE(c);
     kt_snap before = kt_snap_take(0);
-    kctx_kernel_config cfg = kt_config(200);
+    kctx_kernel_config cfg = kt_config(500);
     sim_hold h = SIM_HOLD_INIT;
     h.kind = SIM_EXEC_FILL; /* init's first device write: the runtime image memset */
     h.device = 0;

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK_REFUSED(ctx, call, want)                  \
-    do {                                                \
-        kt_state before_ = kt_state_take(ctx);          \
-        CHECK_K(call, want);                            \
-        CHECK_UNCHANGED(ctx, before_);                  \
+#define CHECK_REFUSED(ctx, call, want)         \
+    do {                                       \
+        kt_state before_ = kt_state_take(ctx); \
+        CHECK_K(call, want);                   \
+        CHECK_UNCHANGED(ctx, before_);         \
     } while (0)
 
 /* ---- K11: the resident set ----------------------------------------------------- */
@@ -72,7 +72,8 @@ KT_TEST(kernel_init_creates_the_resident_set_once) { /* K11, section 5 */
     CHECK_EQ(arch->runtime_image, r.runtime_image);
     CHECK(r.arch_table_bytes >= sizeof *arch + (uint64_t)props.aicore_count * 8);
     for (int i = 0; i < props.aicore_count; i++) {
-        CHECK_EQ(arch->mailbox[i], r.runtime_image + sizeof(kctx_rt_image) + (uint64_t)i * arch->mailbox_stride);
+        CHECK_EQ(arch->mailbox[i],
+                 r.runtime_image + sizeof(kctx_rt_image) + (uint64_t)i * arch->mailbox_stride);
         CHECK_SIM_OK(sim_mem_lookup(0, arch->mailbox[i], arch->mailbox_stride, NULL, NULL));
     }
     free(arch);
@@ -160,7 +161,8 @@ static void check_invalid_images(kctx_context c, kt_image img) {
         kt_state before = kt_state_take(c);
         uint64_t calls = kt_calls(SIM_OP_ANY), kcalls = 0, kafter = 0;
         CHECK_OK(kctx_platform_calls(c, &kcalls));
-        if (!CHECK_K(kctx_prepare(c, 100 + (uint64_t)i, cs[i].image, cs[i].size), KCTX_INVALID_IMAGE))
+        if (!CHECK_K(kctx_prepare(c, 100 + (uint64_t)i, cs[i].image, cs[i].size),
+                     KCTX_INVALID_IMAGE))
             fprintf(stderr, "    corruption: %s\n", cs[i].what);
         CHECK_EQ(kt_calls(SIM_OP_ANY), calls);
         CHECK_OK(kctx_platform_calls(c, &kafter));
@@ -318,6 +320,71 @@ KT_TEST(prepare_is_busy_while_work_is_in_flight_on_the_aicpu_stream) { /* K15 */
     kt_finish(c);
 }
 
+KT_TEST(prepare_is_busy_while_a_launch_is_in_flight) { /* K15 */
+    kt_image noop = kt_image_noop(), append = kt_image_append();
+    REQUIRE(noop.bytes && append.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+    sim_stream caller = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&caller));
+    sim_hold h = SIM_HOLD_INIT;
+    h.kind = SIM_EXEC_KERNEL; /* the launch's acquire step on the AICPU stream */
+    h.device = 0;
+    int hold = -1;
+    REQUIRE_SIM_OK(sim_hold_arm(&h, &hold));
+    CHECK_OK(kctx_launch(c, 1, NULL, 0, caller));
+    CHECK_SIM_OK(sim_hold_wait_reached(hold, 10000));
+    CHECK_REFUSED(c, kctx_prepare(c, 2, append.bytes, append.size), KCTX_BUSY);
+    CHECK_SIM_OK(sim_hold_release(hold));
+    CHECK_SIM_OK(sim_stream_synchronize(caller));
+    /* drain the context's own stream too: see the test below */
+    CHECK_SIM_OK(sim_stream_synchronize(kt_aicpu_stream(c)));
+    CHECK_OK(kctx_prepare(c, 2, append.bytes, append.size));
+    kt_finish(c);
+    CHECK_SIM_OK(sim_stream_destroy(caller));
+}
+
+/* Once the caller has synchronised its stream past a launch, the launch is
+ * over: prepare (K15) and close (K25) must not find it in flight. (The
+ * window this probes is short; the loop makes hitting it likely when it
+ * exists, and the test can never fail spuriously once it is closed.) */
+KT_TEST(after_the_caller_synchronised_a_launch_prepare_and_close_are_not_busy) { /* K15, K25 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+    sim_stream caller = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&caller));
+    int busy = 0;
+    for (uint64_t id = 2; id < 202; id++) {
+        REQUIRE_OK(kctx_launch(c, 1, NULL, 0, caller));
+        REQUIRE_SIM_OK(sim_stream_synchronize(caller));
+        kctx_status st = kctx_prepare(c, id, noop.bytes, noop.size); /* shares the upload */
+        if (st == KCTX_BUSY) {
+            busy++;
+            CHECK_SIM_OK(sim_stream_synchronize(kt_aicpu_stream(c)));
+            CHECK_OK(kctx_prepare(c, id, noop.bytes, noop.size));
+        } else {
+            CHECK_OK(st);
+        }
+    }
+    if (!CHECK_EQ(busy, 0))
+        fprintf(stderr, "    prepare was BUSY %d times of 200 after the caller's sync\n", busy);
+    REQUIRE_OK(kctx_launch(c, 1, NULL, 0, caller));
+    REQUIRE_SIM_OK(sim_stream_synchronize(caller));
+    kctx_status st = kctx_close(c);
+    if (st == KCTX_BUSY) {
+        CHECK(!"close was BUSY after the caller's sync");
+        CHECK_SIM_OK(sim_stream_synchronize(kt_aicpu_stream(c)));
+        st = kctx_close(c);
+    }
+    CHECK_OK(st);
+    CHECK_OK(kctx_destroy(c));
+    CHECK_SIM_OK(sim_stream_destroy(caller));
+}
+
 typedef struct prepare_call {
     kctx_context ctx;
     void *image;
@@ -433,7 +500,8 @@ KT_TEST(prepare_refuses_while_the_context_streams_are_in_an_invalidated_capture)
     CHECK_REFUSED(c, kctx_prepare(c, 1, noop.bytes, noop.size), KCTX_CAPTURE_ACTIVE);
     CHECK(strstr(kctx_last_error(c), "invalidated") != NULL);
     sim_graph g = 0;
-    CHECK_SIM(sim_stream_end_capture(origin, &g), SIM_CAPTURE_INVALIDATED); /* every stream leaves it */
+    CHECK_SIM(sim_stream_end_capture(origin, &g),
+              SIM_CAPTURE_INVALIDATED); /* every stream leaves it */
     CHECK_EQ(capture_status(s), SIM_CAPTURE_STATUS_NONE);
     CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
     CHECK_SIM_OK(sim_event_destroy(fork));
@@ -448,8 +516,9 @@ KT_TEST(an_upload_that_could_not_be_started_keeps_nothing) { /* K17, K9 */
     REQUIRE(noop.bytes);
     kctx_context c = kt_kernel_ctx();
     REQUIRE(c);
-    static const sim_op before_upload[] = {SIM_OP_MODULE_LOAD, SIM_OP_MODULE_GET_FUNCTION, SIM_OP_FUNCTION_ADDRESS,
-                                           SIM_OP_MALLOC, SIM_OP_MEMCPY_ASYNC};
+    static const sim_op before_upload[] = {SIM_OP_MODULE_LOAD, SIM_OP_MODULE_GET_FUNCTION,
+                                           SIM_OP_FUNCTION_ADDRESS, SIM_OP_MALLOC,
+                                           SIM_OP_MEMCPY_ASYNC};
     for (size_t i = 0; i < sizeof before_upload / sizeof *before_upload; i++) {
         kt_snap dev = kt_snap_take(0);
         kctx_resource_info r0 = kt_resources(c);

@@ -79,7 +79,9 @@ SIM_KERNEL(kctx_rt_worker) {
     const kctx_rt_binding *binds = (const kctx_rt_binding *)(cbase + cal->bindings_off);
     const kctx_rt_arg *args = DEV(const kctx_rt_arg *, p->args);
 
-    uint32_t seen = atomic_load(A32(&mb->post));
+    /* The acquire step zeroed `post` for this launch: every post since is
+     * ours (an abort may already have posted exit before we got here). */
+    uint32_t seen = 0;
     atomic_store(A32(&mb->ready), 1);
     atomic_fetch_add(A32(&rt->ready_count), 1);
     svc->wake_u32((const uint32_t *)&rt->ready_count);

@@ -1,0 +1,248 @@
+/*
+ * task_dispatch — time per task through kctx's scheduler and the sim's
+ * cores for a wide DAG of empty kernels, against the same DAG run by a plain
+ * pthread pool with condition variables and as many threads as the device
+ * has cores.
+ *
+ * The DAG (both sides): one root; W = 256 independent tasks depending on it;
+ * ceil(W / 64) join tasks (an image allows at most 64 dependencies per task)
+ * each depending on 64 of them; one sink depending on the joins: 262 tasks,
+ * each one block of the empty kernel k_noop.
+ *
+ * kctx side (value): L x (kctx_launch of the DAG callable, synchronise the
+ * caller stream); time / (L x tasks). Everything of a launch is included:
+ * the host launch, the acquire step, the workers reporting in, dispatch
+ * through the mailboxes, completion and exit.
+ *
+ * Baseline: a pool of `cores` threads, started once, sharing a FIFO of
+ * ready tasks under one mutex with a condition variable; a worker runs a
+ * task (an empty function called through a pointer), then releases its
+ * successors (pushing and signalling those that became ready); the main
+ * thread pushes the root and waits on a second condition variable until
+ * every task is done. L runs; time / (L x tasks).
+ *
+ * A B A B for R repeats; medians. Goal: ratio <= 1.5.
+ *   metric task_dispatch value=<ns per task> unit=ns baseline=<ns per task> ratio=<kctx/pool> n=<R>
+ *   metric task_dispatch_one_task value=<ns per launch + synchronise of a 1-task callable> unit=ns n=<R>
+ *       (information: the fixed cost of a launch that the DAG's figure includes)
+ */
+#include "launch_common.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    DEFAULT_REPEATS = 11,
+    QUICK_REPEATS = 3,
+    WIDTH = 256,
+    PER_JOIN = 64,
+    WARMUP = 5
+};
+#define DEFAULT_N 40L /* DAG runs per measurement */
+#define QUICK_N 5L
+
+/* ---- the DAG, as successor lists ------------------------------------------ */
+typedef struct dag {
+    uint32_t ntasks;
+    uint32_t *ndeps;    /* per task */
+    uint32_t *succ_off; /* CSR: successors of t are succ[succ_off[t] .. succ_off[t+1]) */
+    uint32_t *succ;
+} dag;
+
+static void dag_build(dag *d, uint32_t width) {
+    uint32_t joins = (width + PER_JOIN - 1) / PER_JOIN;
+    uint32_t n = 1 + width + joins + 1, sink = n - 1;
+    d->ntasks = n;
+    d->ndeps = calloc(n, sizeof *d->ndeps);
+    d->succ_off = calloc(n + 1, sizeof *d->succ_off);
+    d->succ = calloc((size_t)width * 2 + joins, sizeof *d->succ);
+    if (!d->ndeps || !d->succ_off || !d->succ) kb_fatal("out of memory");
+    uint32_t k = 0;
+    d->succ_off[0] = 0; /* root -> every middle task */
+    for (uint32_t i = 0; i < width; i++) d->succ[k++] = 1 + i;
+    for (uint32_t i = 0; i < width; i++) { /* middle i -> its join */
+        d->succ_off[1 + i] = k;
+        d->succ[k++] = 1 + width + i / PER_JOIN;
+        d->ndeps[1 + i] = 1;
+    }
+    for (uint32_t j = 0; j < joins; j++) { /* join -> sink */
+        d->succ_off[1 + width + j] = k;
+        d->succ[k++] = sink;
+        d->ndeps[1 + width + j] = (j + 1) * PER_JOIN <= width ? PER_JOIN : width - j * PER_JOIN;
+    }
+    d->succ_off[sink] = k;
+    d->succ_off[n] = k;
+    d->ndeps[sink] = joins;
+}
+
+static void dag_free(dag *d) {
+    free(d->ndeps);
+    free(d->succ_off);
+    free(d->succ);
+}
+
+/* ---- the pthread pool ---------------------------------------------------------- */
+typedef struct pool {
+    pthread_mutex_t lock;
+    pthread_cond_t work, done_cv;
+    pthread_t *threads;
+    int nthreads;
+    const dag *d;
+    uint32_t *pending;
+    uint32_t *queue; /* FIFO of ready tasks: each task enters once per run */
+    uint32_t head, tail, done;
+    int quit;
+    void (*volatile body)(void);
+} pool;
+
+__attribute__((noinline)) static void empty_task(void) { __asm__ volatile(""); }
+
+static void *pool_worker(void *arg) {
+    pool *p = arg;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (!p->quit && p->head == p->tail) pthread_cond_wait(&p->work, &p->lock);
+        if (p->quit) break;
+        uint32_t t = p->queue[p->head++];
+        pthread_mutex_unlock(&p->lock);
+        p->body();
+        pthread_mutex_lock(&p->lock);
+        for (uint32_t i = p->d->succ_off[t]; i < p->d->succ_off[t + 1]; i++) {
+            uint32_t s = p->d->succ[i];
+            if (--p->pending[s] == 0) {
+                p->queue[p->tail++] = s;
+                pthread_cond_signal(&p->work);
+            }
+        }
+        if (++p->done == p->d->ntasks) pthread_cond_signal(&p->done_cv);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+static void pool_start(pool *p, const dag *d, int nthreads) {
+    memset(p, 0, sizeof *p);
+    p->d = d;
+    p->nthreads = nthreads;
+    p->body = empty_task;
+    p->pending = calloc(d->ntasks, sizeof *p->pending);
+    p->queue = calloc(d->ntasks, sizeof *p->queue);
+    p->threads = calloc((size_t)nthreads, sizeof *p->threads);
+    if (!p->pending || !p->queue || !p->threads) kb_fatal("out of memory");
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done_cv, NULL);
+    for (int i = 0; i < nthreads; i++)
+        if (pthread_create(&p->threads[i], NULL, pool_worker, p) != 0)
+            kb_fatal("pthread_create failed");
+}
+
+static void pool_run(pool *p) {
+    pthread_mutex_lock(&p->lock);
+    memcpy(p->pending, p->d->ndeps, p->d->ntasks * sizeof *p->pending);
+    p->head = p->tail = p->done = 0;
+    p->queue[p->tail++] = 0; /* the root */
+    pthread_cond_signal(&p->work);
+    while (p->done < p->d->ntasks) pthread_cond_wait(&p->done_cv, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void pool_stop(pool *p) {
+    pthread_mutex_lock(&p->lock);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->done_cv);
+    pthread_mutex_destroy(&p->lock);
+    free(p->pending);
+    free(p->queue);
+    free(p->threads);
+}
+
+/* ---- measurements ------------------------------------------------------------------ */
+static double run_kctx(kctx_context ctx, uint64_t id, sim_stream s, long runs, uint32_t ntasks) {
+    uint64_t t0 = kb_now_ns();
+    for (long i = 0; i < runs; i++) {
+        kctx_status st = kctx_launch(ctx, id, NULL, 0, s);
+        if (st != KCTX_OK) lb_kctx_check(st, "kctx_launch");
+        sim_status ss = sim_stream_synchronize(s);
+        if (ss != SIM_OK) lb_sim_check(ss, "sim_stream_synchronize");
+    }
+    return (double)(kb_now_ns() - t0) / ((double)runs * ntasks);
+}
+
+static double run_pool(pool *p, long runs) {
+    uint64_t t0 = kb_now_ns();
+    for (long i = 0; i < runs; i++) pool_run(p);
+    return (double)(kb_now_ns() - t0) / ((double)runs * p->d->ntasks);
+}
+
+int main(int argc, char **argv) {
+    kb_options opt;
+    int rc = kb_parse_options(argc, argv, &opt, DEFAULT_REPEATS, DEFAULT_N, QUICK_REPEATS, QUICK_N);
+    if (rc != 0) return rc > 0 ? EXIT_SUCCESS : 2;
+    const int R = opt.repeats;
+    const long runs = opt.n;
+    const int run_k = !opt.baseline_only, run_b = !opt.kctx_only;
+
+    const uint32_t cores = lb_core_count();
+    kctx_context ctx = lb_context_open();
+    lb_image img = lb_image_dag(WIDTH);
+    lb_kctx_check(kctx_prepare(ctx, 1, img.bytes, img.size), "kctx_prepare(wide_dag)");
+    const uint32_t ntasks = img.tasks;
+    lb_image_free(&img);
+    lb_image one = lb_image_noop("empty");
+    lb_kctx_check(kctx_prepare(ctx, 2, one.bytes, one.size), "kctx_prepare(empty)");
+    lb_image_free(&one);
+    sim_stream s = 0;
+    lb_sim_check(sim_stream_create(&s), "sim_stream_create");
+
+    dag d;
+    dag_build(&d, WIDTH);
+    if (d.ntasks != ntasks)
+        kb_fatal("DAG mismatch: %u tasks in the image, %u in the pool's", ntasks, d.ntasks);
+    pool p;
+    pool_start(&p, &d, (int)cores);
+
+    (void)run_kctx(ctx, 1, s, WARMUP, ntasks);
+    (void)run_kctx(ctx, 2, s, WARMUP, 1);
+    (void)run_pool(&p, WARMUP);
+    kb_progress("DAG of %u tasks (1 root, %d wide, %u joins, 1 sink), %u cores / pool threads; "
+                "%d interleaved repeats of %ld runs per side%s",
+                ntasks, WIDTH, ntasks - WIDTH - 2, cores, R, runs, opt.quick ? " (quick)" : "");
+    double *kv = lb_doubles(R), *bv = lb_doubles(R), *ov = lb_doubles(R);
+    for (int r = 0; r < R; r++) {
+        if (run_k) kv[r] = run_kctx(ctx, 1, s, runs, ntasks);
+        if (run_b) bv[r] = run_pool(&p, runs);
+        if (run_k) ov[r] = run_kctx(ctx, 2, s, runs, 1);
+        kb_progress("repeat %d/%d: kctx %.0f ns/task (%.1f us/launch; a 1-task launch %.1f us), "
+                    "pool %.0f ns/task",
+                    r + 1, R, kv[r], kv[r] * ntasks / 1000.0, ov[r] / 1000.0, bv[r]);
+    }
+
+    pool_stop(&p);
+    dag_free(&d);
+    lb_sim_check(sim_stream_destroy(s), "sim_stream_destroy");
+    lb_context_close(ctx);
+
+    int bad = 0;
+    if (run_k) {
+        bad |= kb_metric_print_compared("task_dispatch", kb_median(kv, (size_t)R), "ns", run_b,
+                                        kb_median(bv, (size_t)R), R) != 0;
+        kb_metric m = {"task_dispatch_one_task",
+                       kb_median(ov, (size_t)R),
+                       "ns",
+                       KB_BASELINE_OMIT,
+                       0.0,
+                       0,
+                       0.0,
+                       R};
+        bad |= kb_metric_print(&m) != 0;
+    }
+    free(kv), free(bv), free(ov);
+    return bad ? EXIT_FAILURE : EXIT_SUCCESS;
+}

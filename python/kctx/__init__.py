@@ -1,0 +1,78 @@
+"""kctx: kernel contexts for accelerator task graphs, from Python.
+
+A ctypes binding of the public C headers (include/kctx/kctx.h, sim.h,
+image.h) — no compiled extension. The native libraries (libkctx.so and
+libkctx_sim.so) are found through $KCTX_LIB_DIR, else next to this package,
+else in build/ of the source checkout (see docs/python.md).
+
+- ``kctx.Context``: kernel mode (launch onto the caller's stream, check,
+  close) and program mode (run); errors raise one exception class per
+  status class (``kctx.Busy``, ``kctx.InvalidImage``, ...; base
+  ``kctx.KctxError``).
+- ``kctx.sim``: the simulated device's runtime API (the framework side:
+  devices, streams, events, device memory, capture, graphs, faults).
+- ``kctx.image``: the callable image builder and validator.
+"""
+from __future__ import annotations
+
+from . import image, sim
+from ._lib import LibraryNotFound, library_dir
+from .context import (
+    CheckReport,
+    Context,
+    ErrorSlot,
+    Mode,
+    Phase,
+    PreparedCallable,
+    ResourceInfo,
+    Tensor,
+    abandoned_contexts,
+    phase_name,
+    reclaim_abandoned,
+    scalar_f32,
+    status_name,
+    status_string,
+    thread_last_error,
+    version,
+)
+from .errors import (
+    EXCEPTION_NAMES,
+    STATUS_TABLE,
+    Busy,
+    Capacity,
+    CaptureActive,
+    CaptureBroken,
+    ConcurrentLaunch,
+    DeviceError,
+    DeviceLost,
+    DuplicateId,
+    IncompatibleImage,
+    InvalidArgument,
+    InvalidHandle,
+    InvalidImage,
+    InvalidState,
+    KctxError,
+    NotFound,
+    OutOfMemory,
+    PlatformError,
+    Poisoned,
+    Status,
+    Timeout,
+    Unsupported,
+    UnknownId,
+    exception_for,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "image", "sim", "LibraryNotFound", "library_dir",
+    "CheckReport", "Context", "ErrorSlot", "Mode", "Phase", "PreparedCallable", "ResourceInfo", "Tensor",
+    "abandoned_contexts", "phase_name", "reclaim_abandoned", "scalar_f32", "status_name", "status_string",
+    "thread_last_error", "version",
+    "KctxError", "Status", "STATUS_TABLE", "EXCEPTION_NAMES", "exception_for",
+    # one exception class per status class (errors.STATUS_TABLE)
+    "InvalidArgument", "InvalidHandle", "InvalidState", "Busy", "Capacity", "DuplicateId", "UnknownId",
+    "InvalidImage", "IncompatibleImage", "Unsupported", "CaptureActive", "CaptureBroken", "DeviceLost",
+    "Poisoned", "PlatformError", "OutOfMemory", "Timeout", "DeviceError", "ConcurrentLaunch", "NotFound",
+]

@@ -1,0 +1,507 @@
+"""kctx.Context: kernel contexts (include/kctx/kctx.h) from Python.
+
+The rules the C header promises (K1..K36, docs/kernel-mode.md) hold
+unchanged: this is a thin, checked binding. What the binding adds is the
+Python side of "teardown errors reach the caller before anything is
+forgotten":
+
+- ``close()`` raises on failure and the object keeps its native handle and
+  its registry of prepared callables (``prepared``: id -> digest and size),
+  so a later ``close()`` can retry; only a successful close clears them.
+- ``destroy()`` of a context that is not NEW or CLOSED raises ``Busy`` (the
+  native side refuses, K27) and keeps everything.
+- The finaliser (``__del__``) of a context that is not NEW or CLOSED never
+  frees native resources: a live captured graph may still use them. It
+  leaves them, remembers the handle (``abandoned_contexts()``,
+  ``reclaim_abandoned()``) and warns with ``ResourceWarning``. A NEW or
+  CLOSED but not destroyed context is destroyed quietly.
+"""
+from __future__ import annotations
+
+import ctypes
+import enum
+import hashlib
+import threading
+import warnings
+from ctypes import byref, c_int, c_uint64
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union
+
+from . import _lib
+from ._util import U32_MAX, U64_MAX, BytesLike, check_int, readable
+from .sim import DeviceBuffer
+from .errors import InvalidArgument, InvalidHandle, KctxError, Status, error
+
+KCTX_CONFIG_VERSION = 1
+_I64_MIN = -(1 << 63)
+
+
+class Mode(enum.IntEnum):
+    """kctx_mode: the latch (K1)."""
+
+    NONE = 0
+    KERNEL = 1
+    PROGRAM = 2
+
+
+class Phase(enum.IntEnum):
+    """kctx_phase (K8)."""
+
+    NEW = 0
+    READY = 1
+    POISONED = 2
+    QUARANTINED = 3
+    CLOSING = 4
+    CLOSED = 5
+
+
+class Tensor(NamedTuple):
+    """A tensor argument: a device address of the context's device and its
+    size in bytes (> 0). ``kctx.sim.DeviceBuffer`` objects are accepted
+    wherever a Tensor is (the whole buffer), and ``buffer.tensor(offset,
+    nbytes)`` makes one for a part of it."""
+
+    addr: int
+    nbytes: int
+
+
+Arg = Union[Tensor, int, Any]  # Tensor, DeviceBuffer, or an int scalar
+StreamLike = Union[int, Any]  # a native stream handle or a kctx.sim.Stream
+
+
+class PreparedCallable(NamedTuple):
+    """What the Python object remembers of a prepared id: the SHA-256 of the
+    image bytes and their size."""
+
+    digest: str
+    size: int
+
+
+class ErrorSlot(NamedTuple):
+    """One of the two error slots (K10): its status, C name and message."""
+
+    status: Status
+    name: str
+    message: str
+
+
+class CheckReport(NamedTuple):
+    """kctx_check_report"""
+
+    device_status: Status
+    refused_replays: int
+    concurrent_launches: int
+    error_detail: int
+
+
+@dataclass(frozen=True)
+class ResourceInfo:
+    """kctx_resource_info: the resident resources (0 where released)."""
+
+    aicpu_stream: int
+    aicore_stream: int
+    events: Tuple[int, ...]
+    programs_module: int
+    runtime_image: int
+    arch_table: int
+    args_block: int
+    runtime_image_bytes: int
+    arch_table_bytes: int
+    args_block_bytes: int
+    token_capacity: int
+    tokens_in_use: int
+    callables: int
+    uploads: int
+    upload_bytes: int
+
+
+def scalar_f32(value: float) -> int:
+    """The scalar that carries a float32 (its IEEE-754 bits in the low 32 bits)."""
+    return int.from_bytes(ctypes.c_float(value), "little") & 0xFFFFFFFF
+
+
+def _digest(image: BytesLike) -> str:
+    data = image if isinstance(image, bytes) else memoryview(image).cast("B")
+    return hashlib.sha256(data).hexdigest()
+
+
+def _raise(st: int) -> None:
+    raise error(st, _lib.decode(_lib.kctx().kctx_thread_last_error()))
+
+
+def _check(st: int) -> None:
+    if st != 0:
+        _raise(st)
+
+
+def _id(value: Any) -> int:
+    return check_int("id", value, 0, U64_MAX, InvalidArgument)
+
+
+def _stream(stream: StreamLike) -> int:
+    h = getattr(stream, "handle", None)
+    if h is not None and not isinstance(stream, int):
+        stream = h
+    if isinstance(stream, bool) or not isinstance(stream, int):
+        raise TypeError(f"stream must be a native stream handle (int) or a kctx.sim.Stream, not "
+                        f"{type(stream).__name__}")
+    return check_int("stream", stream, 0, U64_MAX, InvalidArgument)
+
+
+def marshal_args(args: Iterable[Arg]) -> Tuple[Any, int]:
+    """(kctx_arg array, count) for a sequence of Tensor / DeviceBuffer / int."""
+    if isinstance(args, (str, bytes, bytearray, memoryview, Mapping)) or not hasattr(args, "__iter__"):
+        raise TypeError(f"args must be a sequence of kctx.Tensor, kctx.sim.DeviceBuffer or int, not "
+                        f"{type(args).__name__}")
+    items = list(args)
+    if len(items) > U32_MAX:
+        raise InvalidArgument("too many arguments")
+    arr = (_lib.Arg * max(len(items), 1))()
+    for i, a in enumerate(items):
+        if isinstance(a, Tensor):
+            arr[i].value = check_int(f"args[{i}].addr", a.addr, 0, U64_MAX, InvalidArgument)
+            arr[i].size = check_int(f"args[{i}].nbytes", a.nbytes, 0, U64_MAX, InvalidArgument)
+        elif isinstance(a, DeviceBuffer):
+            arr[i].value = check_int(f"args[{i}].ptr", a.ptr, 0, U64_MAX, InvalidArgument)
+            arr[i].size = check_int(f"args[{i}].size", a.size, 0, U64_MAX, InvalidArgument)
+        elif isinstance(a, int) and not isinstance(a, bool):
+            v = check_int(f"args[{i}]", a, _I64_MIN, U64_MAX, InvalidArgument)
+            arr[i].value = v & U64_MAX  # a negative scalar travels as its two's complement
+            arr[i].size = 0
+        else:
+            raise TypeError(f"args[{i}] must be a kctx.Tensor, a kctx.sim.DeviceBuffer or an int scalar, not "
+                            f"{type(a).__name__}")
+    return arr, len(items)
+
+
+# Handles (and registries) the finaliser left behind; see reclaim_abandoned().
+_abandoned_lock = threading.Lock()
+_abandoned: List[Tuple[int, Dict[int, PreparedCallable]]] = []
+
+
+def abandoned_contexts() -> List[int]:
+    """Native handles of contexts whose Python object was finalised while not
+    NEW or CLOSED: their resources were left in place."""
+    with _abandoned_lock:
+        return [h for h, _ in _abandoned]
+
+
+def reclaim_abandoned() -> List["Context"]:
+    """Take back every abandoned context as a new Context object (with its
+    registry of prepared ids) so that it can be closed and destroyed."""
+    with _abandoned_lock:
+        taken = list(_abandoned)
+        _abandoned.clear()
+    out = []
+    for h, prepared in taken:
+        c = Context.__new__(Context)
+        c._init_fields()
+        c._handle = h
+        c._prepared = prepared
+        out.append(c)
+    return out
+
+
+class Context:
+    """A kctx context (kctx_context_create): mode-less until kernel_init or
+    program_init latches it (K1). Usable as a context manager: ``__exit__``
+    closes, then destroys; if close fails it raises and the object keeps its
+    handle (close again later)."""
+
+    _handle: Optional[int]
+    _destroyed: bool
+    _prepared: Dict[int, PreparedCallable]
+
+    def __init__(self, platform: Optional[str] = None) -> None:
+        """Create a context for a platform: by name, or, when None,
+        KCTX_PLATFORM from the environment, else "sim". No device work.
+        Raises NotFound for an unknown or unbuilt platform."""
+        self._init_fields()
+        if platform is not None and not isinstance(platform, str):
+            raise TypeError(f"platform must be a str or None, not {type(platform).__name__}")
+        h = c_uint64()
+        _check(_lib.kctx().kctx_context_create(platform.encode() if platform is not None else None, byref(h)))
+        self._handle = h.value
+
+    def _init_fields(self) -> None:
+        self._lock = threading.RLock()
+        self._handle = None
+        self._destroyed = False
+        self._prepared = {}
+
+    @classmethod
+    def create(cls, platform: Optional[str] = None) -> "Context":
+        """Same as Context(platform)."""
+        return cls(platform)
+
+    # -- handle ------------------------------------------------------------
+    @property
+    def handle(self) -> Optional[int]:
+        """The native handle, or None once destroyed."""
+        return None if self._destroyed else self._handle
+
+    def _h(self) -> int:
+        # A destroyed context's stale handle still goes to C, which answers
+        # INVALID_HANDLE (handles are validated without touching freed memory).
+        if self._handle is None:
+            raise InvalidHandle("KCTX_INVALID_HANDLE: the context was never created")
+        return self._handle
+
+    # -- init ------------------------------------------------------------
+    def kernel_init(self, args_capacity: int = 4096, token_capacity: int = 256,
+                    prepare_timeout_ms: int = 10000) -> None:
+        """kctx_kernel_init: borrow the calling thread's current device (K4),
+        take the claim (K6), latch KERNEL and create the resident resources.
+        Refused before the latch (InvalidArgument for a bad config, Busy when
+        another kernel context holds the device): the context stays NEW and
+        mode-less. InvalidState on a READY or PROGRAM context."""
+        cfg = _lib.KernelConfig()
+        cfg.size = ctypes.sizeof(cfg)
+        cfg.version = KCTX_CONFIG_VERSION
+        cfg.args_capacity = check_int("args_capacity", args_capacity, 0, U32_MAX, InvalidArgument)
+        cfg.token_capacity = check_int("token_capacity", token_capacity, 0, U32_MAX, InvalidArgument)
+        cfg.prepare_timeout_ms = check_int("prepare_timeout_ms", prepare_timeout_ms, 0, U32_MAX, InvalidArgument)
+        _check(_lib.kctx().kctx_kernel_init(self._h(), byref(cfg)))
+
+    def program_init(self, device: int, args_capacity: int = 4096, prepare_timeout_ms: int = 10000) -> None:
+        """kctx_program_init: the context owns `device` (it initialises the
+        platform and makes the device current on the calling thread). No claim."""
+        cfg = _lib.ProgramConfig()
+        cfg.size = ctypes.sizeof(cfg)
+        cfg.version = KCTX_CONFIG_VERSION
+        cfg.device = check_int("device", device, -(1 << 31), (1 << 31) - 1, InvalidArgument)
+        cfg.args_capacity = check_int("args_capacity", args_capacity, 0, U32_MAX, InvalidArgument)
+        cfg.prepare_timeout_ms = check_int("prepare_timeout_ms", prepare_timeout_ms, 0, U32_MAX, InvalidArgument)
+        _check(_lib.kctx().kctx_program_init(self._h(), byref(cfg)))
+
+    # -- prepare, launch, check, run --------------------------------------
+    def prepare(self, id: int, image: BytesLike) -> None:
+        """kctx_prepare: validate `image` completely (InvalidImage, with the
+        reason and offset in the message), then upload it under `id` and wait
+        for the upload. DuplicateId leaves the first registration undisturbed
+        (K14); Busy while a launch is in flight (K15); CaptureActive while the
+        context's streams are captured (K16). The bytes may be reused as soon
+        as this returns."""
+        ident = _id(id)
+        ptr, size = readable(image, "image")
+        with self._lock:
+            _check(_lib.kctx().kctx_prepare(self._h(), ident, ptr, size))
+            self._prepared[ident] = PreparedCallable(_digest(image), size)
+
+    def launch(self, id: int, args: Iterable[Arg], stream: StreamLike) -> None:
+        """kctx_launch: enqueue the prepared callable onto the caller's
+        `stream` (a native stream handle, or a kctx.sim.Stream; never stored).
+        `args` gives one argument per callable parameter, in signature order:
+        a kctx.Tensor or kctx.sim.DeviceBuffer for a tensor parameter, an int
+        for a scalar (its 64-bit value; negative ints as two's complement).
+
+        Success means *submitted*; device-side failures surface through
+        check(). Preflight refusals change nothing: InvalidArgument,
+        Poisoned, DeviceLost, InvalidState, UnknownId, CaptureActive (K34),
+        CaptureBroken (the caller's capture is already invalidated), Capacity
+        (no graph lifetime token left). A failure after enqueueing started
+        poisons the context (CaptureBroken inside a capture: discard it).
+        A captured launch replays with the args it was captured with (K22).
+        Do not wait on kctx's events (K21)."""
+        ident = _id(id)
+        s = _stream(stream)
+        arr, n = marshal_args(args)
+        _check(_lib.kctx().kctx_launch(self._h(), ident, arr, n, s))
+
+    def run(self, id: int, args: Iterable[Arg] = ()) -> None:
+        """kctx_run: program mode's synchronous run (InvalidState on a kernel context, K3)."""
+        ident = _id(id)
+        arr, n = marshal_args(args)
+        _check(_lib.kctx().kctx_run(self._h(), ident, arr, n))
+
+    def check(self) -> CheckReport:
+        """kctx_check: read the device side without waiting (outside capture).
+        Returns the report when the device side is clean. A device error or a
+        detected concurrent launch poisons the context and raises DeviceError
+        / ConcurrentLaunch; a poisoned context raises Poisoned; the exception
+        carries the report as ``.report`` when the library wrote one."""
+        rep = _lib.CheckReport()
+        rep.size = ctypes.sizeof(rep)
+        rep.device_status = -1  # tells whether the library wrote the report
+        st = _lib.kctx().kctx_check(self._h(), byref(rep))
+        report = None
+        if rep.device_status != -1:
+            report = CheckReport(Status(rep.device_status), rep.refused_replays, rep.concurrent_launches,
+                                 rep.error_detail)
+        if st != 0:
+            e = error(st, _lib.decode(_lib.kctx().kctx_thread_last_error()))
+            e.report = report  # type: ignore[attr-defined]
+            raise e
+        assert report is not None
+        return report
+
+    # -- teardown --------------------------------------------------------
+    def close(self) -> None:
+        """kctx_close (K25, K26, K30, K36). Busy (nothing changed) while the
+        context's streams are captured, a launch runs, or live captured graphs
+        hold it; DeviceLost in quarantine; a failed release raises and keeps
+        the context CLOSING with what failed still held — and this object
+        keeps its handle and ``prepared`` registry: call close() again. Only a
+        successful close clears the registry. Close of a NEW or CLOSED
+        context succeeds."""
+        with self._lock:
+            _check(_lib.kctx().kctx_close(self._h()))
+            self._prepared.clear()
+
+    def destroy(self) -> None:
+        """kctx_destroy: refused with Busy unless the phase is NEW or CLOSED
+        (K27); never calls the platform (K28). Afterwards the handle is stale:
+        every call raises InvalidHandle."""
+        with self._lock:
+            _check(_lib.kctx().kctx_destroy(self._h()))
+            self._destroyed = True
+            self._prepared.clear()
+
+    def __enter__(self) -> "Context":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._destroyed:
+            return
+        self.close()  # raises on failure: the handle is kept for a retry
+        self.destroy()
+
+    def __del__(self) -> None:
+        h = getattr(self, "_handle", None)
+        if h is None or getattr(self, "_destroyed", True):
+            return
+        try:
+            lib = _lib.kctx()
+            phase = c_int(-1)
+            if lib.kctx_get_phase(h, byref(phase)) != 0:
+                return  # not live (destroyed behind our back): nothing to do
+            if phase.value in (Phase.NEW, Phase.CLOSED):
+                lib.kctx_destroy(h)  # no platform calls (K28)
+                return
+            with _abandoned_lock:
+                _abandoned.append((h, dict(self._prepared)))
+            message = (f"kctx.Context 0x{h:x} was finalised while {Phase(phase.value).name}: its native "
+                       f"resources are left in place (a captured graph may still use them); close() and "
+                       f"destroy() it, or take it back with kctx.reclaim_abandoned()")
+        except Exception:  # interpreter shutdown: modules may be half torn down
+            return
+        try:
+            warnings.warn(message, ResourceWarning, stacklevel=2)
+        except ResourceWarning:
+            raise  # -W error::ResourceWarning: reported like Python's own unclosed resources
+        except Exception:
+            pass
+
+    # -- queries ----------------------------------------------------------
+    @property
+    def prepared(self) -> Mapping[int, PreparedCallable]:
+        """The registry of prepared ids (a copy): id -> (sha256 hex digest, size)."""
+        with self._lock:
+            return dict(self._prepared)
+
+    @property
+    def phase(self) -> Phase:
+        """kctx_get_phase"""
+        v = c_int()
+        _check(_lib.kctx().kctx_get_phase(self._h(), byref(v)))
+        return Phase(v.value)
+
+    @property
+    def mode(self) -> Mode:
+        """kctx_get_mode"""
+        v = c_int()
+        _check(_lib.kctx().kctx_get_mode(self._h(), byref(v)))
+        return Mode(v.value)
+
+    @property
+    def device(self) -> int:
+        """kctx_get_device: the borrowed (kernel) or owned (program) device; -1 if NEW."""
+        v = c_int()
+        _check(_lib.kctx().kctx_get_device(self._h(), byref(v)))
+        return v.value
+
+    @property
+    def platform(self) -> str:
+        """kctx_platform_name ("sim")."""
+        name = _lib.decode(_lib.kctx().kctx_platform_name(self._h()))
+        if not name:
+            raise InvalidHandle(_lib.decode(_lib.kctx().kctx_thread_last_error()))
+        return name
+
+    def _slot(self, fn: str) -> Optional[ErrorSlot]:
+        st = c_int()
+        buf = ctypes.create_string_buffer(512)
+        _check(getattr(_lib.kctx(), fn)(self._h(), byref(st), buf, len(buf)))
+        if st.value == 0:
+            return None
+        s = Status(st.value)
+        return ErrorSlot(s, f"KCTX_{s.name}", _lib.decode(buf.value))
+
+    @property
+    def runtime_error(self) -> Optional[ErrorSlot]:
+        """kctx_runtime_error: the first cause of poisoning or quarantine, or None."""
+        return self._slot("kctx_runtime_error")
+
+    @property
+    def teardown_error(self) -> Optional[ErrorSlot]:
+        """kctx_teardown_error: the first real release failure (kept after a
+        later retry succeeds), or None."""
+        return self._slot("kctx_teardown_error")
+
+    @property
+    def last_error(self) -> str:
+        """kctx_last_error: the last refusal on this context (any thread)."""
+        return _lib.decode(_lib.kctx().kctx_last_error(self._h()))
+
+    @property
+    def resources(self) -> ResourceInfo:
+        """kctx_get_resources"""
+        r = _lib.ResourceInfo()
+        r.size = ctypes.sizeof(r)
+        _check(_lib.kctx().kctx_get_resources(self._h(), byref(r)))
+        return ResourceInfo(r.aicpu_stream, r.aicore_stream, tuple(r.events), r.programs_module, r.runtime_image,
+                            r.arch_table, r.args_block, r.runtime_image_bytes, r.arch_table_bytes,
+                            r.args_block_bytes, r.token_capacity, r.tokens_in_use, r.callables, r.uploads,
+                            r.upload_bytes)
+
+    @property
+    def platform_calls(self) -> int:
+        """kctx_platform_calls: calls the context made into the platform table."""
+        v = c_uint64()
+        _check(_lib.kctx().kctx_platform_calls(self._h(), byref(v)))
+        return v.value
+
+    def __repr__(self) -> str:
+        if self._destroyed:
+            return "<kctx.Context destroyed>"
+        try:
+            extra = f" phase={self.phase.name} mode={self.mode.name}"
+        except KctxError:
+            extra = ""
+        h = self._handle if self._handle is not None else 0
+        return f"<kctx.Context 0x{h:x}{extra} prepared={len(self._prepared)}>"
+
+
+def status_name(status: int) -> str:
+    """kctx_status_name: "KCTX_BUSY", ...; "KCTX_UNKNOWN" otherwise."""
+    return _lib.decode(_lib.kctx().kctx_status_name(check_int("status", status, -(1 << 31), (1 << 31) - 1)))
+
+
+def status_string(status: int) -> str:
+    """kctx_status_string: one line describing the status class."""
+    return _lib.decode(_lib.kctx().kctx_status_string(check_int("status", status, -(1 << 31), (1 << 31) - 1)))
+
+
+def phase_name(phase: int) -> str:
+    """kctx_phase_name"""
+    return _lib.decode(_lib.kctx().kctx_phase_name(check_int("phase", phase, -(1 << 31), (1 << 31) - 1)))
+
+
+def version() -> int:
+    """kctx_version: KCTX_VERSION of the loaded library (major*10000 + minor*100 + patch)."""
+    return int(_lib.kctx().kctx_version())
+
+
+def thread_last_error() -> str:
+    """kctx_thread_last_error: the calling thread's last error message."""
+    return _lib.decode(_lib.kctx().kctx_thread_last_error())

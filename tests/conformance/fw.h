@@ -1,0 +1,167 @@
+/*
+ * fw.h — the framework driver: what the capture conformance suite needs from
+ * the FRAMEWORK side of a platform, the way IREE's HAL conformance tests are
+ * written once against a device interface and instantiated per driver.
+ *
+ * kctx runs inside a framework that owns the device, its streams and its
+ * capture. The suite plays that framework: it creates streams and device
+ * buffers with the platform's own runtime API, captures kctx launches into
+ * graphs and replays them — through this table, so the suite itself never
+ * names a platform. fw_sim.c implements it with the sim's runtime API
+ * (include/kctx/sim.h); another platform (CUDA runtime, ACL) fills the same
+ * table with its own calls.
+ *
+ * Two kinds of entries:
+ *  - REQUIRED: the operations every framework has (streams, memory, copies,
+ *    events, capture in global mode, graphs). A driver must fill them all.
+ *  - OPTIONAL TEST HOOKS: holds, fatal devices, owner resets, counters and
+ *    fault injection. A hook may be NULL, or return FW_NA at run time, when
+ *    the platform cannot do it; a probe that depends on it then reports N/A
+ *    with the reason instead of failing (never a silent pass).
+ *
+ * Every entry returns an fw_status; on anything but FW_OK, last_error()
+ * gives the platform's own message (valid until the thread's next driver
+ * call). Drivers are process-wide (like platform instances) and every entry
+ * is safe to call from any thread. Device memory is addressed by 64-bit
+ * device addresses, the same values kctx_arg tensors carry.
+ */
+#ifndef KCTX_CONFORMANCE_FW_H
+#define KCTX_CONFORMANCE_FW_H
+
+#include <kctx/kctx.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint64_t fw_stream;
+typedef uint64_t fw_event;
+typedef uint64_t fw_graph;
+typedef uint64_t fw_exec;
+typedef uint64_t fw_devptr;
+
+#define FW_STATUS_MAP(X)                                                                           \
+    X(OK, "success")                                                                               \
+    X(NA, "not available on this platform or build")                                              \
+    X(ERROR, "the platform call failed")                                                           \
+    X(TIMEOUT, "a bounded wait gave up; the work is still pending")                               \
+    X(NOT_READY, "work is still pending")                                                          \
+    X(DEVICE_ERROR, "work failed on the device (sticky stream error)")                            \
+    X(DEVICE_LOST, "the device is lost")                                                           \
+    X(INVALID_HANDLE, "not a live handle (destroyed, or gone with a device reset)")               \
+    X(CAPTURE_ISOLATION, "a wait inside a capture on an event recorded outside it")               \
+    X(CAPTURE_INVALIDATED, "the capture was invalidated")                                          \
+    X(CAPTURE_UNJOINED, "a forked stream was not joined back before the capture ended")           \
+    X(CAPTURE_UNSUPPORTED, "operation not permitted while a capture restricts the thread")
+
+typedef enum fw_status {
+#define FW_STATUS_ENUM_(name, msg) FW_##name,
+    FW_STATUS_MAP(FW_STATUS_ENUM_)
+#undef FW_STATUS_ENUM_
+} fw_status;
+
+/* "FW_TIMEOUT", ... */
+const char *fw_status_name(fw_status s);
+
+/* Live objects and memory of a device, for the leak checks that end every
+ * probe. */
+typedef struct fw_counts {
+    uint64_t streams, events, modules, graphs, graph_execs, hooks_pending;
+    uint64_t allocations, bytes;
+} fw_counts;
+
+/* Where a hold stops device work (provably in flight, no sleeping). */
+typedef enum fw_hold_point {
+    /* the next execution of context `ctx`'s scheduler program: the runtime's
+     * AICPU work that follows the acquire step of a launch (so the launch
+     * holds its context's launch guard while held) */
+    FW_HOLD_SCHEDULER = 1,
+    /* the next execution of an asynchronous host-to-device copy on `device` */
+    FW_HOLD_COPY = 2
+} fw_hold_point;
+
+typedef struct fw_driver {
+    const char *name;     /* the driver ("sim") */
+    const char *platform; /* the kctx platform name for kctx_context_create */
+    const char *(*last_error)(void);
+
+    /* ---- REQUIRED --------------------------------------------------- */
+    /* The calling thread's current device; make `device` current for the
+     * calling thread (the framework owns its threads and devices). */
+    fw_status (*current_device)(int *device);
+    fw_status (*set_device)(int device);
+
+    fw_status (*stream_create)(fw_stream *s);
+    fw_status (*stream_destroy)(fw_stream s);
+    /* Wait for everything enqueued so far, at most timeout_ms: FW_OK,
+     * FW_TIMEOUT, or the stream's (sticky) error. */
+    fw_status (*stream_sync)(fw_stream s, uint32_t timeout_ms);
+    /* FW_OK when idle, FW_NOT_READY while work is pending, else its error. */
+    fw_status (*stream_query)(fw_stream s);
+
+    /* Device memory of the current device. upload/download are synchronous
+     * (never inside a capture); fill and copy are asynchronous stream
+     * operations (capturable). */
+    fw_status (*mem_alloc)(size_t bytes, fw_devptr *p);
+    fw_status (*mem_free)(fw_devptr p);
+    fw_status (*upload)(fw_devptr dst, const void *src, size_t bytes);
+    fw_status (*download)(void *dst, fw_devptr src, size_t bytes);
+    fw_status (*fill_async)(fw_devptr dst, uint8_t value, size_t bytes, fw_stream s);
+    fw_status (*copy_async)(fw_devptr dst, fw_devptr src, size_t bytes, fw_stream s);
+
+    /* Events (sync-only), for the capture-isolation negative control. */
+    fw_status (*event_create)(fw_event *e);
+    fw_status (*event_destroy)(fw_event e);
+    fw_status (*event_record)(fw_event e, fw_stream s);
+    fw_status (*stream_wait_event)(fw_stream s, fw_event e);
+
+    /* Capture in GLOBAL mode (the strictest, what frameworks use); end
+     * returns the graph. *capturing: 1 while `s` is part of an active or
+     * invalidated capture (the query legal during capture). */
+    fw_status (*begin_capture)(fw_stream s);
+    fw_status (*end_capture)(fw_stream s, fw_graph *g);
+    fw_status (*capture_status)(fw_stream s, int *capturing);
+    fw_status (*graph_instantiate)(fw_graph g, fw_exec *x);
+    fw_status (*graph_launch)(fw_exec x, fw_stream s);
+    fw_status (*graph_destroy)(fw_graph g);
+    fw_status (*exec_destroy)(fw_exec x);
+
+    /* ---- OPTIONAL TEST HOOKS (NULL or FW_NA: not available) ---------- */
+    /* Number of work nodes (kernels, copies, fills, host functions). */
+    fw_status (*graph_node_count)(fw_graph g, size_t *n);
+
+    /* Holds: arm one (`ctx` only for FW_HOLD_SCHEDULER), wait until the
+     * held work is blocked in it, let it run; release_all also disarms. */
+    fw_status (*hold_arm)(fw_hold_point point, int device, kctx_context ctx, int *hold);
+    fw_status (*hold_wait_reached)(int hold, uint32_t timeout_ms);
+    fw_status (*hold_release)(int hold);
+    fw_status (*hold_release_all)(void);
+
+    /* Make a device lost (fatal), and the owner's reset of a device: every
+     * object of the device is gone afterwards, handles become stale. */
+    fw_status (*make_fatal)(int device);
+    fw_status (*owner_reset)(int device);
+
+    /* Counters. live_counts: objects and memory alive on the device.
+     * device_allocs: device allocation calls made on the device by anyone
+     * since the process started. device_enqueues: operations enqueued on
+     * any stream of the device (kernels, copies, fills, host functions,
+     * event records and waits) by anyone — graph launches not included. */
+    fw_status (*live_counts)(int device, fw_counts *c);
+    fw_status (*device_allocs)(int device, uint64_t *n);
+    fw_status (*device_enqueues)(int device, uint64_t *n);
+
+    /* Fault injection, restricted to the calling thread: thread_calls gives
+     * the platform calls this thread made so far (every call, and the
+     * enqueue operations among them, as device_enqueues counts them);
+     * fault_arm makes the nth platform call this thread makes after arming
+     * fail once, before it does anything; fault_hits says whether it did. */
+    fw_status (*thread_calls)(uint64_t *calls, uint64_t *enqueues);
+    fw_status (*fault_arm)(uint64_t nth, int *fault);
+    fw_status (*fault_hits)(int fault, uint64_t *hits);
+    fw_status (*fault_clear)(void);
+} fw_driver;
+
+/* The sim's driver (fw_sim.c). */
+const fw_driver *fw_sim_driver(void);
+
+#endif

@@ -1,0 +1,242 @@
+/*
+ * fw_sim.c — the framework driver for the sim: the suite's framework side
+ * through the sim's own runtime API (include/kctx/sim.h), the way a
+ * framework calls its device runtime. Every hook is available.
+ *
+ * The scheduler hold: the sim holds the nth execution of a given kernel
+ * function. The runtime's scheduler is a function of the device-programs
+ * module kctx loaded at init; kctx_get_resources names that module, and the
+ * sim returns the same function handle for the same entry name, so the
+ * driver looks the scheduler up by its entry name ("kctx_rt_scheduler",
+ * platform/sim/runtime/rt_programs.c). On the AICPU stream of a launch the
+ * scheduler runs right after the acquire step (K20), so a held scheduler
+ * means its launch holds the context's launch guard.
+ */
+#include "fw.h"
+
+#include <kctx/sim.h>
+
+#include <string.h>
+
+const char *fw_status_name(fw_status s) {
+    switch (s) {
+#define FW_NAME_(name, msg)                                                                        \
+    case FW_##name:                                                                                \
+        return "FW_" #name;
+        FW_STATUS_MAP(FW_NAME_)
+#undef FW_NAME_
+    }
+    return "FW_UNKNOWN";
+}
+
+static fw_status map(sim_status st) {
+    switch (st) {
+    case SIM_OK: return FW_OK;
+    case SIM_TIMEOUT: return FW_TIMEOUT;
+    case SIM_NOT_READY: return FW_NOT_READY;
+    case SIM_KERNEL_ERROR: return FW_DEVICE_ERROR;
+    case SIM_DEVICE_LOST: return FW_DEVICE_LOST;
+    case SIM_INVALID_HANDLE: return FW_INVALID_HANDLE;
+    case SIM_CAPTURE_ISOLATION: return FW_CAPTURE_ISOLATION;
+    case SIM_CAPTURE_INVALIDATED: return FW_CAPTURE_INVALIDATED;
+    case SIM_CAPTURE_UNJOINED: return FW_CAPTURE_UNJOINED;
+    case SIM_CAPTURE_UNSUPPORTED: return FW_CAPTURE_UNSUPPORTED;
+    default: return FW_ERROR;
+    }
+}
+
+static const char *s_last_error(void) { return sim_last_error_message(); }
+
+static fw_status s_current_device(int *d) { return map(sim_get_device(d)); }
+static fw_status s_set_device(int d) { return map(sim_set_device(d)); }
+static fw_status s_stream_create(fw_stream *s) { return map(sim_stream_create(s)); }
+static fw_status s_stream_destroy(fw_stream s) { return map(sim_stream_destroy(s)); }
+static fw_status s_stream_sync(fw_stream s, uint32_t ms) {
+    return map(sim_stream_synchronize_timeout(s, ms));
+}
+static fw_status s_stream_query(fw_stream s) { return map(sim_stream_query(s)); }
+
+static fw_status s_mem_alloc(size_t n, fw_devptr *p) { return map(sim_malloc(p, n)); }
+static fw_status s_mem_free(fw_devptr p) { return map(sim_free(p)); }
+static fw_status s_upload(fw_devptr dst, const void *src, size_t n) {
+    return map(sim_memcpy((void *)(uintptr_t)dst, src, n, SIM_COPY_HOST_TO_DEVICE));
+}
+static fw_status s_download(void *dst, fw_devptr src, size_t n) {
+    return map(sim_memcpy(dst, (const void *)(uintptr_t)src, n, SIM_COPY_DEVICE_TO_HOST));
+}
+static fw_status s_fill_async(fw_devptr dst, uint8_t v, size_t n, fw_stream s) {
+    return map(sim_memset_async(dst, v, n, s));
+}
+static fw_status s_copy_async(fw_devptr dst, fw_devptr src, size_t n, fw_stream s) {
+    return map(sim_memcpy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n,
+                                SIM_COPY_DEVICE_TO_DEVICE, s));
+}
+
+static fw_status s_event_create(fw_event *e) {
+    return map(sim_event_create(e, SIM_EVENT_DISABLE_TIMING));
+}
+static fw_status s_event_destroy(fw_event e) { return map(sim_event_destroy(e)); }
+static fw_status s_event_record(fw_event e, fw_stream s) { return map(sim_event_record(e, s)); }
+static fw_status s_stream_wait_event(fw_stream s, fw_event e) {
+    return map(sim_stream_wait_event(s, e));
+}
+
+static fw_status s_begin_capture(fw_stream s) {
+    return map(sim_stream_begin_capture(s, SIM_CAPTURE_MODE_GLOBAL));
+}
+static fw_status s_end_capture(fw_stream s, fw_graph *g) { return map(sim_stream_end_capture(s, g)); }
+static fw_status s_capture_status(fw_stream s, int *capturing) {
+    sim_capture_status cs = SIM_CAPTURE_STATUS_NONE;
+    sim_status st = sim_stream_get_capture_info(s, &cs, NULL, NULL);
+    if (st == SIM_OK) *capturing = cs != SIM_CAPTURE_STATUS_NONE;
+    return map(st);
+}
+static fw_status s_graph_instantiate(fw_graph g, fw_exec *x) {
+    return map(sim_graph_instantiate(x, g));
+}
+static fw_status s_graph_launch(fw_exec x, fw_stream s) { return map(sim_graph_launch(x, s)); }
+static fw_status s_graph_destroy(fw_graph g) { return map(sim_graph_destroy(g)); }
+static fw_status s_exec_destroy(fw_exec x) { return map(sim_graph_exec_destroy(x)); }
+static fw_status s_graph_node_count(fw_graph g, size_t *n) {
+    return map(sim_graph_node_count(g, n));
+}
+
+static fw_status s_hold_arm(fw_hold_point point, int device, kctx_context ctx, int *hold) {
+    sim_hold h = SIM_HOLD_INIT;
+    h.device = device;
+    h.nth = 1;
+    if (point == FW_HOLD_SCHEDULER) {
+        kctx_resource_info info;
+        memset(&info, 0, sizeof info); /* KCTX_RESOURCE_INFO_INIT trips -Wextra */
+        info.size = sizeof info;
+        if (kctx_get_resources(ctx, &info) != KCTX_OK || info.programs_module == 0)
+            return FW_ERROR;
+        sim_function fn = 0;
+        sim_status st = sim_module_get_function(&fn, info.programs_module, "kctx_rt_scheduler");
+        if (st) return map(st);
+        h.kind = SIM_EXEC_KERNEL;
+        h.fn = fn;
+    } else if (point == FW_HOLD_COPY) {
+        h.kind = SIM_EXEC_COPY;
+    } else {
+        return FW_NA;
+    }
+    return map(sim_hold_arm(&h, hold));
+}
+static fw_status s_hold_wait_reached(int hold, uint32_t ms) {
+    return map(sim_hold_wait_reached(hold, ms));
+}
+static fw_status s_hold_release(int hold) { return map(sim_hold_release(hold)); }
+static fw_status s_hold_release_all(void) { return map(sim_hold_release_all()); }
+
+static fw_status s_make_fatal(int device) { return map(sim_device_make_fatal(device)); }
+/* The sim resets the calling thread's current device (CUDA choice): make
+ * `device` current for the reset, then restore. */
+static fw_status s_owner_reset(int device) {
+    int cur = 0;
+    sim_status st = sim_get_device(&cur);
+    if (!st && cur != device) st = sim_set_device(device);
+    if (!st) st = sim_device_reset();
+    if (cur != device) {
+        sim_status rs = sim_set_device(cur);
+        if (!st) st = rs;
+    }
+    return map(st);
+}
+
+static fw_status s_live_counts(int device, fw_counts *c) {
+    sim_object_counts oc = SIM_OBJECT_COUNTS_INIT;
+    sim_status st = sim_object_counts_get(device, &oc);
+    uint64_t n = 0, b = 0;
+    if (!st) st = sim_mem_stats(device, &n, &b);
+    if (st) return map(st);
+    memset(c, 0, sizeof *c);
+    c->streams = oc.streams;
+    c->events = oc.events;
+    c->modules = oc.modules;
+    c->graphs = oc.graphs;
+    c->graph_execs = oc.graph_execs;
+    c->hooks_pending = oc.hooks_pending;
+    c->allocations = n;
+    c->bytes = b;
+    return FW_OK;
+}
+static fw_status s_device_allocs(int device, uint64_t *n) {
+    *n = sim_calls(SIM_OP_MALLOC, device);
+    return FW_OK;
+}
+
+static const sim_op k_enqueue_ops[] = {SIM_OP_LAUNCH_KERNEL,    SIM_OP_MEMCPY_ASYNC,
+                                       SIM_OP_MEMSET_ASYNC,     SIM_OP_LAUNCH_HOST_FUNC,
+                                       SIM_OP_EVENT_RECORD,     SIM_OP_STREAM_WAIT_EVENT};
+#define N_ENQUEUE_OPS (sizeof k_enqueue_ops / sizeof k_enqueue_ops[0])
+
+static fw_status s_device_enqueues(int device, uint64_t *n) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < N_ENQUEUE_OPS; i++) sum += sim_calls(k_enqueue_ops[i], device);
+    *n = sum;
+    return FW_OK;
+}
+static fw_status s_thread_calls(uint64_t *calls, uint64_t *enqueues) {
+    uint64_t e = 0;
+    for (size_t i = 0; i < N_ENQUEUE_OPS; i++) e += sim_thread_calls(k_enqueue_ops[i]);
+    *calls = sim_thread_calls(SIM_OP_ANY);
+    *enqueues = e;
+    return FW_OK;
+}
+static fw_status s_fault_arm(uint64_t nth, int *fault) {
+    sim_fault f = SIM_FAULT_INIT;
+    f.op = SIM_OP_ANY;
+    f.this_thread_only = 1;
+    f.nth = nth;
+    f.persistent = 0;
+    f.error = SIM_INJECTED;
+    return map(sim_fault_arm(&f, fault));
+}
+static fw_status s_fault_hits(int fault, uint64_t *hits) { return map(sim_fault_hits(fault, hits)); }
+static fw_status s_fault_clear(void) { return map(sim_fault_clear_all()); }
+
+static const fw_driver k_sim_driver = {
+    .name = "sim",
+    .platform = "sim",
+    .last_error = s_last_error,
+    .current_device = s_current_device,
+    .set_device = s_set_device,
+    .stream_create = s_stream_create,
+    .stream_destroy = s_stream_destroy,
+    .stream_sync = s_stream_sync,
+    .stream_query = s_stream_query,
+    .mem_alloc = s_mem_alloc,
+    .mem_free = s_mem_free,
+    .upload = s_upload,
+    .download = s_download,
+    .fill_async = s_fill_async,
+    .copy_async = s_copy_async,
+    .event_create = s_event_create,
+    .event_destroy = s_event_destroy,
+    .event_record = s_event_record,
+    .stream_wait_event = s_stream_wait_event,
+    .begin_capture = s_begin_capture,
+    .end_capture = s_end_capture,
+    .capture_status = s_capture_status,
+    .graph_instantiate = s_graph_instantiate,
+    .graph_launch = s_graph_launch,
+    .graph_destroy = s_graph_destroy,
+    .exec_destroy = s_exec_destroy,
+    .graph_node_count = s_graph_node_count,
+    .hold_arm = s_hold_arm,
+    .hold_wait_reached = s_hold_wait_reached,
+    .hold_release = s_hold_release,
+    .hold_release_all = s_hold_release_all,
+    .make_fatal = s_make_fatal,
+    .owner_reset = s_owner_reset,
+    .live_counts = s_live_counts,
+    .device_allocs = s_device_allocs,
+    .device_enqueues = s_device_enqueues,
+    .thread_calls = s_thread_calls,
+    .fault_arm = s_fault_arm,
+    .fault_hits = s_fault_hits,
+    .fault_clear = s_fault_clear,
+};
+
+const fw_driver *fw_sim_driver(void) { return &k_sim_driver; }

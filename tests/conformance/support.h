@@ -1,0 +1,183 @@
+/*
+ * support.h — what the probes share: checks that record the first failure,
+ * a "rig" (one kernel context plus the framework objects a probe creates,
+ * torn down with proof that everything was released), callable images, and
+ * "jobs" (a launch of an example callable with its inputs, outputs and host
+ * reference).
+ */
+#ifndef KCTX_CONFORMANCE_SUPPORT_H
+#define KCTX_CONFORMANCE_SUPPORT_H
+
+#include "suite.h"
+
+#include <kctx/kctx.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bounded waits. SYNC_MS is generous (sanitizer builds are slow); HANG_MS
+ * is how long a launch may take before a probe calls it a hang. */
+#define SYNC_MS 60000u
+#define HANG_MS 10000u
+#define HOLD_MS 30000u
+
+struct probe {
+    const probe_env *env;
+    const fw_driver *fw;
+    const probe_def *def;
+    unsigned failures;
+    int na;
+    char detail[512]; /* first failure, or the N/A reason */
+    char note[512];   /* the PASS detail */
+};
+
+/* ---- checks --------------------------------------------------------- */
+/* Each returns whether the check held; the first failure's message (with
+ * file:line) becomes the probe's detail. */
+int pr_check(probe *p, int ok, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+int pr_check_kctx(probe *p, kctx_status got, kctx_status want, const char *expr, const char *file,
+                  int line);
+int pr_check_fw(probe *p, fw_status got, fw_status want, const char *expr, const char *file,
+                int line);
+/* An optional hook's result: FW_NA makes the probe N/A (returns 0). */
+int pr_check_hook(probe *p, fw_status got, const char *expr, const char *file, int line);
+/* Marks the probe N/A (unless it already failed). Returns 0. */
+int pr_na(probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The PASS detail. */
+void pr_note(probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A progress line under the probe ("  <probe>: ..."). */
+void pr_log(probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int pr_ok(const probe *p); /* no failure and not N/A so far */
+
+#define CHECK(p, cond, ...) pr_check((p), !!(cond), __FILE__, __LINE__, __VA_ARGS__)
+#define CHECK_KCTX(p, expr, want) pr_check_kctx((p), (expr), (want), #expr, __FILE__, __LINE__)
+#define CHECK_FW(p, expr, want) pr_check_fw((p), (expr), (want), #expr, __FILE__, __LINE__)
+#define CHECK_FW_OK(p, expr) CHECK_FW(p, expr, FW_OK)
+#define CHECK_HOOK(p, expr) pr_check_hook((p), (expr), #expr, __FILE__, __LINE__)
+/* The driver offers optional hook `h` (a member of fw_driver), else N/A. */
+#define HAS_HOOK(p, h) ((p)->fw->h ? 1 : pr_na((p), "the %s driver has no " #h " hook", (p)->fw->name))
+
+/* ---- rig: a kernel context and what a probe created around it ------- */
+#define RIG_MAX_STREAMS 16
+#define RIG_MAX_BUFS 512
+#define RIG_MAX_GRAPHS 64
+#define RIG_MAX_HOST 512
+
+typedef struct rig_graph {
+    fw_graph g;
+    fw_exec x;
+} rig_graph;
+
+typedef struct rig {
+    probe *p;
+    const fw_driver *fw;
+    int device;
+    kctx_context ctx;
+    int ctx_live;
+    int have_base;
+    fw_counts base;
+    int device_reset; /* an owner reset happened: handles are stale, the device is empty */
+    int hung;         /* a probe saw work that never completes: teardown does not wait for it */
+    fw_stream streams[RIG_MAX_STREAMS];
+    unsigned nstreams;
+    fw_devptr bufs[RIG_MAX_BUFS];
+    unsigned nbufs;
+    rig_graph graphs[RIG_MAX_GRAPHS];
+    unsigned ngraphs;
+    void *host[RIG_MAX_HOST];
+    unsigned nhost;
+} rig;
+
+/* Record the device's live counts (the teardown baseline), create a
+ * context on the driver's platform and kernel-init it on the thread's
+ * current device. cfg NULL: KCTX_KERNEL_CONFIG_INIT. */
+int rig_open(probe *p, rig *r, const kctx_kernel_config *cfg);
+/* Framework objects the rig tears down. */
+int rig_stream(rig *r, fw_stream *s);
+int rig_alloc(rig *r, size_t bytes, fw_devptr *d);
+void *rig_host(rig *r, size_t bytes); /* zeroed; NULL records a failure */
+/* Prepare example callable `name` (<images_dir>/<name>.kctx) under `id`. */
+int rig_prepare(rig *r, uint64_t id, const char *name);
+/* The image bytes of an example callable (rig-owned). */
+int rig_image(rig *r, const char *name, const void **bytes, size_t *size);
+/* A callable whose only task fails on the device: blocked_matmul's tile
+ * kernel bound with zero tiles, which it reports as CALLABLE_ERR_SHAPE
+ * (examples/callables/kernels/matmul.c). Params: A, B, C tensors; M, N, K. */
+int rig_failing_image(rig *r, const void **bytes, size_t *size);
+
+int rig_begin_capture(rig *r, fw_stream s);
+/* End the capture on s and instantiate the graph; *gi indexes r->graphs. */
+int rig_end_capture(rig *r, fw_stream s, int *gi);
+int rig_replay(rig *r, int gi, fw_stream s);
+int rig_drop_graph(rig *r, int gi);
+/* Synchronise a stream (SYNC_MS); the result must be OK. */
+int rig_sync(rig *r, fw_stream s);
+
+/* Teardown with proof: holds released, captures ended, streams drained
+ * (a stream still busy after SYNC_MS is a hang: failure; after a hang the
+ * probe already reported, r->hung, nothing is waited for), graphs
+ * destroyed, close OK (a close that cannot complete is recovered by an
+ * owner reset where the driver can, and fails the probe), context
+ * destroyed, framework objects released, and the device's live counts
+ * back to the baseline. Returns whether all of that held. */
+int rig_close(rig *r);
+
+/* kctx_get_resources with the struct prepared here: the header's
+ * KCTX_RESOURCE_INFO_INIT ({sizeof}) fails -Wextra -Werror builds
+ * (-Wmissing-field-initializers). */
+kctx_status get_resources(kctx_context ctx, kctx_resource_info *info);
+/* Phase of the rig's context. */
+kctx_phase rig_phase(rig *r);
+/* The message names the number n (as a separate run of digits). */
+int msg_has_number(const char *msg, uint64_t n);
+
+/* ---- jobs: one launch of an example callable ------------------------ */
+typedef enum job_kind { JOB_VADD = 1, JOB_CHAIN = 2, JOB_MATMUL = 3 } job_kind;
+
+typedef struct job {
+    job_kind kind;
+    uint64_t id;
+    kctx_arg args[8];
+    uint32_t nargs;
+    fw_devptr in[2];
+    size_t in_bytes[2];
+    float *host_in[2];
+    unsigned nin;
+    fw_devptr out[2];
+    size_t out_bytes[2];
+    float *want[2];
+    float *bound[2]; /* per-element error bound (float mode), NULL: exact */
+    unsigned nout;
+    size_t n;
+    uint64_t M, N, K;
+    int random_floats;
+    float alpha; /* scale_add_chain: a scalar argument, fixed when the job is made */
+} job;
+
+/* vector_add over n floats into `out` (0: a new buffer). Integer values:
+ * results are exact. `salt` varies the values. */
+int job_vadd(rig *r, job *j, uint64_t id, size_t n, uint64_t salt, fw_devptr out);
+/* scale_add_chain over n floats into `out` (0: a new buffer). */
+int job_chain(rig *r, job *j, uint64_t id, size_t n, uint64_t salt, fw_devptr out);
+/* blocked_matmul M x K times K x N. Integer entries (exact) or, with
+ * random_floats, floats in [-1, 1) checked within the bound
+ * 2 (K + N + 2) FLT_EPSILON sum |a||b|. */
+int job_matmul(rig *r, job *j, uint64_t id, uint64_t M, uint64_t N, uint64_t K, uint64_t salt,
+               int random_floats);
+/* New input tensor values (uploaded now; scalars stay) and the matching
+ * host reference. */
+int job_set_inputs(rig *r, job *j, uint64_t salt);
+kctx_status job_launch(rig *r, const job *j, fw_stream s);
+/* Outputs hold the host reference. */
+int job_expect(rig *r, const job *j, const char *when);
+/* Enqueue a fill of the outputs with the sentinel (all bytes 0xFF). */
+int job_clear(rig *r, const job *j, fw_stream s);
+/* Outputs still hold the sentinel (nothing wrote them). */
+int job_untouched(rig *r, const job *j, const char *when);
+
+/* ---- deterministic pseudo-random numbers (splitmix64) --------------- */
+uint64_t rng_next(uint64_t *state);
+
+#endif

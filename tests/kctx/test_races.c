@@ -1,0 +1,205 @@
+/*
+ * test_races.c — lifecycle calls racing each other (K33, with K6 and K14):
+ * exactly one winner, the losers refused, nothing leaked. Run under TSan
+ * (label "concurrency"). Threads are released together by a barrier.
+ */
+#include "kt.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define NTHREADS 16
+#define ROUNDS 8
+
+typedef struct racer {
+    kctx_context ctx;
+    kt_image img;
+    uint64_t id;
+    kctx_status st;
+} racer;
+
+static void *kernel_init_racer(void *p) {
+    racer *r = p;
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    r->st = kctx_kernel_init(r->ctx, &cfg);
+    return NULL;
+}
+
+static void *close_racer(void *p) {
+    racer *r = p;
+    r->st = kctx_close(r->ctx);
+    return NULL;
+}
+
+static void *destroy_racer(void *p) {
+    racer *r = p;
+    r->st = kctx_destroy(r->ctx);
+    return NULL;
+}
+
+static void *close_or_destroy_racer(void *p) {
+    racer *r = p;
+    r->st = r->id % 2 ? kctx_destroy(r->ctx) : kctx_close(r->ctx);
+    return NULL;
+}
+
+static void *prepare_racer(void *p) {
+    racer *r = p;
+    r->st = kctx_prepare(r->ctx, r->id, r->img.bytes, r->img.size);
+    return NULL;
+}
+
+static void run(racer *rs, int n, void *(*fn)(void *)) {
+    void *args[NTHREADS];
+    for (int i = 0; i < n; i++) args[i] = &rs[i];
+    kt_run_threads(n, fn, args);
+}
+
+static int count(const racer *rs, int n, kctx_status st) {
+    int k = 0;
+    for (int i = 0; i < n; i++) k += rs[i].st == st;
+    return k;
+}
+
+KT_TEST(sixteen_threads_race_kernel_init_on_one_device_and_exactly_one_wins) { /* K33, K6 */
+    kt_snap base = kt_snap_take(0);
+    for (int round = 0; round < ROUNDS; round++) {
+        racer rs[NTHREADS];
+        for (int i = 0; i < NTHREADS; i++) rs[i] = (racer){kt_create(), {NULL, 0}, 0, KCTX_OK};
+        run(rs, NTHREADS, kernel_init_racer);
+        CHECK_EQ(count(rs, NTHREADS, KCTX_OK), 1);
+        CHECK_EQ(count(rs, NTHREADS, KCTX_BUSY), NTHREADS - 1);
+        /* only the winner's resident set exists: the losers took nothing */
+        kt_snap now = kt_snap_take(0);
+        CHECK_EQ(now.o.streams, base.o.streams + 2);
+        CHECK_EQ(now.o.events, base.o.events + 5);
+        CHECK_EQ(now.o.modules, base.o.modules + 1);
+        CHECK_EQ(now.live_count, base.live_count + 3);
+        for (int i = 0; i < NTHREADS; i++) {
+            if (rs[i].st == KCTX_OK) {
+                kt_finish(rs[i].ctx);
+            } else {
+                CHECK_MODE(rs[i].ctx, KCTX_MODE_NONE);
+                CHECK_PHASE(rs[i].ctx, KCTX_PHASE_NEW);
+                CHECK_OK(kctx_destroy(rs[i].ctx));
+            }
+        }
+        CHECK_DEVICE_AT(0, base);
+        if (kt_failures()) break;
+    }
+}
+
+KT_TEST(racing_kernel_inits_of_one_context_have_one_winner) { /* K33 */
+    for (int round = 0; round < ROUNDS; round++) {
+        kctx_context c = kt_create();
+        REQUIRE(c);
+        racer rs[NTHREADS];
+        for (int i = 0; i < NTHREADS; i++) rs[i] = (racer){c, {NULL, 0}, 0, KCTX_OK};
+        run(rs, NTHREADS, kernel_init_racer);
+        CHECK_EQ(count(rs, NTHREADS, KCTX_OK), 1);
+        CHECK_EQ(count(rs, NTHREADS, KCTX_INVALID_STATE), NTHREADS - 1);
+        kt_finish(c);
+        if (kt_failures()) break;
+    }
+}
+
+KT_TEST(racing_closes_release_everything_exactly_once) { /* K33 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    for (int round = 0; round < ROUNDS; round++) {
+        kctx_context c = kt_kernel_ctx();
+        REQUIRE(c);
+        CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+        uint64_t sd = sim_calls(SIM_OP_STREAM_DESTROY, 0), ed = sim_calls(SIM_OP_EVENT_DESTROY, 0),
+                 fr = sim_calls(SIM_OP_FREE, 0), mu = sim_calls(SIM_OP_MODULE_UNLOAD, 0);
+        racer rs[NTHREADS];
+        for (int i = 0; i < NTHREADS; i++) rs[i] = (racer){c, {NULL, 0}, 0, KCTX_INVALID_STATE};
+        run(rs, NTHREADS, close_racer);
+        /* close is idempotent on CLOSED, so every caller gets OK; but only
+         * one released anything */
+        CHECK_EQ(count(rs, NTHREADS, KCTX_OK), NTHREADS);
+        CHECK_EQ(sim_calls(SIM_OP_STREAM_DESTROY, 0) - sd, 2);
+        CHECK_EQ(sim_calls(SIM_OP_EVENT_DESTROY, 0) - ed, 5);
+        CHECK_EQ(sim_calls(SIM_OP_FREE, 0) - fr, 4);          /* 3 resident + the callable table */
+        CHECK_EQ(sim_calls(SIM_OP_MODULE_UNLOAD, 0) - mu, 2); /* programs + the child */
+        CHECK_PHASE(c, KCTX_PHASE_CLOSED);
+        CHECK_OK(kctx_destroy(c));
+        if (kt_failures()) break;
+    }
+}
+
+KT_TEST(racing_destroys_have_one_winner) { /* K33 */
+    for (int round = 0; round < ROUNDS; round++) {
+        kctx_context c = kt_kernel_ctx();
+        REQUIRE(c);
+        CHECK_OK(kctx_close(c));
+        racer rs[NTHREADS];
+        for (int i = 0; i < NTHREADS; i++) rs[i] = (racer){c, {NULL, 0}, 0, KCTX_OK};
+        run(rs, NTHREADS, destroy_racer);
+        CHECK_EQ(count(rs, NTHREADS, KCTX_OK), 1);
+        CHECK_EQ(count(rs, NTHREADS, KCTX_INVALID_HANDLE), NTHREADS - 1);
+        if (kt_failures()) break;
+    }
+}
+
+KT_TEST(racing_closes_and_destroys_leave_no_half_state) { /* K33, K27 */
+    for (int round = 0; round < ROUNDS; round++) {
+        kctx_context c = kt_kernel_ctx();
+        REQUIRE(c);
+        racer rs[NTHREADS];
+        for (int i = 0; i < NTHREADS; i++) rs[i] = (racer){c, {NULL, 0}, (uint64_t)i, KCTX_OK};
+        run(rs, NTHREADS, close_or_destroy_racer);
+        int destroyed = 0;
+        for (int i = 0; i < NTHREADS; i++) {
+            if (i % 2) { /* destroy: refused before the close, OK once after, then a dead handle */
+                CHECK(rs[i].st == KCTX_BUSY || rs[i].st == KCTX_OK ||
+                      rs[i].st == KCTX_INVALID_HANDLE);
+                destroyed += rs[i].st == KCTX_OK;
+            } else { /* close: OK, or a dead handle once destroyed */
+                CHECK(rs[i].st == KCTX_OK || rs[i].st == KCTX_INVALID_HANDLE);
+            }
+        }
+        CHECK(destroyed <= 1);
+        if (!destroyed) {
+            CHECK_PHASE(c, KCTX_PHASE_CLOSED);
+            CHECK_OK(kctx_destroy(c));
+        }
+        kctx_phase p;
+        CHECK_K(kctx_get_phase(c, &p), KCTX_INVALID_HANDLE);
+        if (kt_failures()) break;
+    }
+}
+
+KT_TEST(racing_prepares_of_one_id_have_one_winner) { /* K33, K14 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    for (int round = 0; round < ROUNDS; round++) {
+        racer rs[NTHREADS];
+        for (int i = 0; i < NTHREADS; i++) rs[i] = (racer){c, noop, (uint64_t)round, KCTX_OK};
+        run(rs, NTHREADS, prepare_racer);
+        CHECK_EQ(count(rs, NTHREADS, KCTX_OK), 1);
+        CHECK_EQ(count(rs, NTHREADS, KCTX_DUPLICATE_ID), NTHREADS - 1);
+    }
+    kctx_resource_info r = kt_resources(c);
+    CHECK_EQ(r.callables, ROUNDS);
+    CHECK_EQ(r.uploads, 1);
+    kt_finish(c);
+}
+
+KT_TEST(racing_prepares_of_distinct_ids_all_succeed_and_share_one_upload) { /* K33, K14 */
+    kt_image noop = kt_image_noop(), append = kt_image_append();
+    REQUIRE(noop.bytes && append.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    racer rs[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++)
+        rs[i] = (racer){c, i % 2 ? append : noop, (uint64_t)i + 1, KCTX_BUSY};
+    run(rs, NTHREADS, prepare_racer);
+    CHECK_EQ(count(rs, NTHREADS, KCTX_OK), NTHREADS);
+    kctx_resource_info r = kt_resources(c);
+    CHECK_EQ(r.callables, NTHREADS);
+    CHECK_EQ(r.uploads, 2);
+    kt_finish(c);
+}

@@ -1,0 +1,98 @@
+"""Helpers shared by the Python tests: images built from the sim test
+kernels, and a kernel context that is always torn down."""
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+import kctx
+from kctx import sim
+from kctx.image import Builder, ParamKind, VariantKind
+
+N = 64  # u32 elements of the test buffers
+
+
+def add_image(kernel_bytes: bytes, value: int, n: int = N, name: str = "add", block_dim: int = 2) -> bytes:
+    """A callable (out: tensor_out) with one task running k_add_u32 of
+    examples/kernels/sim_test_kernels.c: out[i] += value for i < n.
+
+    k_add_u32 reads { u64 buf; u32 n; u32 value }. The runtime's worker hands
+    a child one u64 per child parameter (tensor: address + byte offset;
+    immediate: the value), so the child has two parameters, the tensor and
+    one immediate carrying n in its low and value in its high 32 bits."""
+    b = Builder(name)
+    b.param("out", ParamKind.TENSOR_OUT)
+    f = b.child("add", "k_add_u32")
+    b.child_param("buf", ParamKind.TENSOR)
+    b.child_param("n_value", ParamKind.SCALAR)
+    b.variant(VariantKind.SIM_ELF, kernel_bytes)
+    b.task(f, block_dim)
+    b.bind_tensor(0, 0)
+    b.bind_immediate(n | (value << 32))
+    return b.finish()
+
+
+def scalar_add_image(kernel_bytes: bytes) -> bytes:
+    """A callable (out: tensor_out, n_value: scalar) running k_add_u32 with
+    its packed (n, value) word taken from the launch's scalar argument."""
+    b = Builder("add_scalar")
+    b.param("out", ParamKind.TENSOR_OUT)
+    b.param("n_value", ParamKind.SCALAR)
+    f = b.child("add", "k_add_u32")
+    b.child_param("buf", ParamKind.TENSOR)
+    b.child_param("n_value", ParamKind.SCALAR)
+    b.variant(VariantKind.SIM_ELF, kernel_bytes)
+    b.task(f, 4)
+    b.bind_tensor(0, 0)
+    b.bind_scalar(1)
+    return b.finish()
+
+
+def u32s(buf: sim.DeviceBuffer, n: int = N) -> list:
+    data = buf.copy_to_host(nbytes=4 * n)
+    return [int.from_bytes(data[4 * i:4 * i + 4], "little") for i in range(n)]
+
+
+def settle() -> None:
+    """Wait until every stream of the current device is idle.
+
+    Needed before a close that follows a launch: synchronising the caller's
+    stream returns as soon as the launch's last event has signalled, but the
+    sim may still report the context's own streams as busy for a moment
+    (sim_stream_query sees the stream thread's bookkeeping), and close then
+    refuses with BUSY ("a launch is still running", K25). A stream that
+    failed on the device is idle too: its sticky error is not a reason to
+    stop here."""
+    try:
+        sim.device_synchronize()
+    except sim.SimError as e:
+        if e.status != sim.SimStatus.KERNEL_ERROR:
+            raise
+
+
+def teardown(ctx: kctx.Context) -> None:
+    """Close (retrying nothing: a failure here is a test failure) and destroy."""
+    if ctx.handle is None:
+        return
+    settle()
+    ctx.close()
+    ctx.destroy()
+
+
+@contextlib.contextmanager
+def kernel_context(**config) -> Iterator[kctx.Context]:
+    ctx = kctx.Context()
+    try:
+        ctx.kernel_init(**config)
+        yield ctx
+    except BaseException:
+        # The test failed: try to tear down without masking its error (the
+        # clean-teardown fixture reports what could not be released).
+        sim.clear_faults()
+        try:
+            teardown(ctx)
+        except kctx.KctxError:
+            pass
+        raise
+    sim.clear_faults()
+    teardown(ctx)
