@@ -29,9 +29,9 @@ REQUIRED_DEBS=(build-essential cmake ninja-build clang libclang-rt-14-dev binuti
 #                   baseline (a real OpenCL runtime on the CPU)
 OPTIONAL_DEBS=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)
 
-# PyPI packages, as "import_name=requirement" (none are needed yet). They are
+# PyPI packages, as "import_name=requirement" (pytest runs tests/python). They are
 # installed with the python3 found on PATH (pyenv's on the project machines).
-PYPI_PACKAGES=()
+PYPI_PACKAGES=("pytest=pytest")
 
 deb_installed() {
     [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = "installed" ]

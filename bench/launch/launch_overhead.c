@@ -8,7 +8,8 @@
  * its AICPU stream), one launch is made and the hold is waited for: from
  * then on nothing of the context runs, so the N launches only enqueue. The
  * hold is released and the caller stream synchronised after every repeat
- * (a held device queue grows: N stays modest).
+ * (a held device queue grows: N = 500 keeps the sim's allocator, which
+ * serves ~17 host blocks per held launch, from dominating both sides).
  *
  * Baseline: the K20 platform operations — 5 event records, 4 waits, 3 kernel
  * launches with kctx's parameter sizes (16 B, 32 B, 48 B + 16 B per arg) —
@@ -17,7 +18,7 @@
  * sim table is internal to the library (hidden), so the benchmark carries a
  * copy of its shape (lb_sim_ops).
  *
- * A B A B for R repeats; medians. Lines:
+ * A B A B for R repeats (the order reversed on odd repeats); medians. Lines:
  *   metric launch_overhead value=<ns> unit=ns baseline=<ns> ratio=<kctx/base> n=<R>
  *       an empty callable (no arguments)
  *   metric launch_overhead_args4 value=<ns> unit=ns baseline=<ns> ratio=<..> n=<R>
@@ -34,12 +35,12 @@
 #include <string.h>
 
 enum {
-    DEFAULT_REPEATS = 15,
+    DEFAULT_REPEATS = 21,
     QUICK_REPEATS = 3,
     WARMUP = 64,
     VADD_N = 1024
 };
-#define DEFAULT_N 2000L
+#define DEFAULT_N 500L
 #define QUICK_N 300L
 
 typedef struct bench {

@@ -39,18 +39,18 @@ typedef uint64_t fw_graph;
 typedef uint64_t fw_exec;
 typedef uint64_t fw_devptr;
 
-#define FW_STATUS_MAP(X)                                                                           \
-    X(OK, "success")                                                                               \
-    X(NA, "not available on this platform or build")                                              \
-    X(ERROR, "the platform call failed")                                                           \
-    X(TIMEOUT, "a bounded wait gave up; the work is still pending")                               \
-    X(NOT_READY, "work is still pending")                                                          \
-    X(DEVICE_ERROR, "work failed on the device (sticky stream error)")                            \
-    X(DEVICE_LOST, "the device is lost")                                                           \
-    X(INVALID_HANDLE, "not a live handle (destroyed, or gone with a device reset)")               \
-    X(CAPTURE_ISOLATION, "a wait inside a capture on an event recorded outside it")               \
-    X(CAPTURE_INVALIDATED, "the capture was invalidated")                                          \
-    X(CAPTURE_UNJOINED, "a forked stream was not joined back before the capture ended")           \
+#define FW_STATUS_MAP(X)                                                                \
+    X(OK, "success")                                                                    \
+    X(NA, "not available on this platform or build")                                    \
+    X(ERROR, "the platform call failed")                                                \
+    X(TIMEOUT, "a bounded wait gave up; the work is still pending")                     \
+    X(NOT_READY, "work is still pending")                                               \
+    X(DEVICE_ERROR, "work failed on the device (sticky stream error)")                  \
+    X(DEVICE_LOST, "the device is lost")                                                \
+    X(INVALID_HANDLE, "not a live handle (destroyed, or gone with a device reset)")     \
+    X(CAPTURE_ISOLATION, "a wait inside a capture on an event recorded outside it")     \
+    X(CAPTURE_INVALIDATED, "the capture was invalidated")                               \
+    X(CAPTURE_UNJOINED, "a forked stream was not joined back before the capture ended") \
     X(CAPTURE_UNSUPPORTED, "operation not permitted while a capture restricts the thread")
 
 typedef enum fw_status {

@@ -20,8 +20,8 @@
 
 const char *fw_status_name(fw_status s) {
     switch (s) {
-#define FW_NAME_(name, msg)                                                                        \
-    case FW_##name:                                                                                \
+#define FW_NAME_(name, msg) \
+    case FW_##name:         \
         return "FW_" #name;
         FW_STATUS_MAP(FW_NAME_)
 #undef FW_NAME_
@@ -31,17 +31,28 @@ const char *fw_status_name(fw_status s) {
 
 static fw_status map(sim_status st) {
     switch (st) {
-    case SIM_OK: return FW_OK;
-    case SIM_TIMEOUT: return FW_TIMEOUT;
-    case SIM_NOT_READY: return FW_NOT_READY;
-    case SIM_KERNEL_ERROR: return FW_DEVICE_ERROR;
-    case SIM_DEVICE_LOST: return FW_DEVICE_LOST;
-    case SIM_INVALID_HANDLE: return FW_INVALID_HANDLE;
-    case SIM_CAPTURE_ISOLATION: return FW_CAPTURE_ISOLATION;
-    case SIM_CAPTURE_INVALIDATED: return FW_CAPTURE_INVALIDATED;
-    case SIM_CAPTURE_UNJOINED: return FW_CAPTURE_UNJOINED;
-    case SIM_CAPTURE_UNSUPPORTED: return FW_CAPTURE_UNSUPPORTED;
-    default: return FW_ERROR;
+    case SIM_OK:
+        return FW_OK;
+    case SIM_TIMEOUT:
+        return FW_TIMEOUT;
+    case SIM_NOT_READY:
+        return FW_NOT_READY;
+    case SIM_KERNEL_ERROR:
+        return FW_DEVICE_ERROR;
+    case SIM_DEVICE_LOST:
+        return FW_DEVICE_LOST;
+    case SIM_INVALID_HANDLE:
+        return FW_INVALID_HANDLE;
+    case SIM_CAPTURE_ISOLATION:
+        return FW_CAPTURE_ISOLATION;
+    case SIM_CAPTURE_INVALIDATED:
+        return FW_CAPTURE_INVALIDATED;
+    case SIM_CAPTURE_UNJOINED:
+        return FW_CAPTURE_UNJOINED;
+    case SIM_CAPTURE_UNSUPPORTED:
+        return FW_CAPTURE_UNSUPPORTED;
+    default:
+        return FW_ERROR;
     }
 }
 
@@ -84,7 +95,9 @@ static fw_status s_stream_wait_event(fw_stream s, fw_event e) {
 static fw_status s_begin_capture(fw_stream s) {
     return map(sim_stream_begin_capture(s, SIM_CAPTURE_MODE_GLOBAL));
 }
-static fw_status s_end_capture(fw_stream s, fw_graph *g) { return map(sim_stream_end_capture(s, g)); }
+static fw_status s_end_capture(fw_stream s, fw_graph *g) {
+    return map(sim_stream_end_capture(s, g));
+}
 static fw_status s_capture_status(fw_stream s, int *capturing) {
     sim_capture_status cs = SIM_CAPTURE_STATUS_NONE;
     sim_status st = sim_stream_get_capture_info(s, &cs, NULL, NULL);
@@ -109,8 +122,7 @@ static fw_status s_hold_arm(fw_hold_point point, int device, kctx_context ctx, i
         kctx_resource_info info;
         memset(&info, 0, sizeof info); /* KCTX_RESOURCE_INFO_INIT trips -Wextra */
         info.size = sizeof info;
-        if (kctx_get_resources(ctx, &info) != KCTX_OK || info.programs_module == 0)
-            return FW_ERROR;
+        if (kctx_get_resources(ctx, &info) != KCTX_OK || info.programs_module == 0) return FW_ERROR;
         sim_function fn = 0;
         sim_status st = sim_module_get_function(&fn, info.programs_module, "kctx_rt_scheduler");
         if (st) return map(st);
@@ -166,9 +178,9 @@ static fw_status s_device_allocs(int device, uint64_t *n) {
     return FW_OK;
 }
 
-static const sim_op k_enqueue_ops[] = {SIM_OP_LAUNCH_KERNEL,    SIM_OP_MEMCPY_ASYNC,
-                                       SIM_OP_MEMSET_ASYNC,     SIM_OP_LAUNCH_HOST_FUNC,
-                                       SIM_OP_EVENT_RECORD,     SIM_OP_STREAM_WAIT_EVENT};
+static const sim_op k_enqueue_ops[] = {SIM_OP_LAUNCH_KERNEL, SIM_OP_MEMCPY_ASYNC,
+                                       SIM_OP_MEMSET_ASYNC,  SIM_OP_LAUNCH_HOST_FUNC,
+                                       SIM_OP_EVENT_RECORD,  SIM_OP_STREAM_WAIT_EVENT};
 #define N_ENQUEUE_OPS (sizeof k_enqueue_ops / sizeof k_enqueue_ops[0])
 
 static fw_status s_device_enqueues(int device, uint64_t *n) {
@@ -193,7 +205,9 @@ static fw_status s_fault_arm(uint64_t nth, int *fault) {
     f.error = SIM_INJECTED;
     return map(sim_fault_arm(&f, fault));
 }
-static fw_status s_fault_hits(int fault, uint64_t *hits) { return map(sim_fault_hits(fault, hits)); }
+static fw_status s_fault_hits(int fault, uint64_t *hits) {
+    return map(sim_fault_hits(fault, hits));
+}
 static fw_status s_fault_clear(void) { return map(sim_fault_clear_all()); }
 
 static const fw_driver k_sim_driver = {

@@ -23,11 +23,14 @@
  */
 #include "hostalloc.h"
 
-#if defined(KCTX_ASAN) || defined(KCTX_TSAN) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(KCTX_ASAN) || defined(KCTX_TSAN) || defined(__SANITIZE_ADDRESS__) || \
+    defined(__SANITIZE_THREAD__)
 
 const probe_host_allocs *hostalloc_counter(void) {
     static const probe_host_allocs unavailable = {
-        "sanitizer build: the sanitizer owns the allocator, so this executable does not interpose it", NULL, NULL};
+        "sanitizer build: the sanitizer owns the allocator, so this executable does not interpose "
+        "it",
+        NULL, NULL};
     return &unavailable;
 }
 
@@ -167,7 +170,8 @@ const probe_host_allocs *hostalloc_counter(void) {
     }
     find_arg fa = {(uintptr_t)fn, 0};
     dl_iterate_phdr(find_object, &fa);
-    if (!fa.found || g_nranges == 0) counter.unavailable = "cannot find libkctx.so's loaded segments";
+    if (!fa.found || g_nranges == 0)
+        counter.unavailable = "cannot find libkctx.so's loaded segments";
     return &counter;
 }
 

@@ -69,15 +69,16 @@ int main(int argc, char **argv) {
     }
     if (list) {
         for (size_t i = 0; i < count; i++)
-            printf("%-52s [rule %s]%s  %s\n", all[i].name, all[i].rule, all[i].threads ? " (threads)" : "",
-                   all[i].summary);
+            printf("%-52s [rule %s]%s  %s\n", all[i].name, all[i].rule,
+                   all[i].threads ? " (threads)" : "", all[i].summary);
         free(chosen);
         return 0;
     }
     if (nchosen == 0)
         for (size_t i = 0; i < count; i++) chosen[nchosen++] = &all[i];
 
-    printf("conformance: platform %s, driver %s, images %s\n", env.fw->platform, env.fw->name, env.images_dir);
+    printf("conformance: platform %s, driver %s, images %s\n", env.fw->platform, env.fw->name,
+           env.images_dir);
     suite_totals totals = {0, 0, 0};
     for (size_t i = 0; i < nchosen; i++) suite_run_one(&env, chosen[i], &totals);
     printf("probes: %u passed, %u failed, %u not applicable\n", totals.passed, totals.failed,

@@ -2,8 +2,10 @@
  * probe_list.h — the conformance probes, in run order:
  *   PROBE(name, "rule", threads, "what it checks")
  * One line per probe (tests/conformance/CMakeLists.txt reads this file to
- * register each probe with ctest; `threads` = 1 labels it "concurrency").
+ * register each probe with ctest; `threads` = 1 — several host threads or
+ * overlapping device work — labels it "concurrency").
  */
+/* clang-format off */
 /* Capture and replay (issue 5, conformance items 1-8, 12) */
 PROBE(alternating_replays_hold_last_graph_values, "K12", 0, "A B A B A A B over one output buffer")
 PROBE(back_to_back_replays_without_host_sync, "K23", 0, "AB, BA, AA, BB with no host sync between")
@@ -31,3 +33,4 @@ PROBE(blocked_matmul_matches_host_reference, "K22", 0, "eager and replayed, seve
 /* Fault sweep of launch */
 PROBE(launch_fault_sweep_eager, "K24", 0, "fail each platform call of an eager launch")
 PROBE(launch_fault_sweep_captured, "K24", 0, "fail each platform call of a captured launch")
+/* clang-format on */

@@ -10,7 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ID_VADD = 1, ID_CHAIN = 2, ID_VADD2 = 3 };
+enum {
+    ID_VADD = 1,
+    ID_CHAIN = 2,
+    ID_VADD2 = 3
+};
 
 /* Capture one launch of `j` on stream s into a new graph. */
 static int capture_launch(rig *r, const job *j, fw_stream s, int *gi) {
@@ -30,7 +34,9 @@ static int replay_and_expect(rig *r, int gi, const job *j, fw_stream s, const ch
 static int check_clean(rig *r, const char *when) {
     kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
     if (!CHECK_KCTX(r->p, kctx_check(r->ctx, &rep), KCTX_OK)) return 0;
-    return CHECK(r->p, rep.device_status == KCTX_OK && rep.concurrent_launches == 0 && rep.refused_replays == 0,
+    return CHECK(r->p,
+                 rep.device_status == KCTX_OK && rep.concurrent_launches == 0 &&
+                     rep.refused_replays == 0,
                  "%s: check reports %s, %u concurrent launches, %u refused replays", when,
                  kctx_status_name(rep.device_status), rep.concurrent_launches, rep.refused_replays);
 }
@@ -51,7 +57,8 @@ void probe_alternating_replays_hold_last_graph_values(probe *p) {
         goto done;
     if (!job_vadd(&r, &a, ID_VADD, n, 1, out) || !job_chain(&r, &b, ID_CHAIN, n, 2, out)) goto done;
     for (size_t i = 0; i < n; i++)
-        if (!CHECK(p, a.want[0][i] != b.want[0][i], "setup: A and B agree at element %zu", i)) goto done;
+        if (!CHECK(p, a.want[0][i] != b.want[0][i], "setup: A and B agree at element %zu", i))
+            goto done;
     if (!capture_launch(&r, &a, s, &ga) || !capture_launch(&r, &b, s, &gb)) goto done;
     static const char order[] = "ABABAAB";
     unsigned good = 0;
@@ -99,7 +106,8 @@ void probe_back_to_back_replays_without_host_sync(probe *p) {
     wa.out[0] = wbuf[0];
     wb = b;
     wb.out[0] = wbuf[1];
-    if (!capture_with_witness(&r, &a, wbuf[0], s, &ga) || !capture_with_witness(&r, &b, wbuf[1], s, &gb))
+    if (!capture_with_witness(&r, &a, wbuf[0], s, &ga) ||
+        !capture_with_witness(&r, &b, wbuf[1], s, &gb))
         goto done;
     static const char *const pairs[] = {"AB", "BA", "AA", "BB"};
     unsigned good = 0;
@@ -119,8 +127,9 @@ void probe_back_to_back_replays_without_host_sync(probe *p) {
         good++;
     }
     if (!check_clean(&r, "after the pairs")) goto done;
-    pr_note(p, "%u/4 pairs (AB, BA, AA, BB) correct; each replay's witness copy proves it ran, "
-               "no concurrent launch reported",
+    pr_note(p,
+            "%u/4 pairs (AB, BA, AA, BB) correct; each replay's witness copy proves it ran, "
+            "no concurrent launch reported",
             good);
 done:
     rig_close(&r);
@@ -143,7 +152,8 @@ void probe_eager_launches_after_replays(probe *p) {
     if (!capture_launch(&r, &a, s, &ga) || !capture_launch(&r, &b, s, &gb)) goto done;
     unsigned eager = 0;
     for (int round = 0; round < 3; round++) {
-        if (!replay_and_expect(&r, ga, &a, s, "replay A") || !replay_and_expect(&r, gb, &b, s, "replay B"))
+        if (!replay_and_expect(&r, ga, &a, s, "replay A") ||
+            !replay_and_expect(&r, gb, &b, s, "replay B"))
             goto done;
         /* eager, on the replay stream and on another stream */
         fw_stream es = round == 1 ? t : s;
@@ -154,7 +164,8 @@ void probe_eager_launches_after_replays(probe *p) {
             goto done;
         eager += 2;
         /* new inputs: the next eager launches compute something else */
-        if (!job_set_inputs(&r, &ea, 50 + (uint64_t)round) || !job_set_inputs(&r, &eb, 60 + (uint64_t)round))
+        if (!job_set_inputs(&r, &ea, 50 + (uint64_t)round) ||
+            !job_set_inputs(&r, &eb, 60 + (uint64_t)round))
             goto done;
     }
     if (!check_clean(&r, "after replays and eager launches")) goto done;
@@ -180,22 +191,24 @@ void probe_capture_while_another_graph_lives(probe *p) {
     if (!capture_launch(&r, &a, s, &ga) || !replay_and_expect(&r, ga, &a, s, "A before B existed"))
         goto done;
     /* B captured while A (instantiated and replayed) lives, in its own memory */
-    if (!capture_launch(&r, &b, s, &gb) || !replay_and_expect(&r, gb, &b, s, "B captured next to A") ||
+    if (!capture_launch(&r, &b, s, &gb) ||
+        !replay_and_expect(&r, gb, &b, s, "B captured next to A") ||
         !replay_and_expect(&r, ga, &a, s, "A after B was captured"))
         goto done;
     /* and a third while both live; then all three back to back */
     if (!capture_launch(&r, &c, s, &gc)) goto done;
     if (!job_clear(&r, &a, s) || !job_clear(&r, &b, s) || !job_clear(&r, &c, s) ||
-        !rig_replay(&r, gc, s) || !rig_replay(&r, ga, s) || !rig_replay(&r, gb, s) || !rig_sync(&r, s) ||
-        !job_expect(&r, &a, "A of C A B") || !job_expect(&r, &b, "B of C A B") ||
-        !job_expect(&r, &c, "C of C A B"))
+        !rig_replay(&r, gc, s) || !rig_replay(&r, ga, s) || !rig_replay(&r, gb, s) ||
+        !rig_sync(&r, s) || !job_expect(&r, &a, "A of C A B") ||
+        !job_expect(&r, &b, "B of C A B") || !job_expect(&r, &c, "C of C A B"))
         goto done;
     /* dropping the first graph leaves the others intact */
     if (!rig_drop_graph(&r, ga) || !replay_and_expect(&r, gb, &b, s, "B after A was destroyed") ||
         !replay_and_expect(&r, gc, &c, s, "C after A was destroyed"))
         goto done;
     if (!check_clean(&r, "after the replays")) goto done;
-    pr_note(p, "graphs captured while 1 and 2 others lived replay correctly, alone and back to back");
+    pr_note(p,
+            "graphs captured while 1 and 2 others lived replay correctly, alone and back to back");
 done:
     rig_close(&r);
 }
@@ -214,7 +227,8 @@ void probe_replay_enqueues_nothing_on_context_streams(probe *p) {
         goto done;
     size_t nodes = 0;
     if (p->fw->graph_node_count && p->fw->graph_node_count(r.graphs[ga].g, &nodes) == FW_OK) {
-        if (!CHECK(p, nodes > 0, "the captured graph has no work nodes: the launch's work is not in it"))
+        if (!CHECK(p, nodes > 0,
+                   "the captured graph has no work nodes: the launch's work is not in it"))
             goto done;
     }
     kctx_resource_info res;
@@ -227,7 +241,8 @@ void probe_replay_enqueues_nothing_on_context_streams(probe *p) {
     for (int k = 0; k < 3; k++) {
         int hold = -1;
         int want_hold = k == 0 && p->fw->hold_arm;
-        if (want_hold && p->fw->hold_arm(FW_HOLD_SCHEDULER, r.device, r.ctx, &hold) != FW_OK) want_hold = 0;
+        if (want_hold && p->fw->hold_arm(FW_HOLD_SCHEDULER, r.device, r.ctx, &hold) != FW_OK)
+            want_hold = 0;
         if (!job_clear(&r, &a, s) || !rig_replay(&r, ga, s)) goto done;
         mine += a.nout;
         if (want_hold) {
@@ -256,7 +271,9 @@ void probe_replay_enqueues_nothing_on_context_streams(probe *p) {
               "itself",
               (unsigned long long)(enq1 - enq0), mine);
     if (!pr_ok(p)) goto done;
-    if (!held) snprintf(extra, sizeof extra, "; in-flight check skipped: the %s driver cannot hold", p->fw->name);
+    if (!held)
+        snprintf(extra, sizeof extra, "; in-flight check skipped: the %s driver cannot hold",
+                 p->fw->name);
     pr_note(p,
             "3/3 replays correct; kctx made 0 platform calls and nothing but the probe's %u fills "
             "was enqueued%s; graph of %zu work nodes%s%s",
@@ -300,26 +317,32 @@ void probe_capture_isolation_control_and_kctx_never_trips_it(probe *p) {
      * launches (the events were last recorded outside any capture); then
      * two launches in one capture; then a fresh prepare again. */
     if (!rig_prepare(&r, ID_VADD, "vector_add") || !job_vadd(&r, &a, ID_VADD, 256, 11, 0) ||
-        !capture_launch(&r, &a, s, &g[0]) || !replay_and_expect(&r, g[0], &a, s, "first launch after prepare"))
+        !capture_launch(&r, &a, s, &g[0]) ||
+        !replay_and_expect(&r, g[0], &a, s, "first launch after prepare"))
         goto done;
     if (!rig_prepare(&r, ID_CHAIN, "scale_add_chain") || !job_chain(&r, &b, ID_CHAIN, 256, 12, 0) ||
         !CHECK_KCTX(p, job_launch(&r, &b, t), KCTX_OK) || !rig_sync(&r, t) ||
-        !capture_launch(&r, &b, s, &g[1]) || !replay_and_expect(&r, g[1], &b, s, "capture after eager"))
+        !capture_launch(&r, &b, s, &g[1]) ||
+        !replay_and_expect(&r, g[1], &b, s, "capture after eager"))
         goto done;
     if (!rig_begin_capture(&r, s)) goto done;
-    int ok2 = CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK) && CHECK_KCTX(p, job_launch(&r, &b, s), KCTX_OK);
+    int ok2 = CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK) &&
+              CHECK_KCTX(p, job_launch(&r, &b, s), KCTX_OK);
     if (!rig_end_capture(&r, s, &g[2]) || !ok2) goto done;
-    if (!job_clear(&r, &a, s) || !job_clear(&r, &b, s) || !rig_replay(&r, g[2], s) || !rig_sync(&r, s) ||
-        !job_expect(&r, &a, "two launches in one capture (1)") ||
+    if (!job_clear(&r, &a, s) || !job_clear(&r, &b, s) || !rig_replay(&r, g[2], s) ||
+        !rig_sync(&r, s) || !job_expect(&r, &a, "two launches in one capture (1)") ||
         !job_expect(&r, &b, "two launches in one capture (2)"))
         goto done;
     if (!CHECK_KCTX(p, job_launch(&r, &a, t), KCTX_OK) || !rig_sync(&r, t) ||
         !rig_prepare(&r, ID_VADD2, "vector_add") || !job_vadd(&r, &c, ID_VADD2, 100, 13, 0) ||
-        !capture_launch(&r, &c, s, &g[3]) || !replay_and_expect(&r, g[3], &c, s, "launch after a new prepare"))
+        !capture_launch(&r, &c, s, &g[3]) ||
+        !replay_and_expect(&r, g[3], &c, s, "launch after a new prepare"))
         goto done;
     if (!check_clean(&r, "after the captures")) goto done;
-    pr_note(p, "the platform rejected the control wait (%s, capture %s); 4 kctx captures (first after "
-               "prepare, after eager, two in one, after a new prepare) ended cleanly and replayed correctly",
+    pr_note(p,
+            "the platform rejected the control wait (%s, capture %s); 4 kctx captures (first after "
+            "prepare, after eager, two in one, after a new prepare) ended cleanly and replayed "
+            "correctly",
             fw_status_name(ws), kept);
 done:
     if (e) p->fw->event_destroy(e);
@@ -344,12 +367,14 @@ void probe_launch_on_uncaptured_stream_stays_out_of_graph(probe *p) {
     kctx_status rs = get_resources(r.ctx, &res);
     if (!rig_end_capture(&r, s, &g) || !CHECK_KCTX(p, ls, KCTX_OK) || !CHECK_KCTX(p, rs, KCTX_OK))
         goto done;
-    if (!CHECK(p, res.tokens_in_use == 0, "the launch took a graph lifetime token (%u) though it was not captured",
+    if (!CHECK(p, res.tokens_in_use == 0,
+               "the launch took a graph lifetime token (%u) though it was not captured",
                res.tokens_in_use))
         goto done;
     size_t nodes = 0;
     if (p->fw->graph_node_count && CHECK_FW_OK(p, p->fw->graph_node_count(r.graphs[g].g, &nodes)) &&
-        !CHECK(p, nodes == 0, "the graph of s has %zu work nodes; the launch on t went into it", nodes))
+        !CHECK(p, nodes == 0, "the graph of s has %zu work nodes; the launch on t went into it",
+               nodes))
         goto done;
     /* The launch ran eagerly on t. */
     if (!rig_sync(&r, t) || !job_expect(&r, &a, "the eager launch on t")) goto done;
@@ -357,8 +382,9 @@ void probe_launch_on_uncaptured_stream_stays_out_of_graph(probe *p) {
     if (!job_clear(&r, &a, t) || !rig_sync(&r, t) || !rig_replay(&r, g, s) || !rig_sync(&r, s) ||
         !job_untouched(&r, &a, "after replaying the graph of s"))
         goto done;
-    pr_note(p, "capture on S, launch on T: the launch ran eagerly on T, took no lifetime token, and "
-               "replaying S's graph (%zu work nodes) left the outputs untouched",
+    pr_note(p,
+            "capture on S, launch on T: the launch ran eagerly on T, took no lifetime token, and "
+            "replaying S's graph (%zu work nodes) left the outputs untouched",
             nodes);
 done:
     rig_close(&r);
@@ -422,7 +448,8 @@ void probe_prepare_and_foreign_launch_refused_during_capture(probe *p) {
         !CHECK(p, started, "cannot start a thread") || !CHECK_FW_OK(p, fa.set_dev) ||
         !CHECK_KCTX(p, fa.eager, KCTX_CAPTURE_ACTIVE) || !CHECK_FW_OK(p, fa.begin) ||
         !CHECK_KCTX(p, fa.captured, KCTX_CAPTURE_ACTIVE) || !CHECK_FW_OK(p, fa.end) ||
-        !CHECK(p, cs2 == FW_OK && capturing2, "the capture did not survive the refused launches") || !ended)
+        !CHECK(p, cs2 == FW_OK && capturing2, "the capture did not survive the refused launches") ||
+        !ended)
         goto done;
     if (!CHECK(p, rig_phase(&r) == KCTX_PHASE_READY, "the refusals changed the phase to %s",
                kctx_phase_name(rig_phase(&r))))
@@ -435,8 +462,9 @@ void probe_prepare_and_foreign_launch_refused_during_capture(probe *p) {
         !CHECK_KCTX(p, job_launch(&r, &other, t), KCTX_OK) || !rig_sync(&r, t) ||
         !job_expect(&r, &other, "the launch after the capture ended"))
         goto done;
-    pr_note(p, "prepare and an eager launch (other thread) and a launch captured into another graph "
-               "(other thread) got CAPTURE_ACTIVE; the capture stayed valid and replayed correctly");
+    pr_note(p,
+            "prepare and an eager launch (other thread) and a launch captured into another graph "
+            "(other thread) got CAPTURE_ACTIVE; the capture stayed valid and replayed correctly");
 done:
     rig_close(&r);
 }
@@ -464,7 +492,8 @@ void probe_bucket_graphs_replay_in_random_order(probe *p) {
     /* one graph per batch-size bucket, all writing the same output */
     for (unsigned i = 0; i < BUCKETS; i++) {
         size_t n = 16 * (i + 1) + i % 5;
-        if (!job_vadd(&r, &jobs[i], ID_VADD, n, 100 + i, out) || !capture_launch(&r, &jobs[i], s, &g[i]))
+        if (!job_vadd(&r, &jobs[i], ID_VADD, n, 100 + i, out) ||
+            !capture_launch(&r, &jobs[i], s, &g[i]))
             goto done;
     }
     uint64_t state = p->env->seed;
@@ -472,14 +501,16 @@ void probe_bucket_graphs_replay_in_random_order(probe *p) {
     for (unsigned k = 0; k < BUCKET_REPLAYS; k++) {
         unsigned i = (unsigned)(rng_next(&state) % BUCKETS);
         const job *j = &jobs[i];
-        if (!CHECK_FW_OK(p, p->fw->fill_async(out, 0xFF, max_n * sizeof(float), s)) || !rig_replay(&r, g[i], s) ||
-            !rig_sync(&r, s) || !CHECK_FW_OK(p, p->fw->download(got, out, max_n * sizeof(float))))
+        if (!CHECK_FW_OK(p, p->fw->fill_async(out, 0xFF, max_n * sizeof(float), s)) ||
+            !rig_replay(&r, g[i], s) || !rig_sync(&r, s) ||
+            !CHECK_FW_OK(p, p->fw->download(got, out, max_n * sizeof(float))))
             goto done;
         for (size_t e = 0; e < max_n; e++) {
             uint32_t bits;
             memcpy(&bits, &got[e], sizeof bits);
             int ok = e < j->n ? got[e] == j->want[0][e] : bits == 0xFFFFFFFFu;
-            if (!CHECK(p, ok, "seed 0x%llx, replay %u (bucket %u, n %zu): element %zu is %g (0x%08x)",
+            if (!CHECK(p, ok,
+                       "seed 0x%llx, replay %u (bucket %u, n %zu): element %zu is %g (0x%08x)",
                        (unsigned long long)p->env->seed, k + 1, i, j->n, e, (double)got[e], bits))
                 goto done;
         }
@@ -487,11 +518,13 @@ void probe_bucket_graphs_replay_in_random_order(probe *p) {
     }
     kctx_resource_info res;
     if (!CHECK_KCTX(p, get_resources(r.ctx, &res), KCTX_OK) ||
-        !CHECK(p, res.tokens_in_use == BUCKETS, "%u lifetime tokens in use for %u live graphs", res.tokens_in_use,
-               BUCKETS) ||
+        !CHECK(p, res.tokens_in_use == BUCKETS, "%u lifetime tokens in use for %u live graphs",
+               res.tokens_in_use, BUCKETS) ||
         !check_clean(&r, "after the replays"))
         goto done;
-    pr_note(p, "seed 0x%llx: %u/%u replays over %u bucket graphs (n = 16..%zu) correct, each writing exactly its n",
+    pr_note(p,
+            "seed 0x%llx: %u/%u replays over %u bucket graphs (n = 16..%zu) correct, each writing "
+            "exactly its n",
             (unsigned long long)p->env->seed, good, BUCKET_REPLAYS, BUCKETS, jobs[BUCKETS - 1].n);
 done:
     rig_close(&r);

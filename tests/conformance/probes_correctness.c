@@ -15,7 +15,9 @@
 
 #include <string.h>
 
-enum { ID = 1 };
+enum {
+    ID = 1
+};
 
 /* One job: eager (on s), then captured and replayed (on s), then replayed
  * again over new inputs. */
@@ -40,8 +42,8 @@ static int eager_and_replayed(rig *r, job *j, fw_stream s, uint64_t salt, const 
     memcpy(j->args, saved, sizeof saved);
     if (!ok) return 0;
     snprintf(when, sizeof when, "%s, replayed over new inputs", what);
-    if (!job_set_inputs(r, j, salt + 1000) || !job_clear(r, j, s) || !rig_replay(r, gi, s) || !rig_sync(r, s) ||
-        !job_expect(r, j, when))
+    if (!job_set_inputs(r, j, salt + 1000) || !job_clear(r, j, s) || !rig_replay(r, gi, s) ||
+        !rig_sync(r, s) || !job_expect(r, j, when))
         return 0;
     /* the graph is done with: keep the rig's graph table small */
     return rig_drop_graph(r, gi);
@@ -52,14 +54,18 @@ void probe_vector_add_matches_host_reference(probe *p) {
     const unsigned count = sizeof sizes / sizeof sizes[0];
     rig r;
     fw_stream s;
-    if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID, "vector_add") || !rig_stream(&r, &s)) goto done;
+    if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID, "vector_add") || !rig_stream(&r, &s))
+        goto done;
     for (unsigned i = 0; i < count; i++) {
         job j;
         char what[64];
         snprintf(what, sizeof what, "vector_add n=%zu", sizes[i]);
-        if (!job_vadd(&r, &j, ID, sizes[i], 200 + i, 0) || !eager_and_replayed(&r, &j, s, 200 + i, what)) goto done;
+        if (!job_vadd(&r, &j, ID, sizes[i], 200 + i, 0) ||
+            !eager_and_replayed(&r, &j, s, 200 + i, what))
+            goto done;
     }
-    pr_note(p, "n = 1, 3, 4, 5, 64, 1000, 4097, 65539: eager, replayed and replayed over new inputs, exact");
+    pr_note(p, "n = 1, 3, 4, 5, 64, 1000, 4097, 65539: eager, replayed and replayed over new "
+               "inputs, exact");
 done:
     rig_close(&r);
 }
@@ -69,14 +75,19 @@ void probe_scale_add_chain_matches_host_reference(probe *p) {
     const unsigned count = sizeof sizes / sizeof sizes[0];
     rig r;
     fw_stream s;
-    if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID, "scale_add_chain") || !rig_stream(&r, &s)) goto done;
+    if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID, "scale_add_chain") || !rig_stream(&r, &s))
+        goto done;
     for (unsigned i = 0; i < count; i++) {
         job j;
         char what[64];
         snprintf(what, sizeof what, "scale_add_chain n=%zu", sizes[i]);
-        if (!job_chain(&r, &j, ID, sizes[i], 300 + i, 0) || !eager_and_replayed(&r, &j, s, 300 + i, what)) goto done;
+        if (!job_chain(&r, &j, ID, sizes[i], 300 + i, 0) ||
+            !eager_and_replayed(&r, &j, s, 300 + i, what))
+            goto done;
     }
-    pr_note(p, "n = 1, 2, 7, 256, 1000, 10007 (alpha 1..3): eager, replayed and over new inputs, exact");
+    pr_note(
+        p,
+        "n = 1, 2, 7, 256, 1000, 10007 (alpha 1..3): eager, replayed and over new inputs, exact");
 done:
     rig_close(&r);
 }
@@ -90,18 +101,21 @@ void probe_blocked_matmul_matches_host_reference(probe *p) {
     const unsigned count = sizeof shapes / sizeof shapes[0];
     rig r;
     fw_stream s;
-    if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID, "blocked_matmul") || !rig_stream(&r, &s)) goto done;
+    if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID, "blocked_matmul") || !rig_stream(&r, &s))
+        goto done;
     for (unsigned i = 0; i < count; i++) {
         job j;
         char what[96];
-        snprintf(what, sizeof what, "blocked_matmul %llux%llux%llu (%s)", (unsigned long long)shapes[i].M,
-                 (unsigned long long)shapes[i].N, (unsigned long long)shapes[i].K,
-                 shapes[i].random ? "random floats" : "integers");
-        if (!job_matmul(&r, &j, ID, shapes[i].M, shapes[i].N, shapes[i].K, 400 + i, shapes[i].random) ||
+        snprintf(what, sizeof what, "blocked_matmul %llux%llux%llu (%s)",
+                 (unsigned long long)shapes[i].M, (unsigned long long)shapes[i].N,
+                 (unsigned long long)shapes[i].K, shapes[i].random ? "random floats" : "integers");
+        if (!job_matmul(&r, &j, ID, shapes[i].M, shapes[i].N, shapes[i].K, 400 + i,
+                        shapes[i].random) ||
             !eager_and_replayed(&r, &j, s, 400 + i, what))
             goto done;
     }
-    pr_note(p, "M x N x K = 1x1x1 .. 64x64x64 and 33x17x65 (integers: exact), 20x30x40 and 64x64x64 (random "
+    pr_note(p, "M x N x K = 1x1x1 .. 64x64x64 and 33x17x65 (integers: exact), 20x30x40 and "
+               "64x64x64 (random "
                "floats: within the accumulation bound): C and row sums, eager and replayed");
 done:
     rig_close(&r);

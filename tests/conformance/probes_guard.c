@@ -12,7 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-enum { ID_VADD = 1, ID_FAIL = 4 };
+enum {
+    ID_VADD = 1,
+    ID_FAIL = 4
+};
 
 static int capture_launch(rig *r, const job *j, fw_stream s, int *gi) {
     if (!rig_begin_capture(r, s)) return 0;
@@ -48,8 +51,8 @@ out:
     fw_status a = fw->stream_sync(sa, HANG_MS), b = fw->stream_sync(sb, HANG_MS);
     if (a == FW_TIMEOUT || b == FW_TIMEOUT) {
         r->hung = 1;
-        CHECK(p, 0, "the overlapping replays hang: stream A %s, stream B %s after %u ms", fw_status_name(a),
-              fw_status_name(b), HANG_MS);
+        CHECK(p, 0, "the overlapping replays hang: stream A %s, stream B %s after %u ms",
+              fw_status_name(a), fw_status_name(b), HANG_MS);
         return 0;
     }
     return ok && CHECK_FW_OK(p, a) && CHECK_FW_OK(p, b);
@@ -65,12 +68,15 @@ void probe_unordered_replays_detected_as_concurrent_launch(probe *p) {
     int ga = -1, gb = -1;
     if (!has_holds(p)) return;
     if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") || !rig_stream(&r, &sa) ||
-        !rig_stream(&r, &sb) || !job_vadd(&r, &a, ID_VADD, 512, 20, 0) || !job_vadd(&r, &b, ID_VADD, 300, 21, 0) ||
-        !capture_launch(&r, &a, sa, &ga) || !capture_launch(&r, &b, sb, &gb))
+        !rig_stream(&r, &sb) || !job_vadd(&r, &a, ID_VADD, 512, 20, 0) ||
+        !job_vadd(&r, &b, ID_VADD, 300, 21, 0) || !capture_launch(&r, &a, sa, &ga) ||
+        !capture_launch(&r, &b, sb, &gb))
         goto done;
-    if (!job_clear(&r, &a, sa) || !job_clear(&r, &b, sb) || !rig_sync(&r, sa) || !rig_sync(&r, sb)) goto done;
+    if (!job_clear(&r, &a, sa) || !job_clear(&r, &b, sb) || !rig_sync(&r, sa) || !rig_sync(&r, sb))
+        goto done;
     if (!overlap_replays(&r, ga, sa, gb, sb)) goto done;
-    if (!job_expect(&r, &a, "the guard holder A") || !job_untouched(&r, &b, "the refused replay B")) goto done;
+    if (!job_expect(&r, &a, "the guard holder A") || !job_untouched(&r, &b, "the refused replay B"))
+        goto done;
     kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
     if (!CHECK_KCTX(p, kctx_check(r.ctx, &rep), KCTX_CONCURRENT_LAUNCH) ||
         !CHECK(p, rep.device_status == KCTX_CONCURRENT_LAUNCH && rep.concurrent_launches == 1,
@@ -79,12 +85,14 @@ void probe_unordered_replays_detected_as_concurrent_launch(probe *p) {
         goto done;
     kctx_status slot = KCTX_OK;
     if (!CHECK_KCTX(p, kctx_runtime_error(r.ctx, &slot, NULL, 0), KCTX_OK) ||
-        !CHECK(p, slot == KCTX_CONCURRENT_LAUNCH, "runtime error slot holds %s", kctx_status_name(slot)) ||
+        !CHECK(p, slot == KCTX_CONCURRENT_LAUNCH, "runtime error slot holds %s",
+               kctx_status_name(slot)) ||
         !CHECK(p, rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after the reported violation",
                kctx_phase_name(rig_phase(&r))) ||
         !CHECK_KCTX(p, job_launch(&r, &a, sa), KCTX_POISONED))
         goto done;
-    pr_note(p, "A held after its acquire step, B replayed on another stream: B refused (outputs untouched), "
+    pr_note(p, "A held after its acquire step, B replayed on another stream: B refused (outputs "
+               "untouched), "
                "A correct, both streams drained; check: CONCURRENT_LAUNCH (1), context poisoned");
 done:
     rig_close(&r);
@@ -98,10 +106,10 @@ static int close_busy(rig *r, unsigned count, const char *when) {
     kctx_resource_info res;
     if (!CHECK_KCTX(p, kctx_close(r->ctx), KCTX_BUSY)) return 0;
     const char *msg = kctx_last_error(r->ctx);
-    return CHECK(p, msg_has_number(msg, count), "%s: the refusal does not give the count %u: \"%s\"", when, count,
-                 msg) &&
-           CHECK(p, rig_phase(r) == KCTX_PHASE_READY, "%s: refused close changed the phase to %s", when,
-                 kctx_phase_name(rig_phase(r))) &&
+    return CHECK(p, msg_has_number(msg, count),
+                 "%s: the refusal does not give the count %u: \"%s\"", when, count, msg) &&
+           CHECK(p, rig_phase(r) == KCTX_PHASE_READY, "%s: refused close changed the phase to %s",
+                 when, kctx_phase_name(rig_phase(r))) &&
            CHECK_KCTX(p, get_resources(r->ctx, &res), KCTX_OK) &&
            CHECK(p, res.tokens_in_use == count, "%s: %u lifetime tokens in use, expected %u", when,
                  res.tokens_in_use, count);
@@ -129,10 +137,12 @@ void probe_close_refused_while_graphs_live(probe *p) {
     if (!CHECK_FW_OK(p, p->fw->exec_destroy(r.graphs[gb].x))) goto done;
     r.graphs[gb].x = 0;
     if (!CHECK_KCTX(p, kctx_close(r.ctx), KCTX_OK) ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_CLOSED, "phase %s after close", kctx_phase_name(rig_phase(&r))))
+        !CHECK(p, rig_phase(&r) == KCTX_PHASE_CLOSED, "phase %s after close",
+               kctx_phase_name(rig_phase(&r))))
         goto done;
-    pr_note(p, "close: BUSY naming 2, then 1 live graphs (also with only the executable graph left), "
-               "phase unchanged; OK once both were destroyed");
+    pr_note(p,
+            "close: BUSY naming 2, then 1 live graphs (also with only the executable graph left), "
+            "phase unchanged; OK once both were destroyed");
 done:
     rig_close(&r);
 }
@@ -162,7 +172,8 @@ void probe_fatal_device_quarantines_until_owner_reset(probe *p) {
     if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") ||
         !rig_image(&r, "scale_add_chain", &img, &img_size) || !rig_stream(&r, &s) ||
         !job_vadd(&r, &a, ID_VADD, 100, 40, 0) || !capture_launch(&r, &a, s, &g) ||
-        !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK) || !rig_sync(&r, s) || !job_expect(&r, &a, "before the fault"))
+        !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK) || !rig_sync(&r, s) ||
+        !job_expect(&r, &a, "before the fault"))
         goto done;
     fw_exec pre_fault = r.graphs[g].x;
     if (!CHECK_HOOK(p, p->fw->make_fatal(r.device))) goto done;
@@ -172,11 +183,13 @@ void probe_fatal_device_quarantines_until_owner_reset(probe *p) {
         goto done;
     kctx_status slot = KCTX_OK;
     if (!CHECK_KCTX(p, kctx_runtime_error(r.ctx, &slot, NULL, 0), KCTX_OK) ||
-        !CHECK(p, slot == KCTX_DEVICE_LOST, "runtime error slot holds %s", kctx_status_name(slot)) ||
+        !CHECK(p, slot == KCTX_DEVICE_LOST, "runtime error slot holds %s",
+               kctx_status_name(slot)) ||
         !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_DEVICE_LOST) ||
         !CHECK_KCTX(p, kctx_prepare(r.ctx, 9, img, img_size), KCTX_DEVICE_LOST) ||
         !CHECK_KCTX(p, kctx_check(r.ctx, NULL), KCTX_DEVICE_LOST) ||
-        !CHECK_KCTX(p, kctx_close(r.ctx), KCTX_DEVICE_LOST) || !CHECK_KCTX(p, kctx_destroy(r.ctx), KCTX_BUSY) ||
+        !CHECK_KCTX(p, kctx_close(r.ctx), KCTX_DEVICE_LOST) ||
+        !CHECK_KCTX(p, kctx_destroy(r.ctx), KCTX_BUSY) ||
         !CHECK(p, rig_phase(&r) == KCTX_PHASE_QUARANTINED, "phase %s after the refusals",
                kctx_phase_name(rig_phase(&r))))
         goto done;
@@ -190,22 +203,28 @@ void probe_fatal_device_quarantines_until_owner_reset(probe *p) {
     rig_forget_device_objects(&r);
     if (!rig_stream(&r, &s2)) goto done;
     fw_status rs = p->fw->graph_launch(pre_fault, s2);
-    if (!CHECK(p, rs != FW_OK, "the pre-fault graph replayed after the owner reset (%s)", fw_status_name(rs)))
+    if (!CHECK(p, rs != FW_OK, "the pre-fault graph replayed after the owner reset (%s)",
+               fw_status_name(rs)))
         goto done;
     if (!CHECK_KCTX(p, kctx_close(r.ctx), KCTX_OK) ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_CLOSED, "phase %s after close", kctx_phase_name(rig_phase(&r))) ||
+        !CHECK(p, rig_phase(&r) == KCTX_PHASE_CLOSED, "phase %s after close",
+               kctx_phase_name(rig_phase(&r))) ||
         !CHECK_KCTX(p, kctx_destroy(r.ctx), KCTX_OK))
         goto done;
     r.ctx_live = 0;
     /* the claim was released: a new context borrows the reset device */
     r2_open = 1;
-    if (!rig_open(p, &r2, NULL) || !rig_prepare(&r2, ID_VADD, "vector_add") || !rig_stream(&r2, &s2) ||
-        !job_vadd(&r2, &a2, ID_VADD, 100, 41, 0) || !CHECK_KCTX(p, job_launch(&r2, &a2, s2), KCTX_OK) ||
-        !rig_sync(&r2, s2) || !job_expect(&r2, &a2, "a new context after the owner reset"))
+    if (!rig_open(p, &r2, NULL) || !rig_prepare(&r2, ID_VADD, "vector_add") ||
+        !rig_stream(&r2, &s2) || !job_vadd(&r2, &a2, ID_VADD, 100, 41, 0) ||
+        !CHECK_KCTX(p, job_launch(&r2, &a2, s2), KCTX_OK) || !rig_sync(&r2, s2) ||
+        !job_expect(&r2, &a2, "a new context after the owner reset"))
         goto done;
-    pr_note(p, "launch: DEVICE_LOST, QUARANTINED; launch/prepare/check/close DEVICE_LOST, destroy BUSY; "
-               "after the owner reset the pre-fault graph is gone (replay: %s), close OK, a new context works",
-            fw_status_name(rs));
+    pr_note(
+        p,
+        "launch: DEVICE_LOST, QUARANTINED; launch/prepare/check/close DEVICE_LOST, destroy BUSY; "
+        "after the owner reset the pre-fault graph is gone (replay: %s), close OK, a new context "
+        "works",
+        fw_status_name(rs));
 done:
     if (r2_open) rig_close(&r2);
     rig_close(&r);
@@ -216,8 +235,8 @@ done:
 
 /* Replays graph gi on a fresh stream `times` times: each must complete
  * without touching j's outputs; check must count them. */
-static int expect_refused_replays(rig *r, int gi, const job *j, unsigned times, uint32_t refused_before,
-                                  const char *why) {
+static int expect_refused_replays(rig *r, int gi, const job *j, unsigned times,
+                                  uint32_t refused_before, const char *why) {
     probe *p = r->p;
     fw_stream u;
     if (!rig_stream(r, &u) || !job_clear(r, j, u) || !rig_sync(r, u)) return 0;
@@ -225,7 +244,8 @@ static int expect_refused_replays(rig *r, int gi, const job *j, unsigned times, 
         if (!rig_replay(r, gi, u)) return 0;
     fw_status st = r->fw->stream_sync(u, HANG_MS);
     if (st == FW_TIMEOUT) r->hung = 1;
-    if (!CHECK(p, st != FW_TIMEOUT, "%s: the refused replays hang", why) || !CHECK_FW_OK(p, st)) return 0;
+    if (!CHECK(p, st != FW_TIMEOUT, "%s: the refused replays hang", why) || !CHECK_FW_OK(p, st))
+        return 0;
     char when[160];
     snprintf(when, sizeof when, "%s: replays of a graph captured before", why);
     if (!job_untouched(r, j, when)) return 0;
@@ -244,16 +264,17 @@ void probe_poisoned_context_graphs_refuse_replays(probe *p) {
     int g = -1;
     const void *bad;
     size_t bad_size;
-    if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") || !rig_failing_image(&r, &bad, &bad_size) ||
-        !CHECK_KCTX(p, kctx_prepare(r.ctx, ID_FAIL, bad, bad_size), KCTX_OK) || !rig_stream(&r, &s) ||
-        !rig_stream(&r, &t) || !job_vadd(&r, &a, ID_VADD, 256, 50, 0))
+    if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") ||
+        !rig_failing_image(&r, &bad, &bad_size) ||
+        !CHECK_KCTX(p, kctx_prepare(r.ctx, ID_FAIL, bad, bad_size), KCTX_OK) ||
+        !rig_stream(&r, &s) || !rig_stream(&r, &t) || !job_vadd(&r, &a, ID_VADD, 256, 50, 0))
         goto done;
     for (int i = 0; i < 3; i++)
         if (!rig_alloc(&r, 16 * sizeof(float), &m[i])) goto done;
     kctx_arg bad_args[6] = {KCTX_TENSOR(m[0], 64), KCTX_TENSOR(m[1], 64), KCTX_TENSOR(m[2], 64),
                             KCTX_SCALAR(4),        KCTX_SCALAR(4),        KCTX_SCALAR(4)};
-    if (!capture_launch(&r, &a, s, &g) || !job_clear(&r, &a, s) || !rig_replay(&r, g, s) || !rig_sync(&r, s) ||
-        !job_expect(&r, &a, "the graph before the poison"))
+    if (!capture_launch(&r, &a, s, &g) || !job_clear(&r, &a, s) || !rig_replay(&r, g, s) ||
+        !rig_sync(&r, s) || !job_expect(&r, &a, "the graph before the poison"))
         goto done;
     /* A child kernel fails on the device. Launch success means submitted;
      * the failure reaches the caller's stream and the check call. */
@@ -263,14 +284,16 @@ void probe_poisoned_context_graphs_refuse_replays(probe *p) {
     kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
     if (!CHECK_KCTX(p, kctx_check(r.ctx, &rep), KCTX_DEVICE_ERROR) ||
         !CHECK(p, rep.device_status == KCTX_DEVICE_ERROR && rep.error_detail == 0,
-               "check report: %s, failed task %llu (expected DEVICE_ERROR, task 0)", kctx_status_name(rep.device_status),
-               (unsigned long long)rep.error_detail) ||
+               "check report: %s, failed task %llu (expected DEVICE_ERROR, task 0)",
+               kctx_status_name(rep.device_status), (unsigned long long)rep.error_detail) ||
         !CHECK(p, rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after the device error",
                kctx_phase_name(rig_phase(&r))))
         goto done;
-    if (!expect_refused_replays(&r, g, &a, 3, rep.refused_replays, "after a device error")) goto done;
+    if (!expect_refused_replays(&r, g, &a, 3, rep.refused_replays, "after a device error"))
+        goto done;
     if (!CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_POISONED)) goto done;
-    pr_note(p, "a failing child poisoned the context (check: DEVICE_ERROR, task 0); 3/3 replays of a graph "
+    pr_note(p, "a failing child poisoned the context (check: DEVICE_ERROR, task 0); 3/3 replays of "
+               "a graph "
                "captured before were refused without touching outputs and counted by check");
 done:
     rig_close(&r);
@@ -331,15 +354,16 @@ void probe_concurrent_launch_poison_stops_graphs_at_once(probe *p) {
     if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") || !rig_stream(&r, &sa) ||
         !rig_stream(&r, &sb) || !rig_stream(&r, &sc) || !job_vadd(&r, &a, ID_VADD, 512, 60, 0) ||
         !job_vadd(&r, &b, ID_VADD, 256, 61, 0) || !capture_launch(&r, &a, sa, &ga) ||
-        !capture_launch(&r, &b, sb, &gb) || !overlap_replays(&r, ga, sa, gb, sb) || !job_clear(&r, &a, sc) ||
-        !rig_sync(&r, sc))
+        !capture_launch(&r, &b, sb, &gb) || !overlap_replays(&r, ga, sa, gb, sb) ||
+        !job_clear(&r, &a, sc) || !rig_sync(&r, sc))
         goto done;
     /* Whatever device write check makes to stop the context's graphs, if
      * it goes through a copy, hold it; then see whether check returned
      * while its write was still pending. */
     if (!CHECK_HOOK(p, p->fw->hold_arm(FW_HOLD_COPY, r.device, 0, &hc))) goto done;
     cc.r = &r;
-    if (!CHECK(p, pthread_create(&th, NULL, check_thread, &cc) == 0, "cannot start a thread")) goto done;
+    if (!CHECK(p, pthread_create(&th, NULL, check_thread, &cc) == 0, "cannot start a thread"))
+        goto done;
     joined = 0;
     int held = p->fw->hold_wait_reached(hc, 5000) == FW_OK;
     int early = check_returned(&cc, 5000);
@@ -353,7 +377,8 @@ void probe_concurrent_launch_poison_stops_graphs_at_once(probe *p) {
         if (st == FW_TIMEOUT) r.hung = 1;
         p->fw->hold_release(hc);
         hc = -1;
-        if (!CHECK(p, st != FW_TIMEOUT, "the replay after check hangs") || !CHECK_FW_OK(p, st)) goto done;
+        if (!CHECK(p, st != FW_TIMEOUT, "the replay after check hangs") || !CHECK_FW_OK(p, st))
+            goto done;
     } else {
         how = held ? "check waited for its device write" : "check made no copy";
         p->fw->hold_release(hc);
@@ -364,7 +389,8 @@ void probe_concurrent_launch_poison_stops_graphs_at_once(probe *p) {
     joined = 1;
     if (!CHECK_FW_OK(p, cc.set_dev) || !CHECK_KCTX(p, cc.st, KCTX_CONCURRENT_LAUNCH)) goto done;
     char when[200];
-    snprintf(when, sizeof when, "a replay enqueued after check returned CONCURRENT_LAUNCH (%s)", how);
+    snprintf(when, sizeof when, "a replay enqueued after check returned CONCURRENT_LAUNCH (%s)",
+             how);
     if (!job_untouched(&r, &a, when)) goto done;
     pr_note(p, "after check reported CONCURRENT_LAUNCH, a replay was refused at once (%s)", how);
 done:
@@ -383,13 +409,15 @@ void probe_enqueue_failure_poison_stops_graphs(probe *p) {
     int g = -1, fault = -1;
     if (!HAS_HOOK(p, thread_calls) || !HAS_HOOK(p, fault_arm) || !HAS_HOOK(p, fault_hits)) return;
     if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") || !rig_stream(&r, &s) ||
-        !rig_stream(&r, &t) || !job_vadd(&r, &a, ID_VADD, 256, 70, 0) || !job_vadd(&r, &e, ID_VADD, 64, 71, 0) ||
-        !capture_launch(&r, &a, s, &g) || !job_clear(&r, &a, s) || !rig_replay(&r, g, s) || !rig_sync(&r, s) ||
+        !rig_stream(&r, &t) || !job_vadd(&r, &a, ID_VADD, 256, 70, 0) ||
+        !job_vadd(&r, &e, ID_VADD, 64, 71, 0) || !capture_launch(&r, &a, s, &g) ||
+        !job_clear(&r, &a, s) || !rig_replay(&r, g, s) || !rig_sync(&r, s) ||
         !job_expect(&r, &a, "the graph before the poison"))
         goto done;
     /* One eager launch: its queries, then its enqueues (K19, K20). */
     uint64_t c0, e0, c1, e1;
-    if (!CHECK_HOOK(p, p->fw->thread_calls(&c0, &e0)) || !CHECK_KCTX(p, job_launch(&r, &e, t), KCTX_OK) ||
+    if (!CHECK_HOOK(p, p->fw->thread_calls(&c0, &e0)) ||
+        !CHECK_KCTX(p, job_launch(&r, &e, t), KCTX_OK) ||
         !CHECK_HOOK(p, p->fw->thread_calls(&c1, &e1)) || !rig_sync(&r, t))
         goto done;
     uint64_t queries = (c1 - c0) - (e1 - e0);
@@ -400,16 +428,21 @@ void probe_enqueue_failure_poison_stops_graphs(probe *p) {
     kctx_status ls = job_launch(&r, &e, t);
     p->fw->fault_hits(fault, &hits);
     p->fw->fault_clear();
-    if (!CHECK(p, hits == 1, "the injected fault was not hit") || !CHECK(p, ls != KCTX_OK, "the faulted launch returned OK") ||
+    if (!CHECK(p, hits == 1, "the injected fault was not hit") ||
+        !CHECK(p, ls != KCTX_OK, "the faulted launch returned OK") ||
         !CHECK(p, rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after a failed partial enqueue",
                kctx_phase_name(rig_phase(&r))))
         goto done;
     fw_status ts = p->fw->stream_sync(t, HANG_MS);
     if (ts == FW_TIMEOUT) r.hung = 1;
     if (!CHECK(p, ts != FW_TIMEOUT, "the caller stream of the failed launch hangs")) goto done;
-    if (!expect_refused_replays(&r, g, &a, 2, 0, "after a failed partial enqueue poisoned the context")) goto done;
-    pr_note(p, "a failed partial enqueue (%s) poisoned the context; 2/2 replays of a graph captured before were "
-               "refused and counted",
+    if (!expect_refused_replays(&r, g, &a, 2, 0,
+                                "after a failed partial enqueue poisoned the context"))
+        goto done;
+    pr_note(p,
+            "a failed partial enqueue (%s) poisoned the context; 2/2 replays of a graph captured "
+            "before were "
+            "refused and counted",
             kctx_status_name(ls));
 done:
     rig_close(&r);

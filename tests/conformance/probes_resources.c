@@ -8,23 +8,30 @@
 #include <inttypes.h>
 #include <string.h>
 
-enum { ID_VADD = 1, ID_CHAIN = 2 };
+enum {
+    ID_VADD = 1,
+    ID_CHAIN = 2
+};
 
 #define LAUNCHES 10000u
 #define SYNC_EVERY 1000u
 
 /* The resident part of kctx_resource_info (what a captured graph bakes in). */
-static int same_resident(probe *p, const kctx_resource_info *a, const kctx_resource_info *b, const char *when) {
+static int same_resident(probe *p, const kctx_resource_info *a, const kctx_resource_info *b,
+                         const char *when) {
     int same = a->aicpu_stream == b->aicpu_stream && a->aicore_stream == b->aicore_stream &&
-               memcmp(a->events, b->events, sizeof a->events) == 0 && a->programs_module == b->programs_module &&
-               a->runtime_image == b->runtime_image && a->arch_table == b->arch_table &&
-               a->args_block == b->args_block && a->runtime_image_bytes == b->runtime_image_bytes &&
-               a->arch_table_bytes == b->arch_table_bytes && a->args_block_bytes == b->args_block_bytes &&
-               a->uploads == b->uploads && a->upload_bytes == b->upload_bytes;
+               memcmp(a->events, b->events, sizeof a->events) == 0 &&
+               a->programs_module == b->programs_module && a->runtime_image == b->runtime_image &&
+               a->arch_table == b->arch_table && a->args_block == b->args_block &&
+               a->runtime_image_bytes == b->runtime_image_bytes &&
+               a->arch_table_bytes == b->arch_table_bytes &&
+               a->args_block_bytes == b->args_block_bytes && a->uploads == b->uploads &&
+               a->upload_bytes == b->upload_bytes;
     return CHECK(p, same,
-                 "%s: resident resources moved (runtime image 0x%" PRIx64 " -> 0x%" PRIx64 ", args block 0x%" PRIx64
-                 " -> 0x%" PRIx64 ", uploads %u -> %u)",
-                 when, a->runtime_image, b->runtime_image, a->args_block, b->args_block, a->uploads, b->uploads);
+                 "%s: resident resources moved (runtime image 0x%" PRIx64 " -> 0x%" PRIx64
+                 ", args block 0x%" PRIx64 " -> 0x%" PRIx64 ", uploads %u -> %u)",
+                 when, a->runtime_image, b->runtime_image, a->args_block, b->args_block, a->uploads,
+                 b->uploads);
 }
 
 /* ------------------------------------------------------------------ */
@@ -55,8 +62,9 @@ void probe_launches_allocate_nothing_and_addresses_stay(probe *p) {
     kctx_status ps = kctx_prepare(r.ctx, ID_CHAIN, img, img_size);
     if (have_host) ha->end(&kctx_host, &other_host);
     if (!CHECK_KCTX(p, ps, KCTX_OK) ||
-        !CHECK(p, !have_host || kctx_host > 0, "control: a prepare made no host allocation calls from libkctx "
-                                               "that the counter saw: it does not count"))
+        !CHECK(p, !have_host || kctx_host > 0,
+               "control: a prepare made no host allocation calls from libkctx "
+               "that the counter saw: it does not count"))
         goto done;
     if (have_dev && CHECK_FW_OK(p, p->fw->device_allocs(r.device, &dev1)) &&
         !CHECK(p, dev1 > dev0, "control: a prepare made no device allocation the counter saw"))
@@ -76,38 +84,49 @@ void probe_launches_allocate_nothing_and_addresses_stay(probe *p) {
         if ((i + 1) % SYNC_EVERY == 0 && r.fw->stream_sync(s, SYNC_MS) != FW_OK) break;
     }
     if (have_host) ha->end(&kctx_host, &other_host);
-    if (!CHECK(p, done_launches == LAUNCHES, "launch %u of %u: %s (%s)", done_launches + 1, LAUNCHES,
-               kctx_status_name(ls), kctx_thread_last_error()) ||
+    if (!CHECK(p, done_launches == LAUNCHES, "launch %u of %u: %s (%s)", done_launches + 1,
+               LAUNCHES, kctx_status_name(ls), kctx_thread_last_error()) ||
         !rig_sync(&r, s) || !job_expect(&r, &a, "after 10,000 launches"))
         goto done;
     if (!CHECK_KCTX(p, get_resources(r.ctx, &res1), KCTX_OK) ||
         !same_resident(p, &res0, &res1, "after 10,000 launches") ||
         !CHECK_KCTX(p, kctx_platform_calls(r.ctx, &calls1), KCTX_OK) ||
-        !CHECK(p, (calls1 - calls0) % LAUNCHES == 0, "%" PRIu64 " platform calls over %u launches: not the same per launch",
+        !CHECK(p, (calls1 - calls0) % LAUNCHES == 0,
+               "%" PRIu64 " platform calls over %u launches: not the same per launch",
                calls1 - calls0, LAUNCHES))
         goto done;
     if (have_dev && CHECK_FW_OK(p, p->fw->device_allocs(r.device, &dev1)))
-        CHECK(p, dev1 == dev0, "%" PRIu64 " device allocation calls during the launches", dev1 - dev0);
+        CHECK(p, dev1 == dev0, "%" PRIu64 " device allocation calls during the launches",
+              dev1 - dev0);
     if (have_counts && CHECK_FW_OK(p, p->fw->live_counts(r.device, &c1)))
         CHECK(p,
               c1.streams == c0.streams && c1.events == c0.events && c1.modules == c0.modules &&
                   c1.allocations == c0.allocations && c1.bytes == c0.bytes,
-              "live objects changed during the launches: streams %" PRIu64 "->%" PRIu64 ", events %" PRIu64
-              "->%" PRIu64 ", modules %" PRIu64 "->%" PRIu64 ", allocations %" PRIu64 "->%" PRIu64,
-              c0.streams, c1.streams, c0.events, c1.events, c0.modules, c1.modules, c0.allocations, c1.allocations);
+              "live objects changed during the launches: streams %" PRIu64 "->%" PRIu64
+              ", events %" PRIu64 "->%" PRIu64 ", modules %" PRIu64 "->%" PRIu64
+              ", allocations %" PRIu64 "->%" PRIu64,
+              c0.streams, c1.streams, c0.events, c1.events, c0.modules, c1.modules, c0.allocations,
+              c1.allocations);
     if (have_host)
-        CHECK(p, kctx_host == 0, "%" PRIu64 " host allocation calls (malloc/calloc/realloc/free/aligned) came from "
-                                  "libkctx during %u launches",
+        CHECK(p, kctx_host == 0,
+              "%" PRIu64 " host allocation calls (malloc/calloc/realloc/free/aligned) came from "
+              "libkctx during %u launches",
               kctx_host, LAUNCHES);
     if (!pr_ok(p)) goto done;
     if (have_host)
-        snprintf(host_part, sizeof host_part, "0 host allocation calls from libkctx (%" PRIu64 " by the platform and others)",
+        snprintf(host_part, sizeof host_part,
+                 "0 host allocation calls from libkctx (%" PRIu64 " by the platform and others)",
                  other_host);
-    snprintf(dev_part, sizeof dev_part, "%s", have_dev ? "0 device allocations" : "device allocations not counted");
-    pr_note(p, "%u launches (counters proven on a prepare first): %s%s%s, resident addresses unchanged, %" PRIu64 " platform calls per launch%s%s%s", LAUNCHES,
-            host_part, have_host ? ", " : "", dev_part, (calls1 - calls0) / LAUNCHES,
+    snprintf(dev_part, sizeof dev_part, "%s",
+             have_dev ? "0 device allocations" : "device allocations not counted");
+    pr_note(p,
+            "%u launches (counters proven on a prepare first): %s%s%s, resident addresses "
+            "unchanged, %" PRIu64 " platform calls per launch%s%s%s",
+            LAUNCHES, host_part, have_host ? ", " : "", dev_part, (calls1 - calls0) / LAUNCHES,
             have_host ? "" : "; host-allocation sub-check N/A (",
-            have_host ? "" : (ha && ha->unavailable ? ha->unavailable : "no counter in this runner"), have_host ? "" : ")");
+            have_host ? ""
+                      : (ha && ha->unavailable ? ha->unavailable : "no counter in this runner"),
+            have_host ? "" : ")");
 done:
     rig_close(&r);
 }
@@ -143,8 +162,8 @@ void probe_captured_graphs_share_the_five_events(probe *p) {
             goto done;
     }
     if (have_counts && CHECK_FW_OK(p, p->fw->live_counts(r.device, &c1)) &&
-        !CHECK(p, c1.events == c0.events, "%" PRIu64 " events were created for %u graphs", c1.events - c0.events,
-               EVENT_GRAPHS))
+        !CHECK(p, c1.events == c0.events, "%" PRIu64 " events were created for %u graphs",
+               c1.events - c0.events, EVENT_GRAPHS))
         goto done;
     /* the graphs share the events and still replay interleaved */
     for (unsigned i = 0; i < EVENT_GRAPHS; i++)
@@ -156,8 +175,10 @@ void probe_captured_graphs_share_the_five_events(probe *p) {
     if (!rig_sync(&r, s)) goto done;
     for (unsigned i = 0; i < EVENT_GRAPHS; i++)
         if (!job_expect(&r, &jobs[i], "interleaved replays")) goto done;
-    pr_note(p, "%u graphs captured: the context's five events kept their handles%s; 16 back-to-back replays "
-               "correct",
+    pr_note(p,
+            "%u graphs captured: the context's five events kept their handles%s; 16 back-to-back "
+            "replays "
+            "correct",
             EVENT_GRAPHS, have_counts ? " and no event was created" : "");
 done:
     rig_close(&r);

@@ -24,7 +24,9 @@
 
 #include <string.h>
 
-enum { ID = 1 };
+enum {
+    ID = 1
+};
 
 typedef struct sweep_rig {
     rig r;
@@ -33,8 +35,9 @@ typedef struct sweep_rig {
 } sweep_rig;
 
 static int sweep_open(probe *p, sweep_rig *w) {
-    return rig_open(p, &w->r, NULL) && rig_prepare(&w->r, ID, "vector_add") && rig_stream(&w->r, &w->s) &&
-           job_vadd(&w->r, &w->a, ID, 64, 500, 0) && job_clear(&w->r, &w->a, w->s) && rig_sync(&w->r, w->s);
+    return rig_open(p, &w->r, NULL) && rig_prepare(&w->r, ID, "vector_add") &&
+           rig_stream(&w->r, &w->s) && job_vadd(&w->r, &w->a, ID, 64, 500, 0) &&
+           job_clear(&w->r, &w->a, w->s) && rig_sync(&w->r, w->s);
 }
 
 /* The platform operation kctx names in its message ("launch(worker)"). */
@@ -62,8 +65,8 @@ static int calibrate(probe *p, int captured, uint64_t *calls, uint64_t *enqueues
     kctx_status ls = job_launch(&w.r, &w.a, w.s);
     if (!CHECK_HOOK(p, p->fw->thread_calls(&c1, &e1))) goto done;
     if (captured && !rig_end_capture(&w.r, w.s, &gi)) goto done;
-    if (!CHECK_KCTX(p, ls, KCTX_OK) || (captured && !rig_replay(&w.r, gi, w.s)) || !rig_sync(&w.r, w.s) ||
-        !job_expect(&w.r, &w.a, "the calibration launch"))
+    if (!CHECK_KCTX(p, ls, KCTX_OK) || (captured && !rig_replay(&w.r, gi, w.s)) ||
+        !rig_sync(&w.r, w.s) || !job_expect(&w.r, &w.a, "the calibration launch"))
         goto done;
     *calls = c1 - c0;
     *enqueues = e1 - e0;
@@ -80,7 +83,8 @@ typedef struct sweep_tally {
 
 /* Run the launch with call k failing. Returns 0 when the fault was not hit
  * (k is past the launch's last call), 1 otherwise. */
-static int sweep_one(probe *p, int captured, uint64_t k, uint64_t queries, uint64_t total, sweep_tally *t) {
+static int sweep_one(probe *p, int captured, uint64_t k, uint64_t queries, uint64_t total,
+                     sweep_tally *t) {
     sweep_rig w;
     unsigned before = p->failures;
     int hit = 1, fault = -1;
@@ -104,31 +108,35 @@ static int sweep_one(probe *p, int captured, uint64_t k, uint64_t queries, uint6
         /* past the last call: the launch ran clean */
         hit = 0;
         int gi = -1;
-        CHECK(p, k == total + 1, "the sweep found %llu calls, the calibration %llu", (unsigned long long)(k - 1),
-              (unsigned long long)total);
+        CHECK(p, k == total + 1, "the sweep found %llu calls, the calibration %llu",
+              (unsigned long long)(k - 1), (unsigned long long)total);
         if (CHECK_KCTX(p, ls, KCTX_OK) && (!captured || rig_end_capture(&w.r, w.s, &gi)) &&
             (!captured || rig_replay(&w.r, gi, w.s)) && rig_sync(&w.r, w.s))
             job_expect(&w.r, &w.a, "the launch without a fault");
         goto done;
     }
     int started = k >= queries + 2; /* an enqueue before the failing call succeeded */
-    kctx_status want = !started ? KCTX_PLATFORM_ERROR : (captured ? KCTX_CAPTURE_BROKEN : KCTX_PLATFORM_ERROR);
+    kctx_status want =
+        !started ? KCTX_PLATFORM_ERROR : (captured ? KCTX_CAPTURE_BROKEN : KCTX_PLATFORM_ERROR);
     if (!started && k <= queries) {
         /* a failing query: any refusal will do (which one is the entry's choice) */
-        CHECK(p, ls != KCTX_OK, "call %llu (%s) failed but launch returned OK", (unsigned long long)k, step);
+        CHECK(p, ls != KCTX_OK, "call %llu (%s) failed but launch returned OK",
+              (unsigned long long)k, step);
     } else {
-        CHECK(p, ls == want, "call %llu (%s) failed: launch returned %s, expected %s", (unsigned long long)k, step,
-              kctx_status_name(ls), kctx_status_name(want));
+        CHECK(p, ls == want, "call %llu (%s) failed: launch returned %s, expected %s",
+              (unsigned long long)k, step, kctx_status_name(ls), kctx_status_name(want));
     }
-    CHECK(p, ph == (started ? KCTX_PHASE_POISONED : KCTX_PHASE_READY), "call %llu (%s) failed: phase %s, expected %s",
-          (unsigned long long)k, step, kctx_phase_name(ph), started ? "POISONED" : "READY");
+    CHECK(p, ph == (started ? KCTX_PHASE_POISONED : KCTX_PHASE_READY),
+          "call %llu (%s) failed: phase %s, expected %s", (unsigned long long)k, step,
+          kctx_phase_name(ph), started ? "POISONED" : "READY");
     if (captured) {
         fw_graph g = 0;
         fw_status es = p->fw->end_capture(w.s, &g);
         if (es == FW_OK && g) p->fw->graph_destroy(g); /* the caller discards it */
         end_word = fw_status_name(es);
         CHECK(p, es == FW_OK || (es == FW_CAPTURE_INVALIDATED && ls == KCTX_CAPTURE_BROKEN),
-              "call %llu (%s) failed: ending the caller's capture gave %s (the caller stream was left on a fork)",
+              "call %llu (%s) failed: ending the caller's capture gave %s (the caller stream was "
+              "left on a fork)",
               (unsigned long long)k, step, fw_status_name(es));
     }
     /* no core left waiting: everything drains */
@@ -140,7 +148,8 @@ static int sweep_one(probe *p, int captured, uint64_t k, uint64_t queries, uint6
         if (a == FW_TIMEOUT || b == FW_TIMEOUT) ss = FW_TIMEOUT;
     }
     sync_word = ss == FW_TIMEOUT ? "HANG" : fw_status_name(ss);
-    if (!CHECK(p, ss != FW_TIMEOUT, "call %llu (%s) failed: work still pending after %u ms: cores left waiting",
+    if (!CHECK(p, ss != FW_TIMEOUT,
+               "call %llu (%s) failed: work still pending after %u ms: cores left waiting",
                (unsigned long long)k, step, HANG_MS)) {
         t->hangs++;
         w.r.hung = 1;
@@ -160,9 +169,12 @@ done:;
     int closed = rig_close(&w.r);
     if (hit) {
         if (p->failures != before) t->bad++;
-        pr_log(p, "k=%-2llu %-40s -> %-22s phase %-8s %s%s sync %-9s close %s", (unsigned long long)k, step,
-               kctx_status_name(ls), kctx_phase_name(ph), captured ? "end " : "", captured ? end_word : "",
-               sync_word, closed ? "OK, all released" : "FAILED");
+        pr_log(p, "k=%-2llu %-40s -> %-22s phase %-8s %s%s sync %-9s close %s",
+               (unsigned long long)k, step, kctx_status_name(ls), kctx_phase_name(ph),
+               captured ? "end " : "", captured ? end_word : "", sync_word,
+               !closed
+                   ? "FAILED"
+                   : (w.r.device_reset ? "BUSY, recovered by an owner reset" : "OK, all released"));
     }
     return hit;
 }
@@ -174,19 +186,25 @@ static void sweep(probe *p, int captured) {
     uint64_t total = 0, enqueues = 0;
     if (!calibrate(p, captured, &total, &enqueues)) return;
     uint64_t queries = total - enqueues;
-    pr_log(p, "one %s launch makes %llu platform calls: %llu queries, then %llu enqueues", captured ? "captured" : "eager",
-           (unsigned long long)total, (unsigned long long)queries, (unsigned long long)enqueues);
+    pr_log(p, "one %s launch makes %llu platform calls: %llu queries, then %llu enqueues",
+           captured ? "captured" : "eager", (unsigned long long)total, (unsigned long long)queries,
+           (unsigned long long)enqueues);
     sweep_tally t = {0, 0, 0, 0, 0};
     uint64_t k = 1;
     while (k <= total + 1 && sweep_one(p, captured, k, queries, total, &t)) k++;
     CHECK(p, k == total + 1, "the sweep stopped at call %llu of %llu", (unsigned long long)k,
           (unsigned long long)total);
-    pr_log(p, "%llu faults: %u refused (READY), %u poisoned, %u CAPTURE_BROKEN, %u hangs, %u runs with failed checks",
+    pr_log(p,
+           "%llu faults: %u refused (READY), %u poisoned, %u CAPTURE_BROKEN, %u hangs, %u runs "
+           "with failed checks",
            (unsigned long long)total, t.refused, t.poisoned, t.broken, t.hangs, t.bad);
-    pr_note(p, "%llu calls per launch (%llu queries, %llu enqueues): %u refused, %u poisoned%s, every run closed "
-               "clean",
-            (unsigned long long)total, (unsigned long long)queries, (unsigned long long)enqueues, t.refused,
-            captured ? t.broken : t.poisoned, captured ? " (CAPTURE_BROKEN, capture ended)" : " (chain drained)");
+    pr_note(p,
+            "%llu calls per launch (%llu queries, %llu enqueues): %u refused, %u poisoned%s, every "
+            "run closed "
+            "clean",
+            (unsigned long long)total, (unsigned long long)queries, (unsigned long long)enqueues,
+            t.refused, captured ? t.broken : t.poisoned,
+            captured ? " (CAPTURE_BROKEN, capture ended)" : " (chain drained)");
 }
 
 void probe_launch_fault_sweep_eager(probe *p) { sweep(p, 0); }

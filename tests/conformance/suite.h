@@ -18,7 +18,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-typedef enum probe_result { PROBE_PASS = 0, PROBE_FAIL = 1, PROBE_NA = 2 } probe_result;
+typedef enum probe_result {
+    PROBE_PASS = 0,
+    PROBE_FAIL = 1,
+    PROBE_NA = 2
+} probe_result;
 
 /* Counts host allocation calls made directly from libkctx's code, where the
  * executable can observe them (hostalloc.c); absent (NULL) where it cannot. */
@@ -45,9 +49,9 @@ typedef void (*probe_fn)(probe *p);
 typedef struct probe_def {
     const char *name;
     probe_fn fn;
-    const char *rule;     /* "K23" */
-    int threads;          /* uses several host threads (ctest label "concurrency") */
-    const char *summary;  /* what it checks, one line */
+    const char *rule;    /* "K23" */
+    int threads;         /* host threads or overlapping device work: label "concurrency" */
+    const char *summary; /* what it checks, one line */
 } probe_def;
 
 /* The table (probe_list.h), in order. */

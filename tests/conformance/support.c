@@ -380,8 +380,10 @@ static int job_buffers(rig *r, job *j, const size_t *in_bytes, unsigned nin,
         j->out_bytes[i] = out_bytes[i];
         j->want[i] = rig_host(r, out_bytes[i]);
         if (!j->want[i]) return 0;
-        if (i == 0 && given_out) j->out[i] = given_out;
-        else if (!rig_alloc(r, out_bytes[i], &j->out[i])) return 0;
+        if (i == 0 && given_out)
+            j->out[i] = given_out;
+        else if (!rig_alloc(r, out_bytes[i], &j->out[i]))
+            return 0;
     }
     return 1;
 }
@@ -475,8 +477,9 @@ int job_set_inputs(rig *r, job *j, uint64_t salt) {
             size_t cnt = j->in_bytes[t] / sizeof(float);
             for (size_t i = 0; i < cnt; i++) {
                 uint64_t h = mix(salt * 2 + (uint64_t)t, i);
-                j->host_in[t][i] = j->random_floats ? (float)((double)(h >> 11) / 9007199254740992.0 * 2.0 - 1.0)
-                                                    : (float)((int)(h % 7) - 3);
+                j->host_in[t][i] = j->random_floats
+                                       ? (float)((double)(h >> 11) / 9007199254740992.0 * 2.0 - 1.0)
+                                       : (float)((int)(h % 7) - 3);
             }
         }
         const float *A = j->host_in[0], *B = j->host_in[1];
@@ -511,9 +514,12 @@ kctx_status job_launch(rig *r, const job *j, fw_stream s) {
 
 static const char *job_name(const job *j) {
     switch (j->kind) {
-    case JOB_VADD: return "vector_add";
-    case JOB_CHAIN: return "scale_add_chain";
-    case JOB_MATMUL: return "blocked_matmul";
+    case JOB_VADD:
+        return "vector_add";
+    case JOB_CHAIN:
+        return "scale_add_chain";
+    case JOB_MATMUL:
+        return "blocked_matmul";
     }
     return "?";
 }
@@ -534,8 +540,9 @@ int job_expect(rig *r, const job *j, const char *when) {
             if (!ok) {
                 uint32_t bits;
                 memcpy(&bits, &got[i], sizeof bits);
-                CHECK(r->p, 0, "%s: %s output %u element %zu of %zu is %g (0x%08x), expected %g%s%g",
-                      when, job_name(j), o, i, cnt, (double)got[i], bits, (double)w,
+                CHECK(r->p, 0,
+                      "%s: %s output %u element %zu of %zu is %g (0x%08x), expected %g%s%g", when,
+                      job_name(j), o, i, cnt, (double)got[i], bits, (double)w,
                       tol == 0.0f ? "" : " +- ", (double)tol);
                 free(got);
                 return 0;
@@ -548,7 +555,8 @@ int job_expect(rig *r, const job *j, const char *when) {
 
 int job_clear(rig *r, const job *j, fw_stream s) {
     for (unsigned o = 0; o < j->nout; o++)
-        if (!CHECK_FW_OK(r->p, r->fw->fill_async(j->out[o], SENTINEL, j->out_bytes[o], s))) return 0;
+        if (!CHECK_FW_OK(r->p, r->fw->fill_async(j->out[o], SENTINEL, j->out_bytes[o], s)))
+            return 0;
     return 1;
 }
 

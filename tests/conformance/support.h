@@ -57,7 +57,8 @@ int pr_ok(const probe *p); /* no failure and not N/A so far */
 #define CHECK_FW_OK(p, expr) CHECK_FW(p, expr, FW_OK)
 #define CHECK_HOOK(p, expr) pr_check_hook((p), (expr), #expr, __FILE__, __LINE__)
 /* The driver offers optional hook `h` (a member of fw_driver), else N/A. */
-#define HAS_HOOK(p, h) ((p)->fw->h ? 1 : pr_na((p), "the %s driver has no " #h " hook", (p)->fw->name))
+#define HAS_HOOK(p, h) \
+    ((p)->fw->h ? 1 : pr_na((p), "the %s driver has no " #h " hook", (p)->fw->name))
 
 /* ---- rig: a kernel context and what a probe created around it ------- */
 #define RIG_MAX_STREAMS 16
@@ -134,7 +135,11 @@ kctx_phase rig_phase(rig *r);
 int msg_has_number(const char *msg, uint64_t n);
 
 /* ---- jobs: one launch of an example callable ------------------------ */
-typedef enum job_kind { JOB_VADD = 1, JOB_CHAIN = 2, JOB_MATMUL = 3 } job_kind;
+typedef enum job_kind {
+    JOB_VADD = 1,
+    JOB_CHAIN = 2,
+    JOB_MATMUL = 3
+} job_kind;
 
 typedef struct job {
     job_kind kind;

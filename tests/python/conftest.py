@@ -26,6 +26,14 @@ import kctx  # noqa: E402
 from kctx import sim  # noqa: E402
 
 
+def pytest_sessionstart(session):
+    # Not a skip: a run that cannot load the libraries has failed, once, clearly.
+    try:
+        kctx.library_dir()
+    except kctx.LibraryNotFound as e:
+        pytest.exit(f"kctx Python tests: {e}", returncode=1)
+
+
 def pytest_report_header(config):
     try:
         where = kctx.library_dir()
@@ -36,7 +44,6 @@ def pytest_report_header(config):
 
 @pytest.fixture(scope="session")
 def libdir() -> Path:
-    # Not a skip: a test run that cannot load the libraries has failed.
     return kctx.library_dir()
 
 

@@ -53,28 +53,10 @@ def u32s(buf: sim.DeviceBuffer, n: int = N) -> list:
     return [int.from_bytes(data[4 * i:4 * i + 4], "little") for i in range(n)]
 
 
-def settle() -> None:
-    """Wait until every stream of the current device is idle.
-
-    Needed before a close that follows a launch: synchronising the caller's
-    stream returns as soon as the launch's last event has signalled, but the
-    sim may still report the context's own streams as busy for a moment
-    (sim_stream_query sees the stream thread's bookkeeping), and close then
-    refuses with BUSY ("a launch is still running", K25). A stream that
-    failed on the device is idle too: its sticky error is not a reason to
-    stop here."""
-    try:
-        sim.device_synchronize()
-    except sim.SimError as e:
-        if e.status != sim.SimStatus.KERNEL_ERROR:
-            raise
-
-
 def teardown(ctx: kctx.Context) -> None:
     """Close (retrying nothing: a failure here is a test failure) and destroy."""
     if ctx.handle is None:
         return
-    settle()
     ctx.close()
     ctx.destroy()
 

@@ -13,7 +13,7 @@ import pytest
 
 import kctx
 from kctx import Mode, Phase, sim
-from support import N, add_image, kernel_context, settle, u32s
+from support import N, add_image, kernel_context, u32s
 
 
 def test_lifecycle_new_ready_closed_destroyed(kernel_bytes):
@@ -42,7 +42,6 @@ def test_lifecycle_new_ready_closed_destroyed(kernel_bytes):
         assert report.device_status == kctx.Status.OK and report.refused_replays == 0
 
     assert ctx.runtime_error is None and ctx.teardown_error is None
-    settle()
     ctx.close()
     assert ctx.phase == Phase.CLOSED and ctx.prepared == {}
     ctx.close()  # close of a CLOSED context is OK (K8)
@@ -50,6 +49,23 @@ def test_lifecycle_new_ready_closed_destroyed(kernel_bytes):
     assert ctx.handle is None
     with pytest.raises(kctx.InvalidHandle):
         ctx.phase
+
+
+def test_close_succeeds_as_soon_as_the_caller_stream_is_synchronised(kernel_bytes):  # K25, K20
+    """Once the caller has waited for a launch on its own stream, nothing of
+    that launch is still running: close must not refuse with Busy. (The
+    launch's last step on the context's streams is an event record the caller
+    stream waits for; a stream whose last record has signalled is idle.)"""
+    image = add_image(kernel_bytes, 1)
+    with sim.Stream() as s, sim.DeviceBuffer(4 * N) as out:
+        for _ in range(50):
+            ctx = kctx.Context()
+            ctx.kernel_init()
+            ctx.prepare(1, image)
+            ctx.launch(1, [out], s)
+            s.synchronize()
+            ctx.close()
+            ctx.destroy()
 
 
 def test_kernel_lifecycle_makes_no_lifecycle_calls(kernel_bytes):  # K4
@@ -219,7 +235,6 @@ def test_program_mode_runs_synchronously(kernel_bytes):  # K3, K31
                     ctx.launch(1, [out], 1)
                 with pytest.raises(kctx.InvalidState):  # K1: the latch is write-once
                     ctx.kernel_init()
-            settle()
             ctx.close()
             ctx.destroy()
         finally:
@@ -281,6 +296,5 @@ def test_launches_from_several_python_threads_are_serialised(kernel_bytes):  # K
         for t in pool:
             t.join()
         assert errors == []
-        settle()
         assert u32s(out) == [threads * launches] * N
         assert ctx.check().concurrent_launches == 0

@@ -6,7 +6,7 @@ import pytest
 
 import kctx
 from kctx import sim
-from support import N, add_image, kernel_context, scalar_add_image, settle, u32s
+from support import N, add_image, kernel_context, scalar_add_image, u32s
 
 A_VALUE, B_VALUE = 0x0A0A, 0x0B0B
 
@@ -35,7 +35,6 @@ def test_two_graphs_alternate_on_one_context_and_one_output(kernel_bytes):
             assert u32s(out) == [expected[name]] * N, f"replay {step} ({name})"
             assert ctx.check().device_status == kctx.Status.OK
 
-        settle()
         with pytest.raises(kctx.Busy, match="live captured graph"):  # K25
             ctx.close()
         for x in execs.values():
