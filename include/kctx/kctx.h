@@ -135,16 +135,32 @@ KCTX_API kctx_status kctx_destroy(kctx_context ctx);
 
 #define KCTX_CONFIG_VERSION 1u
 
+/* Config flags. */
+#define KCTX_TRACE_ENABLE 1u /* collect a trace from init to close (K32, docs/tracing.md) */
+
+/* Tracing (K32), when flags has KCTX_TRACE_ENABLE: the trace buffers are
+ * resident allocations made at init (a device ring of trace_device_records
+ * records written by the device programs, a host buffer of
+ * trace_host_records spans); a full buffer drops the newest records and
+ * counts them. The trace is copied back at close before any device memory
+ * is released and written after CLOSED, as Chrome trace-event JSON, to
+ * trace_path (NULL: "kctx-trace-<context handle>.json" in the current
+ * directory). A write failure goes to the teardown error slot and does not
+ * undo CLOSED (close still returns OK). kctx_trace_flush writes what has
+ * been collected so far. Tracing off allocates nothing. */
 typedef struct kctx_kernel_config {
     size_t size;                 /* sizeof(kctx_kernel_config) */
     uint32_t version;            /* KCTX_CONFIG_VERSION */
     uint32_t args_capacity;      /* bytes of the device kernel-args block (64..65536; default 4096) */
     uint32_t token_capacity;     /* graph lifetime tokens (1..65536; default 256) */
     uint32_t prepare_timeout_ms; /* bound of prepare's wait on its upload (default 10000) */
-    uint32_t flags;              /* 0 (reserved for tracing, see K32) */
-    uint32_t reserved;
+    uint32_t flags;              /* KCTX_TRACE_ENABLE or 0 */
+    uint32_t trace_device_records; /* device ring capacity (1..16M; default 65536) */
+    uint32_t trace_host_records;   /* host span capacity (1..16M; default 16384) */
+    const char *trace_path;        /* copied at init; NULL: default name */
 } kctx_kernel_config;
-#define KCTX_KERNEL_CONFIG_INIT {sizeof(kctx_kernel_config), KCTX_CONFIG_VERSION, 4096u, 256u, 10000u, 0u, 0u}
+#define KCTX_KERNEL_CONFIG_INIT \
+    {sizeof(kctx_kernel_config), KCTX_CONFIG_VERSION, 4096u, 256u, 10000u, 0u, 65536u, 16384u, NULL}
 
 /* Kernel init (K1, K2, K4, K6, K7, K11). Validates the config, takes the
  * claim on the calling thread's current device, latches KERNEL, then creates
@@ -165,9 +181,13 @@ typedef struct kctx_program_config {
     int device;        /* the device the context will own */
     uint32_t args_capacity;
     uint32_t prepare_timeout_ms;
-    uint32_t flags;
+    uint32_t flags;    /* KCTX_TRACE_ENABLE or 0 */
+    uint32_t trace_device_records;
+    uint32_t trace_host_records;
+    const char *trace_path;
 } kctx_program_config;
-#define KCTX_PROGRAM_CONFIG_INIT {sizeof(kctx_program_config), KCTX_CONFIG_VERSION, 0, 4096u, 10000u, 0u}
+#define KCTX_PROGRAM_CONFIG_INIT \
+    {sizeof(kctx_program_config), KCTX_CONFIG_VERSION, 0, 4096u, 10000u, 0u, 65536u, 16384u, NULL}
 
 /* Program init (K1, K3): the context owns `device`: it initialises the
  * platform and sets the device through the lifecycle table, then creates
@@ -286,6 +306,12 @@ KCTX_API kctx_status kctx_check(kctx_context ctx, kctx_check_report *report);
  * prepare_timeout_ms). A fatal error triggers program mode's recovery (K31).
  * On a kernel context: INVALID_STATE (K3). */
 KCTX_API kctx_status kctx_run(kctx_context ctx, uint64_t id, const kctx_arg *args, uint32_t nargs);
+
+/* Write the trace collected so far (K32) to the config's trace_path, for
+ * processes that never close. Outside capture only (CAPTURE_ACTIVE), on an
+ * idle context (BUSY while a launch runs: the device ring is read back and
+ * reset). UNSUPPORTED when tracing is off. Accepted in READY and POISONED. */
+KCTX_API kctx_status kctx_trace_flush(kctx_context ctx);
 
 /* ------------------------------------------------------------------------
  * Queries

@@ -137,6 +137,9 @@ typedef struct kctx_platform_ops {
     int (*mem_free)(void *self, kctx_pdevptr ptr);
     int (*memcpy_htod_async)(void *self, kctx_pdevptr dst, const void *src, size_t size, kctx_pstream stream);
     int (*memset_async)(void *self, kctx_pdevptr dst, uint8_t value, size_t size, kctx_pstream stream);
+    /* Asynchronous device-to-host copy (trace copy-back); `dst` must stay
+     * valid until the stream has executed it. */
+    int (*memcpy_dtoh_async)(void *self, void *dst, kctx_pdevptr src, size_t size, kctx_pstream stream);
     /* Synchronous device-to-host copy of a small, idle range. */
     int (*memcpy_dtoh)(void *self, void *dst, kctx_pdevptr src, size_t size);
     /* Atomic read of one aligned device word (the host reading a flag). */

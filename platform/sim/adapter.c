@@ -144,6 +144,10 @@ static int a_memset_async(void *self, kctx_pdevptr dst, uint8_t v, size_t size, 
     (void)self;
     return sim_memset_async(dst, v, size, s);
 }
+static int a_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t size, kctx_pstream s) {
+    (void)self;
+    return sim_memcpy_async(dst, (const void *)(uintptr_t)src, size, SIM_COPY_DEVICE_TO_HOST, s);
+}
 static int a_memcpy_dtoh(void *self, void *dst, kctx_pdevptr src, size_t size) {
     (void)self;
     return sim_memcpy(dst, (const void *)(uintptr_t)src, size, SIM_COPY_DEVICE_TO_HOST);
@@ -217,6 +221,7 @@ static const kctx_platform_ops k_ops = {
     .mem_free = a_mem_free,
     .memcpy_htod_async = a_memcpy_htod_async,
     .memset_async = a_memset_async,
+    .memcpy_dtoh_async = a_memcpy_dtoh_async,
     .memcpy_dtoh = a_memcpy_dtoh,
     .atomic_read_u32 = a_atomic_read_u32,
     .atomic_write_u32 = a_atomic_write_u32,

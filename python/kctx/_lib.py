@@ -49,7 +49,9 @@ class KernelConfig(ctypes.Structure):
         ("token_capacity", c_uint32),
         ("prepare_timeout_ms", c_uint32),
         ("flags", c_uint32),
-        ("reserved", c_uint32),
+        ("trace_device_records", c_uint32),
+        ("trace_host_records", c_uint32),
+        ("trace_path", ctypes.c_char_p),
     ]
 
 
@@ -63,6 +65,9 @@ class ProgramConfig(ctypes.Structure):
         ("args_capacity", c_uint32),
         ("prepare_timeout_ms", c_uint32),
         ("flags", c_uint32),
+        ("trace_device_records", c_uint32),
+        ("trace_host_records", c_uint32),
+        ("trace_path", ctypes.c_char_p),
     ]
 
 

@@ -202,6 +202,17 @@ def reclaim_abandoned() -> List["Context"]:
     return out
 
 
+def _trace_fields(cfg: Any, path: Optional[str], dev: int, host: int) -> None:
+    """Fill the tracing fields of a config (tracing on when path is given)."""
+    cfg.trace_device_records = check_int("trace_device_records", dev, 0, U32_MAX, InvalidArgument)
+    cfg.trace_host_records = check_int("trace_host_records", host, 0, U32_MAX, InvalidArgument)
+    if path is not None:
+        if not isinstance(path, str):
+            raise TypeError("trace_path must be a str")
+        cfg.flags = 1  # KCTX_TRACE_ENABLE
+        cfg.trace_path = path.encode()
+
+
 class Context:
     """A kctx context (kctx_context_create): mode-less until kernel_init or
     program_init latches it (K1). Usable as a context manager: ``__exit__``
@@ -249,15 +260,20 @@ class Context:
 
     # -- init ------------------------------------------------------------
     def kernel_init(self, args_capacity: int = 4096, token_capacity: int = 256,
-                    prepare_timeout_ms: int = 10000) -> None:
+                    prepare_timeout_ms: int = 10000, trace_path: Optional[str] = None,
+                    trace_device_records: int = 65536, trace_host_records: int = 16384) -> None:
         """kctx_kernel_init: borrow the calling thread's current device (K4),
         take the claim (K6), latch KERNEL and create the resident resources.
         Refused before the latch (InvalidArgument for a bad config, Busy when
         another kernel context holds the device): the context stays NEW and
-        mode-less. InvalidState on a READY or PROGRAM context."""
+        mode-less. InvalidState on a READY or PROGRAM context.
+        With `trace_path`, tracing is enabled (K32): the trace is written there
+        as Chrome trace-event JSON after a successful close (see
+        docs/tracing.md)."""
         cfg = _lib.KernelConfig()
         cfg.size = ctypes.sizeof(cfg)
         cfg.version = KCTX_CONFIG_VERSION
+        _trace_fields(cfg, trace_path, trace_device_records, trace_host_records)
         cfg.args_capacity = check_int("args_capacity", args_capacity, 0, U32_MAX, InvalidArgument)
         cfg.token_capacity = check_int("token_capacity", token_capacity, 0, U32_MAX, InvalidArgument)
         cfg.prepare_timeout_ms = check_int("prepare_timeout_ms", prepare_timeout_ms, 0, U32_MAX, InvalidArgument)
@@ -269,6 +285,7 @@ class Context:
         cfg = _lib.ProgramConfig()
         cfg.size = ctypes.sizeof(cfg)
         cfg.version = KCTX_CONFIG_VERSION
+        _trace_fields(cfg, None, 65536, 16384)
         cfg.device = check_int("device", device, -(1 << 31), (1 << 31) - 1, InvalidArgument)
         cfg.args_capacity = check_int("args_capacity", args_capacity, 0, U32_MAX, InvalidArgument)
         cfg.prepare_timeout_ms = check_int("prepare_timeout_ms", prepare_timeout_ms, 0, U32_MAX, InvalidArgument)

@@ -180,6 +180,7 @@ kctx_status kctx_destroy(kctx_context h) {
     c->dead = true;
     pthread_mutex_unlock(&g_ctx_lock);
     kctx_callables_free_host(c);
+    kctx_trace_free(c);
     kctx_ctx_release(c); /* frees it once no other entry holds it */
     return KCTX_OK;
 }

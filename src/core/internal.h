@@ -13,6 +13,8 @@
 #include <kctx/kctx.h>
 #include <kctx/platform.h>
 
+#include "../dfx/trace.h"
+
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -22,7 +24,7 @@
 #define KCTX_EVENT_COUNT 5
 
 enum { KCTX_EV_START, KCTX_EV_AICORE_START, KCTX_EV_AICORE_DONE, KCTX_EV_AICPU_DONE, KCTX_EV_SERIAL_TAIL };
-enum { KCTX_MEM_RUNTIME_IMAGE, KCTX_MEM_ARCH_TABLE, KCTX_MEM_ARGS_BLOCK, KCTX_MEM_COUNT };
+enum { KCTX_MEM_RUNTIME_IMAGE, KCTX_MEM_ARCH_TABLE, KCTX_MEM_ARGS_BLOCK, KCTX_MEM_TRACE_RING, KCTX_MEM_COUNT };
 
 /* A resident platform object: live until its release succeeds. */
 typedef struct kctx_res {
@@ -91,6 +93,18 @@ typedef struct kctx_ctx {
     uint32_t ncallables, capcallables;
     kctx_upload *uploads;
 
+    /* tracing (K32): resident host buffers made at init when enabled */
+    bool trace;
+    bool trace_collected; /* close copied the device ring back already */
+    char *trace_path;
+    uint32_t trace_dev_cap, trace_host_cap;
+    kctx_dfx_host_span *spans;
+    uint32_t nspans;
+    uint64_t spans_dropped;
+    kctx_rt_trace_rec *devrecs;
+    uint32_t ndevrecs;
+    uint64_t devrecs_dropped;
+
     /* errors (K10) */
     kctx_status rt_status;
     char rt_msg[KCTX_MSG];
@@ -134,6 +148,13 @@ kctx_status kp_map(kctx_ctx *c, const char *what, int pst);
  * platform calls and restore afterwards. */
 kctx_status kp_relaxed_begin(kctx_ctx *c);
 void kp_relaxed_end(kctx_ctx *c);
+/* Refuse with `refusal` when either context stream is part of a capture,
+ * active or invalidated (K16, K25; the capture-status query is the one
+ * query legal on a capturing stream). */
+kctx_status kp_require_uncaptured(kctx_ctx *c, kctx_status refusal, const char *what);
+/* Refuse with BUSY while work is in flight on the context's streams (K15,
+ * K25). Only call it on streams known not to be capturing. */
+kctx_status kp_require_idle(kctx_ctx *c, const char *what);
 /* Whether a stream is part of a capture (active or invalidated). */
 kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status *st);
 
@@ -156,6 +177,19 @@ void kctx_uploads_abandon(kctx_ctx *c);
 /* lifecycle.c */
 kctx_status kctx_admit(kctx_ctx *c, const char *what);
 kctx_status kctx_program_recover(kctx_ctx *c);
+
+/* trace.c (K32) */
+uint64_t kctx_now_ns(void);
+/* Validate the trace settings and make the host buffers (before the latch:
+ * a refusal here is an argument error). */
+kctx_status kctx_trace_setup(kctx_ctx *c, uint32_t flags, uint32_t dev_records, uint32_t host_records,
+                             const char *path);
+void kctx_trace_span(kctx_ctx *c, uint32_t kind, uint64_t t0, uint64_t id, uint64_t launch_id, kctx_status st);
+/* Copy the device ring back (the context is idle); `reset` empties it. */
+kctx_status kctx_trace_collect(kctx_ctx *c, bool reset);
+/* Write the file; a failure is returned with a message. */
+kctx_status kctx_trace_write(kctx_ctx *c);
+void kctx_trace_free(kctx_ctx *c);
 
 /* launch.c: write the device poison word (K35), best effort. */
 void kctx_device_poison(kctx_ctx *c);

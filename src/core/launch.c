@@ -75,8 +75,11 @@ static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const 
         return kctx_fail(c, KCTX_INVALID_ARGUMENT, "the caller stream is one of the context's own streams");
     int dev = -1;
     kctx_status st = KP(c, "stream_device(caller)", stream_device(c->plat->self, caller, &dev));
-    if (st) return kctx_fail(c, st == KCTX_DEVICE_LOST ? st : KCTX_INVALID_ARGUMENT, "caller stream: %s",
-                             kctx_thread_last_error());
+    if (st) {
+        char msg[KCTX_MSG]; /* the thread's message buffer is also the destination */
+        snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
+        return kctx_fail(c, st == KCTX_DEVICE_LOST ? st : KCTX_INVALID_ARGUMENT, "caller stream: %s", msg);
+    }
     if (dev != c->device)
         return kctx_fail(c, KCTX_INVALID_ARGUMENT, "the caller stream is on device %d, the context on %d", dev,
                          c->device);
@@ -84,10 +87,13 @@ static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const 
     for (uint32_t i = 0; i < nargs; i++) {
         if (u->pkind[i] == KCTX_PARAM_SCALAR) continue;
         atomic_fetch_add(&c->calls, 1);
-        if (c->ops->mem_range_check(c->plat->self, c->device, args[i].value, args[i].size) != 0)
+        int pst = c->ops->mem_range_check(c->plat->self, c->device, args[i].value, args[i].size);
+        if (pst == 0) continue;
+        if (c->ops->classify(c->plat->self, pst) == KCTX_PCLASS_INVALID)
             return kctx_fail(c, KCTX_INVALID_ARGUMENT,
                              "argument %u: [0x%llx, +%llu) is not inside one live allocation of device %d", i,
                              (unsigned long long)args[i].value, (unsigned long long)args[i].size, c->device);
+        return kp_map(c, "mem_range_check", pst); /* a platform failure, not a bad argument (K29) */
     }
     return KCTX_OK;
 }
@@ -109,10 +115,11 @@ static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_a
     uint64_t id = ++c->launch_seq;
     uint64_t arch = c->mem[KCTX_MEM_ARCH_TABLE].h;
     kctx_rt_acquire_params ap = {arch, id};
-    kctx_rt_worker_params wp = {arch, id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h};
+    uint32_t flags = c->trace ? KCTX_RT_FLAG_TRACE : 0; /* travels by value into every replay (K32) */
+    kctx_rt_worker_params wp = {arch, id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h, flags, 0};
     _Alignas(16) unsigned char sbuf[SNAPSHOT_MAX];
     kctx_rt_scheduler_params *sp = (kctx_rt_scheduler_params *)sbuf;
-    *sp = (kctx_rt_scheduler_params){arch, id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h, KCTX_RT_SCHED_RUN, nargs, 0, 0};
+    *sp = (kctx_rt_scheduler_params){arch, id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h, KCTX_RT_SCHED_RUN, nargs, flags, 0};
     for (uint32_t i = 0; i < nargs; i++) sp->snapshot[i] = (kctx_rt_arg){args[i].value, args[i].size};
     size_t ssize = sizeof *sp + (size_t)nargs * sizeof(kctx_rt_arg);
 
@@ -189,6 +196,7 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
     kctx_ctx *c;
     kctx_status st = kctx_ctx_acquire(h, &c);
     if (st) return st;
+    uint64_t t0 = c->trace ? kctx_now_ns() : 0;
     if (!caller) st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "caller stream is 0 (the %s platform has no NULL stream)",
                                 c->plat->name);
     else if (c->mode != KCTX_MODE_KERNEL)
@@ -223,6 +231,7 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
         }
     }
     if (!st) st = enqueue_chain(c, cb->up, args, nargs, caller, captured);
+    kctx_trace_span(c, KCTX_DFX_LAUNCH, t0, id, st ? 0 : c->launch_seq, st); /* preallocated: no allocation (K19) */
     kctx_ctx_release(c);
     return st;
 }
@@ -250,12 +259,7 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
         return st;
     }
     st = kctx_check_device(c);
-    for (int i = 0; !st && i < 2; i++) {
-        kctx_pcapture_status cs = KCTX_PCAPTURE_NONE;
-        st = kp_capture_status(c, c->streams[i].h, &cs);
-        if (!st && cs != KCTX_PCAPTURE_NONE)
-            st = kctx_fail(c, KCTX_CAPTURE_ACTIVE, "check is not allowed while the context's streams are captured");
-    }
+    if (!st) st = kp_require_uncaptured(c, KCTX_CAPTURE_ACTIVE, "check is not allowed during capture");
     uint64_t img = c->mem[KCTX_MEM_RUNTIME_IMAGE].h;
     uint32_t err = 0, refused = 0, conc = 0, dlo = 0, dhi = 0;
     void *self = c->plat->self;

@@ -38,6 +38,7 @@ static kctx_status init_failed(kctx_ctx *c, kctx_status st, bool in_flight) {
     kctx_status rb = kctx_resources_release(c);
     if (rb == KCTX_OK) {
         kctx_claim_release(c);
+        kctx_trace_free(c); /* nothing of this init is kept */
         c->phase = KCTX_PHASE_NEW;
         c->device = -1;
     } else {
@@ -81,20 +82,23 @@ kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *cfg) {
                        cfg->size, cfg->version);
     else if (cfg->token_capacity == 0 || cfg->token_capacity > 65536)
         st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "token_capacity %u out of range 1..65536", cfg->token_capacity);
-    else if (cfg->flags != 0 || cfg->reserved != 0)
-        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "unknown flags 0x%x", cfg->flags);
     else st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms);
     /* then the latch and the phase (K1) */
     if (!st && c->mode == KCTX_MODE_PROGRAM)
         st = kctx_fail(c, KCTX_INVALID_STATE, "the context is latched to PROGRAM mode (K1)");
     if (!st && c->phase != KCTX_PHASE_NEW)
         st = kctx_fail(c, KCTX_INVALID_STATE, "kernel init of a %s context", kctx_phase_name(c->phase));
+    uint64_t t0 = kctx_now_ns();
+    /* the trace settings are config too: checked (and their host buffers
+     * made) before the latch (K2) */
+    if (!st) st = kctx_trace_setup(c, cfg->flags, cfg->trace_device_records, cfg->trace_host_records, cfg->trace_path);
     if (st) {
         kctx_ctx_release(c);
         return st;
     }
     st = kp_relaxed_begin(c);
     if (st) {
+        kctx_trace_free(c);
         kctx_ctx_release(c);
         return st;
     }
@@ -104,6 +108,7 @@ kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *cfg) {
     if (!st) st = read_device(c, device);
     if (!st) st = kctx_claim_take(c, device); /* before the latch (K2, K6) */
     if (st) {
+        kctx_trace_free(c);
         kp_relaxed_end(c);
         kctx_ctx_release(c);
         return st;
@@ -118,6 +123,7 @@ kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *cfg) {
     st = kctx_resources_create(c, &in_flight);
     if (st) st = init_failed(c, st, in_flight);
     else c->phase = KCTX_PHASE_READY;
+    kctx_trace_span(c, KCTX_DFX_INIT, t0, 0, 0, st);
     kp_relaxed_end(c);
     kctx_ctx_release(c);
     return st;
@@ -131,7 +137,6 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
     else if (cfg->size < sizeof(kctx_program_config) || cfg->version != KCTX_CONFIG_VERSION)
         st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config size %zu / version %u not supported (use KCTX_PROGRAM_CONFIG_INIT)",
                        cfg->size, cfg->version);
-    else if (cfg->flags != 0) st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "unknown flags 0x%x", cfg->flags);
     else if (cfg->device < 0) st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "device %d", cfg->device);
     else st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms);
     if (!st && c->mode == KCTX_MODE_KERNEL)
@@ -144,11 +149,18 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
         kctx_ctx_release(c);
         return st;
     }
+    uint64_t t0 = kctx_now_ns();
+    st = kctx_trace_setup(c, cfg->flags, cfg->trace_device_records, cfg->trace_host_records, cfg->trace_path);
+    if (st) {
+        kctx_ctx_release(c);
+        return st;
+    }
     int count = 0;
     st = KP(c, "device_count", device_count(c->plat->self, &count));
     if (!st && cfg->device >= count)
         st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "device %d out of range (platform has %d)", cfg->device, count);
     if (st) {
+        kctx_trace_free(c);
         kctx_ctx_release(c);
         return st;
     }
@@ -175,6 +187,7 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
     if (!st) st = kctx_resources_create(c, &in_flight);
     if (st) st = init_failed(c, st, in_flight);
     else c->phase = KCTX_PHASE_READY;
+    kctx_trace_span(c, KCTX_DFX_INIT, t0, 0, 0, st);
     kp_relaxed_end(c);
     kctx_ctx_release(c);
     return st;
@@ -200,37 +213,28 @@ kctx_status kctx_program_recover(kctx_ctx *c) {
 static kctx_status close_checks(kctx_ctx *c) {
     /* K25: no side effects; the capture-status query is the only thing
      * asked of a stream that may be capturing. */
-    for (int i = 0; i < 2; i++) {
-        if (!c->streams[i].live) continue;
-        kctx_pcapture_status cs = KCTX_PCAPTURE_NONE;
-        kctx_status st = kp_capture_status(c, c->streams[i].h, &cs);
-        if (st) return st;
-        if (cs != KCTX_PCAPTURE_NONE)
-            return kctx_fail(c, KCTX_BUSY, "close refused: the context's %s stream is part of an %s capture (K25)",
-                             i ? "AICore" : "AICPU", cs == KCTX_PCAPTURE_ACTIVE ? "active" : "invalidated");
-    }
-    for (int i = 0; i < 2; i++) {
-        if (!c->streams[i].live) continue;
-        int pst = (atomic_fetch_add(&c->calls, 1), c->ops->stream_query(c->plat->self, c->streams[i].h));
-        if (pst == 0) continue;
-        if (c->ops->classify(c->plat->self, pst) == KCTX_PCLASS_NOT_READY)
-            return kctx_fail(c, KCTX_BUSY, "close refused: a launch is still running on the context's %s stream (K25)",
-                             i ? "AICore" : "AICPU");
-        /* A stream whose work failed on the device is idle and can be
-         * released; any other failure stops the close. */
-        if (c->ops->classify(c->plat->self, pst) == KCTX_PCLASS_DEVICE_ERROR) continue;
-        return kp_map(c, "stream_query", pst);
-    }
+    kctx_status st = kp_require_uncaptured(c, KCTX_BUSY, "close refused (K25)");
+    if (!st) st = kp_require_idle(c, "close refused (K25)");
+    if (st) return st;
     unsigned graphs = atomic_load(&c->tokens_in_use);
     if (graphs)
         return kctx_fail(c, KCTX_BUSY, "close refused: %u live captured graph(s) still hold the context (K25)", graphs);
     return KCTX_OK;
 }
 
+/* After CLOSED (K32): write the trace; a write failure goes to the
+ * teardown slot and does not undo CLOSED. */
+static void finish_trace(kctx_ctx *c) {
+    if (!c->trace) return;
+    if (kctx_trace_write(c) != KCTX_OK) kctx_set_teardown_error(c, KCTX_PLATFORM_ERROR, kctx_thread_last_error());
+    kctx_trace_free(c);
+}
+
 kctx_status kctx_close(kctx_context h) {
     kctx_ctx *c;
     kctx_status st = kctx_ctx_acquire(h, &c);
     if (st) return st;
+    uint64_t t0 = kctx_now_ns();
     if (c->phase == KCTX_PHASE_CLOSED || c->phase == KCTX_PHASE_NEW) {
         c->phase = KCTX_PHASE_CLOSED;
         kctx_ctx_release(c);
@@ -245,6 +249,7 @@ kctx_status kctx_close(kctx_context h) {
             kctx_resources_abandon(c);
             c->phase = KCTX_PHASE_CLOSED;
             kctx_claim_release(c);
+            finish_trace(c); /* host spans only: the device ring went with the reset */
             kctx_ctx_release(c);
             return KCTX_OK;
         }
@@ -269,11 +274,24 @@ kctx_status kctx_close(kctx_context h) {
         kctx_ctx_release(c);
         return st;
     }
+    /* K26/K32: the device trace comes back before any device memory is
+     * released; a failed copy keeps it on the device for the retry. */
+    if (c->trace && !c->trace_collected) {
+        st = kctx_trace_collect(c, false);
+        if (st) {
+            kp_relaxed_end(c);
+            kctx_ctx_release(c);
+            return st;
+        }
+        c->trace_collected = true;
+    }
     c->phase = KCTX_PHASE_CLOSING; /* sticky from the first destructive step (K26) */
     st = kctx_resources_release(c);
     if (st == KCTX_OK) {
         c->phase = KCTX_PHASE_CLOSED;
         kctx_claim_release(c); /* only now (K7) */
+        kctx_trace_span(c, KCTX_DFX_CLOSE, t0, 0, 0, KCTX_OK);
+        finish_trace(c);
     }
     kp_relaxed_end(c);
     kctx_ctx_release(c);

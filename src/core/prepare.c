@@ -207,13 +207,23 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
     return KCTX_OK;
 }
 
+static kctx_status prepare_locked(kctx_ctx *c, uint64_t id, const void *image, size_t size);
+
 kctx_status kctx_prepare(kctx_context h, uint64_t id, const void *image, size_t size) {
     kctx_ctx *c;
     kctx_status st = kctx_ctx_acquire(h, &c);
     if (st) return st;
+    uint64_t t0 = kctx_now_ns();
+    st = prepare_locked(c, id, image, size);
+    kctx_trace_span(c, KCTX_DFX_PREPARE, t0, id, 0, st);
+    kctx_ctx_release(c);
+    return st;
+}
+
+static kctx_status prepare_locked(kctx_ctx *c, uint64_t id, const void *image, size_t size) {
+    kctx_status st;
     if (!image || size == 0) {
         st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "image is NULL or size is 0");
-        kctx_ctx_release(c);
         return st;
     }
     /* K13: the whole image is validated before anything else is done. */
@@ -222,38 +232,22 @@ kctx_status kctx_prepare(kctx_context h, uint64_t id, const void *image, size_t 
     if (kctx_image_view_open(&view, image, size, &ierr) != KCTX_IMAGE_OK) {
         st = kctx_fail(c, KCTX_INVALID_IMAGE, "%s at offset %llu: %s", kctx_image_reason_name(ierr.reason),
                        (unsigned long long)ierr.offset, ierr.message);
-        kctx_ctx_release(c);
         return st;
     }
     if (c->mode == KCTX_MODE_NONE) st = kctx_fail(c, KCTX_INVALID_STATE, "prepare on an uninitialised context");
     else st = kctx_admit(c, "prepare");
     if (st) {
-        kctx_ctx_release(c);
         return st;
     }
     st = kp_relaxed_begin(c);
     if (st) {
-        kctx_ctx_release(c);
         return st;
     }
     st = kctx_check_device(c); /* K5 */
-    for (int i = 0; !st && i < 2; i++) { /* K16 */
-        kctx_pcapture_status cs = KCTX_PCAPTURE_NONE;
-        st = kp_capture_status(c, c->streams[i].h, &cs);
-        if (!st && cs != KCTX_PCAPTURE_NONE)
-            st = kctx_fail(c, KCTX_CAPTURE_ACTIVE,
-                           "prepare refused: the context's streams are part of an %s capture (K16)",
-                           cs == KCTX_PCAPTURE_ACTIVE ? "active" : "invalidated");
-    }
+    if (!st) st = kp_require_uncaptured(c, KCTX_CAPTURE_ACTIVE, "prepare refused (K16)");
     if (!st && find_id(c, id))
         st = kctx_fail(c, KCTX_DUPLICATE_ID, "callable id %llu is already prepared (K14)", (unsigned long long)id);
-    if (!st) { /* K15: only on an idle context */
-        int pst = (atomic_fetch_add(&c->calls, 1), c->ops->stream_query(c->plat->self, c->streams[0].h));
-        if (pst && c->ops->classify(c->plat->self, pst) == KCTX_PCLASS_NOT_READY)
-            st = kctx_fail(c, KCTX_BUSY, "prepare refused: a launch is still in flight on the context (K15)");
-        else if (pst)
-            st = kp_map(c, "stream_query(AICPU)", pst);
-    }
+    if (!st) st = kp_require_idle(c, "prepare refused (K15)");
     uint32_t nchildren = kctx_image_child_count(&view);
     for (uint32_t i = 0; !st && i < nchildren; i++) {
         kctx_image_variant var;
@@ -264,7 +258,6 @@ kctx_status kctx_prepare(kctx_context h, uint64_t id, const void *image, size_t 
     if (!st && c->ncallables >= UINT32_MAX / 2) st = kctx_fail(c, KCTX_CAPACITY, "too many prepared callables");
     if (st) {
         kp_relaxed_end(c);
-        kctx_ctx_release(c);
         return st;
     }
     /* K14: identical bytes share one upload. */
@@ -273,8 +266,7 @@ kctx_status kctx_prepare(kctx_context h, uint64_t id, const void *image, size_t 
         if (u->refs && u->size == size && u->crc == crc && memcmp(u->image, image, size) == 0) {
             st = register_id(c, id, u);
             kp_relaxed_end(c);
-            kctx_ctx_release(c);
-            return st;
+                return st;
         }
     }
     kctx_upload *u = calloc(1, sizeof *u);
@@ -291,7 +283,6 @@ kctx_status kctx_prepare(kctx_context h, uint64_t id, const void *image, size_t 
         }
         st = kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
         kp_relaxed_end(c);
-        kctx_ctx_release(c);
         return st;
     }
     memcpy(copy, image, size);
@@ -320,6 +311,5 @@ kctx_status kctx_prepare(kctx_context h, uint64_t id, const void *image, size_t 
         upload_free_host(u);
     }
     kp_relaxed_end(c);
-    kctx_ctx_release(c);
     return st;
 }

@@ -33,6 +33,10 @@ static kctx_status init_device_memory(kctx_ctx *c, bool *in_flight) {
     c->staging[1] = arch;
     if (!img || !arch) return kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
     img->magic = KCTX_RT_MAGIC;
+    if (c->mem[KCTX_MEM_TRACE_RING].live) { /* K32: the device programs write here */
+        img->trace_ring = c->mem[KCTX_MEM_TRACE_RING].h;
+        img->trace_capacity = c->trace_dev_cap;
+    }
     arch->magic = KCTX_RT_MAGIC;
     arch->core_count = c->core_count;
     arch->mailbox_stride = KCTX_RT_MAILBOX_STRIDE;
@@ -90,9 +94,11 @@ kctx_status kctx_resources_create(kctx_ctx *c, bool *in_flight) {
     c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE] = image_bytes(c->core_count);
     c->mem_bytes[KCTX_MEM_ARCH_TABLE] = arch_bytes(c->core_count);
     c->mem_bytes[KCTX_MEM_ARGS_BLOCK] = c->args_capacity;
+    c->mem_bytes[KCTX_MEM_TRACE_RING] = c->trace ? (uint64_t)c->trace_dev_cap * sizeof(kctx_rt_trace_rec) : 0;
     static const char *const mem_names[KCTX_MEM_COUNT] = {"mem_alloc(runtime image)", "mem_alloc(arch table)",
-                                                          "mem_alloc(args block)"};
+                                                          "mem_alloc(args block)", "mem_alloc(trace ring)"};
     for (int i = 0; i < KCTX_MEM_COUNT; i++) {
+        if (!c->mem_bytes[i]) continue; /* the trace ring exists only when tracing is on */
         st = KP(c, mem_names[i], mem_alloc(self, c->mem_bytes[i], &c->mem[i].h));
         if (st) return st;
         c->mem[i].live = true;

@@ -21,6 +21,22 @@ enum {
     KCTX_RT_ERR_BAD_LAUNCH = 5         /* a launch's parameters were inconsistent */
 };
 
+/* Device trace records (K32), written by the device programs into the
+ * resident ring when tracing is enabled. Full ring: the newest records are
+ * dropped and counted (trace_dropped). */
+enum { KCTX_RT_TRACE_SCHED = 1, KCTX_RT_TRACE_TASK = 2, KCTX_RT_TRACE_REFUSED = 3 };
+typedef struct kctx_rt_trace_rec {
+    uint64_t t0, t1;    /* ns, device clock (the host's monotonic clock on the sim) */
+    uint64_t launch_id;
+    uint32_t kind;      /* KCTX_RT_TRACE_* */
+    uint32_t core;      /* AICore core, or UINT32_MAX for the AICPU */
+    uint32_t task;
+    uint32_t func_id;
+    uint32_t block;
+    uint32_t reserved;
+} kctx_rt_trace_rec;
+#define KCTX_RT_FLAG_TRACE 1u
+
 /* Parameter blocks of the device programs (by value: a captured launch
  * carries them into every replay). */
 typedef struct kctx_rt_acquire_params {
@@ -33,6 +49,8 @@ typedef struct kctx_rt_worker_params {
     uint64_t launch_id;
     uint64_t callable; /* device address of the callable table */
     uint64_t args;     /* device address of the kernel-args block */
+    uint32_t flags;    /* KCTX_RT_FLAG_TRACE */
+    uint32_t reserved;
 } kctx_rt_worker_params;
 
 enum { KCTX_RT_SCHED_RUN = 0, KCTX_RT_SCHED_ABORT = 1 };

@@ -119,9 +119,7 @@ static fw_status s_hold_arm(fw_hold_point point, int device, kctx_context ctx, i
     h.device = device;
     h.nth = 1;
     if (point == FW_HOLD_SCHEDULER) {
-        kctx_resource_info info;
-        memset(&info, 0, sizeof info); /* KCTX_RESOURCE_INFO_INIT trips -Wextra */
-        info.size = sizeof info;
+        kctx_resource_info info = KCTX_RESOURCE_INFO_INIT;
         if (kctx_get_resources(ctx, &info) != KCTX_OK || info.programs_module == 0) return FW_ERROR;
         sim_function fn = 0;
         sim_status st = sim_module_get_function(&fn, info.programs_module, "kctx_rt_scheduler");

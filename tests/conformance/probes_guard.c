@@ -365,7 +365,7 @@ void probe_concurrent_launch_poison_stops_graphs_at_once(probe *p) {
     if (!CHECK(p, pthread_create(&th, NULL, check_thread, &cc) == 0, "cannot start a thread"))
         goto done;
     joined = 0;
-    int held = p->fw->hold_wait_reached(hc, 5000) == FW_OK;
+    int held = p->fw->hold_wait_reached(hc, 2000) == FW_OK;
     int early = check_returned(&cc, 5000);
     const char *how;
     if (held && early) {
@@ -414,17 +414,17 @@ void probe_enqueue_failure_poison_stops_graphs(probe *p) {
         !job_clear(&r, &a, s) || !rig_replay(&r, g, s) || !rig_sync(&r, s) ||
         !job_expect(&r, &a, "the graph before the poison"))
         goto done;
-    /* One eager launch: its queries, then its enqueues (K19, K20). */
+    /* One eager launch: its preflight calls, then its enqueues (K19, K20). */
     uint64_t c0, e0, c1, e1;
     if (!CHECK_HOOK(p, p->fw->thread_calls(&c0, &e0)) ||
         !CHECK_KCTX(p, job_launch(&r, &e, t), KCTX_OK) ||
         !CHECK_HOOK(p, p->fw->thread_calls(&c1, &e1)) || !rig_sync(&r, t))
         goto done;
-    uint64_t queries = (c1 - c0) - (e1 - e0);
+    uint64_t preflight = (c1 - c0) - (e1 - e0);
     /* fail the second enqueue: START is recorded on the caller stream, so
      * enqueueing has started and the context is poisoned (K24) */
     uint64_t hits = 0;
-    if (!CHECK_HOOK(p, p->fw->fault_arm(queries + 2, &fault))) goto done;
+    if (!CHECK_HOOK(p, p->fw->fault_arm(preflight + 2, &fault))) goto done;
     kctx_status ls = job_launch(&r, &e, t);
     p->fw->fault_hits(fault, &hits);
     p->fw->fault_clear();

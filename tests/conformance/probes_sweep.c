@@ -4,7 +4,8 @@
  * (on the calling thread), then run it again and again with the 1st, 2nd,
  * 3rd... call failing once, until a run completes without hitting the
  * fault. After every run:
- *  - the status: a failing query (preflight) or a failing first enqueue is
+ *  - the status: a failing preflight call (a query, or attaching the graph
+ *    lifetime token inside a capture) or a failing first enqueue is
  *    a plain refusal and the context stays READY (nothing was enqueued,
  *    K9); a failure once enqueueing has started poisons the context and
  *    returns the submission error (CAPTURE_BROKEN inside a capture, K24);
@@ -17,8 +18,8 @@
  *  - close releases everything: the device's live counts are back to the
  *    baseline (rig_close).
  * K19 is what makes "enqueueing started" computable: a launch makes all
- * its queries first, then only enqueues, so with Q queries the enqueues are
- * calls Q+1..Q+E.
+ * its preflight calls first, then only enqueues, so with P preflight calls
+ * the enqueues are calls P+1..P+E.
  */
 #include "probes.h"
 
@@ -83,7 +84,7 @@ typedef struct sweep_tally {
 
 /* Run the launch with call k failing. Returns 0 when the fault was not hit
  * (k is past the launch's last call), 1 otherwise. */
-static int sweep_one(probe *p, int captured, uint64_t k, uint64_t queries, uint64_t total,
+static int sweep_one(probe *p, int captured, uint64_t k, uint64_t preflight, uint64_t total,
                      sweep_tally *t) {
     sweep_rig w;
     unsigned before = p->failures;
@@ -115,11 +116,11 @@ static int sweep_one(probe *p, int captured, uint64_t k, uint64_t queries, uint6
             job_expect(&w.r, &w.a, "the launch without a fault");
         goto done;
     }
-    int started = k >= queries + 2; /* an enqueue before the failing call succeeded */
+    int started = k >= preflight + 2; /* an enqueue before the failing call succeeded */
     kctx_status want =
         !started ? KCTX_PLATFORM_ERROR : (captured ? KCTX_CAPTURE_BROKEN : KCTX_PLATFORM_ERROR);
-    if (!started && k <= queries) {
-        /* a failing query: any refusal will do (which one is the entry's choice) */
+    if (!started && k <= preflight) {
+        /* a failing preflight call: any refusal will do (which one is the entry's choice) */
         CHECK(p, ls != KCTX_OK, "call %llu (%s) failed but launch returned OK",
               (unsigned long long)k, step);
     } else {
@@ -185,26 +186,27 @@ static void sweep(probe *p, int captured) {
         return;
     uint64_t total = 0, enqueues = 0;
     if (!calibrate(p, captured, &total, &enqueues)) return;
-    uint64_t queries = total - enqueues;
-    pr_log(p, "one %s launch makes %llu platform calls: %llu queries, then %llu enqueues",
-           captured ? "captured" : "eager", (unsigned long long)total, (unsigned long long)queries,
-           (unsigned long long)enqueues);
+    uint64_t preflight = total - enqueues;
+    pr_log(p, "one %s launch makes %llu platform calls: %llu preflight calls, then %llu enqueues",
+           captured ? "captured" : "eager", (unsigned long long)total,
+           (unsigned long long)preflight, (unsigned long long)enqueues);
     sweep_tally t = {0, 0, 0, 0, 0};
     uint64_t k = 1;
-    while (k <= total + 1 && sweep_one(p, captured, k, queries, total, &t)) k++;
+    while (k <= total + 1 && sweep_one(p, captured, k, preflight, total, &t)) k++;
     CHECK(p, k == total + 1, "the sweep stopped at call %llu of %llu", (unsigned long long)k,
           (unsigned long long)total);
     pr_log(p,
            "%llu faults: %u refused (READY), %u poisoned, %u CAPTURE_BROKEN, %u hangs, %u runs "
            "with failed checks",
            (unsigned long long)total, t.refused, t.poisoned, t.broken, t.hangs, t.bad);
-    pr_note(p,
-            "%llu calls per launch (%llu queries, %llu enqueues): %u refused, %u poisoned%s, every "
-            "run closed "
-            "clean",
-            (unsigned long long)total, (unsigned long long)queries, (unsigned long long)enqueues,
-            t.refused, captured ? t.broken : t.poisoned,
-            captured ? " (CAPTURE_BROKEN, capture ended)" : " (chain drained)");
+    pr_note(
+        p,
+        "%llu calls per launch (%llu preflight, %llu enqueues): %u refused, %u poisoned%s, every "
+        "run closed "
+        "clean",
+        (unsigned long long)total, (unsigned long long)preflight, (unsigned long long)enqueues,
+        t.refused, captured ? t.broken : t.poisoned,
+        captured ? " (CAPTURE_BROKEN, capture ended)" : " (chain drained)");
 }
 
 void probe_launch_fault_sweep_eager(probe *p) { sweep(p, 0); }

@@ -259,8 +259,7 @@ int rig_drop_graph(rig *r, int gi) {
 int rig_sync(rig *r, fw_stream s) { return CHECK_FW_OK(r->p, r->fw->stream_sync(s, SYNC_MS)); }
 
 kctx_status get_resources(kctx_context ctx, kctx_resource_info *info) {
-    memset(info, 0, sizeof *info);
-    info->size = sizeof *info;
+    *info = (kctx_resource_info)KCTX_RESOURCE_INFO_INIT;
     return kctx_get_resources(ctx, info);
 }
 

@@ -125,9 +125,7 @@ int rig_sync(rig *r, fw_stream s);
  * back to the baseline. Returns whether all of that held. */
 int rig_close(rig *r);
 
-/* kctx_get_resources with the struct prepared here: the header's
- * KCTX_RESOURCE_INFO_INIT ({sizeof}) fails -Wextra -Werror builds
- * (-Wmissing-field-initializers). */
+/* kctx_get_resources into a freshly initialised struct. */
 kctx_status get_resources(kctx_context ctx, kctx_resource_info *info);
 /* Phase of the rig's context. */
 kctx_phase rig_phase(rig *r);

@@ -29,6 +29,27 @@ static kctx_rt_mailbox *mailbox(const kctx_rt_arch *arch, uint32_t i) {
     return DEV(kctx_rt_mailbox *, arch->mailbox[i]);
 }
 
+/* Append a trace record (K32): a full ring drops the newest, counted. */
+static void trace(kctx_rt_image *rt, uint32_t kind, uint64_t t0, uint64_t t1, uint64_t launch, uint32_t core,
+                  uint32_t task, uint32_t func, uint32_t block) {
+    if (!rt->trace_ring) return;
+    uint64_t i = atomic_fetch_add(A64(&rt->trace_head), 1);
+    if (i >= rt->trace_capacity) {
+        atomic_fetch_add(A64(&rt->trace_dropped), 1);
+        return;
+    }
+    kctx_rt_trace_rec *r = DEV(kctx_rt_trace_rec *, rt->trace_ring) + i;
+    r->t0 = t0;
+    r->t1 = t1;
+    r->launch_id = launch;
+    r->kind = kind;
+    r->core = core;
+    r->task = task;
+    r->func_id = func;
+    r->block = block;
+    r->reserved = 0;
+}
+
 /* ------------------------------------------------------------------ */
 
 SIM_KERNEL(kctx_rt_acquire) {
@@ -111,7 +132,11 @@ SIM_KERNEL(kctx_rt_worker) {
         sim_kernel_ctx cctx = {mb->block, t->block_dim, ctx->core_id, ctx->core_count, ctx->device, 0, svc};
         uint32_t code = 0;
         uint64_t detail = 0;
+        uint64_t t0 = (p->flags & KCTX_RT_FLAG_TRACE) ? svc->clock_ns() : 0;
         int failed = svc->call(entries[t->func_id], &cctx, block, (size_t)n * sizeof(uint64_t), &code, &detail);
+        if (p->flags & KCTX_RT_FLAG_TRACE)
+            trace(rt, KCTX_RT_TRACE_TASK, t0, svc->clock_ns(), p->launch_id, ctx->core_id, mb->task, t->func_id,
+                  mb->block);
         mb->status = failed ? (code ? code : 1u) : 0u;
         mb->detail = detail;
         atomic_store(A32(&mb->ack), seen);
@@ -155,10 +180,13 @@ SIM_KERNEL(kctx_rt_scheduler) {
         release_guard(rt, arch, svc, p->launch_id);
         return;
     }
+    const int tracing = (p->flags & KCTX_RT_FLAG_TRACE) != 0;
+    const uint64_t t_start = tracing ? svc->clock_ns() : 0;
     /* K35: a poisoned or quarantined context refuses the replay. */
     uint32_t err = atomic_load(A32(&rt->error));
     if (err != KCTX_RT_ERR_NONE && err != KCTX_RT_ERR_CONCURRENT_LAUNCH) {
         atomic_fetch_add(A32(&rt->refused_replays), 1);
+        if (tracing) trace(rt, KCTX_RT_TRACE_REFUSED, t_start, svc->clock_ns(), p->launch_id, UINT32_MAX, 0, 0, 0);
         release_guard(rt, arch, svc, p->launch_id);
         return;
     }
@@ -252,5 +280,6 @@ SIM_KERNEL(kctx_rt_scheduler) {
         svc->report_error(KCTX_RT_ERR_TASK_FAILED, ((uint64_t)failed_code << 32) | failed_task);
     }
     atomic_fetch_add(A64(&rt->launches_done), 1);
+    if (tracing) trace(rt, KCTX_RT_TRACE_SCHED, t_start, svc->clock_ns(), p->launch_id, UINT32_MAX, 0, 0, 0);
     release_guard(rt, arch, svc, p->launch_id);
 }
