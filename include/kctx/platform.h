@@ -124,6 +124,10 @@ typedef struct kctx_platform_ops {
      * capture. `id` and `graph` are 0 when status is NONE. */
     int (*stream_capture_info)(void *self, kctx_pstream stream, kctx_pcapture_status *status, uint64_t *id,
                                kctx_pgraph *graph);
+    /* stream_capture_info plus the stream's device, in one call (launch's
+     * preflight of the caller stream, K18). */
+    int (*stream_info)(void *self, kctx_pstream stream, int *device, kctx_pcapture_status *status, uint64_t *id,
+                       kctx_pgraph *graph);
     int (*stream_device)(void *self, kctx_pstream stream, int *device);
 
     /* ---- events (synchronisation only: no timing) ---- */

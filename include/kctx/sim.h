@@ -373,6 +373,11 @@ SIM_API sim_status sim_stream_end_capture(sim_stream stream, sim_graph *graph);
  * set to 0. Any out-pointer may be NULL. */
 SIM_API sim_status sim_stream_get_capture_info(sim_stream stream, sim_capture_status *status,
                                                uint64_t *id, sim_graph *graph);
+/* sim_stream_get_capture_info plus the stream's device, in one call (how a
+ * runtime checks a caller's stream cheaply). Counted as
+ * SIM_OP_GET_CAPTURE_INFO. Any out-pointer may be NULL. */
+SIM_API sim_status sim_stream_get_info(sim_stream stream, int *device, sim_capture_status *status, uint64_t *id,
+                                       sim_graph *graph);
 /* Exchange the calling thread's capture mode: *mode gets the old one. */
 SIM_API sim_status sim_thread_exchange_capture_mode(sim_capture_mode *mode);
 

@@ -108,6 +108,14 @@ static int a_stream_capture_info(void *self, kctx_pstream s, kctx_pcapture_statu
     if (!st && status) *status = (kctx_pcapture_status)cs;
     return st;
 }
+static int a_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_status *status, uint64_t *id,
+                         kctx_pgraph *graph) {
+    (void)self;
+    sim_capture_status cs = SIM_CAPTURE_STATUS_NONE;
+    int st = sim_stream_get_info(s, device, &cs, id, graph);
+    if (!st && status) *status = (kctx_pcapture_status)cs;
+    return st;
+}
 static int a_stream_device(void *self, kctx_pstream s, int *d) {
     (void)self;
     return sim_stream_get_device(s, d);
@@ -212,6 +220,7 @@ static const kctx_platform_ops k_ops = {
     .stream_sync = a_stream_sync,
     .stream_query = a_stream_query,
     .stream_capture_info = a_stream_capture_info,
+    .stream_info = a_stream_info,
     .stream_device = a_stream_device,
     .event_create = a_event_create,
     .event_destroy = a_event_destroy,

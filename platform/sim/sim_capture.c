@@ -404,6 +404,11 @@ sim_status sim_stream_end_capture(sim_stream stream, sim_graph *graph) {
 
 sim_status sim_stream_get_capture_info(sim_stream stream, sim_capture_status *status, uint64_t *id,
                                        sim_graph *graph) {
+    return sim_stream_get_info(stream, NULL, status, id, graph);
+}
+
+sim_status sim_stream_get_info(sim_stream stream, int *device, sim_capture_status *status, uint64_t *id,
+                               sim_graph *graph) {
     sim_status st = simi_enter(SIM_OP_GET_CAPTURE_INFO, simi_handle_device(stream));
     if (st) return st;
     pthread_mutex_lock(&g_sim.lock);
@@ -413,6 +418,7 @@ sim_status sim_stream_get_capture_info(sim_stream stream, sim_capture_status *st
         return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live stream", (unsigned long long)stream);
     }
     simi_capture *c = s->cap;
+    if (device) *device = s->dev->index;
     if (status)
         *status = !c ? SIM_CAPTURE_STATUS_NONE
                      : c->invalidated ? SIM_CAPTURE_STATUS_INVALIDATED : SIM_CAPTURE_STATUS_ACTIVE;

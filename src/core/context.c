@@ -97,10 +97,10 @@ static kctx_ctx *slot_get(kctx_context h) {
  * runs, so destroy can unpublish a handle and the memory goes away only
  * when the last entry that looked it up has left. */
 static void ctx_put(kctx_ctx *c) {
-    pthread_mutex_lock(&g_ctx_lock);
-    bool last = --c->refs == 0 && c->dead;
-    pthread_mutex_unlock(&g_ctx_lock);
-    if (last) {
+    /* New references are only taken under g_ctx_lock while the handle is
+     * published; destroy unpublishes and marks `dead` before dropping its
+     * own reference, so whoever drops the last one sees `dead`. */
+    if (atomic_fetch_sub(&c->refs, 1) == 1 && atomic_load(&c->dead)) {
         pthread_mutex_destroy(&c->lock);
         free(c);
     }
@@ -109,11 +109,11 @@ static void ctx_put(kctx_ctx *c) {
 kctx_status kctx_ctx_acquire(kctx_context h, kctx_ctx **out) {
     pthread_mutex_lock(&g_ctx_lock);
     kctx_ctx *c = slot_get(h);
-    if (c) c->refs++;
+    if (c) atomic_fetch_add(&c->refs, 1);
     pthread_mutex_unlock(&g_ctx_lock);
     if (!c) return kctx_fail(NULL, KCTX_INVALID_HANDLE, "0x%llx is not a live context", (unsigned long long)h);
     pthread_mutex_lock(&c->lock);
-    if (c->dead) { /* a racing destroy won */
+    if (atomic_load(&c->dead)) { /* a racing destroy won */
         pthread_mutex_unlock(&c->lock);
         ctx_put(c);
         return kctx_fail(NULL, KCTX_INVALID_HANDLE, "0x%llx is not a live context", (unsigned long long)h);
@@ -177,7 +177,7 @@ kctx_status kctx_destroy(kctx_context h) {
     /* No platform calls here (K28). */
     pthread_mutex_lock(&g_ctx_lock);
     g_slots[(uint32_t)(h & 0xffffffu)].ctx = NULL;
-    c->dead = true;
+    atomic_store(&c->dead, true);
     pthread_mutex_unlock(&g_ctx_lock);
     kctx_callables_free_host(c);
     kctx_trace_free(c);

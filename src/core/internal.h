@@ -60,8 +60,8 @@ typedef struct kctx_callable {
 
 typedef struct kctx_ctx {
     pthread_mutex_t lock;
-    uint32_t refs; /* g_ctx_lock */
-    bool dead;     /* destroyed: the handle is unpublished */
+    atomic_uint refs;  /* entries holding the context (taken under g_ctx_lock) */
+    atomic_bool dead;  /* destroyed: the handle is unpublished */
     kctx_context handle;
     const kctx_platform_desc *plat;
     const kctx_platform_ops *ops; /* never a lifecycle table (K4) */

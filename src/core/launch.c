@@ -67,14 +67,16 @@ static kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg 
     return KCTX_OK;
 }
 
-/* Everything of K18 that needs the platform: the caller stream and the
- * tensor ranges. */
+/* Everything of K18 that needs the platform: the caller stream (its device
+ * and, in the same query, its capture state for K25/K34) and the tensor
+ * ranges. */
 static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args, uint32_t nargs,
-                                       kctx_pstream caller) {
+                                       kctx_pstream caller, kctx_pcapture_status *ccs, uint64_t *cid,
+                                       kctx_pgraph *graph) {
     if (caller == c->streams[0].h || caller == c->streams[1].h)
         return kctx_fail(c, KCTX_INVALID_ARGUMENT, "the caller stream is one of the context's own streams");
     int dev = -1;
-    kctx_status st = KP(c, "stream_device(caller)", stream_device(c->plat->self, caller, &dev));
+    kctx_status st = KP(c, "stream_info(caller)", stream_info(c->plat->self, caller, &dev, ccs, cid, graph));
     if (st) {
         char msg[KCTX_MSG]; /* the thread's message buffer is also the destination */
         snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
@@ -206,12 +208,12 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
     kctx_callable *cb = st ? NULL : find_id(c, id);
     if (!st && !cb) st = kctx_fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu", (unsigned long long)id);
     if (!st) st = check_args(c, cb->up, args, nargs);
-    if (!st) st = check_platform_args(c, cb->up, args, nargs, caller);
-    /* capture state (K25, K34): the only queries of the launch path */
+    /* capture state (K25, K34): the only queries of the launch path; the
+     * caller's comes with its device check */
     kctx_pcapture_status ccs = KCTX_PCAPTURE_NONE, xcs = KCTX_PCAPTURE_NONE;
     uint64_t cid = 0, xid = 0;
     kctx_pgraph graph = 0, xgraph = 0;
-    if (!st) st = KP(c, "stream_capture_info(caller)", stream_capture_info(c->plat->self, caller, &ccs, &cid, &graph));
+    if (!st) st = check_platform_args(c, cb->up, args, nargs, caller, &ccs, &cid, &graph);
     if (!st) st = KP(c, "stream_capture_info(AICPU)", stream_capture_info(c->plat->self, c->streams[0].h, &xcs, &xid, &xgraph));
     if (!st && ccs == KCTX_PCAPTURE_INVALIDATED)
         st = kctx_fail(c, KCTX_CAPTURE_BROKEN, "the caller stream's capture is already invalidated");
