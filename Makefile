@@ -117,8 +117,10 @@ test: deps
 	fi; \
 	echo "make test: all flavours passed (normal, asan, tsan)"
 
+# The serving scenario on the sim (docs/cli.md, `kctx demo`): prints its
+# report and exits non-zero on any failure.
 demo: build
-	./$(BUILD_DIR)/tools/sim_demo/sim_demo
+	./$(BUILD_DIR)/tools/kctx/kctx demo
 
 # Builds everything (benchmarks included) and runs every kctx_bench_*
 # executable found in $(BUILD_DIR)/bench, in name order.

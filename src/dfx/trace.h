@@ -48,12 +48,14 @@ typedef struct kctx_dfx_trace {
 } kctx_dfx_trace;
 
 /* Write `t` to `path` as Chrome trace-event JSON ({"traceEvents": [...]},
- * complete events "ph":"X" with microsecond ts/dur; one process per
- * context, one thread (lane) per host thread, for the AICPU scheduler and
- * per AICore core; metadata events name the lanes; the drop counts appear
- * as a metadata/counter event so they are never silent). Writes to a
- * temporary file in the same directory and renames it into place. Returns
- * 0, or -1 with a message (errno text) in err. */
+ * complete events "ph":"X" with microsecond ts/dur). One process per context
+ * (pid: the low 31 bits of the handle, as viewers read pids as 32-bit; the
+ * full handle is in process_name and otherData.context); lanes (tids) for
+ * each host thread, the AICPU scheduler and each AICore core, named by
+ * metadata events; the drop counts are in otherData and in an instant
+ * event "dropped", so they are never silent. Writes to a temporary file in
+ * the same directory and renames it into place. Returns 0, or -1 with a
+ * message (errno text) in err. */
 int kctx_dfx_write_chrome(const char *path, const kctx_dfx_trace *t, char *err, size_t errsz);
 
 #endif

@@ -89,7 +89,7 @@ static void put_us(FILE *f, uint64_t ns) {
 typedef struct lanes {
     uint64_t *threads; /* distinct host thread numbers, sorted */
     size_t nthreads;
-    uint32_t *extra;   /* distinct core indices >= core_count seen in records, sorted */
+    uint32_t *extra; /* distinct core indices >= core_count seen in records, sorted */
     size_t nextra;
     uint32_t core_count;
 } lanes;
@@ -110,15 +110,21 @@ static size_t unique(void *base, size_t n, size_t width, int (*cmp)(const void *
     char *b = base;
     size_t out = 1;
     for (size_t i = 1; i < n; i++)
-        if (cmp(b + (out - 1) * width, b + i * width) != 0) memmove(b + out++ * width, b + i * width, width);
+        if (cmp(b + (out - 1) * width, b + i * width) != 0)
+            memmove(b + out++ * width, b + i * width, width);
     return out;
 }
 
 static int lanes_build(lanes *l, const kctx_dfx_trace *t) {
     memset(l, 0, sizeof *l);
     l->core_count = t->core_count;
+    /* Records on cores beyond core_count are rare (a bad record): count
+     * them before sizing their array. */
+    size_t nextra = 0;
+    for (size_t i = 0; i < t->ndev; i++)
+        nextra += t->dev[i].core != UINT32_MAX && t->dev[i].core >= t->core_count;
     l->threads = malloc((t->nhost ? t->nhost : 1) * sizeof *l->threads);
-    l->extra = malloc((t->ndev ? t->ndev : 1) * sizeof *l->extra);
+    l->extra = malloc((nextra ? nextra : 1) * sizeof *l->extra);
     if (l->threads == NULL || l->extra == NULL) return -1;
     for (size_t i = 0; i < t->nhost; i++) l->threads[i] = t->host[i].thread;
     l->nthreads = unique(l->threads, t->nhost, sizeof *l->threads, cmp_u64);
@@ -151,25 +157,31 @@ static uint64_t tid_core(const lanes *l, uint32_t core) {
 
 /* ---- events ----------------------------------------------------------- */
 
-static void put_lane_meta(FILE *f, unsigned pid, uint64_t tid, const char *name_fmt, uint64_t n, int numbered) {
-    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%" PRIu64 ",\"args\":{\"name\":\"", pid,
-            tid);
-    fputs(name_fmt, f);
+static void put_lane_meta(FILE *f, unsigned pid, uint64_t tid, const char *name, uint64_t n,
+                          int numbered) {
+    fprintf(f,
+            ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%" PRIu64
+            ",\"args\":{\"name\":\"",
+            pid, tid);
+    fputs(name, f);
     if (numbered) fprintf(f, " %" PRIu64, n);
-    fprintf(f, "\"}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%" PRIu64
-               ",\"args\":{\"sort_index\":%" PRIu64 "}}",
+    fprintf(f,
+            "\"}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%" PRIu64
+            ",\"args\":{\"sort_index\":%" PRIu64 "}}",
             pid, tid, tid);
 }
 
-static void put_complete(FILE *f, const char *cat, unsigned pid, uint64_t tid, uint64_t base, uint64_t t0,
-                         uint64_t t1) {
-    fprintf(f, "\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":", cat, pid, tid);
+static void put_complete(FILE *f, const char *cat, unsigned pid, uint64_t tid, uint64_t base,
+                         uint64_t t0, uint64_t t1) {
+    fprintf(f, "\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":", cat, pid,
+            tid);
     put_us(f, t0 - base);
     fputs(",\"dur\":", f);
     put_us(f, t1 > t0 ? t1 - t0 : 0);
 }
 
-static void put_host_span(FILE *f, const lanes *l, unsigned pid, uint64_t base, const kctx_dfx_host_span *s) {
+static void put_host_span(FILE *f, const lanes *l, unsigned pid, uint64_t base,
+                          const kctx_dfx_host_span *s) {
     const char *name = host_span_name(s->kind);
     if (name != NULL)
         fprintf(f, ",\n{\"name\":\"%s", name);
@@ -187,17 +199,20 @@ static void put_host_span(FILE *f, const lanes *l, unsigned pid, uint64_t base, 
         put_id(f, s->launch_id);
         fputc(',', f);
     }
-    fprintf(f, "\"status\":%" PRIu32 ",\"status_name\":\"%s\"}}", s->status, status_name(s->status));
+    fprintf(f, "\"status\":%" PRIu32 ",\"status_name\":\"%s\"}}", s->status,
+            status_name(s->status));
 }
 
-static void put_dev_record(FILE *f, const lanes *l, unsigned pid, uint64_t base, const kctx_rt_trace_rec *r) {
+static void put_dev_record(FILE *f, const lanes *l, unsigned pid, uint64_t base,
+                           const kctx_rt_trace_rec *r) {
     const char *cat = r->core == UINT32_MAX ? "aicpu" : "aicore";
     switch (r->kind) {
     case KCTX_RT_TRACE_SCHED:
         fputs(",\n{\"name\":\"scheduler", f);
         break;
     case KCTX_RT_TRACE_TASK:
-        fprintf(f, ",\n{\"name\":\"task %" PRIu32 " f%" PRIu32 "/b%" PRIu32, r->task, r->func_id, r->block);
+        fprintf(f, ",\n{\"name\":\"task %" PRIu32 " f%" PRIu32 "/b%" PRIu32, r->task, r->func_id,
+                r->block);
         break;
     case KCTX_RT_TRACE_REFUSED:
         fputs(",\n{\"name\":\"refused replay", f);
@@ -209,8 +224,8 @@ static void put_dev_record(FILE *f, const lanes *l, unsigned pid, uint64_t base,
     put_complete(f, cat, pid, tid_core(l, r->core), base, r->t0, r->t1);
     fputs(",\"args\":{", f);
     if (r->kind == KCTX_RT_TRACE_TASK)
-        fprintf(f, "\"task\":%" PRIu32 ",\"func_id\":%" PRIu32 ",\"block\":%" PRIu32 ",", r->task, r->func_id,
-                r->block);
+        fprintf(f, "\"task\":%" PRIu32 ",\"func_id\":%" PRIu32 ",\"block\":%" PRIu32 ",", r->task,
+                r->func_id, r->block);
     fputs("\"launch\":", f);
     put_id(f, r->launch_id);
     fputs("}}", f);
@@ -238,8 +253,9 @@ static void emit(FILE *f, const kctx_dfx_trace *t, const lanes *l) {
 
     fputs("{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"kctx_trace_format\":1,\"platform\":", f);
     put_escaped(f, platform);
-    fprintf(f, ",\"device\":%d,\"context\":\"0x%" PRIx64 "\",\"core_count\":%" PRIu32 ",\"base_ns\":", t->device,
-            t->context, t->core_count);
+    fprintf(f,
+            ",\"device\":%d,\"context\":\"0x%" PRIx64 "\",\"core_count\":%" PRIu32 ",\"base_ns\":",
+            t->device, t->context, t->core_count);
     put_id(f, base);
     fprintf(f, ",\"host_spans\":%zu,\"device_records\":%zu,\"host_dropped\":", t->nhost, t->ndev);
     put_id(f, t->host_dropped);
@@ -248,14 +264,19 @@ static void emit(FILE *f, const kctx_dfx_trace *t, const lanes *l) {
     fputs("},\n\"traceEvents\":[\n", f);
 
     char pname[256];
-    snprintf(pname, sizeof pname, "kctx %s device %d context 0x%" PRIx64, platform, t->device, t->context);
-    fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,\"args\":{\"name\":", pid);
+    snprintf(pname, sizeof pname, "kctx %s device %d context 0x%" PRIx64, platform, t->device,
+             t->context);
+    fprintf(
+        f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,\"args\":{\"name\":", pid);
     put_escaped(f, pname);
     fputs("}}", f);
-    for (size_t i = 0; i < l->nthreads; i++) put_lane_meta(f, pid, tid_host(l, l->threads[i]), "host thread", l->threads[i], 1);
+    for (size_t i = 0; i < l->nthreads; i++)
+        put_lane_meta(f, pid, tid_host(l, l->threads[i]), "host thread", l->threads[i], 1);
     put_lane_meta(f, pid, tid_aicpu(l), "AICPU", 0, 0);
-    for (uint32_t c = 0; c < l->core_count; c++) put_lane_meta(f, pid, tid_core(l, c), "core", c, 1);
-    for (size_t i = 0; i < l->nextra; i++) put_lane_meta(f, pid, tid_core(l, l->extra[i]), "core", l->extra[i], 1);
+    for (uint32_t c = 0; c < l->core_count; c++)
+        put_lane_meta(f, pid, tid_core(l, c), "core", c, 1);
+    for (size_t i = 0; i < l->nextra; i++)
+        put_lane_meta(f, pid, tid_core(l, l->extra[i]), "core", l->extra[i], 1);
 
     for (size_t i = 0; i < t->nhost; i++) put_host_span(f, l, pid, base, &t->host[i]);
     for (size_t i = 0; i < t->ndev; i++) put_dev_record(f, l, pid, base, &t->dev[i]);
@@ -263,8 +284,9 @@ static void emit(FILE *f, const kctx_dfx_trace *t, const lanes *l) {
     /* Always written, zeros included: a reader never has to guess whether
      * the counts were lost or were zero. At the end of the trace, where
      * the dropped (newest) records would have been. */
-    fprintf(f, ",\n{\"name\":\"dropped\",\"cat\":\"kctx\",\"ph\":\"i\",\"s\":\"p\",\"pid\":%u,\"tid\":%" PRIu64
-               ",\"ts\":",
+    fprintf(f,
+            ",\n{\"name\":\"dropped\",\"cat\":\"kctx\",\"ph\":\"i\",\"s\":\"p\",\"pid\":%u,\"tid\":"
+            "%" PRIu64 ",\"ts\":",
             pid, tid_aicpu(l));
     put_us(f, end - base);
     fputs(",\"args\":{\"host_dropped\":", f);
@@ -276,7 +298,8 @@ static void emit(FILE *f, const kctx_dfx_trace *t, const lanes *l) {
 
 /* ---- the file --------------------------------------------------------- */
 
-static int fail(char *err, size_t errsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errsz, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t errsz, const char *fmt, ...) {
     if (err != NULL && errsz > 0) {
         va_list ap;
@@ -289,7 +312,8 @@ static int fail(char *err, size_t errsz, const char *fmt, ...) {
 
 int kctx_dfx_write_chrome(const char *path, const kctx_dfx_trace *t, char *err, size_t errsz) {
     if (err != NULL && errsz > 0) err[0] = '\0';
-    if (path == NULL || path[0] == '\0' || t == NULL || (t->nhost && t->host == NULL) || (t->ndev && t->dev == NULL))
+    if (path == NULL || path[0] == '\0' || t == NULL || (t->nhost && t->host == NULL) ||
+        (t->ndev && t->dev == NULL))
         return fail(err, errsz, "invalid arguments (no path, or records without a buffer)");
 
     /* The temporary file sits beside the target so that rename() is atomic:

@@ -15,6 +15,23 @@ import subprocess
 import sys
 import tempfile
 
+# The two MLP block callables of `kctx demo` differ only in their tiling.
+MLP_PARAMS = [("X", "tensor_in"), ("W1", "tensor_in"), ("b1", "tensor_in"), ("W2", "tensor_in"),
+              ("b2", "tensor_in"), ("Hs", "tensor_inout"), ("Y", "tensor_out"), ("B", "scalar"),
+              ("D", "scalar"), ("H", "scalar"), ("O", "scalar")]
+MLP_CHILDREN = {"matmul_tile": ("k_matmul_tile", ["A", "B", "C", "M", "N", "K", "tiles_m",
+                                                  "tiles_n", "ti", "tj"]),
+                "bias_rows": ("k_bias_rows", ["C", "bias", "M", "N"]),
+                "relu": ("k_relu", ["X", "M", "N"])}
+
+
+def mlp_tasks(mm_blocks):
+    mm1 = [("matmul_tile", mm_blocks, [])] * 4
+    mm2 = [("matmul_tile", mm_blocks, [5])] * 4
+    return mm1 + [("bias_rows", 4, [0, 1, 2, 3]), ("relu", 4, [4])] + mm2 + \
+        [("bias_rows", 4, [6, 7, 8, 9])]
+
+
 # What the example manifests in examples/callables describe.
 EXAMPLES = {
     "vector_add": {
@@ -40,6 +57,18 @@ EXAMPLES = {
                      "rowsum": ("k_rowsum", ["C", "s", "M", "N"])},
         "tasks": [("matmul_tile", 2, [])] * 4 + [("rowsum", 4, [0, 1, 2, 3])],
         "dag": {"tasks": 5, "edges": 4, "roots": 4, "sinks": 1, "depth": 2, "width": 4},
+    },
+    "mlp_block_narrow": {
+        "params": MLP_PARAMS,
+        "children": MLP_CHILDREN,
+        "tasks": mlp_tasks(1),
+        "dag": {"tasks": 11, "edges": 13, "roots": 4, "sinks": 1, "depth": 5, "width": 4},
+    },
+    "mlp_block_wide": {
+        "params": MLP_PARAMS,
+        "children": MLP_CHILDREN,
+        "tasks": mlp_tasks(2),
+        "dag": {"tasks": 11, "edges": 13, "roots": 4, "sinks": 1, "depth": 5, "width": 4},
     },
 }
 

@@ -15,10 +15,18 @@
 #error "KCTX_TOOL_VERSION comes from tools/kctx/CMakeLists.txt"
 #endif
 
+/* One command per line (a new command is a new line). */
+/* clang-format off */
 static const cli_command *const commands[] = {
     &kctx_cmd_pack,
     &kctx_cmd_inspect,
+    &kctx_cmd_demo,
+    &kctx_cmd_probe,
+    &kctx_cmd_bench,
+    &kctx_cmd_platforms,
+    &kctx_cmd_trace,
 };
+/* clang-format on */
 enum {
     COMMAND_COUNT = sizeof commands / sizeof commands[0]
 };

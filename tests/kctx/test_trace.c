@@ -1,0 +1,267 @@
+/*
+ * test_trace.c — trace collection from init to close (K32): resident
+ * buffers only when enabled, captured launches traced on every replay, a
+ * full ring drops and counts, copy-back before release, write failures in
+ * the teardown slot, flush, and the fault sweep over the trace's creation
+ * and copy-back.
+ */
+#include "kt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void trace_path(char *buf, size_t n, const char *tag) {
+    snprintf(buf, n, "/tmp/kctx-test-trace-%d-%s.json", (int)getpid(), tag);
+    unlink(buf);
+}
+
+static kctx_kernel_config trace_config(const char *path, uint32_t device_records) {
+    kctx_kernel_config cfg = kt_config(10000);
+    cfg.flags = KCTX_TRACE_ENABLE;
+    cfg.trace_path = path;
+    cfg.trace_device_records = device_records;
+    return cfg;
+}
+
+/* The whole file as a string (NULL if unreadable). */
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s) s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+static unsigned count(const char *hay, const char *needle) {
+    unsigned n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+    return n;
+}
+
+static void launch_noop(kctx_context c, uint64_t id, sim_stream s) {
+    CHECK_OK(kctx_launch(c, id, NULL, 0, s));
+}
+
+KT_TEST(tracing_off_allocates_nothing_and_launches_make_the_same_platform_calls) { /* K32, K11 */
+    kt_image noop = kt_image_noop();
+    sim_stream s = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    uint64_t calls[2] = {0, 0}, allocs[2] = {0, 0};
+    char path[128];
+    trace_path(path, sizeof path, "calls");
+    for (int on = 0; on < 2; on++) {
+        kctx_context c = kt_create();
+        REQUIRE(c);
+        kctx_kernel_config cfg = on ? trace_config(path, 1024) : kt_config(10000);
+        uint64_t before = 0, after = 0;
+        CHECK_SIM_OK(sim_mem_stats(0, &before, NULL));
+        REQUIRE_OK(kctx_kernel_init(c, &cfg));
+        CHECK_SIM_OK(sim_mem_stats(0, &after, NULL));
+        allocs[on] = after - before;
+        REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+        launch_noop(c, 1, s); /* warm */
+        CHECK_SIM_OK(sim_stream_synchronize(s));
+        sim_thread_calls_reset();
+        launch_noop(c, 1, s);
+        calls[on] = sim_thread_calls(SIM_OP_ANY);
+        CHECK_SIM_OK(sim_stream_synchronize(s));
+        kt_finish(c);
+    }
+    /* tracing adds exactly one resident device allocation (the ring) and no
+     * platform call to a launch */
+    CHECK_EQ(allocs[1], allocs[0] + 1);
+    CHECK_EQ(calls[1], calls[0]);
+    CHECK_SIM_OK(sim_stream_destroy(s));
+    unlink(path);
+}
+
+KT_TEST(a_captured_launch_replayed_n_times_shows_n_device_runs) { /* K32 */
+    kt_image noop = kt_image_noop();
+    char path[128];
+    trace_path(path, sizeof path, "replay");
+    kctx_context c = kt_create();
+    REQUIRE(c);
+    kctx_kernel_config cfg = trace_config(path, 4096);
+    REQUIRE_OK(kctx_kernel_init(c, &cfg));
+    REQUIRE_OK(kctx_prepare(c, 7, noop.bytes, noop.size));
+    sim_stream s = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    sim_graph g = 0;
+    sim_graph_exec x = 0;
+    CHECK_SIM_OK(sim_stream_begin_capture(s, SIM_CAPTURE_MODE_GLOBAL));
+    launch_noop(c, 7, s);
+    CHECK_SIM_OK(sim_stream_end_capture(s, &g));
+    CHECK_SIM_OK(sim_graph_instantiate(&x, g));
+    enum { REPLAYS = 5 };
+    for (int i = 0; i < REPLAYS; i++) CHECK_SIM_OK(sim_graph_launch(x, s));
+    launch_noop(c, 7, s); /* and one eager launch */
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    CHECK_SIM_OK(sim_graph_exec_destroy(x));
+    CHECK_SIM_OK(sim_graph_destroy(g));
+    CHECK_SIM_OK(sim_stream_destroy(s));
+    kt_finish(c); /* close writes the file after CLOSED */
+    char *json = slurp(path);
+    REQUIRE(json != NULL);
+    CHECK(strstr(json, "\"traceEvents\"") != NULL);
+    CHECK_EQ(count(json, "\"name\":\"scheduler\""), REPLAYS + 1); /* every replay is a launch on the device */
+    CHECK_EQ(count(json, "\"name\":\"launch\""), 2);               /* two host enqueues */
+    CHECK_EQ(count(json, "\"name\":\"task 0 f0/b0\""), REPLAYS + 1);
+    CHECK_EQ(count(json, "\"name\":\"init\""), 1);
+    CHECK_EQ(count(json, "\"name\":\"prepare\""), 1);
+    CHECK_EQ(count(json, "\"name\":\"close\""), 1);
+    CHECK(strstr(json, "\"dev_dropped\":0") != NULL);
+    free(json);
+    unlink(path);
+}
+
+KT_TEST(a_full_device_ring_drops_the_newest_records_and_counts_them) { /* K32 */
+    kt_image noop = kt_image_noop();
+    char path[128];
+    trace_path(path, sizeof path, "overflow");
+    kctx_context c = kt_create();
+    REQUIRE(c);
+    kctx_kernel_config cfg = trace_config(path, 3); /* each launch writes 2 records */
+    REQUIRE_OK(kctx_kernel_init(c, &cfg));
+    REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+    sim_stream s = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    for (int i = 0; i < 5; i++) launch_noop(c, 1, s);
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    CHECK_SIM_OK(sim_stream_destroy(s));
+    kt_finish(c);
+    char *json = slurp(path);
+    REQUIRE(json != NULL);
+    CHECK(strstr(json, "\"device_records\":3") != NULL);
+    CHECK(strstr(json, "\"dev_dropped\":7") != NULL);
+    CHECK(strstr(json, "\"name\":\"dropped\"") != NULL);
+    free(json);
+    unlink(path);
+}
+
+KT_TEST(a_trace_write_failure_goes_to_the_teardown_slot_and_close_stays_done) { /* K32, K10 */
+    kctx_context c = kt_create();
+    REQUIRE(c);
+    kctx_kernel_config cfg = trace_config("/nonexistent-kctx-dir/trace.json", 64);
+    REQUIRE_OK(kctx_kernel_init(c, &cfg));
+    CHECK_OK(kctx_close(c));
+    CHECK_PHASE(c, KCTX_PHASE_CLOSED);
+    kctx_status td = KCTX_OK;
+    char msg[256] = "";
+    CHECK_OK(kctx_teardown_error(c, &td, msg, sizeof msg));
+    CHECK(td != KCTX_OK);
+    CHECK(strstr(msg, "trace") != NULL);
+    CHECK_OK(kctx_close(c)); /* idempotent */
+    CHECK_OK(kctx_destroy(c));
+}
+
+KT_TEST(flush_writes_what_was_collected_so_far) { /* K32 */
+    kt_image noop = kt_image_noop();
+    char path[128];
+    trace_path(path, sizeof path, "flush");
+    kctx_context c = kt_create();
+    REQUIRE(c);
+    kctx_context off = kt_create();
+    REQUIRE(off);
+    kctx_kernel_config cfg = trace_config(path, 1024);
+    REQUIRE_OK(kctx_kernel_init(c, &cfg));
+    REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+    sim_stream s = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    for (int i = 0; i < 3; i++) launch_noop(c, 1, s);
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    CHECK_OK(kctx_trace_flush(c));
+    char *json = slurp(path);
+    REQUIRE(json != NULL);
+    CHECK_EQ(count(json, "\"name\":\"scheduler\""), 3);
+    CHECK_EQ(count(json, "\"name\":\"flush\""), 1);
+    free(json);
+    for (int i = 0; i < 2; i++) launch_noop(c, 1, s);
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    /* flush is refused during capture */
+    CHECK_SIM_OK(sim_stream_begin_capture(s, SIM_CAPTURE_MODE_GLOBAL));
+    launch_noop(c, 1, s);
+    CHECK_K(kctx_trace_flush(c), KCTX_CAPTURE_ACTIVE);
+    sim_graph g = 0;
+    CHECK_SIM_OK(sim_stream_end_capture(s, &g));
+    CHECK_SIM_OK(sim_graph_destroy(g));
+    CHECK_SIM_OK(sim_stream_destroy(s));
+    kt_finish(c);
+    json = slurp(path);
+    REQUIRE(json != NULL);
+    CHECK_EQ(count(json, "\"name\":\"scheduler\""), 5); /* nothing lost, nothing counted twice */
+    free(json);
+    unlink(path);
+    /* tracing off: flush is UNSUPPORTED */
+    kctx_kernel_config plain = kt_config(10000);
+    REQUIRE_OK(kctx_kernel_init(off, &plain));
+    CHECK_K(kctx_trace_flush(off), KCTX_UNSUPPORTED);
+    kt_finish(off);
+}
+
+/* Fault sweep over the trace's creation (init) and copy-back (close): fail
+ * each platform call once; the context ends back at the baseline. */
+KT_TEST(fault_sweep_covers_the_trace_buffers) { /* K32, K7, K26 */
+    kt_image noop = kt_image_noop();
+    char path[128];
+    trace_path(path, sizeof path, "sweep");
+    kt_snap base = kt_snap_take(0);
+    kctx_kernel_config cfg = trace_config(path, 256);
+    /* count the calls of init and of close */
+    kctx_context c = kt_create();
+    REQUIRE(c);
+    sim_thread_calls_reset();
+    REQUIRE_OK(kctx_kernel_init(c, &cfg));
+    uint64_t init_calls = sim_thread_calls(SIM_OP_ANY);
+    REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+    sim_thread_calls_reset();
+    REQUIRE_OK(kctx_close(c));
+    uint64_t close_calls = sim_thread_calls(SIM_OP_ANY);
+    CHECK_OK(kctx_destroy(c));
+    printf("fault-sweep trace: init %llu platform calls, close %llu\n", (unsigned long long)init_calls,
+           (unsigned long long)close_calls);
+    for (int scenario = 0; scenario < 2; scenario++) {
+        uint64_t n = scenario ? close_calls : init_calls;
+        for (uint64_t k = 1; k <= n; k++) {
+            c = kt_create();
+            REQUIRE(c);
+            sim_fault f = SIM_FAULT_INIT;
+            f.this_thread_only = 1;
+            f.nth = k;
+            int fid = -1;
+            if (scenario == 1) {
+                REQUIRE_OK(kctx_kernel_init(c, &cfg));
+                REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+            }
+            CHECK_SIM_OK(sim_fault_arm(&f, &fid));
+            kctx_status st = scenario ? kctx_close(c) : kctx_kernel_init(c, &cfg);
+            sim_fault_clear_all();
+            sim_capture_mode m = SIM_CAPTURE_MODE_GLOBAL;
+            sim_thread_exchange_capture_mode(&m); /* a failed mode restore may leave it relaxed */
+            kctx_phase p = kt_phase(c);
+            if (p == KCTX_PHASE_CLOSING || p == KCTX_PHASE_READY) {
+                sim_stream cpu = kt_aicpu_stream(c);
+                if (cpu) sim_stream_synchronize(cpu);
+            }
+            if (st != KCTX_OK || p != KCTX_PHASE_CLOSED) CHECK_OK(kctx_close(c)); /* retry releases the rest */
+            CHECK_PHASE(c, KCTX_PHASE_CLOSED);
+            CHECK_OK(kctx_destroy(c));
+            kt_snap now = kt_snap_take(0);
+            if (!CHECK_SNAP(base, now)) {
+                printf("  trace sweep %s call %llu: %s\n", scenario ? "close" : "init", (unsigned long long)k,
+                       kctx_status_name(st));
+                break;
+            }
+        }
+    }
+    unlink(path);
+}

@@ -1,0 +1,309 @@
+/*
+ * cmd_demo.c — `kctx demo`: the serving scenario (demo.h, demo_run.c) and
+ * its report.
+ */
+#include "cli.h"
+#include "commands.h"
+#include "demo.h"
+#include "paths.h"
+#include "util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum {
+    OPT_REQUESTS = 1,
+    OPT_SEED,
+    OPT_OUT,
+    OPT_IMAGES,
+    OPT_DEVICE
+};
+
+static const cli_option k_options[] = {
+    {OPT_REQUESTS, "requests", 'n', "N", "serve N requests (default 200; 1 to 1000000)"},
+    {OPT_SEED, "seed", 's', "S", "seed of the weights, inputs and batch mix (default 0x5eed)"},
+    {OPT_OUT, "out", 'o', "DIR", "also write report.txt and requests.csv into DIR"},
+    {OPT_IMAGES, "images", 0, "DIR",
+     "where mlp_block_{narrow,wide}.kctx are (default: the build's)"},
+    {OPT_DEVICE, "device", 'd', "N", "the sim device the framework makes current (default 0)"},
+    {0, NULL, 0, NULL, NULL},
+};
+
+#define DEFAULT_REQUESTS 200u
+#define DEFAULT_SEED 0x5eedu
+
+static int parse_u64(const char *s, uint64_t *out) {
+    if (s == NULL || *s == '\0' || *s == '-') return -1;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno != 0 || end == s || *end != '\0') return -1;
+    *out = v;
+    return 0;
+}
+
+static const char *yes_no(int ok) { return ok ? "PASS" : "FAIL"; }
+
+static void print_report(FILE *out, const demo_state *d) {
+    const demo_bucket *b = d->b;
+    fprintf(out,
+            "kctx demo: serving an MLP block, Y = relu(X*W1 + b1)*W2 + b2 "
+            "(D=%d, H=%d, O=%d, float32)\n",
+            DEMO_D, DEMO_H, DEMO_O);
+    fprintf(out,
+            "  device        sim device %d (%s, %d AICore cores), made current by the framework; "
+            "kctx borrows it\n",
+            d->opt.device, d->props.name[0] ? d->props.name : "?", d->props.aicore_count);
+    fprintf(out,
+            "  callables     %u ids prepared (one per bucket) from mlp_block_narrow (rows <= 4) "
+            "and mlp_block_wide",
+            d->prepared);
+    if (d->have_res)
+        fprintf(out, "; %u uploads, %" PRIu64 " device bytes\n", d->res.uploads,
+                d->res.upload_bytes);
+    else
+        fputc('\n', out);
+    fprintf(out, "  graphs        %u captured, buckets", d->graphs_captured);
+    for (int i = 0; i < DEMO_BUCKETS; i++) fprintf(out, " %u", b[i].rows);
+    if (d->have_res)
+        fprintf(out, "; all share one context (its 5 events), %u lifetime tokens held\n",
+                d->res.tokens_in_use);
+    else
+        fputc('\n', out);
+    fprintf(out,
+            "  requests      %" PRIu64 " of %" PRIu64 " served (seed 0x%" PRIx64 "), %" PRIu64
+            " rows; per bucket:",
+            d->requests_ok, d->opt.requests, d->opt.seed, d->rows_total);
+    for (int i = 0; i < DEMO_BUCKETS; i++) fprintf(out, " %u:%" PRIu64, b[i].rows, b[i].requests);
+    fputc('\n', out);
+    fprintf(out, "  replays       %" PRIu64 " (%" PRIu64 " requests, %" PRIu64 " timing)\n",
+            d->replays, d->requests_done, d->replays - d->requests_done);
+    fprintf(out, "  eager         %" PRIu64 " launches (%" PRIu64 " warm-up, %" PRIu64 " timing)\n",
+            d->eager_launches, d->warmup_checked, d->eager_launches - d->warmup_checked);
+    if (d->checked)
+        fprintf(out,
+                "  errors        %s: kctx_check %s (device %s, %u refused replays, %u concurrent "
+                "launches)\n",
+                d->check_status == KCTX_OK && d->report.device_status == KCTX_OK &&
+                        d->report.refused_replays == 0 && d->report.concurrent_launches == 0
+                    ? "none"
+                    : "YES",
+                kctx_status_name(d->check_status), kctx_status_name(d->report.device_status),
+                d->report.refused_replays, d->report.concurrent_launches);
+    else
+        fprintf(out, "  errors        kctx_check not reached\n");
+    int verified = d->check.elements > 0 && d->check.bad == 0 && d->requests_ok == d->opt.requests;
+    if (d->check.elements == 0) {
+        fprintf(out, "  verification  not reached\n");
+    } else {
+        fprintf(out,
+                "  verification  %s: %" PRIu64 " output elements (warm-up, every request, after "
+                "timing) against a float64 host reference,\n"
+                "                tolerance per element: the float32 worst-case rounding bound "
+                "gamma_n*sum|terms|\n"
+                "                (n = D+1, H+1; u = 2^-24); max error %.3g = %.4f of its bound",
+                yes_no(verified), d->check.elements, d->check.max_error, d->check.max_ratio);
+        if (d->check.bad) fprintf(out, "; %" PRIu64 " elements outside", d->check.bad);
+        fputc('\n', out);
+    }
+    if (b[DEMO_BUCKETS - 1].eager_us <= 0.0) {
+        fprintf(out, "  timing        not reached\n");
+    } else {
+        fprintf(out,
+                "  timing        per launch, submit to stream sync done, median of %d "
+                "interleaved pairs:\n",
+                DEMO_TIMING_ROUNDS);
+        fprintf(out, "                bucket   replay_us    eager_us   replay/eager\n");
+        for (int i = 0; i < DEMO_BUCKETS; i++)
+            fprintf(out, "                %6u  %10.1f  %10.1f   %12.3f\n", b[i].rows,
+                    b[i].replay_us, b[i].eager_us, b[i].replay_us / b[i].eager_us);
+    }
+    if (d->opt.trace_path == NULL)
+        fprintf(out, "  trace         off\n");
+    else if (d->trace_status != KCTX_OK)
+        fprintf(out, "  trace         NOT written: %s\n", d->trace_message);
+    else
+        fprintf(out, "  trace         %s (Chrome trace JSON; open in Perfetto), swimlane %s\n", d->opt.trace_path,
+                d->trace_svg ? d->trace_svg : "not rendered");
+    if (d->lifecycle_known)
+        fprintf(out,
+                "  lifecycle     %" PRIu64 " device lifecycle calls while kctx held the device "
+                "(K4: must be 0)\n",
+                d->kctx_lifecycle_calls);
+    if (d->ctx_made)
+        fprintf(out,
+                "  teardown      graphs destroyed, kctx_close %s, kctx_destroy %s, device %s\n",
+                kctx_status_name(d->close_status), kctx_status_name(d->destroy_status),
+                d->teardown_clean ? "back to its baseline" : "NOT back to its baseline");
+    else
+        fprintf(out, "  teardown      no kernel context was created; device %s\n",
+                d->teardown_clean ? "back to its baseline" : "not checked");
+    if (d->failed)
+        fprintf(out, "  result        FAIL: %s\n", d->failure);
+    else
+        fprintf(out, "  result        PASS\n");
+}
+
+/* Create DIR (one level) if it does not exist. */
+static int ensure_dir(const char *dir) {
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST) {
+        struct stat st;
+        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
+        errno = ENOTDIR;
+    }
+    return -1;
+}
+
+static FILE *open_in(const char *dir, const char *name, char **path_out) {
+    char *path = util_path_join(dir, name);
+    FILE *f = path ? fopen(path, "w") : NULL;
+    *path_out = path;
+    return f;
+}
+
+static int run_demo(const cli_command *cmd, int argc, char **argv) {
+    cli_parser p;
+    cli_parser_init(&p, cmd, argc, argv);
+    uint64_t requests = DEFAULT_REQUESTS, seed = DEFAULT_SEED, device = 0;
+    const char *out_dir = NULL, *images = NULL;
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        switch (id) {
+        case CLI_HELP:
+            cli_print_help(cmd, stdout);
+            return CLI_EXIT_OK;
+        case CLI_BAD:
+            return CLI_EXIT_USAGE;
+        case CLI_POSITIONAL:
+            return cli_usage_error(cmd, "unexpected argument '%s'", p.value);
+        case OPT_REQUESTS:
+            if (parse_u64(p.value, &requests) != 0 || requests < 1 || requests > 1000000)
+                return cli_usage_error(cmd, "--requests wants a number from 1 to 1000000, not '%s'",
+                                       p.value);
+            break;
+        case OPT_SEED:
+            if (parse_u64(p.value, &seed) != 0)
+                return cli_usage_error(cmd, "--seed wants an unsigned number, not '%s'", p.value);
+            break;
+        case OPT_OUT:
+            out_dir = p.value;
+            break;
+        case OPT_IMAGES:
+            images = p.value;
+            break;
+        case OPT_DEVICE:
+            if (parse_u64(p.value, &device) != 0 || device > 1024)
+                return cli_usage_error(cmd, "--device wants a device number, not '%s'", p.value);
+            break;
+        }
+    }
+
+    char *tried = NULL;
+    char *images_dir =
+        paths_find_build_dir(images, "examples/callables", "mlp_block_wide.kctx", &tried);
+    if (images_dir == NULL) {
+        fprintf(stderr,
+                "kctx demo: error: cannot find the MLP block images (mlp_block_wide.kctx); looked "
+                "in %s; build the project or pass --images DIR\n",
+                tried ? tried : "(nowhere)");
+        free(tried);
+        return CLI_EXIT_FAILURE;
+    }
+
+    FILE *csv = NULL, *report = NULL;
+    char *csv_path = NULL, *report_path = NULL;
+    if (out_dir != NULL) {
+        if (ensure_dir(out_dir) != 0) {
+            fprintf(stderr, "kctx demo: error: cannot use --out %s: %s\n", out_dir,
+                    strerror(errno));
+            free(images_dir);
+            return CLI_EXIT_FAILURE;
+        }
+        csv = open_in(out_dir, "requests.csv", &csv_path);
+        report = csv ? open_in(out_dir, "report.txt", &report_path) : NULL;
+        if (csv == NULL || report == NULL) {
+            fprintf(stderr, "kctx demo: error: cannot write %s: %s\n",
+                    report_path ? report_path
+                    : csv_path  ? csv_path
+                                : out_dir,
+                    strerror(errno));
+            if (csv) fclose(csv);
+            free(csv_path);
+            free(report_path);
+            free(images_dir);
+            return CLI_EXIT_FAILURE;
+        }
+        fprintf(csv, "request,rows,bucket,max_abs_error,max_error_over_bound,within_bound\n");
+    }
+
+    demo_state *d = calloc(1, sizeof *d);
+    if (d == NULL) {
+        fprintf(stderr, "kctx demo: error: out of memory\n");
+        free(images_dir);
+        return CLI_EXIT_FAILURE;
+    }
+    d->opt.requests = requests;
+    d->opt.seed = seed;
+    d->opt.device = (int)device;
+    d->opt.images_dir = images_dir;
+    d->opt.requests_csv = csv;
+    d->opt.progress_tty = isatty(STDERR_FILENO);
+    /* K32: the trace and its swimlane go to --out DIR, else the current
+     * directory */
+    char *trace_json = util_path_join(out_dir ? out_dir : ".", "kctx-demo-trace.json");
+    char *trace_svg = util_path_join(out_dir ? out_dir : ".", "kctx-demo-trace.svg");
+    d->opt.trace_path = trace_json;
+
+    int rc = demo_run(d) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+    if (rc == CLI_EXIT_OK && trace_json && trace_svg && d->trace_status == KCTX_OK) {
+        if (kctx_trace_render_file(trace_json, trace_svg) == 0) d->trace_svg = trace_svg;
+        else rc = CLI_EXIT_FAILURE;
+    } else if (rc == CLI_EXIT_OK && d->trace_status != KCTX_OK) {
+        rc = CLI_EXIT_FAILURE;
+    }
+    print_report(stdout, d);
+    if (report != NULL) {
+        print_report(report, d);
+        fprintf(report, "  images        %s\n", images_dir);
+    }
+    if (csv != NULL && fclose(csv) != 0) {
+        fprintf(stderr, "kctx demo: error: writing %s: %s\n", csv_path, strerror(errno));
+        rc = CLI_EXIT_FAILURE;
+    }
+    if (report != NULL && fclose(report) != 0) {
+        fprintf(stderr, "kctx demo: error: writing %s: %s\n", report_path, strerror(errno));
+        rc = CLI_EXIT_FAILURE;
+    }
+    if (rc != CLI_EXIT_OK) fprintf(stderr, "kctx demo: FAILED: %s\n", d->failure);
+    free(csv_path);
+    free(report_path);
+    free(images_dir);
+    free(trace_json);
+    free(trace_svg);
+    free(d);
+    return rc;
+}
+
+const cli_command kctx_cmd_demo = {
+    "demo",
+    "Run a serving scenario on the sim: bucket graphs sharing one kernel context",
+    "[--requests N] [--seed S] [--out DIR] [--images DIR] [--device N]",
+    "The framework side (the demo's own code, on the sim's runtime API) makes a\n"
+    "device current, creates its streams and buffers and owns capture; kctx\n"
+    "borrows the device with one kernel context. The demo prepares an MLP block\n"
+    "(blocked matmul, bias, ReLU, blocked matmul, bias) once per batch-size bucket\n"
+    "(1, 2, 4, 8, 16, 32), verifies an eager launch of each, captures one graph per\n"
+    "bucket, then serves a seeded stream of requests of mixed batch sizes: pick the\n"
+    "bucket, copy inputs in, replay its graph, copy outputs out, and check every\n"
+    "output element against a float64 host reference within the float32 rounding\n"
+    "bound. It times replay against an eager launch of the same work side by side,\n"
+    "checks the context (kctx_check), tears everything down (graphs, kctx_close,\n"
+    "kctx_destroy) and proves the device is back to its baseline and that kctx\n"
+    "made no device lifecycle call. The report goes to stdout, progress to stderr.\n"
+    "Exit status 1 on any failure.\n",
+    k_options,
+    run_demo,
+};

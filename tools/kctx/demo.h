@@ -1,0 +1,101 @@
+/*
+ * demo.h — `kctx demo`: a serving scenario on the sim, the way an inference
+ * server uses kernel mode.
+ *
+ * Two sides, kept apart as they would be in a real server:
+ *  - the FRAMEWORK (this code, through the sim's own runtime API, sim.h):
+ *    it makes the device current, creates its streams, allocates the
+ *    weights and per-bucket buffers, owns capture and replays graphs;
+ *  - KCTX (kctx.h): one kernel context borrowing the framework's device;
+ *    it prepares the MLP block's callables once per batch-size bucket and
+ *    launches onto whichever stream the framework hands it.
+ *
+ * demo_run() performs the whole scenario (set up, prepare, warm up, capture
+ * one graph per bucket, serve the requests, time replay against eager
+ * launch, check, tear down) and fills a demo_state that cmd_demo.c prints
+ * as the report. It stops at the first failure (recorded in `failure`) and
+ * always tears down what exists.
+ */
+#ifndef KCTX_TOOL_DEMO_H
+#define KCTX_TOOL_DEMO_H
+
+#include "demo_model.h"
+
+#include <kctx/kctx.h>
+#include <kctx/sim.h>
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define DEMO_BUCKETS 6
+#define DEMO_TIMING_ROUNDS 15 /* interleaved replay/eager pairs per bucket */
+#define DEMO_D 64
+#define DEMO_H 128
+#define DEMO_O 64
+
+typedef struct demo_options {
+    uint64_t requests;
+    uint64_t seed;
+    int device;
+    const char *images_dir; /* where mlp_block_{narrow,wide}.kctx are */
+    FILE *requests_csv;     /* per-request lines (--out), or NULL */
+    int progress_tty;       /* stderr is a terminal: one rewritten line */
+    const char *trace_path; /* where kctx writes the trace at close (K32) */
+} demo_options;
+
+typedef struct demo_bucket {
+    uint32_t rows;      /* the bucket's batch size */
+    uint64_t id;        /* its callable id */
+    const char *image;  /* the callable it was prepared from */
+    sim_devptr x, h, y; /* framework buffers: inputs, hidden scratch, outputs */
+    sim_graph graph;
+    sim_graph_exec exec;
+    float *stage_x, *out_y;     /* host staging: rows x D inputs, rows x O outputs */
+    uint64_t requests;          /* served through this bucket */
+    uint64_t rows_served;       /* real (unpadded) rows */
+    double replay_us, eager_us; /* medians of DEMO_TIMING_ROUNDS */
+} demo_bucket;
+
+typedef struct demo_state {
+    demo_options opt;
+    sim_device_props props;
+    demo_model model;
+    demo_bucket b[DEMO_BUCKETS];
+    sim_stream capture_stream, serve_stream;
+    sim_devptr W1, b1, W2, b2;
+    kctx_context ctx;
+    kctx_status trace_status;  /* the teardown slot after close: a trace write failure shows here */
+    char trace_message[256];
+    const char *trace_svg;     /* the rendered swimlane, once written */
+    int ctx_created; /* a live handle (cleared by a successful destroy) */
+    int ctx_made;    /* a context was created at all */
+
+    /* what happened */
+    unsigned prepared;      /* ids prepared */
+    kctx_resource_info res; /* after capture: uploads, tokens in use */
+    int have_res;
+    unsigned graphs_captured;
+    size_t graph_nodes[DEMO_BUCKETS];
+    uint64_t replays;        /* graph launches (requests and timing) */
+    uint64_t eager_launches; /* kctx_launch outside capture */
+    uint64_t requests_done, requests_ok, rows_total;
+    demo_check check;         /* every verified output element */
+    uint64_t warmup_checked;  /* buckets whose eager warm-up output was verified */
+    kctx_status check_status; /* kctx_check at the end */
+    kctx_check_report report;
+    int checked;
+    uint64_t kctx_lifecycle_calls; /* K4: lifecycle calls made while kctx ran */
+    int lifecycle_known;
+    kctx_status close_status, destroy_status;
+    int teardown_clean; /* live objects and memory back to the baseline */
+    char teardown_detail[256];
+    double serve_seconds;
+
+    int failed;
+    char failure[640]; /* the first failure */
+} demo_state;
+
+/* Run the scenario. Returns 0 when everything worked and verified. */
+int demo_run(demo_state *d);
+
+#endif /* KCTX_TOOL_DEMO_H */

@@ -1,0 +1,530 @@
+/*
+ * demo_run.c — the serving scenario of `kctx demo` (see demo.h).
+ *
+ * Every call is checked; the first failure is recorded with what was being
+ * done and the library's own message, the remaining steps are skipped, and
+ * teardown still runs: graphs first (they hold the context, K25), then
+ * kctx_close and kctx_destroy, then the framework's buffers and streams.
+ */
+#include "demo.h"
+
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Buckets: batch sizes served by one graph each. Small batches use the
+ * narrow tiling (columns only), larger ones the wide one (rows and
+ * columns); see examples/callables/mlp_block_*.yaml. */
+static const uint32_t k_bucket_rows[DEMO_BUCKETS] = {1, 2, 4, 8, 16, 32};
+#define NARROW_MAX_ROWS 4u
+#define ID_BASE 100u /* callable id of bucket i: ID_BASE + rows */
+
+/* ------------------------------------------------------------------ */
+/* failures and progress                                               */
+
+static int fail(demo_state *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(demo_state *d, const char *fmt, ...) {
+    if (!d->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->failure, sizeof d->failure, fmt, ap);
+        va_end(ap);
+        d->failed = 1;
+    }
+    return 0;
+}
+
+/* A sim call of the framework side. */
+static int sim_ok(demo_state *d, sim_status st, const char *what) {
+    if (st == SIM_OK) return 1;
+    return fail(d, "framework: %s: %s (%s)", what, sim_status_name(st), sim_last_error_message());
+}
+#define SIM_OK_(d, expr) sim_ok((d), (expr), #expr)
+
+/* A kctx call. */
+static int kctx_ok(demo_state *d, kctx_status st, const char *what) {
+    if (st == KCTX_OK) return 1;
+    return fail(d, "kctx: %s: %s (%s)", what, kctx_status_name(st), kctx_thread_last_error());
+}
+
+static void progress(const demo_state *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void progress(const demo_state *d, const char *fmt, ...) {
+    va_list ap;
+    fputs(d->opt.progress_tty ? "\r\033[Kkctx demo: " : "kctx demo: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    if (!d->opt.progress_tty) fputc('\n', stderr);
+    fflush(stderr);
+}
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n) {
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+static uint64_t lifecycle_total(int device) {
+    uint64_t total = 0;
+    for (int op = 0; op < SIM_LIFECYCLE_COUNT_; op++) {
+        uint64_t n = 0;
+        if (sim_lifecycle_count(device, (sim_lifecycle_op)op, &n) == SIM_OK) total += n;
+    }
+    return total;
+}
+
+/* ------------------------------------------------------------------ */
+/* the framework's device, streams and buffers                         */
+
+static int upload(demo_state *d, sim_devptr dst, const void *src, size_t bytes) {
+    return SIM_OK_(d, sim_memcpy((void *)(uintptr_t)dst, src, bytes, SIM_COPY_HOST_TO_DEVICE));
+}
+
+static int select_device(demo_state *d) {
+    int count = 0;
+    if (!SIM_OK_(d, sim_device_count(&count))) return 0;
+    if (d->opt.device < 0 || d->opt.device >= count)
+        return fail(d, "framework: device %d does not exist (the sim has %d devices)",
+                    d->opt.device, count);
+    /* The framework owns the device: it makes it current for its thread. */
+    if (!SIM_OK_(d, sim_set_device(d->opt.device))) return 0;
+    d->props.size = sizeof d->props;
+    return SIM_OK_(d, sim_device_get_props(d->opt.device, &d->props));
+}
+
+static int framework_setup(demo_state *d) {
+    const uint32_t D = DEMO_D, H = DEMO_H, O = DEMO_O;
+    if (!SIM_OK_(d, sim_stream_create(&d->capture_stream)) ||
+        !SIM_OK_(d, sim_stream_create(&d->serve_stream)))
+        return 0;
+    if (demo_model_init(&d->model, D, H, O, d->opt.seed) != 0)
+        return fail(d, "out of host memory for the model");
+    if (!SIM_OK_(d, sim_malloc(&d->W1, (size_t)D * H * 4)) ||
+        !SIM_OK_(d, sim_malloc(&d->b1, (size_t)H * 4)) ||
+        !SIM_OK_(d, sim_malloc(&d->W2, (size_t)H * O * 4)) ||
+        !SIM_OK_(d, sim_malloc(&d->b2, (size_t)O * 4)))
+        return 0;
+    if (!upload(d, d->W1, d->model.W1, (size_t)D * H * 4) ||
+        !upload(d, d->b1, d->model.b1, (size_t)H * 4) ||
+        !upload(d, d->W2, d->model.W2, (size_t)H * O * 4) ||
+        !upload(d, d->b2, d->model.b2, (size_t)O * 4))
+        return 0;
+    for (int i = 0; i < DEMO_BUCKETS; i++) {
+        demo_bucket *b = &d->b[i];
+        b->rows = k_bucket_rows[i];
+        b->id = ID_BASE + b->rows;
+        b->image = b->rows <= NARROW_MAX_ROWS ? "mlp_block_narrow" : "mlp_block_wide";
+        if (!SIM_OK_(d, sim_malloc(&b->x, (size_t)b->rows * D * 4)) ||
+            !SIM_OK_(d, sim_malloc(&b->h, (size_t)b->rows * H * 4)) ||
+            !SIM_OK_(d, sim_malloc(&b->y, (size_t)b->rows * O * 4)))
+            return 0;
+        b->stage_x = calloc((size_t)b->rows * D, sizeof(float));
+        b->out_y = calloc((size_t)b->rows * O, sizeof(float));
+        if (!b->stage_x || !b->out_y) return fail(d, "out of host memory for staging buffers");
+    }
+    return 1;
+}
+
+/* The launch arguments of bucket b, in the callable's signature order:
+ * X, W1, b1, W2, b2, Hs, Y, B, D, H, O. */
+enum {
+    NARGS = 11
+};
+static void bucket_args(const demo_state *d, const demo_bucket *b, kctx_arg *a) {
+    const uint64_t D = DEMO_D, H = DEMO_H, O = DEMO_O;
+    a[0] = KCTX_TENSOR(b->x, b->rows * D * 4);
+    a[1] = KCTX_TENSOR(d->W1, D * H * 4);
+    a[2] = KCTX_TENSOR(d->b1, H * 4);
+    a[3] = KCTX_TENSOR(d->W2, H * O * 4);
+    a[4] = KCTX_TENSOR(d->b2, O * 4);
+    a[5] = KCTX_TENSOR(b->h, b->rows * H * 4);
+    a[6] = KCTX_TENSOR(b->y, b->rows * O * 4);
+    a[7] = KCTX_SCALAR(b->rows);
+    a[8] = KCTX_SCALAR(D);
+    a[9] = KCTX_SCALAR(H);
+    a[10] = KCTX_SCALAR(O);
+}
+
+/* ------------------------------------------------------------------ */
+/* kctx: the context and its callables                                 */
+
+static int read_image(demo_state *d, const char *name, void **bytes, size_t *size) {
+    char file[96];
+    snprintf(file, sizeof file, "%s.kctx", name);
+    char *path = util_path_join(d->opt.images_dir, file);
+    if (path == NULL) return fail(d, "out of host memory");
+    int rc = util_read_file(path, 64u << 20, bytes, size);
+    if (rc != 0) fail(d, "cannot read the callable image %s: %s", path, strerror(errno));
+    free(path);
+    return rc == 0;
+}
+
+static int kctx_setup(demo_state *d) {
+    if (!kctx_ok(d, kctx_context_create("sim", &d->ctx), "kctx_context_create(\"sim\")")) return 0;
+    d->ctx_created = d->ctx_made = 1;
+    /* Borrow the framework's current device: no set, reset, init or
+     * finalize of it (K4). */
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    if (d->opt.trace_path) { /* K32: trace from init to close */
+        cfg.flags = KCTX_TRACE_ENABLE;
+        cfg.trace_path = d->opt.trace_path;
+        cfg.trace_device_records = 1u << 18;
+    }
+    if (!kctx_ok(d, kctx_kernel_init(d->ctx, &cfg), "kctx_kernel_init")) return 0;
+    const char *const images[2] = {"mlp_block_narrow", "mlp_block_wide"};
+    void *bytes[2] = {NULL, NULL};
+    size_t sizes[2] = {0, 0};
+    int ok = read_image(d, images[0], &bytes[0], &sizes[0]) &&
+             read_image(d, images[1], &bytes[1], &sizes[1]);
+    /* One id per bucket; identical bytes under several ids share one
+     * upload (K14). Prepare returns once the upload completed (K15). */
+    for (int i = 0; ok && i < DEMO_BUCKETS; i++) {
+        demo_bucket *b = &d->b[i];
+        int w = strcmp(b->image, images[0]) == 0 ? 0 : 1;
+        char what[96];
+        snprintf(what, sizeof what, "kctx_prepare(id %llu, %s)", (unsigned long long)b->id,
+                 b->image);
+        ok = kctx_ok(d, kctx_prepare(d->ctx, b->id, bytes[w], sizes[w]), what);
+        if (ok) d->prepared++;
+    }
+    free(bytes[0]);
+    free(bytes[1]);
+    return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* one request: inputs in, work, outputs out, verified                 */
+
+/* Verify the first `rows` outputs of bucket b against the reference. */
+static int verify(demo_state *d, demo_bucket *b, uint32_t rows, double *scratch, const char *when,
+                  uint64_t request) {
+    demo_check c;
+    memset(&c, 0, sizeof c);
+    demo_model_check(&d->model, b->stage_x, b->out_y, rows, scratch, &c);
+    demo_check *all = &d->check;
+    if (c.bad && all->bad == 0) {
+        all->bad_row = c.bad_row;
+        all->bad_col = c.bad_col;
+        all->bad_got = c.bad_got;
+        all->bad_want = c.bad_want;
+        all->bad_bound = c.bad_bound;
+    }
+    all->elements += c.elements;
+    all->bad += c.bad;
+    if (c.max_error > all->max_error) all->max_error = c.max_error;
+    if (c.max_ratio > all->max_ratio) all->max_ratio = c.max_ratio;
+    if (d->opt.requests_csv && request != UINT64_MAX)
+        fprintf(d->opt.requests_csv, "%llu,%u,%u,%.3e,%.3f,%s\n", (unsigned long long)request, rows,
+                b->rows, c.max_error, c.max_ratio, c.bad ? "no" : "yes");
+    if (c.bad == 0) return 1;
+    return fail(d,
+                "verification: %s (bucket %u): output row %u column %u is %.9g, the reference is "
+                "%.9g (error %.3g, bound %.3g); %llu of %u elements outside their bound",
+                when, b->rows, c.bad_row, c.bad_col, c.bad_got, c.bad_want, c.bad_got - c.bad_want,
+                c.bad_bound, (unsigned long long)c.bad, rows * DEMO_O);
+}
+
+/* New inputs for `rows` rows; the bucket's padding rows are zero. */
+static void stage_inputs(demo_state *d, demo_bucket *b, uint32_t rows, uint64_t *rng) {
+    demo_model_inputs(&d->model, rng, b->stage_x, rows);
+    memset(b->stage_x + (size_t)rows * DEMO_D, 0,
+           (size_t)(b->rows - rows) * DEMO_D * sizeof(float));
+}
+
+static int copy_in(demo_state *d, demo_bucket *b) {
+    return SIM_OK_(d, sim_memcpy_async((void *)(uintptr_t)b->x, b->stage_x,
+                                       (size_t)b->rows * DEMO_D * sizeof(float),
+                                       SIM_COPY_HOST_TO_DEVICE, d->serve_stream));
+}
+
+static int copy_out_and_wait(demo_state *d, demo_bucket *b, uint32_t rows) {
+    return SIM_OK_(d, sim_memcpy_async(b->out_y, (const void *)(uintptr_t)b->y,
+                                       (size_t)rows * DEMO_O * sizeof(float),
+                                       SIM_COPY_DEVICE_TO_HOST, d->serve_stream)) &&
+           SIM_OK_(d, sim_stream_synchronize(d->serve_stream));
+}
+
+/* An eager launch of every bucket, verified: the callables work before
+ * anything is captured. */
+static int warm_up(demo_state *d, double *scratch) {
+    uint64_t rng = d->opt.seed ^ 0x5741524D5550ull; /* "WARMUP" */
+    for (int i = 0; i < DEMO_BUCKETS; i++) {
+        demo_bucket *b = &d->b[i];
+        kctx_arg a[NARGS];
+        bucket_args(d, b, a);
+        stage_inputs(d, b, b->rows, &rng);
+        if (!copy_in(d, b) ||
+            !kctx_ok(d, kctx_launch(d->ctx, b->id, a, NARGS, d->serve_stream), "eager kctx_launch"))
+            return 0;
+        d->eager_launches++;
+        if (!copy_out_and_wait(d, b, b->rows) ||
+            !verify(d, b, b->rows, scratch, "the eager warm-up launch", UINT64_MAX))
+            return 0;
+        d->warmup_checked++;
+    }
+    return 1;
+}
+
+/* One graph per bucket, captured on the framework's capture stream in
+ * global mode. All of them share the context, its streams and its five
+ * events (K12); each holds one graph lifetime token (K25). */
+static int capture_graphs(demo_state *d) {
+    for (int i = 0; i < DEMO_BUCKETS; i++) {
+        demo_bucket *b = &d->b[i];
+        kctx_arg a[NARGS];
+        bucket_args(d, b, a);
+        if (!SIM_OK_(d, sim_stream_begin_capture(d->capture_stream, SIM_CAPTURE_MODE_GLOBAL)))
+            return 0;
+        kctx_status ls = kctx_launch(d->ctx, b->id, a, NARGS, d->capture_stream);
+        sim_graph g = 0;
+        sim_status es = sim_stream_end_capture(d->capture_stream, &g);
+        if (!kctx_ok(d, ls, "captured kctx_launch")) {
+            if (es == SIM_OK && g) sim_graph_destroy(g); /* discard the capture */
+            return 0;
+        }
+        if (!sim_ok(d, es, "sim_stream_end_capture")) return 0;
+        b->graph = g;
+        if (!SIM_OK_(d, sim_graph_node_count(g, &d->graph_nodes[i])) ||
+            !SIM_OK_(d, sim_graph_instantiate(&b->exec, g)))
+            return 0;
+        d->graphs_captured++;
+    }
+    d->res.size = sizeof d->res;
+    d->have_res = kctx_ok(d, kctx_get_resources(d->ctx, &d->res), "kctx_get_resources");
+    return d->have_res;
+}
+
+static uint32_t pick_rows(uint64_t *rng) {
+    uint64_t kind = demo_rng_next(rng) % 100, r = demo_rng_next(rng);
+    if (kind < 45) return 1 + (uint32_t)(r % 4);  /* interactive: 1..4 rows */
+    if (kind < 80) return 5 + (uint32_t)(r % 12); /* 5..16 */
+    return 17 + (uint32_t)(r % 16);               /* 17..32 */
+}
+
+static demo_bucket *bucket_for(demo_state *d, uint32_t rows) {
+    for (int i = 0; i < DEMO_BUCKETS; i++)
+        if (d->b[i].rows >= rows) return &d->b[i];
+    return NULL;
+}
+
+/* The request stream: pick the bucket, copy inputs in, replay its graph,
+ * copy outputs out, verify. */
+static int serve(demo_state *d, double *scratch) {
+    uint64_t rng = d->opt.seed;
+    uint64_t step = d->opt.requests >= 20 ? d->opt.requests / 4 : d->opt.requests;
+    double t0 = now_us();
+    for (uint64_t i = 0; i < d->opt.requests; i++) {
+        uint32_t rows = pick_rows(&rng);
+        demo_bucket *b = bucket_for(d, rows);
+        if (b == NULL) return fail(d, "no bucket for %u rows", rows);
+        stage_inputs(d, b, rows, &rng);
+        if (!copy_in(d, b) || !SIM_OK_(d, sim_graph_launch(b->exec, d->serve_stream))) return 0;
+        d->replays++;
+        d->requests_done++;
+        if (!copy_out_and_wait(d, b, rows)) return 0;
+        char when[48];
+        snprintf(when, sizeof when, "request %llu", (unsigned long long)i);
+        if (!verify(d, b, rows, scratch, when, i)) return 0;
+        d->requests_ok++;
+        b->requests++;
+        b->rows_served += rows;
+        d->rows_total += rows;
+        if (d->opt.progress_tty ? (i % 8 == 7 || i + 1 == d->opt.requests) : ((i + 1) % step == 0))
+            progress(d, "serving: request %llu/%llu (%u rows -> bucket %u)",
+                     (unsigned long long)(i + 1), (unsigned long long)d->opt.requests, rows,
+                     b->rows);
+    }
+    d->serve_seconds = (now_us() - t0) / 1e6;
+    return 1;
+}
+
+/* Time per replay against an eager launch of the same work, measured side
+ * by side: DEMO_TIMING_ROUNDS interleaved pairs per bucket (A B, B A, ...),
+ * each timed from submission to the end of a stream synchronisation;
+ * medians. The outputs are verified once more afterwards. */
+static int time_buckets(demo_state *d, double *scratch) {
+    double rep[DEMO_TIMING_ROUNDS], eag[DEMO_TIMING_ROUNDS];
+    for (int i = 0; i < DEMO_BUCKETS; i++) {
+        demo_bucket *b = &d->b[i];
+        kctx_arg a[NARGS];
+        bucket_args(d, b, a);
+        for (int r = 0; r < DEMO_TIMING_ROUNDS; r++) {
+            /* A B, then B A: neither always runs right after the other */
+            for (int k = 0; k < 2; k++) {
+                int replay = (k == 0) == (r % 2 == 0);
+                double t0 = now_us();
+                if (replay) {
+                    if (!SIM_OK_(d, sim_graph_launch(b->exec, d->serve_stream))) return 0;
+                    d->replays++;
+                } else {
+                    if (!kctx_ok(d, kctx_launch(d->ctx, b->id, a, NARGS, d->serve_stream),
+                                 "eager kctx_launch"))
+                        return 0;
+                    d->eager_launches++;
+                }
+                if (!SIM_OK_(d, sim_stream_synchronize(d->serve_stream))) return 0;
+                (replay ? rep : eag)[r] = now_us() - t0;
+            }
+        }
+        b->replay_us = median(rep, DEMO_TIMING_ROUNDS);
+        b->eager_us = median(eag, DEMO_TIMING_ROUNDS);
+        /* the buffers still hold this bucket's last inputs (padding rows
+         * included, zero): the outputs of the last launch must match */
+        if (!copy_out_and_wait(d, b, b->rows) ||
+            !verify(d, b, b->rows, scratch, "after the timing launches", UINT64_MAX))
+            return 0;
+    }
+    return 1;
+}
+
+/* kctx_check: device-side errors, refused replays, concurrent launches. */
+static int check_context(demo_state *d) {
+    d->report.size = sizeof d->report;
+    d->check_status = kctx_check(d->ctx, &d->report);
+    d->checked = 1;
+    if (d->check_status != KCTX_OK || d->report.device_status != KCTX_OK ||
+        d->report.refused_replays != 0 || d->report.concurrent_launches != 0)
+        return fail(d, "kctx_check: %s (device %s, %u refused replays, %u concurrent launches): %s",
+                    kctx_status_name(d->check_status), kctx_status_name(d->report.device_status),
+                    d->report.refused_replays, d->report.concurrent_launches,
+                    kctx_last_error(d->ctx));
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* teardown                                                            */
+
+static void teardown(demo_state *d, const sim_object_counts *base, uint64_t base_allocs,
+                     uint64_t base_bytes) {
+    /* Nothing may still be running on the framework's streams. */
+    if (d->serve_stream) sim_stream_synchronize(d->serve_stream);
+    /* Graphs first: while one lives, it holds the context (K25). */
+    for (int i = 0; i < DEMO_BUCKETS; i++) {
+        demo_bucket *b = &d->b[i];
+        if (b->exec) SIM_OK_(d, sim_graph_exec_destroy(b->exec));
+        if (b->graph) SIM_OK_(d, sim_graph_destroy(b->graph));
+        b->exec = 0;
+        b->graph = 0;
+    }
+    d->close_status = d->destroy_status = KCTX_OK;
+    if (d->ctx_created) {
+        d->close_status = kctx_close(d->ctx);
+        kctx_ok(d, d->close_status, "kctx_close");
+        /* the trace is written after CLOSED; a failure lands in the teardown slot */
+        kctx_teardown_error(d->ctx, &d->trace_status, d->trace_message, sizeof d->trace_message);
+        d->destroy_status = kctx_destroy(d->ctx);
+        if (kctx_ok(d, d->destroy_status, "kctx_destroy")) d->ctx_created = 0;
+    }
+    for (int i = 0; i < DEMO_BUCKETS; i++) {
+        demo_bucket *b = &d->b[i];
+        if (b->x) SIM_OK_(d, sim_free(b->x));
+        if (b->h) SIM_OK_(d, sim_free(b->h));
+        if (b->y) SIM_OK_(d, sim_free(b->y));
+        b->x = b->h = b->y = 0;
+        free(b->stage_x);
+        free(b->out_y);
+        b->stage_x = b->out_y = NULL;
+    }
+    sim_devptr *w[4] = {&d->W1, &d->b1, &d->W2, &d->b2};
+    for (int i = 0; i < 4; i++) {
+        if (*w[i]) SIM_OK_(d, sim_free(*w[i]));
+        *w[i] = 0;
+    }
+    if (d->capture_stream) SIM_OK_(d, sim_stream_destroy(d->capture_stream));
+    if (d->serve_stream) SIM_OK_(d, sim_stream_destroy(d->serve_stream));
+    d->capture_stream = d->serve_stream = 0;
+    demo_model_free(&d->model);
+
+    /* Proof: the device holds exactly what it held before the demo. */
+    sim_object_counts now = SIM_OBJECT_COUNTS_INIT;
+    uint64_t allocs = 0, bytes = 0;
+    if (base == NULL) return; /* the demo never got as far as the device */
+    if (sim_object_counts_get(d->opt.device, &now) == SIM_OK &&
+        sim_mem_stats(d->opt.device, &allocs, &bytes) == SIM_OK) {
+        d->teardown_clean = now.streams == base->streams && now.events == base->events &&
+                            now.modules == base->modules && now.graphs == base->graphs &&
+                            now.graph_execs == base->graph_execs &&
+                            now.hooks_pending == base->hooks_pending && allocs == base_allocs &&
+                            bytes == base_bytes;
+        snprintf(d->teardown_detail, sizeof d->teardown_detail,
+                 "streams %llu, events %llu, modules %llu, graphs %llu, executable graphs %llu, "
+                 "pending hooks %llu, allocations %llu (%llu bytes)",
+                 (unsigned long long)now.streams, (unsigned long long)now.events,
+                 (unsigned long long)now.modules, (unsigned long long)now.graphs,
+                 (unsigned long long)now.graph_execs, (unsigned long long)now.hooks_pending,
+                 (unsigned long long)allocs, (unsigned long long)bytes);
+        if (!d->teardown_clean)
+            fail(d, "teardown: the device did not return to its baseline: %s", d->teardown_detail);
+    } else {
+        fail(d, "teardown: cannot read the device's live objects: %s", sim_last_error_message());
+    }
+}
+
+int demo_run(demo_state *d) {
+    double *scratch = malloc(2 * DEMO_H * sizeof(double));
+    if (scratch == NULL) return fail(d, "out of host memory"), 1;
+    sim_object_counts base = SIM_OBJECT_COUNTS_INIT;
+    uint64_t base_allocs = 0, base_bytes = 0;
+
+    progress(d, "framework: sim device %d, its streams, the weights", d->opt.device);
+    int ok = select_device(d);
+    /* The teardown proof's baseline: the device before the demo's own
+     * objects. From here on every lifecycle call would be kctx's: set
+     * device was the framework's, and it makes no other (K4). */
+    uint64_t lc0 = lifecycle_total(d->opt.device);
+    if (ok)
+        ok = SIM_OK_(d, sim_object_counts_get(d->opt.device, &base)) &&
+             SIM_OK_(d, sim_mem_stats(d->opt.device, &base_allocs, &base_bytes));
+    int have_base = ok;
+    if (ok) ok = framework_setup(d);
+    if (ok) {
+        progress(d, "kernel context: init on the borrowed device, prepare %d buckets",
+                 DEMO_BUCKETS);
+        ok = kctx_setup(d);
+    }
+    if (ok) {
+        progress(d, "warm-up: one eager launch per bucket, verified");
+        ok = warm_up(d, scratch);
+    }
+    if (ok) {
+        progress(d, "capture: one graph per bucket");
+        ok = capture_graphs(d);
+    }
+    if (ok) {
+        progress(d, "serving %llu requests", (unsigned long long)d->opt.requests);
+        ok = serve(d, scratch);
+        if (d->opt.progress_tty) fputc('\n', stderr);
+    }
+    if (ok) {
+        progress(d, "timing: replay against eager launch, %d pairs per bucket", DEMO_TIMING_ROUNDS);
+        ok = time_buckets(d, scratch);
+    }
+    if (ok) ok = check_context(d);
+    progress(d, "teardown: graphs, kctx_close, kctx_destroy, framework objects");
+    if (have_base)
+        teardown(d, &base, base_allocs, base_bytes);
+    else
+        teardown(d, NULL, 0, 0);
+    d->kctx_lifecycle_calls = lifecycle_total(d->opt.device) - lc0;
+    d->lifecycle_known = have_base;
+    if (have_base && d->kctx_lifecycle_calls != 0)
+        fail(d, "K4: %llu device lifecycle calls were made while kctx held the device",
+             (unsigned long long)d->kctx_lifecycle_calls);
+    free(scratch);
+    return d->failed ? 1 : 0;
+}

@@ -1,0 +1,159 @@
+/*
+ * platforms.c — the platform catalogue of the tool (see platforms.h). The
+ * sim is described through its own runtime API (sim.h), as a framework
+ * would; the other platforms have no adapter in libkctx yet.
+ */
+#include "platforms.h"
+
+#include <kctx/kctx.h>
+#include <kctx/sim.h>
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* sim                                                                 */
+
+static const sim_lifecycle_op k_sim_ops[SIM_LIFECYCLE_COUNT_] = {
+    SIM_LIFECYCLE_INIT, SIM_LIFECYCLE_FINALIZE, SIM_LIFECYCLE_SET_DEVICE,
+    SIM_LIFECYCLE_RESET_DEVICE};
+
+static int sim_lc_counts(int device, uint64_t *out) {
+    for (int i = 0; i < SIM_LIFECYCLE_COUNT_; i++)
+        if (sim_lifecycle_count(device, k_sim_ops[i], &out[i]) != SIM_OK) return -1;
+    return 0;
+}
+
+/* One call of each lifecycle op, as the device's owner. Finalize resets
+ * every device, so it runs only when nothing lives (the probe calls this
+ * before it creates anything); set device comes last to leave `device`
+ * current. */
+static int sim_lc_prove(int device, char *why, size_t why_size) {
+    sim_status st = sim_init();
+    const char *step = "sim_init";
+    if (st == SIM_OK) step = "sim_set_device", st = sim_set_device(device);
+    if (st == SIM_OK) step = "sim_device_reset", st = sim_device_reset();
+    if (st == SIM_OK) step = "sim_finalize", st = sim_finalize();
+    if (st == SIM_OK) step = "sim_set_device", st = sim_set_device(device);
+    if (st == SIM_OK) return 0;
+    snprintf(why, why_size, "%s: %s (%s)", step, sim_status_name(st), sim_last_error_message());
+    return -1;
+}
+
+static const probe_lifecycle k_sim_lifecycle = {
+    SIM_LIFECYCLE_COUNT_,
+    {"init", "finalize", "set device", "reset device"},
+    sim_lc_counts,
+    sim_lc_prove,
+};
+
+static int sim_devices(FILE *out, json_writer *jw) {
+    int count = 0, current = -1;
+    sim_status st = sim_device_count(&count);
+    if (st != SIM_OK) {
+        fprintf(stderr, "kctx platforms: error: sim_device_count: %s (%s)\n", sim_status_name(st),
+                sim_last_error_message());
+        return -1;
+    }
+    sim_get_device(&current);
+    if (jw) json_array_begin(jw, "devices");
+    for (int d = 0; d < count; d++) {
+        sim_device_props props = SIM_DEVICE_PROPS_INIT;
+        uint64_t epoch = 0, allocs = 0, bytes = 0;
+        st = sim_device_get_props(d, &props);
+        if (st == SIM_OK) st = sim_device_epoch(d, &epoch);
+        if (st == SIM_OK) st = sim_mem_stats(d, &allocs, &bytes);
+        if (st != SIM_OK) {
+            if (jw) json_array_end(jw);
+            fprintf(stderr, "kctx platforms: error: sim device %d: %s (%s)\n", d,
+                    sim_status_name(st), sim_last_error_message());
+            return -1;
+        }
+        if (jw) {
+            json_object_begin(jw, NULL);
+            json_u64(jw, "index", (uint64_t)d);
+            json_string(jw, "name", props.name);
+            json_u64(jw, "aicore_count", (uint64_t)props.aicore_count);
+            json_u64(jw, "aicpu_count", (uint64_t)props.aicpu_count);
+            json_u64(jw, "memory_bytes", props.memory_capacity);
+            json_u64(jw, "memory_in_use_bytes", bytes);
+            json_u64(jw, "max_params_bytes", props.max_params_size);
+            json_u64(jw, "max_block_dim", props.max_block_dim);
+            json_u64(jw, "alloc_alignment", props.alloc_alignment);
+            json_u64(jw, "device_word_bytes", props.device_word_size);
+            json_u64(jw, "epoch", epoch);
+            json_bool(jw, "current", d == current);
+            json_object_end(jw);
+        } else {
+            fprintf(out, "  device %d  %s%s\n", d, props.name,
+                    d == current ? "  (this thread's current device)" : "");
+            fprintf(out, "    cores          1 AICPU, %d AICore\n", props.aicore_count);
+            fprintf(out,
+                    "    memory         %" PRIu64 " MiB (%" PRIu64 " bytes in use), "
+                    "allocations aligned to %u bytes\n",
+                    props.memory_capacity >> 20, bytes, props.alloc_alignment);
+            fprintf(out,
+                    "    kernels        parameter blocks up to %u bytes, up to %u blocks per "
+                    "launch\n",
+                    props.max_params_size, props.max_block_dim);
+            fprintf(out, "    device epoch   %" PRIu64 " (resets so far)\n", epoch);
+        }
+    }
+    if (jw) json_array_end(jw);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the catalogue                                                       */
+
+static const tool_platform k_platforms[] = {
+    {"sim", "the simulated accelerator (libkctx_sim): streams, events, capture, graphs, faults",
+     fw_sim_driver, &k_sim_lifecycle, sim_devices},
+    {"opencl", "any OpenCL 3.0 device (PoCL on a CPU)", NULL, NULL, NULL},
+    {"cuda", "NVIDIA GPUs through the CUDA driver API, loaded at run time", NULL, NULL, NULL},
+};
+#define NPLATFORMS (sizeof k_platforms / sizeof k_platforms[0])
+
+const tool_platform *platforms_all(size_t *count) {
+    *count = NPLATFORMS;
+    return k_platforms;
+}
+
+const tool_platform *platforms_find(const char *name) {
+    for (size_t i = 0; i < NPLATFORMS; i++)
+        if (strcmp(k_platforms[i].name, name) == 0) return &k_platforms[i];
+    return NULL;
+}
+
+const char *platforms_names(void) {
+    static char buf[128];
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NPLATFORMS && n < sizeof buf; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? ", " : "", k_platforms[i].name);
+    return buf;
+}
+
+int platforms_built(const tool_platform *p, char *why, size_t why_size) {
+    kctx_context ctx = 0;
+    kctx_status st = kctx_context_create(p->name, &ctx);
+    if (st == KCTX_OK) {
+        kctx_destroy(ctx);
+        return 1;
+    }
+    if (st == KCTX_NOT_FOUND)
+        snprintf(why, why_size,
+                 "not built: this libkctx has no %s adapter (kctx_context_create: %s)", p->name,
+                 kctx_status_name(st));
+    else
+        snprintf(why, why_size, "unavailable: kctx_context_create: %s (%s)", kctx_status_name(st),
+                 kctx_thread_last_error());
+    return 0;
+}
+
+const char *platforms_default(const char *given) {
+    if (given != NULL) return given;
+    const char *env = getenv("KCTX_PLATFORM");
+    return env != NULL && env[0] != '\0' ? env : "sim";
+}

@@ -1,0 +1,47 @@
+/*
+ * platforms.h — the platforms this tool knows, whether libkctx was built
+ * with each, and what the tool can do on each: list its devices (`kctx
+ * platforms`), drive the conformance probes as the framework (`kctx
+ * probe`: a framework driver, fw.h) and read its lifecycle counters (the
+ * K4 probe).
+ *
+ * The names are those of the architecture (sim, opencl, cuda); whether one
+ * is built is asked of libkctx itself (kctx_context_create), never assumed.
+ */
+#ifndef KCTX_TOOL_PLATFORMS_H
+#define KCTX_TOOL_PLATFORMS_H
+
+#include "fw.h"
+#include "json.h"
+#include "probe_extra.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct tool_platform {
+    const char *name;    /* kctx platform name */
+    const char *summary; /* one line */
+    /* The framework driver of the conformance suite; NULL: none in this tool. */
+    const fw_driver *(*driver)(void);
+    /* Lifecycle counters for the K4 probe; NULL: none. */
+    const probe_lifecycle *lifecycle;
+    /* Print the platform's devices (text, indented), or write them as the
+     * "devices" array of `jw` when jw is not NULL. Returns 0, or -1 with a
+     * message on stderr. NULL: the tool cannot list them. */
+    int (*devices)(FILE *out, json_writer *jw);
+} tool_platform;
+
+const tool_platform *platforms_all(size_t *count);
+/* NULL for a name the tool does not know. */
+const tool_platform *platforms_find(const char *name);
+/* Names of every known platform, ", "-separated, in a static buffer. */
+const char *platforms_names(void);
+
+/* Whether libkctx has the platform: 1, or 0 with the reason in why. */
+int platforms_built(const tool_platform *p, char *why, size_t why_size);
+
+/* The platform name to use: `given`, else $KCTX_PLATFORM, else "sim" (the
+ * library's own default rule). */
+const char *platforms_default(const char *given);
+
+#endif /* KCTX_TOOL_PLATFORMS_H */
