@@ -105,8 +105,11 @@ static kctx_status register_id(kctx_ctx *c, uint64_t id, kctx_upload *u) {
     return KCTX_OK;
 }
 
-/* Build the device callable table for a validated image on the host. */
-static void *build_table(kctx_ctx *c, kctx_upload *u, const uint64_t *entries, size_t *bytes) {
+/* Build the device callable table for a validated image on the host:
+ * tasks, bindings and dependencies as in the image, plus successor lists
+ * (who to release when a task completes) and room for the per-launch
+ * scratch the device programs rewrite. */
+static void *build_table(const kctx_upload *u, const uint64_t *entries, size_t *bytes) {
     const kctx_image_view *v = &u->view;
     uint32_t nt = kctx_image_task_count(v), nc = kctx_image_child_count(v);
     uint32_t nb = 0, nd = 0;
@@ -115,15 +118,29 @@ static void *build_table(kctx_ctx *c, kctx_upload *u, const uint64_t *entries, s
         nb += task.binding_count;
         nd += task.dep_count;
     }
-    kctx_rt_callable h = {KCTX_RT_CALLABLE_MAGIC, nt, nc, kctx_image_param_count(v), nb, nd, 0, 0, 0, 0};
+    kctx_rt_callable h = {.magic = KCTX_RT_CALLABLE_MAGIC,
+                          .task_count = nt,
+                          .child_count = nc,
+                          .param_count = kctx_image_param_count(v),
+                          .binding_count = nb,
+                          .dep_count = nd,
+                          .succ_count = nd}; /* every dependency edge is one successor entry */
     h.entries_off = sizeof h;
     h.tasks_off = h.entries_off + (uint64_t)nc * 8;
     h.bindings_off = h.tasks_off + (uint64_t)nt * sizeof(kctx_rt_task);
     h.deps_off = h.bindings_off + (uint64_t)nb * sizeof(kctx_rt_binding);
-    *bytes = h.deps_off + (uint64_t)nd * 4;
-    if (*bytes % 8) *bytes += 8 - *bytes % 8;
+    h.succ_off = (h.deps_off + (uint64_t)nd * 4 + 7) & ~7ull;
+    h.succs_off = h.succ_off + (uint64_t)nt * sizeof(kctx_rt_succ);
+    h.scratch_off = (h.succs_off + (uint64_t)nd * 4 + 15) & ~15ull;
+    h.queue_off = h.scratch_off + (uint64_t)nt * sizeof(kctx_rt_task_state);
+    *bytes = (h.queue_off + (uint64_t)nt * 4 + 7) & ~7ull;
     uint8_t *t = calloc(1, *bytes);
-    if (!t) return NULL;
+    uint32_t *nsucc = calloc(nt ? nt : 1, sizeof *nsucc);
+    if (!t || !nsucc) {
+        free(t);
+        free(nsucc);
+        return NULL;
+    }
     memcpy(t, &h, sizeof h);
     memcpy(t + h.entries_off, entries, (size_t)nc * 8);
     uint32_t bi = 0, di = 0;
@@ -139,9 +156,28 @@ static void *build_table(kctx_ctx *c, kctx_upload *u, const uint64_t *entries, s
         for (uint32_t i = 0; i < task.dep_count; i++, di++) {
             uint32_t d = kctx_image_dep_at(v, k, i);
             memcpy(t + h.deps_off + (uint64_t)di * 4, &d, 4);
+            nsucc[d]++;
         }
     }
-    (void)c;
+    /* successor lists, in task order (dependencies only point backwards) */
+    uint32_t at = 0;
+    for (uint32_t k = 0; k < nt; k++) {
+        kctx_rt_succ sc = {at, 0};
+        memcpy(t + h.succ_off + (uint64_t)k * sizeof sc, &sc, sizeof sc);
+        at += nsucc[k];
+    }
+    for (uint32_t k = 0; k < nt; k++) {
+        kctx_image_task task = kctx_image_task_at(v, k);
+        for (uint32_t i = 0; i < task.dep_count; i++) {
+            uint32_t d = kctx_image_dep_at(v, k, i);
+            kctx_rt_succ sc;
+            memcpy(&sc, t + h.succ_off + (uint64_t)d * sizeof sc, sizeof sc);
+            memcpy(t + h.succs_off + (uint64_t)(sc.first + sc.count) * 4, &k, 4);
+            sc.count++;
+            memcpy(t + h.succ_off + (uint64_t)d * sizeof sc, &sc, sizeof sc);
+        }
+    }
+    free(nsucc);
     return t;
 }
 
@@ -167,7 +203,7 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
             st = KP(c, "function_address", function_address(self, u->fns[i], &entries[ch.func_id]));
     }
     size_t bytes = 0;
-    void *table = st ? NULL : build_table(c, u, entries, &bytes);
+    void *table = st ? NULL : build_table(u, entries, &bytes);
     free(entries);
     if (!st && !table) st = kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
     if (!st) {

@@ -99,7 +99,7 @@ typedef struct kctx_rt_image {
     uint32_t error;          /* device error word (KCTX_RT_ERR_*) */
     uint64_t error_detail;   /* TASK_FAILED: task index; CONCURRENT: refused launch id */
     uint64_t holder;         /* launch guard: 0 free, else the holder's launch id */
-    uint32_t completions;    /* bumped by workers after each block (scheduler waits on it) */
+    uint32_t completions;    /* unused (kept for layout stability) */
     uint32_t ready_count;    /* workers reported in for the holder's launch */
     uint32_t refused_replays;     /* K35 */
     uint32_t concurrent_launches; /* K23 */
@@ -108,7 +108,16 @@ typedef struct kctx_rt_image {
     uint64_t trace_capacity;
     uint64_t trace_head;
     uint64_t trace_dropped;
-    uint8_t pad[128 - 88];   /* keeps the mailboxes on their own lines */
+    /* the ready queue of the running launch (see kctx_rt_callable) */
+    uint32_t run_state;      /* 0 before the scheduler seeds, 1 running, 2 finished or aborted */
+    uint32_t q_gen;          /* bumped on every push and state change: idle workers wait on it */
+    uint32_t q_head, q_tail; /* ready queue positions */
+    uint32_t idle;           /* workers waiting on q_gen (pushers skip the wake when 0) */
+    uint32_t tasks_done;     /* the scheduler waits on it */
+    uint32_t fail_flag;      /* a block failed: later blocks are skipped */
+    uint32_t fail_task;
+    uint32_t fail_code;
+    uint8_t pad[192 - 124];  /* keeps the mailboxes on their own lines */
 } kctx_rt_image;
 
 /* Architecture register table: where each core's mailbox lives. */
@@ -122,8 +131,12 @@ typedef struct kctx_rt_arch {
 } kctx_rt_arch;
 
 /* A prepared callable's device table (one per distinct image, K14):
- * header, then entry addresses indexed by function id, tasks, bindings and
- * dependencies (offsets from the table start). */
+ * header, then entry addresses indexed by function id, tasks, bindings,
+ * dependencies, successor lists, and per-launch scratch (offsets from the
+ * table start). The scratch (per-task counters and the ready queue's
+ * slots) is rewritten by the scheduler at the start of every launch; one
+ * launch runs at a time per context (K23), so one scratch per table is
+ * enough. */
 #define KCTX_RT_CALLABLE_MAGIC 0x4b435431u /* "KCT1" */
 typedef struct kctx_rt_callable {
     uint32_t magic;
@@ -136,7 +149,24 @@ typedef struct kctx_rt_callable {
     uint64_t tasks_off;    /* kctx_rt_task[task_count] */
     uint64_t bindings_off; /* kctx_rt_binding[binding_count] */
     uint64_t deps_off;     /* u32[dep_count] */
+    uint64_t succ_off;     /* kctx_rt_succ[task_count]: where each task's successors are */
+    uint64_t succs_off;    /* u32[succ_count] */
+    uint64_t scratch_off;  /* kctx_rt_task_state[task_count] */
+    uint64_t queue_off;    /* u32[task_count]: ready queue slots (UINT32_MAX: not yet written) */
+    uint32_t succ_count;
+    uint32_t reserved;
 } kctx_rt_callable;
+
+typedef struct kctx_rt_succ {
+    uint32_t first, count;
+} kctx_rt_succ;
+
+typedef struct kctx_rt_task_state {
+    uint32_t deps_left;   /* predecessors not yet complete */
+    uint32_t next_block;  /* the next block to claim */
+    uint32_t blocks_done;
+    uint32_t reserved;
+} kctx_rt_task_state;
 
 typedef struct kctx_rt_task {
     uint32_t func_id;
