@@ -97,10 +97,13 @@ static kctx_ctx *slot_get(kctx_context h) {
  * runs, so destroy can unpublish a handle and the memory goes away only
  * when the last entry that looked it up has left. */
 static void ctx_put(kctx_ctx *c) {
-    /* New references are only taken under g_ctx_lock while the handle is
-     * published; destroy unpublishes and marks `dead` before dropping its
-     * own reference, so whoever drops the last one sees `dead`. */
-    if (atomic_fetch_sub(&c->refs, 1) == 1 && atomic_load(&c->dead)) {
+    /* Under the table lock: a thread that drops a reference must not look
+     * at the context afterwards (a racing destroy may free it at once), so
+     * the decrement and the "last one, and dead?" decision are one step. */
+    pthread_mutex_lock(&g_ctx_lock);
+    bool last = atomic_fetch_sub(&c->refs, 1) == 1 && atomic_load(&c->dead);
+    pthread_mutex_unlock(&g_ctx_lock);
+    if (last) {
         pthread_mutex_destroy(&c->lock);
         free(c);
     }
