@@ -244,17 +244,22 @@ typedef struct kctx_arg {
 /* Launch a prepared callable onto the CALLER's stream (a native stream of
  * the context's platform on the borrowed device; kctx never stores it).
  *
- * Preflight (K18), before anything is enqueued and with nothing changed:
- * handle; arguments (args/nargs matching the signature, fitting the
- * kernel-args capacity, every tensor larger than the largest byte offset
- * its task bindings use, caller stream non-zero, not one of the context's
- * streams, on the borrowed device, and on the sim every tensor range inside
- * one live allocation of the device): INVALID_ARGUMENT; phase (K8):
- * POISONED / DEVICE_LOST / INVALID_STATE; current device (K5): INVALID_STATE;
- * id: UNKNOWN_ID; capture: CAPTURE_ACTIVE when the context's streams belong
- * to a capture the caller stream is not in (K34), CAPTURE_BROKEN when the
- * caller's capture is already invalidated; CAPACITY when a captured launch
- * finds the pool of graph lifetime tokens exhausted (K25).
+ * Preflight (K18), before anything is enqueued and with nothing changed,
+ * in this order (the arguments can only be checked against the callable,
+ * so the id comes before them): caller stream non-zero: INVALID_ARGUMENT;
+ * mode and phase (K3, K8): INVALID_STATE / POISONED / DEVICE_LOST; current
+ * device (K5): INVALID_STATE; id: UNKNOWN_ID; arguments (args/nargs matching
+ * the signature, fitting the kernel-args capacity and the device's
+ * parameter limit, every tensor larger than the largest byte offset its
+ * task bindings use, the caller stream not one of the context's streams and
+ * on the borrowed device, and on the sim every tensor range inside one live
+ * allocation of the device): INVALID_ARGUMENT; capture: CAPTURE_ACTIVE when
+ * the context's streams belong to a capture the caller stream is not in
+ * (K34), CAPTURE_BROKEN when the caller's capture is already invalidated;
+ * CAPACITY when a captured launch finds the pool of graph lifetime tokens
+ * exhausted (K25). Besides the two capture-info queries, the preflight's
+ * only platform calls are the current-device read, one query of the caller
+ * stream (device and capture state) and, on the sim, the range lookups.
  *
  * Then it only enqueues (K19: no allocation, no host wait, no sync, no event
  * query) the chained sequence of K20:
@@ -286,7 +291,8 @@ KCTX_API kctx_status kctx_launch(kctx_context ctx, uint64_t id, const kctx_arg *
 
 typedef struct kctx_check_report {
     size_t size;              /* sizeof(kctx_check_report) */
-    kctx_status device_status; /* OK, DEVICE_ERROR (a task failed), CONCURRENT_LAUNCH */
+    kctx_status device_status; /* OK, DEVICE_ERROR (a task failed or a run stalled), CONCURRENT_LAUNCH,
+                                * or POISONED (the host poisoned the context earlier) */
     uint32_t refused_replays;  /* K35: replays refused by a poisoned context's scheduler */
     uint32_t concurrent_launches; /* K23 */
     uint64_t error_detail;     /* DEVICE_ERROR: the failed task's index */

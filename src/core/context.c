@@ -137,6 +137,10 @@ kctx_status kctx_context_create(const char *platform, kctx_context *out) {
     if (!name || !*name) name = "sim";
     const kctx_platform_desc *p = kctx_platform_find(name);
     if (!p) return kctx_fail(NULL, KCTX_NOT_FOUND, "no platform named '%s' is built into this library", name);
+    /* Tables start with their size: refuse one older than this core. */
+    if (p->size < sizeof *p || !p->ops || p->ops->size < sizeof *p->ops ||
+        (p->lifecycle && p->lifecycle->size < sizeof *p->lifecycle))
+        return kctx_fail(NULL, KCTX_UNSUPPORTED, "platform %s provides tables older than this library expects", name);
     kctx_ctx *c = calloc(1, sizeof *c);
     if (!c) return kctx_fail(NULL, KCTX_OUT_OF_MEMORY, "host allocation failed");
     pthread_mutex_init(&c->lock, NULL);

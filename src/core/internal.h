@@ -21,6 +21,9 @@
 #include <stdbool.h>
 
 #define KCTX_MSG 256
+/* The largest scheduler parameter block kctx builds (header + args
+ * snapshot), kept on the launch path's stack. */
+#define SNAPSHOT_LIMIT 4096u
 #define KCTX_EVENT_COUNT 5
 
 enum { KCTX_EV_START, KCTX_EV_AICORE_START, KCTX_EV_AICORE_DONE, KCTX_EV_AICPU_DONE, KCTX_EV_SERIAL_TAIL };
@@ -73,6 +76,7 @@ typedef struct kctx_ctx {
     bool has_epoch;
     bool claimed;
     uint32_t core_count;
+    uint32_t max_params; /* the device's largest kernel parameter block (the scheduler's snapshot) */
     uint32_t args_capacity;
     uint32_t token_capacity;
     uint32_t prepare_timeout_ms;
@@ -85,7 +89,6 @@ typedef struct kctx_ctx {
     kctx_res mem[KCTX_MEM_COUNT];
     uint64_t mem_bytes[KCTX_MEM_COUNT];
     void *staging[2];   /* host sources of init's uploads, kept while they may be in flight */
-    bool tokens_ready;
     atomic_uint tokens_in_use; /* live captured graphs holding the context (K25) */
 
     /* prepared callables */
@@ -167,7 +170,6 @@ kctx_status kctx_resources_create(kctx_ctx *c, bool *in_flight);
 kctx_status kctx_resources_release(kctx_ctx *c);
 /* Forget every handle without platform calls (K36, K31). */
 void kctx_resources_abandon(kctx_ctx *c);
-bool kctx_resources_any_live(const kctx_ctx *c);
 
 /* prepare.c */
 void kctx_callables_free_host(kctx_ctx *c);

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SNAPSHOT_MAX 4096u
 
 static kctx_callable *find_id(kctx_ctx *c, uint64_t id) {
     for (uint32_t i = 0; i < c->ncallables; i++)
@@ -27,6 +26,13 @@ static kctx_callable *find_id(kctx_ctx *c, uint64_t id) {
 void kctx_device_poison(kctx_ctx *c) {
     if (!c->mem[KCTX_MEM_RUNTIME_IMAGE].live || c->phase == KCTX_PHASE_QUARANTINED) return;
     kctx_pdevptr w = c->mem[KCTX_MEM_RUNTIME_IMAGE].h + offsetof(kctx_rt_image, error);
+    /* Keep a device-side cause the host has not read yet (K10: the first
+     * cause wins): a task failure already stops the graphs. */
+    uint32_t now = KCTX_RT_ERR_NONE;
+    atomic_fetch_add(&c->calls, 1);
+    if (c->ops->atomic_read_u32(c->plat->self, w, &now) == 0 && now != KCTX_RT_ERR_NONE &&
+        now != KCTX_RT_ERR_CONCURRENT_LAUNCH)
+        return;
     atomic_fetch_add(&c->calls, 1);
     /* best effort: the host-side poison already refuses every later launch */
     (void)c->ops->atomic_write_u32(c->plat->self, w, KCTX_RT_ERR_POISONED);
@@ -48,7 +54,7 @@ static kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg 
         return kctx_fail(c, KCTX_INVALID_ARGUMENT, "the callable takes %u arguments, %u given", u->nparams, nargs);
     if (nargs && !args) return kctx_fail(c, KCTX_INVALID_ARGUMENT, "args is NULL");
     uint64_t bytes = (uint64_t)nargs * sizeof(kctx_rt_arg);
-    if (bytes > c->args_capacity || bytes + sizeof(kctx_rt_scheduler_params) > SNAPSHOT_MAX)
+    if (bytes > c->args_capacity || bytes + sizeof(kctx_rt_scheduler_params) > c->max_params)
         return kctx_fail(c, KCTX_INVALID_ARGUMENT, "%llu bytes of arguments exceed the kernel-args capacity (%u)",
                          (unsigned long long)bytes, c->args_capacity);
     for (uint32_t i = 0; i < nargs; i++) {
@@ -119,7 +125,7 @@ static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_a
     kctx_rt_acquire_params ap = {arch, id};
     uint32_t flags = c->trace ? KCTX_RT_FLAG_TRACE : 0; /* travels by value into every replay (K32) */
     kctx_rt_worker_params wp = {arch, id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h, flags, 0};
-    _Alignas(16) unsigned char sbuf[SNAPSHOT_MAX];
+    _Alignas(16) unsigned char sbuf[SNAPSHOT_LIMIT]; /* args by value, on the stack (K19, K22) */
     kctx_rt_scheduler_params *sp = (kctx_rt_scheduler_params *)sbuf;
     *sp = (kctx_rt_scheduler_params){arch, id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h, KCTX_RT_SCHED_RUN, nargs, flags, 0};
     for (uint32_t i = 0; i < nargs; i++) sp->snapshot[i] = (kctx_rt_arg){args[i].value, args[i].size};
@@ -155,12 +161,12 @@ failed:;
      * honour compensation (and program mode's recovery already abandoned
      * the handles, K31). */
     if (!ch.caller_started) return st;
-    if (c->phase == KCTX_PHASE_QUARANTINED || c->phase == KCTX_PHASE_CLOSED) return captured ? KCTX_CAPTURE_BROKEN : st;
+    if (c->phase == KCTX_PHASE_QUARANTINED || c->phase == KCTX_PHASE_CLOSED) return st; /* DEVICE_LOST (K29) */
     char sub[KCTX_MSG];
     snprintf(sub, sizeof sub, "%s", kctx_thread_last_error());
     /* K24: drive the chain back to the caller stream. The acquire step may
-     * hold the guard and workers may wait for posts: the scheduler in abort
-     * mode posts exit and releases the guard. */
+     * hold the guard and workers may be waiting for the run: the scheduler
+     * in abort mode ends the run (workers leave) and releases the guard. */
     kctx_status comp = KCTX_OK, cs;
 #define COMP(what, call)          \
     do {                          \

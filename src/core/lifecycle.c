@@ -65,6 +65,7 @@ static kctx_status read_device(kctx_ctx *c, int device) {
     if (info.aicore_count == 0 || info.aicore_count > 1024)
         return kctx_fail(c, KCTX_UNSUPPORTED, "device %d reports %u cores", device, info.aicore_count);
     c->core_count = info.aicore_count;
+    c->max_params = info.max_params_size < SNAPSHOT_LIMIT ? info.max_params_size : SNAPSHOT_LIMIT;
     c->has_epoch = info.has_epoch != 0;
     c->epoch = 0;
     if (c->has_epoch) st = KP(c, "device_epoch", device_epoch(c->plat->self, device, &c->epoch));
@@ -179,6 +180,7 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
     if (!st) st = kp_relaxed_begin(c);
     if (st) {
         c->device = -1;
+        kctx_trace_free(c);
         kctx_ctx_release(c);
         return st;
     }
@@ -278,11 +280,14 @@ kctx_status kctx_close(kctx_context h) {
      * released; a failed copy keeps it on the device for the retry. */
     if (c->trace && !c->trace_collected) {
         st = kctx_trace_collect(c, false);
-        if (st) {
+        if (st == KCTX_DEVICE_LOST) { /* quarantined: the owner's reset is the way out (K30) */
             kp_relaxed_end(c);
             kctx_ctx_release(c);
             return st;
         }
+        if (st) /* e.g. a stream whose work failed on the device: the device records are lost, the
+                 * trace is still written (host spans); teardown goes on (K32) */
+            kctx_set_teardown_error(c, st, kctx_thread_last_error());
         c->trace_collected = true;
     }
     c->phase = KCTX_PHASE_CLOSING; /* sticky from the first destructive step (K26) */

@@ -106,18 +106,7 @@ kctx_status kctx_resources_create(kctx_ctx *c, bool *in_flight) {
     st = init_device_memory(c, in_flight);
     if (st) return st;
     atomic_store(&c->tokens_in_use, 0);
-    c->tokens_ready = true;
     return KCTX_OK;
-}
-
-bool kctx_resources_any_live(const kctx_ctx *c) {
-    for (int i = 0; i < 2; i++)
-        if (c->streams[i].live) return true;
-    for (int i = 0; i < KCTX_EVENT_COUNT; i++)
-        if (c->events[i].live) return true;
-    for (int i = 0; i < KCTX_MEM_COUNT; i++)
-        if (c->mem[i].live) return true;
-    return c->programs.live || c->uploads != NULL;
 }
 
 /* Release one resource: forget it on success, keep it on failure and note
@@ -142,7 +131,6 @@ kctx_status kctx_resources_release(kctx_ctx *c) {
     void *self = c->plat->self;
     kctx_status first = KCTX_OK;
     free_staging(c); /* callers release only once the streams are idle */
-    c->tokens_ready = false;
     kctx_status st = kctx_uploads_release(c);
     if (st) first = st;
     for (int i = KCTX_MEM_COUNT - 1; i >= 0; i--)
@@ -166,5 +154,4 @@ void kctx_resources_abandon(kctx_ctx *c) {
     memset(c->events, 0, sizeof c->events);
     memset(&c->programs, 0, sizeof c->programs);
     memset(c->mem, 0, sizeof c->mem);
-    c->tokens_ready = false;
 }

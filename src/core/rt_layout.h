@@ -18,7 +18,7 @@ enum {
     KCTX_RT_ERR_TASK_FAILED = 2,       /* a child kernel reported an error; detail = task */
     KCTX_RT_ERR_POISONED = 3,          /* the host poisoned the context */
     KCTX_RT_ERR_QUARANTINED = 4,
-    KCTX_RT_ERR_BAD_LAUNCH = 5         /* a launch's parameters were inconsistent */
+    KCTX_RT_ERR_BAD_LAUNCH = 5         /* a run made no progress for the watchdog's period */
 };
 
 /* Device trace records (K32), written by the device programs into the
@@ -74,23 +74,13 @@ typedef struct kctx_rt_scheduler_params {
     kctx_rt_arg snapshot[]; /* nargs entries */
 } kctx_rt_scheduler_params;
 
-/* Mailbox commands (scheduler -> worker). */
-enum { KCTX_RT_CMD_IDLE = 0, KCTX_RT_CMD_RUN = 1, KCTX_RT_CMD_EXIT = 2 };
-
-/* Per-core mailbox (KCTX_RT_MAILBOX_STRIDE bytes). The scheduler writes
- * task/block/cmd then bumps `post`; the worker runs it, writes
- * status/detail, sets `ack` = post and bumps the image's `completions`. */
+/* Per-core mailbox (KCTX_RT_MAILBOX_STRIDE bytes): a core's report-in
+ * slot. Work is not posted through it: workers pull ready tasks from the
+ * run's queue (see kctx_rt_image and kctx_rt_callable). */
 typedef struct kctx_rt_mailbox {
-    uint32_t post;   /* scheduler: post counter (the worker waits on it) */
-    uint32_t ack;    /* worker: last post completed */
     uint32_t ready;  /* worker: 1 once reported in for the current launch */
-    uint32_t cmd;
-    uint32_t task;
-    uint32_t block;
-    uint32_t status; /* worker: 0 ok, else the child's error code */
-    uint32_t reserved;
-    uint64_t detail;
-    uint8_t pad[KCTX_RT_MAILBOX_STRIDE - 40];
+    uint32_t reserved[3];
+    uint8_t pad[KCTX_RT_MAILBOX_STRIDE - 16];
 } kctx_rt_mailbox;
 
 /* The runtime image: this header, then core_count mailboxes. */
@@ -99,8 +89,9 @@ typedef struct kctx_rt_image {
     uint32_t error;          /* device error word (KCTX_RT_ERR_*) */
     uint64_t error_detail;   /* TASK_FAILED: task index; CONCURRENT: refused launch id */
     uint64_t holder;         /* launch guard: 0 free, else the holder's launch id */
-    uint32_t completions;    /* unused (kept for layout stability) */
-    uint32_t ready_count;    /* workers reported in for the holder's launch */
+    uint32_t sched_claim;    /* 0 after a successful acquire; the run's scheduler takes it (1), so a
+                              * second copy of the same graph (same launch id) cannot run it twice */
+    uint32_t live_workers;   /* workers inside the run: the guard is released only at 0 */
     uint32_t refused_replays;     /* K35 */
     uint32_t concurrent_launches; /* K23 */
     uint64_t launches_done;

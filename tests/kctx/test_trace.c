@@ -265,3 +265,47 @@ KT_TEST(fault_sweep_covers_the_trace_buffers) { /* K32, K7, K26 */
     }
     unlink(path);
 }
+
+KT_TEST(a_context_whose_task_failed_still_closes_with_tracing_on) { /* K32, K26 */
+    /* a child kernel that reports a device-side error: its stream's error
+     * is sticky, so the device ring cannot be copied back through it; close
+     * must still complete, write the host spans and say so */
+    char path[128];
+    trace_path(path, sizeof path, "failed");
+    kt_image mod = kt_test_kernels_module();
+    kctx_image_builder *b = kctx_image_builder_new("fails");
+    uint32_t fid = 0;
+    kctx_image_builder_child(b, "fail", "k_report_error", &fid);
+    kctx_image_builder_child_param(b, "code", KCTX_PARAM_SCALAR);
+    kctx_image_builder_child_param(b, "detail", KCTX_PARAM_SCALAR);
+    kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod.bytes, mod.size);
+    kctx_image_builder_task(b, fid, 1, NULL);
+    kctx_image_builder_bind(b, KCTX_BIND_IMMEDIATE, 0, 7);
+    kctx_image_builder_bind(b, KCTX_BIND_IMMEDIATE, 0, 9);
+    void *img = NULL;
+    size_t size = 0;
+    int built = kctx_image_builder_finish(b, &img, &size, NULL, 0) == KCTX_BUILD_OK;
+    kctx_image_builder_free(b);
+    REQUIRE(built);
+    kctx_context c = kt_create();
+    kctx_kernel_config cfg = trace_config(path, 256);
+    REQUIRE_OK(kctx_kernel_init(c, &cfg));
+    REQUIRE_OK(kctx_prepare(c, 1, img, size));
+    free(img);
+    sim_stream s = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    CHECK_OK(kctx_launch(c, 1, NULL, 0, s));
+    CHECK_SIM(sim_stream_synchronize(s), SIM_KERNEL_ERROR);
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    CHECK_K(kctx_check(c, &rep), KCTX_DEVICE_ERROR);
+    CHECK_EQ(rep.error_detail, 0); /* task 0 */
+    CHECK_OK(kctx_close(c));
+    CHECK_PHASE(c, KCTX_PHASE_CLOSED);
+    CHECK_OK(kctx_destroy(c));
+    char *json = slurp(path);
+    REQUIRE(json != NULL);
+    CHECK(strstr(json, "\"name\":\"launch\"") != NULL);
+    free(json);
+    unlink(path);
+    CHECK_SIM_OK(sim_stream_destroy(s));
+}

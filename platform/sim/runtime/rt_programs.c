@@ -33,8 +33,9 @@
 #define A64(p) ((_Atomic uint64_t *)(p))
 #define MAX_TASKS 4096u
 #define MAX_CHILD_PARAMS 64u
-/* A worker waiting for a post, or the scheduler for a completion, gives up
- * after this long: a runtime bug then shows as an error, not a hang. */
+/* The scheduler's watchdog: a run in which no task completes for this long
+ * has stalled (a runtime bug shows as an error, not a hang). Idle workers
+ * re-check at the same period. */
 #define WAIT_NS (120ull * 1000000000ull)
 
 static kctx_rt_mailbox *mailbox(const kctx_rt_arch *arch, uint32_t i) {
@@ -74,16 +75,8 @@ SIM_KERNEL(kctx_rt_acquire) {
     uint64_t expected = 0;
     if (atomic_compare_exchange_strong(A64(&rt->holder), &expected, p->launch_id)) {
         /* The guard is ours: nothing else touches the shared state now. */
-        for (uint32_t i = 0; i < arch->core_count; i++) {
-            kctx_rt_mailbox *mb = mailbox(arch, i);
-            atomic_store(A32(&mb->post), 0);
-            atomic_store(A32(&mb->ack), 0);
-            atomic_store(A32(&mb->ready), 0);
-            mb->cmd = KCTX_RT_CMD_IDLE;
-            mb->status = 0;
-            mb->detail = 0;
-        }
-        atomic_store(A32(&rt->ready_count), 0);
+        for (uint32_t i = 0; i < arch->core_count; i++) atomic_store(A32(&mailbox(arch, i)->ready), 0);
+        atomic_store(A32(&rt->sched_claim), 0);
         atomic_store(A32(&rt->run_state), 0);
         atomic_store(A32(&rt->q_head), 0);
         atomic_store(A32(&rt->q_tail), 0);
@@ -139,6 +132,10 @@ static void push(kctx_rt_image *rt, const graph_view *g, uint32_t task) {
     atomic_store(A32(&g->queue[i]), task);
 }
 
+static void worker_leave(kctx_rt_image *rt, const sim_kernel_services *svc) {
+    if (atomic_fetch_sub(A32(&rt->live_workers), 1) == 1) svc->wake_u32(&rt->live_workers);
+}
+
 /* ------------------------------------------------------------------ */
 
 SIM_KERNEL(kctx_rt_worker) {
@@ -147,12 +144,18 @@ SIM_KERNEL(kctx_rt_worker) {
     const kctx_rt_arch *arch = DEV(const kctx_rt_arch *, p->arch);
     kctx_rt_image *rt = DEV(kctx_rt_image *, arch->runtime_image);
     uint32_t me = ctx->block_idx;
-    /* Refused launch (K23) or a block beyond the table: exit untouched. */
-    if (me >= arch->core_count || atomic_load(A64(&rt->holder)) != p->launch_id) return;
+    if (me >= arch->core_count) return;
     const sim_kernel_services *svc = ctx->svc;
+    /* Count in before looking at the guard: the run's end waits for every
+     * counted worker to leave before it releases the guard, so no worker
+     * of this launch can touch the next holder's queue. */
+    atomic_fetch_add(A32(&rt->live_workers), 1);
+    if (atomic_load(A64(&rt->holder)) != p->launch_id) { /* refused (K23): exit untouched */
+        worker_leave(rt, svc);
+        return;
+    }
     const int tracing = (p->flags & KCTX_RT_FLAG_TRACE) != 0;
     atomic_store(A32(&mailbox(arch, me)->ready), 1);
-    atomic_fetch_add(A32(&rt->ready_count), 1);
     graph_view g = view_of(p->callable);
     const uint8_t *cbase = (const uint8_t *)g.cal;
     const uint64_t *entries = (const uint64_t *)(cbase + g.cal->entries_off);
@@ -162,11 +165,9 @@ SIM_KERNEL(kctx_rt_worker) {
 
     for (;;) {
         uint32_t gen = ld(&rt->q_gen);
-        /* the guard moved on (a stale worker of an earlier launch), or the
-         * run is over: exit */
-        if (atomic_load(A64(&rt->holder)) != p->launch_id) return;
+        /* the run is over (or, defensively, the guard is not ours): leave */
         uint32_t state = ld(&rt->run_state);
-        if (state == 2) return;
+        if (state == 2 || atomic_load(A64(&rt->holder)) != p->launch_id) break;
         uint32_t h = ld(&rt->q_head);
         uint32_t task = state == 1 && h < ld(&rt->q_tail) ? ld(&g.queue[h]) : EMPTY_SLOT;
         if (task == EMPTY_SLOT) { /* nothing ready yet: wait for a push or the end */
@@ -174,12 +175,14 @@ SIM_KERNEL(kctx_rt_worker) {
             int rc = SIM_SVC_OK;
             if (ld(&rt->q_gen) == gen) rc = svc->wait_u32(&rt->q_gen, gen, WAIT_NS);
             atomic_fetch_sub(A32(&rt->idle), 1);
-            if (rc == SIM_SVC_DEVICE_LOST) return;
-            if (rc == SIM_SVC_TIMEOUT) {
+            if (rc == SIM_SVC_DEVICE_LOST) break;
+            if (rc == SIM_SVC_TIMEOUT && ld(&rt->run_state) == 0) {
+                /* no scheduler came for this launch (its enqueue and the
+                 * compensation both failed): leave rather than hang */
                 svc->report_error(KCTX_RT_ERR_BAD_LAUNCH, me);
-                return;
+                break;
             }
-            continue;
+            continue; /* while a scheduler runs, its watchdog judges progress */
         }
         const kctx_rt_task *t = &g.tasks[task];
         uint32_t blk = atomic_fetch_add(A32(&g.st[task].next_block), 1);
@@ -226,20 +229,34 @@ SIM_KERNEL(kctx_rt_worker) {
                 }
             }
             if (pushed) bump(rt, svc);
+            /* only the last completion wakes the scheduler; its watchdog
+             * reads progress from the count itself */
             if (atomic_fetch_add(A32(&rt->tasks_done), 1) + 1 == ntasks) svc->wake_u32(&rt->tasks_done);
         }
     }
+    worker_leave(rt, svc);
 }
 
 /* ------------------------------------------------------------------ */
 
-/* End the run: workers exit on run_state 2; then the guard is released. */
+/* End the run: workers leave on run_state 2; once every counted worker
+ * has left, the guard is released (K23: the next holder's run is never
+ * touched by a worker of this one). */
 static void end_run(kctx_rt_image *rt, const sim_kernel_services *svc, uint64_t id) {
     atomic_store(A32(&rt->run_state), 2);
     atomic_fetch_add(A32(&rt->q_gen), 1);
     svc->wake_u32(&rt->q_gen);
+    for (uint32_t n; (n = ld(&rt->live_workers)) != 0;)
+        if (svc->wait_u32(&rt->live_workers, n, WAIT_NS) == SIM_SVC_DEVICE_LOST) break;
     uint64_t mine = id;
     atomic_compare_exchange_strong(A64(&rt->holder), &mine, 0);
+}
+
+/* Take the run: only one scheduler per successful acquire (a second
+ * executable copy of the same graph carries the same launch id). */
+static int claim_run(kctx_rt_image *rt) {
+    uint32_t zero = 0;
+    return atomic_compare_exchange_strong(A32(&rt->sched_claim), &zero, 1);
 }
 
 SIM_KERNEL(kctx_rt_scheduler) {
@@ -248,8 +265,10 @@ SIM_KERNEL(kctx_rt_scheduler) {
     const sim_kernel_services *svc = ctx->svc;
     const kctx_rt_arch *arch = DEV(const kctx_rt_arch *, p->arch);
     kctx_rt_image *rt = DEV(kctx_rt_image *, arch->runtime_image);
-    /* A refused launch (the guard is another launch's) touches nothing. */
-    if (atomic_load(A64(&rt->holder)) != p->launch_id) return;
+    /* A refused launch (the guard is another launch's, or this launch's
+     * run is already taken by another copy of the same graph) touches
+     * nothing. */
+    if (atomic_load(A64(&rt->holder)) != p->launch_id || !claim_run(rt)) return;
     if (p->mode == KCTX_RT_SCHED_ABORT) { /* K24 compensation */
         end_run(rt, svc, p->launch_id);
         return;
@@ -281,8 +300,9 @@ SIM_KERNEL(kctx_rt_scheduler) {
     for (uint32_t t = 0; t < ntasks; t++)
         if (g.tasks[t].dep_count == 0) push(rt, &g, t);
     bump(rt, svc);
-    int failed = 0;
-    uint32_t failed_task = 0, failed_code = 0;
+    /* Wait for the graph. Watchdog: a long task is fine as long as tasks
+     * keep completing; WAIT_NS with no task completed is a stalled run. */
+    uint32_t stalled = 0;
     for (;;) {
         uint32_t done = ld(&rt->tasks_done);
         if (done >= ntasks) break;
@@ -291,24 +311,28 @@ SIM_KERNEL(kctx_rt_scheduler) {
             end_run(rt, svc, p->launch_id);
             return;
         }
-        if (rc == SIM_SVC_TIMEOUT) {
-            failed = 1;
-            failed_code = KCTX_RT_ERR_BAD_LAUNCH;
+        if (rc == SIM_SVC_TIMEOUT && ld(&rt->tasks_done) == done) {
+            stalled = 1;
             break;
         }
     }
-    if (ld(&rt->fail_flag)) {
-        failed = 1;
-        failed_task = rt->fail_task;
-        failed_code = rt->fail_code;
+    uint32_t err_word = KCTX_RT_ERR_NONE, code = 0;
+    uint64_t detail = 0;
+    if (ld(&rt->fail_flag)) { /* a child kernel failed: the error word says which task */
+        err_word = KCTX_RT_ERR_TASK_FAILED;
+        detail = rt->fail_task;
+        code = rt->fail_code;
+    } else if (stalled) {
+        err_word = KCTX_RT_ERR_BAD_LAUNCH;
+        detail = ld(&rt->tasks_done);
     }
-    if (failed) {
-        /* The launch failed on the device: the error word says which task,
-         * and the stream reports it. The host poisons at check. */
+    if (err_word != KCTX_RT_ERR_NONE) {
+        /* The launch failed on the device; its stream reports it and the
+         * host poisons at check. */
         uint32_t none = KCTX_RT_ERR_NONE;
-        if (atomic_compare_exchange_strong(A32(&rt->error), &none, KCTX_RT_ERR_TASK_FAILED))
-            atomic_store(A64(&rt->error_detail), failed_task);
-        svc->report_error(KCTX_RT_ERR_TASK_FAILED, ((uint64_t)failed_code << 32) | failed_task);
+        if (atomic_compare_exchange_strong(A32(&rt->error), &none, err_word))
+            atomic_store(A64(&rt->error_detail), detail);
+        svc->report_error(err_word, ((uint64_t)code << 32) | (uint32_t)detail);
     }
     atomic_fetch_add(A64(&rt->launches_done), 1);
     if (tracing) trace(rt, KCTX_RT_TRACE_SCHED, t_start, svc->clock_ns(), p->launch_id, UINT32_MAX, 0, 0, 0);
