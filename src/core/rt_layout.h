@@ -99,17 +99,25 @@ typedef struct kctx_rt_image {
     uint64_t trace_capacity;
     uint64_t trace_head;
     uint64_t trace_dropped;
-    /* the ready queue of the running launch (see kctx_rt_callable) */
+    uint8_t pad0[128 - 80];
+    /* The ready queue of the running launch (see kctx_rt_callable). Words
+     * that every worker writes for every task sit on their own cache
+     * lines, so the cores do not fight over one line. */
     uint32_t run_state;      /* 0 before the scheduler seeds, 1 running, 2 finished or aborted */
     uint32_t q_gen;          /* bumped on every push and state change: idle workers wait on it */
-    uint32_t q_head, q_tail; /* ready queue positions */
     uint32_t idle;           /* workers waiting on q_gen (pushers skip the wake when 0) */
-    uint32_t tasks_done;     /* the scheduler waits on it */
     uint32_t fail_flag;      /* a block failed: later blocks are skipped */
     uint32_t fail_task;
     uint32_t fail_code;
-    uint8_t pad[192 - 124];  /* keeps the mailboxes on their own lines */
+    uint8_t pad1[64 - 24];
+    uint32_t q_head;         /* next queue slot to take blocks from */
+    uint8_t pad2[64 - 4];
+    uint32_t q_tail;         /* next free queue slot */
+    uint8_t pad3[64 - 4];
+    uint32_t tasks_done;     /* the scheduler waits on it */
+    uint8_t pad4[64 - 4];
 } kctx_rt_image;
+_Static_assert(sizeof(kctx_rt_image) % 64 == 0, "the mailboxes after the runtime image start on cache lines");
 
 /* Architecture register table: where each core's mailbox lives. */
 typedef struct kctx_rt_arch {
