@@ -306,7 +306,8 @@ SIM_API sim_status sim_event_elapsed_ms(float *ms, sim_event start, sim_event en
  * the current device. Forbidden while a capture restricts the thread. */
 SIM_API sim_status sim_module_load(sim_module *module, const void *bytes, size_t size);
 /* Unloads; the module's functions become invalid handles. SIM_ILLEGAL_STATE
- * while work using one of its functions is still enqueued or running. */
+ * while work using one of its functions is still enqueued or running, or
+ * while a graph or executable graph holds a launch of one of them. */
 SIM_API sim_status sim_module_unload(sim_module module);
 /* Look up an entry point (a function with the sim_kernel_fn signature). */
 SIM_API sim_status sim_module_get_function(sim_function *fn, sim_module module, const char *name);
