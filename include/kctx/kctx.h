@@ -217,13 +217,18 @@ KCTX_API kctx_status kctx_prepare(kctx_context ctx, uint64_t id, const void *ima
  *     is CLOSED (claim released);
  *  2. QUARANTINED: DEVICE_LOST, nothing released (the device cannot honour
  *     releases); the way out is (1);
- *  3. BUSY (phase unchanged) when the context's streams are part of a
- *     capture, a launch is still running on them, or live captured graphs
- *     hold the context — the message gives the reason and counts;
- *  4. CLOSING, then release in reverse creation order; a release that fails
+ *  3. the calling thread's current device must be the context's (K5):
+ *     INVALID_STATE otherwise, nothing changed;
+ *  4. BUSY (phase unchanged) when the context's streams are part of a
+ *     capture, work is still in flight on them (also on a CLOSING retry), or
+ *     live captured graphs hold the context — the message gives the reason
+ *     and counts;
+ *  5. with tracing, the device trace is copied back (K32); a copy that
+ *     fails is noted in the teardown slot and close goes on;
+ *  6. CLOSING, then release in reverse creation order; a release that fails
  *     keeps its handle and the first failure is returned (the context stays
  *     CLOSING; a retry releases exactly the remainder); once all are
- *     released: CLOSED and the claim released.
+ *     released: CLOSED, the claim released, then the trace file written.
  * Close of a NEW context makes it CLOSED; of a CLOSED context is OK. */
 KCTX_API kctx_status kctx_close(kctx_context ctx);
 
