@@ -72,6 +72,20 @@ static kctx_status read_device(kctx_ctx *c, int device) {
     return st;
 }
 
+/* The tail of kernel and program init, once the latch is set: create the
+ * resident resources (K11) — unless `st` already failed — or roll back,
+ * trace the init, restore the capture mode and leave the context. */
+static kctx_status finish_init(kctx_ctx *c, kctx_status st, uint64_t t0) {
+    bool in_flight = false;
+    if (!st) st = kctx_resources_create(c, &in_flight);
+    if (st) st = init_failed(c, st, in_flight);
+    else c->phase = KCTX_PHASE_READY;
+    kctx_trace_span(c, KCTX_DFX_INIT, t0, 0, 0, st);
+    kp_relaxed_end(c);
+    kctx_ctx_release(c);
+    return st;
+}
+
 kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *cfg) {
     kctx_ctx *c;
     kctx_status st = kctx_ctx_acquire(h, &c);
@@ -120,14 +134,7 @@ kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *cfg) {
     c->args_capacity = cfg->args_capacity;
     c->token_capacity = cfg->token_capacity;
     c->prepare_timeout_ms = cfg->prepare_timeout_ms;
-    bool in_flight = false;
-    st = kctx_resources_create(c, &in_flight);
-    if (st) st = init_failed(c, st, in_flight);
-    else c->phase = KCTX_PHASE_READY;
-    kctx_trace_span(c, KCTX_DFX_INIT, t0, 0, 0, st);
-    kp_relaxed_end(c);
-    kctx_ctx_release(c);
-    return st;
+    return finish_init(c, KCTX_OK, t0);
 }
 
 kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
@@ -184,15 +191,7 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
         kctx_ctx_release(c);
         return st;
     }
-    bool in_flight = false;
-    st = read_device(c, c->device);
-    if (!st) st = kctx_resources_create(c, &in_flight);
-    if (st) st = init_failed(c, st, in_flight);
-    else c->phase = KCTX_PHASE_READY;
-    kctx_trace_span(c, KCTX_DFX_INIT, t0, 0, 0, st);
-    kp_relaxed_end(c);
-    kctx_ctx_release(c);
-    return st;
+    return finish_init(c, read_device(c, c->device), t0);
 }
 
 /* Program mode's recovery policy (K31): it owns the device, so a fatal
