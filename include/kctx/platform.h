@@ -120,15 +120,12 @@ typedef struct kctx_platform_ops {
     /* 0 idle, NOT_READY class while work is pending. Never on a capturing
      * stream (the core checks capture_info first). */
     int (*stream_query)(void *self, kctx_pstream stream);
-    /* Legal at any time, also on a capturing stream; never changes a
-     * capture. `id` and `graph` are 0 when status is NONE. */
-    int (*stream_capture_info)(void *self, kctx_pstream stream, kctx_pcapture_status *status, uint64_t *id,
-                               kctx_pgraph *graph);
-    /* stream_capture_info plus the stream's device, in one call (launch's
-     * preflight of the caller stream, K18). */
+    /* A stream's device and capture state, in one call: legal at any time,
+     * also on a capturing stream; never changes a capture. `id` and `graph`
+     * are 0 when status is NONE. Any out-pointer may be NULL. (Launch's
+     * preflight checks the caller stream with one call, K18/K25/K34.) */
     int (*stream_info)(void *self, kctx_pstream stream, int *device, kctx_pcapture_status *status, uint64_t *id,
                        kctx_pgraph *graph);
-    int (*stream_device)(void *self, kctx_pstream stream, int *device);
 
     /* ---- events (synchronisation only: no timing) ---- */
     int (*event_create)(void *self, kctx_pevent *event);
@@ -144,8 +141,6 @@ typedef struct kctx_platform_ops {
     /* Asynchronous device-to-host copy (trace copy-back); `dst` must stay
      * valid until the stream has executed it. */
     int (*memcpy_dtoh_async)(void *self, void *dst, kctx_pdevptr src, size_t size, kctx_pstream stream);
-    /* Synchronous device-to-host copy of a small, idle range. */
-    int (*memcpy_dtoh)(void *self, void *dst, kctx_pdevptr src, size_t size);
     /* Atomic read of one aligned device word (the host reading a flag). */
     int (*atomic_read_u32)(void *self, kctx_pdevptr ptr, uint32_t *value);
     /* Atomic write of one aligned device word, visible to running and later

@@ -100,14 +100,6 @@ static int a_stream_query(void *self, kctx_pstream s) {
     (void)self;
     return sim_stream_query(s);
 }
-static int a_stream_capture_info(void *self, kctx_pstream s, kctx_pcapture_status *status, uint64_t *id,
-                                 kctx_pgraph *graph) {
-    (void)self;
-    sim_capture_status cs = SIM_CAPTURE_STATUS_NONE;
-    int st = sim_stream_get_capture_info(s, &cs, id, graph);
-    if (!st && status) *status = (kctx_pcapture_status)cs;
-    return st;
-}
 static int a_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_status *status, uint64_t *id,
                          kctx_pgraph *graph) {
     (void)self;
@@ -115,10 +107,6 @@ static int a_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_
     int st = sim_stream_get_info(s, device, &cs, id, graph);
     if (!st && status) *status = (kctx_pcapture_status)cs;
     return st;
-}
-static int a_stream_device(void *self, kctx_pstream s, int *d) {
-    (void)self;
-    return sim_stream_get_device(s, d);
 }
 static int a_event_create(void *self, kctx_pevent *e) {
     (void)self;
@@ -155,10 +143,6 @@ static int a_memset_async(void *self, kctx_pdevptr dst, uint8_t v, size_t size, 
 static int a_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t size, kctx_pstream s) {
     (void)self;
     return sim_memcpy_async(dst, (const void *)(uintptr_t)src, size, SIM_COPY_DEVICE_TO_HOST, s);
-}
-static int a_memcpy_dtoh(void *self, void *dst, kctx_pdevptr src, size_t size) {
-    (void)self;
-    return sim_memcpy(dst, (const void *)(uintptr_t)src, size, SIM_COPY_DEVICE_TO_HOST);
 }
 static int a_atomic_read_u32(void *self, kctx_pdevptr p, uint32_t *v) {
     (void)self;
@@ -219,9 +203,7 @@ static const kctx_platform_ops k_ops = {
     .stream_destroy = a_stream_destroy,
     .stream_sync = a_stream_sync,
     .stream_query = a_stream_query,
-    .stream_capture_info = a_stream_capture_info,
     .stream_info = a_stream_info,
-    .stream_device = a_stream_device,
     .event_create = a_event_create,
     .event_destroy = a_event_destroy,
     .event_record = a_event_record,
@@ -231,7 +213,6 @@ static const kctx_platform_ops k_ops = {
     .memcpy_htod_async = a_memcpy_htod_async,
     .memset_async = a_memset_async,
     .memcpy_dtoh_async = a_memcpy_dtoh_async,
-    .memcpy_dtoh = a_memcpy_dtoh,
     .atomic_read_u32 = a_atomic_read_u32,
     .atomic_write_u32 = a_atomic_write_u32,
     .mem_range_check = a_mem_range_check,

@@ -99,9 +99,7 @@ static void nodes_free(gnode *nodes, uint32_t n) {
     free(nodes);
 }
 
-void simi_graph_free_obj(void *p);
-void simi_graph_free_obj(void *p) {
-    simi_graph *g = p;
+void simi_graph_free_obj(simi_graph *g) {
     nodes_free(g->nodes, g->n);
     for (size_t i = 0; i < g->nhooks; i++) hook_put(g->hooks[i]);
     free(g->hooks);
@@ -123,7 +121,6 @@ simi_capture *simi_capture_find(uint64_t id) {
         if (c->id == id) return c;
     return NULL;
 }
-uint64_t simi_capture_id(const simi_capture *c) { return c->id; }
 void simi_capture_invalidate(simi_capture *c) { c->invalidated = 1; }
 
 sim_status simi_capture_restricted(const char *what) {
@@ -576,8 +573,6 @@ void simi_exec_put(simi_exec *x) {
     free(x);
 }
 
-void simi_exec_free_handle(void *p);
-void simi_exec_free_handle(void *p) { simi_exec_put(p); }
 
 sim_status sim_graph_instantiate(sim_graph_exec *exec, sim_graph graph) {
     sim_status st = simi_enter(SIM_OP_GRAPH_INSTANTIATE, simi_handle_device(graph));

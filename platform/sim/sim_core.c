@@ -113,7 +113,6 @@ static void init_once(void) {
 
 void simi_ensure_init(void) { pthread_once(&g_once, init_once); }
 
-int simi_current_device(void) { return tl_device; }
 simi_device *simi_cur_dev(void) { return &g_sim.dev[tl_device]; }
 
 sim_status simi_enter(sim_op op, int device) {
@@ -242,8 +241,7 @@ static void device_reset(simi_device *dev) {
     simi_device_teardown(dev);
     pthread_mutex_lock(&g_sim.lock);
     simi_heap_reset(&dev->heap);
-    dev->epoch++;
-    atomic_store(&dev->epoch_a, dev->epoch);
+    atomic_fetch_add(&dev->epoch, 1);
     atomic_store(&dev->lost, 0);
     atomic_store(&dev->resetting, 0);
     pthread_mutex_unlock(&g_sim.lock);
@@ -296,7 +294,7 @@ sim_status sim_device_epoch(int device, uint64_t *epoch) {
     if (!epoch) return simi_fail(SIM_INVALID_VALUE, "epoch is NULL");
     if (device < 0 || device >= g_sim.ndevices)
         return simi_fail(SIM_INVALID_VALUE, "device %d out of range", device);
-    *epoch = atomic_load(&g_sim.dev[device].epoch_a);
+    *epoch = atomic_load(&g_sim.dev[device].epoch);
     return SIM_OK;
 }
 

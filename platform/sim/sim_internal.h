@@ -145,8 +145,7 @@ struct simi_device {
     int index;
     int cores;
     uint64_t capacity;
-    uint64_t epoch;       /* g_sim.lock; read atomically through epoch_a */
-    _Atomic uint64_t epoch_a;
+    _Atomic uint64_t epoch; /* +1 per reset; readable on a lost device */
     atomic_int lost;      /* fatal: every op fails DEVICE_LOST */
     atomic_int resetting; /* reset in progress: pending work abandoned */
     simi_heap heap;       /* g_sim.lock */
@@ -187,7 +186,6 @@ void simi_ensure_init(void);
  * SIM_OK or the status the call must return at once. `device` is the
  * device the call is attributed to (-1: the thread's current device). */
 sim_status simi_enter(sim_op op, int device);
-int simi_current_device(void);
 simi_device *simi_cur_dev(void);
 /* Set the thread's last error message and return s. */
 sim_status simi_fail(sim_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -263,6 +261,9 @@ struct simi_module {
     sim_function *fns;
     size_t nfns, capfns;
 };
+/* Unload a module's code and free it (no handle bookkeeping). */
+void simi_module_free_obj(simi_module *m);
+
 struct simi_function {
     simi_module *module;
     sim_kernel_fn entry;
@@ -277,7 +278,6 @@ sim_status simi_capture_restricted(const char *what);
 sim_status simi_capture_add(simi_stream *s, simi_op *op);
 void simi_capture_invalidate(simi_capture *c);
 simi_capture *simi_capture_find(uint64_t id); /* active capture by id */
-uint64_t simi_capture_id(const simi_capture *c);
 /* Event record/wait on a capturing stream, or a wait that joins a capture
  * (g_sim.lock held). */
 sim_status simi_capture_record(simi_stream *s, simi_event *e);
@@ -286,6 +286,8 @@ sim_status simi_capture_join(simi_stream *s, simi_event *e, simi_capture *c);
 /* Run one launch of an executable graph on an execution thread. */
 void simi_exec_run(simi_exec *x, sim_status *err);
 void simi_exec_put(simi_exec *x);
+/* Free a graph (its nodes, its hook references: hooks may run). */
+void simi_graph_free_obj(simi_graph *g);
 /* Reset: abandon captures and drop graphs/execs of a device. Called with
  * g_sim.lock held; returns objects to drop after unlocking via the lists. */
 void simi_capture_abandon_device(simi_device *dev);

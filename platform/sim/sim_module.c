@@ -7,10 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void simi_module_free_obj(void *p);
-
-void simi_module_free_obj(void *p) {
-    simi_module *m = p;
+void simi_module_free_obj(simi_module *m) {
     if (m->dl) simelf_close(m->dl);
     free(m->fns);
     free(m);

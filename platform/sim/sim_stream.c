@@ -981,9 +981,6 @@ sim_status sim_device_synchronize(void) {
     return st ? simi_fail(st, "a stream of the device failed earlier") : SIM_OK;
 }
 
-void simi_graph_free_obj(void *graph);
-void simi_exec_free_handle(void *exec);
-void simi_module_free_obj(void *module);
 
 void simi_device_teardown(simi_device *dev) {
     obj_list l = {0};
@@ -1004,7 +1001,7 @@ void simi_device_teardown(simi_device *dev) {
     pthread_mutex_unlock(&dev->thr_lock);
     for (size_t i = 0; i < l.n; i++) {
         switch (l.type[i]) {
-        case SIMI_T_EXEC: simi_exec_free_handle(l.obj[i]); break;
+        case SIMI_T_EXEC: simi_exec_put(l.obj[i]); break; /* the handle's reference */
         case SIMI_T_GRAPH: simi_graph_free_obj(l.obj[i]); break;
         case SIMI_T_EVENT: event_free(l.obj[i]); break;
         case SIMI_T_FUNCTION: free(l.obj[i]); break;

@@ -116,10 +116,8 @@ static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_a
                                  kctx_pstream caller, bool captured) {
     void *self = c->plat->self;
     kctx_pstream cpu = c->streams[0].h, core = c->streams[1].h;
-    const kctx_pevent *ev = NULL;
-    kctx_pevent evs[KCTX_EVENT_COUNT];
-    for (int i = 0; i < KCTX_EVENT_COUNT; i++) evs[i] = c->events[i].h;
-    ev = evs;
+    kctx_pevent ev[KCTX_EVENT_COUNT];
+    for (int i = 0; i < KCTX_EVENT_COUNT; i++) ev[i] = c->events[i].h;
     uint64_t id = ++c->launch_seq;
     uint64_t arch = c->mem[KCTX_MEM_ARCH_TABLE].h;
     kctx_rt_acquire_params ap = {arch, id};
@@ -220,7 +218,7 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
     uint64_t cid = 0, xid = 0;
     kctx_pgraph graph = 0, xgraph = 0;
     if (!st) st = check_platform_args(c, cb->up, args, nargs, caller, &ccs, &cid, &graph);
-    if (!st) st = KP(c, "stream_capture_info(AICPU)", stream_capture_info(c->plat->self, c->streams[0].h, &xcs, &xid, &xgraph));
+    if (!st) st = KP(c, "stream_info(AICPU)", stream_info(c->plat->self, c->streams[0].h, NULL, &xcs, &xid, &xgraph));
     if (!st && ccs == KCTX_PCAPTURE_INVALIDATED)
         st = kctx_fail(c, KCTX_CAPTURE_BROKEN, "the caller stream's capture is already invalidated");
     if (!st && xcs != KCTX_PCAPTURE_NONE && (ccs != KCTX_PCAPTURE_ACTIVE || cid != xid))

@@ -72,7 +72,7 @@ void kp_relaxed_end(kctx_ctx *c) {
 kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status *st) {
     uint64_t id = 0;
     kctx_pgraph g = 0;
-    return KP(c, "stream_capture_info", stream_capture_info(c->plat->self, s, st, &id, &g));
+    return KP(c, "stream_info", stream_info(c->plat->self, s, NULL, st, &id, &g));
 }
 
 kctx_status kctx_check_device(kctx_ctx *c) {

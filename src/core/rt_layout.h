@@ -94,12 +94,11 @@ typedef struct kctx_rt_image {
     uint32_t live_workers;   /* workers inside the run: the guard is released only at 0 */
     uint32_t refused_replays;     /* K35 */
     uint32_t concurrent_launches; /* K23 */
-    uint64_t launches_done;
     uint64_t trace_ring;     /* device address of the trace ring (0: off, K32) */
     uint64_t trace_capacity;
     uint64_t trace_head;
     uint64_t trace_dropped;
-    uint8_t pad0[128 - 80];
+    uint8_t pad0[128 - 72];
     /* The ready queue of the running launch (see kctx_rt_callable). Words
      * that every worker writes for every task sit on their own cache
      * lines, so the cores do not fight over one line. */

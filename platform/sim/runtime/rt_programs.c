@@ -334,7 +334,6 @@ SIM_KERNEL(kctx_rt_scheduler) {
             atomic_store(A64(&rt->error_detail), detail);
         svc->report_error(err_word, ((uint64_t)code << 32) | (uint32_t)detail);
     }
-    atomic_fetch_add(A64(&rt->launches_done), 1);
     if (tracing) trace(rt, KCTX_RT_TRACE_SCHED, t_start, svc->clock_ns(), p->launch_id, UINT32_MAX, 0, 0, 0);
     end_run(rt, svc, p->launch_id);
 }
