@@ -11,9 +11,12 @@
  *  - kctx_platform_lifecycle_ops: init, finalize, set device, reset device.
  *    Only program mode, which owns its device, is handed this table.
  *
- * The core never names a platform: it reaches every table entry through its
- * wrappers (src/core/pcall.c), the one place that counts calls, maps
- * statuses and records the first fatal error.
+ * The core never names a platform: it reaches the table through the KP()
+ * wrapper of src/core/pcall.c, which counts the call, maps the status and
+ * quarantines on a fatal error. The few calls whose failure is itself an
+ * answer (a stream query's NOT_READY, a range check's miss, the capture-
+ * mode restore) classify the status where they are made, count the call
+ * the same way and hand any other failure to the same mapping.
  *
  * Native handles (streams, events, modules, functions, graphs, device
  * addresses) are opaque 64-bit values; 0 means "none". A platform that uses

@@ -87,7 +87,7 @@ typedef struct kctx_rt_mailbox {
 typedef struct kctx_rt_image {
     uint32_t magic;
     uint32_t error;          /* device error word (KCTX_RT_ERR_*) */
-    uint64_t error_detail;   /* TASK_FAILED: task index; CONCURRENT: refused launch id */
+    uint64_t error_detail;   /* TASK_FAILED: task index; CONCURRENT: refused launch id; BAD_LAUNCH: tasks done */
     uint64_t holder;         /* launch guard: 0 free, else the holder's launch id */
     uint32_t sched_claim;    /* 0 after a successful acquire; the run's scheduler takes it (1), so a
                               * second copy of the same graph (same launch id) cannot run it twice */
