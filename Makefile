@@ -2,8 +2,8 @@
 # sequences it. See docs/building.md.
 #
 #   make demo    install missing packages, build, run the sim demonstration
-#   make test    install missing packages, build and test three flavours:
-#                normal, ASan+UBSan, TSan
+#   make test    install missing packages, check the C sources' format,
+#                build and test three flavours: normal, ASan+UBSan, TSan
 #
 # CC=clang (or any C compiler) selects the compiler; it is passed to CMake.
 
@@ -109,6 +109,8 @@ test-tsan: build-tsan
 # failures; the exit status is non-zero if any flavour failed (build or test).
 test: deps
 	@failed=""; \
+	$(MAKE) --no-print-directory format-check >/dev/null 2>&1 || { \
+	    $(MAKE) --no-print-directory format-check 2>&1 | tail -20; failed=" format-check"; }; \
 	for flavour in normal asan tsan; do \
 	    $(MAKE) --no-print-directory KCTX_DEPS_DONE=1 test-$$flavour || failed="$$failed $$flavour"; \
 	done; \

@@ -176,7 +176,8 @@ static int kb_parse_long(const char *opt, const char *s, long min, long max, lon
     char *end = NULL;
     errno = 0;
     long v = (s != NULL) ? strtol(s, &end, 10) : 0;
-    if (s == NULL || *s == '\0' || end == NULL || *end != '\0' || errno != 0 || v < min || v > max) {
+    if (s == NULL || *s == '\0' || end == NULL || *end != '\0' || errno != 0 || v < min ||
+        v > max) {
         kb_error("%s expects an integer in [%ld, %ld], got \"%s\"", opt, min, max, s ? s : "");
         return -1;
     }

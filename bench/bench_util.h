@@ -48,14 +48,14 @@ typedef enum kb_baseline_kind {
 } kb_baseline_kind;
 
 typedef struct kb_metric {
-    const char *name;  /* [A-Za-z0-9_.-]+ */
+    const char *name; /* [A-Za-z0-9_.-]+ */
     double value;
-    const char *unit;  /* [A-Za-z0-9_/%.-]+ */
+    const char *unit; /* [A-Za-z0-9_/%.-]+ */
     kb_baseline_kind baseline_kind;
-    double baseline;   /* used with KB_BASELINE_VALUE */
+    double baseline; /* used with KB_BASELINE_VALUE */
     int has_ratio;
-    double ratio;      /* a time ratio, kctx / baseline */
-    int repeats;       /* n=<repeats> when > 0 */
+    double ratio; /* a time ratio, kctx / baseline */
+    int repeats;  /* n=<repeats> when > 0 */
 } kb_metric;
 
 /* Print one metric line on stdout (and flush it). Returns 0, or -1 (and

@@ -69,7 +69,8 @@ static void sim_side_open(sim_side *side) {
     memset(side, 0, sizeof *side);
     if (kb_read_file(KCTX_BENCH_KERNEL_MODULE, &bytes, &size) != 0)
         kb_fatal("cannot read the sim kernel module");
-    sim_check(sim_module_load(&side->module, bytes, size), "sim_module_load(" KCTX_BENCH_KERNEL_MODULE ")");
+    sim_check(sim_module_load(&side->module, bytes, size),
+              "sim_module_load(" KCTX_BENCH_KERNEL_MODULE ")");
     free(bytes); /* the sim does not retain the bytes */
     sim_check(sim_module_get_function(&side->fn, side->module, "k_noop"),
               "sim_module_get_function(k_noop)");
@@ -278,13 +279,15 @@ int main(int argc, char **argv) {
     memset(&cl, 0, sizeof cl);
     if (run_cl) {
         run_cl = cl_side_open(&cl);
-        if (run_cl) kb_progress("baseline: OpenCL platform \"%s\", device \"%s\"", cl.platform, cl.device);
+        if (run_cl)
+            kb_progress("baseline: OpenCL platform \"%s\", device \"%s\"", cl.platform, cl.device);
     }
 #else
     if (run_cl) kb_progress("built without OpenCL: baseline=none");
     run_cl = 0;
 #endif
-    if (!run_sim && !run_cl) kb_fatal("--baseline-only, but no OpenCL (PoCL) baseline is available");
+    if (!run_sim && !run_cl)
+        kb_fatal("--baseline-only, but no OpenCL (PoCL) baseline is available");
 
     kb_progress("%d interleaved repeats of %ld enqueues + 1 synchronise%s", R, n,
                 opt.quick ? " (quick)" : "");
@@ -324,8 +327,14 @@ int main(int argc, char **argv) {
         bad |= kb_metric_print_compared("sim_enqueue_submit", vs, "ns", run_cl, bs, R) != 0;
     }
     if (run_cl) {
-        kb_metric m = {"sim_enqueue_pocl", kb_median(cl_total, (size_t)R), "ns",
-                       KB_BASELINE_OMIT, 0.0, 0, 0.0, R};
+        kb_metric m = {"sim_enqueue_pocl",
+                       kb_median(cl_total, (size_t)R),
+                       "ns",
+                       KB_BASELINE_OMIT,
+                       0.0,
+                       0,
+                       0.0,
+                       R};
         bad |= kb_metric_print(&m) != 0;
     }
     free(sim_total);

@@ -24,7 +24,8 @@ log() { printf 'install-deps: %s\n' "$*"; }
 #  python3          the CLI tests and the Python binding
 #  libyaml-dev      the manifest parser of `kctx pack` (a well-kept YAML library)
 #  libjansson-dev   the trace reader of `kctx trace` (a well-kept JSON library; tool only, not libkctx)
-REQUIRED_DEBS=(build-essential cmake ninja-build clang libclang-rt-14-dev binutils python3 libyaml-dev libjansson-dev)
+#  clang-format     `make format-check`, part of `make test` (version 14 on Debian 12)
+REQUIRED_DEBS=(build-essential cmake ninja-build clang libclang-rt-14-dev binutils python3 libyaml-dev libjansson-dev clang-format)
 # Optional: the build and the tests pass without them.
 #  pocl-opencl-icd, ocl-icd-opencl-dev, opencl-headers   the sim_enqueue benchmark's
 #                   baseline (a real OpenCL runtime on the CPU)

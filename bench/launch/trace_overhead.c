@@ -14,7 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { DEFAULT_REPEATS = 21, QUICK_REPEATS = 3, WARMUP = 64 };
+enum {
+    DEFAULT_REPEATS = 21,
+    QUICK_REPEATS = 3,
+    WARMUP = 64
+};
 #define DEFAULT_N 500L
 #define QUICK_N 300L
 
@@ -47,7 +51,8 @@ static void side_open(side *s, int device, const char *trace_path) {
     lb_kctx_check(kctx_get_resources(s->ctx, &info), "kctx_get_resources");
     lb_sim_check(sim_module_get_function(&s->acquire, info.programs_module, "kctx_rt_acquire"),
                  "sim_module_get_function");
-    for (int i = 0; i < WARMUP; i++) lb_kctx_check(kctx_launch(s->ctx, 1, NULL, 0, s->caller), "kctx_launch");
+    for (int i = 0; i < WARMUP; i++)
+        lb_kctx_check(kctx_launch(s->ctx, 1, NULL, 0, s->caller), "kctx_launch");
     lb_sim_check(sim_stream_synchronize(s->caller), "sim_stream_synchronize");
 }
 
@@ -62,7 +67,8 @@ static double side_run(side *s, long n) {
     lb_kctx_check(kctx_launch(s->ctx, 1, NULL, 0, s->caller), "kctx_launch (hold)");
     lb_sim_check(sim_hold_wait_reached(id, 10000), "sim_hold_wait_reached");
     uint64_t t0 = kb_now_ns();
-    for (long i = 0; i < n; i++) lb_kctx_check(kctx_launch(s->ctx, 1, NULL, 0, s->caller), "kctx_launch");
+    for (long i = 0; i < n; i++)
+        lb_kctx_check(kctx_launch(s->ctx, 1, NULL, 0, s->caller), "kctx_launch");
     uint64_t t1 = kb_now_ns();
     lb_sim_check(sim_hold_release(id), "sim_hold_release");
     lb_sim_check(sim_stream_synchronize(s->caller), "sim_stream_synchronize");

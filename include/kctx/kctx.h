@@ -64,34 +64,37 @@ extern "C" {
 #define KCTX_VERSION_MAJOR 0
 #define KCTX_VERSION_MINOR 1
 #define KCTX_VERSION_PATCH 0
-#define KCTX_VERSION ((KCTX_VERSION_MAJOR * 10000) + (KCTX_VERSION_MINOR * 100) + KCTX_VERSION_PATCH)
+#define KCTX_VERSION \
+    ((KCTX_VERSION_MAJOR * 10000) + (KCTX_VERSION_MINOR * 100) + KCTX_VERSION_PATCH)
 /* The library's version at run time (KCTX_VERSION of the build). */
 KCTX_API int kctx_version(void);
 
 /* ------------------------------------------------------------------------
  * Statuses: one list; names and strings are generated from it.
  * ---------------------------------------------------------------------- */
-#define KCTX_STATUS_MAP(X)                                                                          \
-    X(OK, 0, "success")                                                                             \
-    X(INVALID_ARGUMENT, 1, "invalid argument")                                                      \
-    X(INVALID_HANDLE, 2, "not a live context handle")                                               \
-    X(INVALID_STATE, 3, "not allowed in the context's mode or phase, or on this thread's current device") \
-    X(BUSY, 4, "in use: claim held, work in flight, capture active, or live graphs")                \
-    X(CAPACITY, 5, "a fixed capacity would be exceeded")                                            \
-    X(DUPLICATE_ID, 6, "the callable id is already prepared")                                       \
-    X(UNKNOWN_ID, 7, "no callable is prepared under this id")                                       \
-    X(INVALID_IMAGE, 8, "the callable image was rejected by validation")                            \
-    X(INCOMPATIBLE_IMAGE, 9, "the image has no binary variant this platform can load")              \
-    X(UNSUPPORTED, 10, "not supported by this platform or build")                                   \
-    X(CAPTURE_ACTIVE, 11, "the context's streams are part of an active or invalidated capture")     \
-    X(CAPTURE_BROKEN, 12, "a failure inside a capture: the caller must discard that capture")       \
-    X(DEVICE_LOST, 13, "the device is lost (fatal error); the context is quarantined")              \
-    X(POISONED, 14, "the context is poisoned by an earlier failure; only check and close are accepted") \
-    X(PLATFORM_ERROR, 15, "a platform call failed")                                                 \
-    X(OUT_OF_MEMORY, 16, "host or device memory exhausted")                                         \
-    X(TIMEOUT, 17, "a bounded wait timed out")                                                      \
-    X(DEVICE_ERROR, 18, "work failed on the device")                                                \
-    X(CONCURRENT_LAUNCH, 19, "unordered launches of one context overlapped on the device")          \
+#define KCTX_STATUS_MAP(X)                                                                      \
+    X(OK, 0, "success")                                                                         \
+    X(INVALID_ARGUMENT, 1, "invalid argument")                                                  \
+    X(INVALID_HANDLE, 2, "not a live context handle")                                           \
+    X(INVALID_STATE, 3,                                                                         \
+      "not allowed in the context's mode or phase, or on this thread's current device")         \
+    X(BUSY, 4, "in use: claim held, work in flight, capture active, or live graphs")            \
+    X(CAPACITY, 5, "a fixed capacity would be exceeded")                                        \
+    X(DUPLICATE_ID, 6, "the callable id is already prepared")                                   \
+    X(UNKNOWN_ID, 7, "no callable is prepared under this id")                                   \
+    X(INVALID_IMAGE, 8, "the callable image was rejected by validation")                        \
+    X(INCOMPATIBLE_IMAGE, 9, "the image has no binary variant this platform can load")          \
+    X(UNSUPPORTED, 10, "not supported by this platform or build")                               \
+    X(CAPTURE_ACTIVE, 11, "the context's streams are part of an active or invalidated capture") \
+    X(CAPTURE_BROKEN, 12, "a failure inside a capture: the caller must discard that capture")   \
+    X(DEVICE_LOST, 13, "the device is lost (fatal error); the context is quarantined")          \
+    X(POISONED, 14,                                                                             \
+      "the context is poisoned by an earlier failure; only check and close are accepted")       \
+    X(PLATFORM_ERROR, 15, "a platform call failed")                                             \
+    X(OUT_OF_MEMORY, 16, "host or device memory exhausted")                                     \
+    X(TIMEOUT, 17, "a bounded wait timed out")                                                  \
+    X(DEVICE_ERROR, 18, "work failed on the device")                                            \
+    X(CONCURRENT_LAUNCH, 19, "unordered launches of one context overlapped on the device")      \
     X(NOT_FOUND, 20, "unknown platform name")
 
 typedef enum kctx_status {
@@ -110,7 +113,11 @@ KCTX_API const char *kctx_status_string(kctx_status s);
  * ---------------------------------------------------------------------- */
 typedef uint64_t kctx_context;
 
-typedef enum kctx_mode { KCTX_MODE_NONE = 0, KCTX_MODE_KERNEL = 1, KCTX_MODE_PROGRAM = 2 } kctx_mode;
+typedef enum kctx_mode {
+    KCTX_MODE_NONE = 0,
+    KCTX_MODE_KERNEL = 1,
+    KCTX_MODE_PROGRAM = 2
+} kctx_mode;
 
 typedef enum kctx_phase {
     KCTX_PHASE_NEW = 0,
@@ -149,18 +156,21 @@ KCTX_API kctx_status kctx_destroy(kctx_context ctx);
  * undo CLOSED (close still returns OK). kctx_trace_flush writes what has
  * been collected so far. Tracing off allocates nothing. */
 typedef struct kctx_kernel_config {
-    size_t size;                 /* sizeof(kctx_kernel_config) */
-    uint32_t version;            /* KCTX_CONFIG_VERSION */
-    uint32_t args_capacity;      /* bytes of the device kernel-args block (64..65536; default 4096) */
-    uint32_t token_capacity;     /* graph lifetime tokens (1..65536; default 256) */
-    uint32_t prepare_timeout_ms; /* bound of prepare's wait on its upload (default 10000) */
-    uint32_t flags;              /* KCTX_TRACE_ENABLE or 0 */
+    size_t size;             /* sizeof(kctx_kernel_config) */
+    uint32_t version;        /* KCTX_CONFIG_VERSION */
+    uint32_t args_capacity;  /* bytes of the device kernel-args block (64..65536; default 4096) */
+    uint32_t token_capacity; /* graph lifetime tokens (1..65536; default 256) */
+    uint32_t prepare_timeout_ms;   /* bound of prepare's wait on its upload (default 10000) */
+    uint32_t flags;                /* KCTX_TRACE_ENABLE or 0 */
     uint32_t trace_device_records; /* device ring capacity (1..16M; default 65536) */
     uint32_t trace_host_records;   /* host span capacity (1..16M; default 16384) */
     const char *trace_path;        /* copied at init; NULL: default name */
 } kctx_kernel_config;
-#define KCTX_KERNEL_CONFIG_INIT \
-    {sizeof(kctx_kernel_config), KCTX_CONFIG_VERSION, 4096u, 256u, 10000u, 0u, 65536u, 16384u, NULL}
+#define KCTX_KERNEL_CONFIG_INIT                                                                   \
+    {                                                                                             \
+        sizeof(kctx_kernel_config), KCTX_CONFIG_VERSION, 4096u, 256u, 10000u, 0u, 65536u, 16384u, \
+            NULL                                                                                  \
+    }
 
 /* Kernel init (K1, K2, K4, K6, K7, K11). Validates the config, takes the
  * claim on the calling thread's current device, latches KERNEL, then creates
@@ -176,18 +186,18 @@ typedef struct kctx_kernel_config {
 KCTX_API kctx_status kctx_kernel_init(kctx_context ctx, const kctx_kernel_config *config);
 
 typedef struct kctx_program_config {
-    size_t size;       /* sizeof(kctx_program_config) */
-    uint32_t version;  /* KCTX_CONFIG_VERSION */
-    int device;        /* the device the context will own */
+    size_t size;      /* sizeof(kctx_program_config) */
+    uint32_t version; /* KCTX_CONFIG_VERSION */
+    int device;       /* the device the context will own */
     uint32_t args_capacity;
     uint32_t prepare_timeout_ms;
-    uint32_t flags;    /* KCTX_TRACE_ENABLE or 0 */
+    uint32_t flags; /* KCTX_TRACE_ENABLE or 0 */
     uint32_t trace_device_records;
     uint32_t trace_host_records;
     const char *trace_path;
 } kctx_program_config;
 #define KCTX_PROGRAM_CONFIG_INIT \
-    {sizeof(kctx_program_config), KCTX_CONFIG_VERSION, 0, 4096u, 10000u, 0u, 65536u, 16384u, NULL}
+    { sizeof(kctx_program_config), KCTX_CONFIG_VERSION, 0, 4096u, 10000u, 0u, 65536u, 16384u, NULL }
 
 /* Program init (K1, K3): the context owns `device`: it initialises the
  * platform and sets the device through the lifecycle table, then creates
@@ -291,18 +301,20 @@ typedef struct kctx_arg {
  * Capturing on stream S while launching on another stream T leaves the
  * launch out of S's graph: which stream is captured is the caller's
  * responsibility. */
-KCTX_API kctx_status kctx_launch(kctx_context ctx, uint64_t id, const kctx_arg *args, uint32_t nargs,
-                                 uint64_t caller_stream);
+KCTX_API kctx_status kctx_launch(kctx_context ctx, uint64_t id, const kctx_arg *args,
+                                 uint32_t nargs, uint64_t caller_stream);
 
 typedef struct kctx_check_report {
-    size_t size;              /* sizeof(kctx_check_report) */
-    kctx_status device_status; /* OK, DEVICE_ERROR (a task failed or a run stalled), CONCURRENT_LAUNCH,
+    size_t size; /* sizeof(kctx_check_report) */
+    kctx_status
+        device_status; /* OK, DEVICE_ERROR (a task failed or a run stalled), CONCURRENT_LAUNCH,
                                 * or POISONED (the host poisoned the context earlier) */
-    uint32_t refused_replays;  /* K35: replays refused by a poisoned context's scheduler */
+    uint32_t refused_replays;     /* K35: replays refused by a poisoned context's scheduler */
     uint32_t concurrent_launches; /* K23 */
-    uint64_t error_detail;     /* DEVICE_ERROR: the failed task's index */
+    uint64_t error_detail;        /* DEVICE_ERROR: the failed task's index */
 } kctx_check_report;
-#define KCTX_CHECK_REPORT_INIT {sizeof(kctx_check_report), KCTX_OK, 0, 0, 0}
+#define KCTX_CHECK_REPORT_INIT \
+    { sizeof(kctx_check_report), KCTX_OK, 0, 0, 0 }
 
 /* Check the device side of a context (outside capture): reads the device
  * error word and counters without waiting for anything. A device error or
@@ -338,8 +350,10 @@ KCTX_API const char *kctx_platform_name(kctx_context ctx);
  * quarantine) and the teardown error (first real release failure, kept after
  * a later retry succeeds). *status is KCTX_OK when the slot is empty; the
  * message is copied into msg (always NUL-terminated when msg_size > 0). */
-KCTX_API kctx_status kctx_runtime_error(kctx_context ctx, kctx_status *status, char *msg, size_t msg_size);
-KCTX_API kctx_status kctx_teardown_error(kctx_context ctx, kctx_status *status, char *msg, size_t msg_size);
+KCTX_API kctx_status kctx_runtime_error(kctx_context ctx, kctx_status *status, char *msg,
+                                        size_t msg_size);
+KCTX_API kctx_status kctx_teardown_error(kctx_context ctx, kctx_status *status, char *msg,
+                                         size_t msg_size);
 
 /* The last error message for the context (any thread's last refusal on it)
  * and for the calling thread. Valid until the next kctx call on that
@@ -357,12 +371,12 @@ typedef struct kctx_resource_info {
     uint64_t runtime_image, arch_table, args_block; /* device addresses */
     uint64_t runtime_image_bytes, arch_table_bytes, args_block_bytes;
     uint32_t token_capacity, tokens_in_use;
-    uint32_t callables;      /* prepared ids */
-    uint32_t uploads;        /* distinct uploads (shared by identical images) */
-    uint64_t upload_bytes;   /* device bytes held by uploads */
+    uint32_t callables;    /* prepared ids */
+    uint32_t uploads;      /* distinct uploads (shared by identical images) */
+    uint64_t upload_bytes; /* device bytes held by uploads */
 } kctx_resource_info;
 #define KCTX_RESOURCE_INFO_INIT \
-    {sizeof(kctx_resource_info), 0, 0, {0, 0, 0, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+    { sizeof(kctx_resource_info), 0, 0, {0, 0, 0, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 KCTX_API kctx_status kctx_get_resources(kctx_context ctx, kctx_resource_info *info);
 
 /* Calls the context made into the platform table since creation (every

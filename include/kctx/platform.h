@@ -55,10 +55,10 @@ typedef struct kctx_device_info {
     uint32_t aicore_count;    /* compute cores (the worker gang size) */
     uint32_t max_params_size; /* largest kernel parameter block */
     uint64_t memory_capacity;
-    uint32_t word_size;       /* device word usable with wait/wake (4) */
+    uint32_t word_size; /* device word usable with wait/wake (4) */
     uint32_t alloc_alignment;
-    int has_epoch;            /* device_epoch is meaningful (K30, K36) */
-    int can_check_ranges;     /* mem_range_check is implemented (K18) */
+    int has_epoch;        /* device_epoch is meaningful (K30, K36) */
+    int can_check_ranges; /* mem_range_check is implemented (K18) */
 } kctx_device_info;
 
 typedef enum kctx_pcapture_status {
@@ -81,13 +81,13 @@ typedef enum kctx_ptarget {
 /* Class of a platform status, returned by classify(). */
 typedef enum kctx_pclass {
     KCTX_PCLASS_OK = 0,
-    KCTX_PCLASS_INVALID = 1,       /* bad argument or handle */
-    KCTX_PCLASS_NO_MEMORY = 2,     /* device or host memory exhausted */
-    KCTX_PCLASS_NOT_READY = 3,     /* work still pending (query) */
-    KCTX_PCLASS_DEVICE_LOST = 4,   /* fatal: the device cannot be used until reset (K29) */
-    KCTX_PCLASS_CAPTURE = 5,       /* a capture rule was broken */
+    KCTX_PCLASS_INVALID = 1,     /* bad argument or handle */
+    KCTX_PCLASS_NO_MEMORY = 2,   /* device or host memory exhausted */
+    KCTX_PCLASS_NOT_READY = 3,   /* work still pending (query) */
+    KCTX_PCLASS_DEVICE_LOST = 4, /* fatal: the device cannot be used until reset (K29) */
+    KCTX_PCLASS_CAPTURE = 5,     /* a capture rule was broken */
     KCTX_PCLASS_TIMEOUT = 6,
-    KCTX_PCLASS_DEVICE_ERROR = 7,  /* a kernel failed on the device (non-fatal) */
+    KCTX_PCLASS_DEVICE_ERROR = 7, /* a kernel failed on the device (non-fatal) */
     KCTX_PCLASS_UNSUPPORTED = 8,
     KCTX_PCLASS_OTHER = 9
 } kctx_pclass;
@@ -127,8 +127,8 @@ typedef struct kctx_platform_ops {
      * also on a capturing stream; never changes a capture. `id` and `graph`
      * are 0 when status is NONE. Any out-pointer may be NULL. (Launch's
      * preflight checks the caller stream with one call, K18/K25/K34.) */
-    int (*stream_info)(void *self, kctx_pstream stream, int *device, kctx_pcapture_status *status, uint64_t *id,
-                       kctx_pgraph *graph);
+    int (*stream_info)(void *self, kctx_pstream stream, int *device, kctx_pcapture_status *status,
+                       uint64_t *id, kctx_pgraph *graph);
 
     /* ---- events (synchronisation only: no timing) ---- */
     int (*event_create)(void *self, kctx_pevent *event);
@@ -139,11 +139,14 @@ typedef struct kctx_platform_ops {
     /* ---- device memory (current device) ---- */
     int (*mem_alloc)(void *self, size_t size, kctx_pdevptr *ptr);
     int (*mem_free)(void *self, kctx_pdevptr ptr);
-    int (*memcpy_htod_async)(void *self, kctx_pdevptr dst, const void *src, size_t size, kctx_pstream stream);
-    int (*memset_async)(void *self, kctx_pdevptr dst, uint8_t value, size_t size, kctx_pstream stream);
+    int (*memcpy_htod_async)(void *self, kctx_pdevptr dst, const void *src, size_t size,
+                             kctx_pstream stream);
+    int (*memset_async)(void *self, kctx_pdevptr dst, uint8_t value, size_t size,
+                        kctx_pstream stream);
     /* Asynchronous device-to-host copy (trace copy-back); `dst` must stay
      * valid until the stream has executed it. */
-    int (*memcpy_dtoh_async)(void *self, void *dst, kctx_pdevptr src, size_t size, kctx_pstream stream);
+    int (*memcpy_dtoh_async)(void *self, void *dst, kctx_pdevptr src, size_t size,
+                             kctx_pstream stream);
     /* Atomic read of one aligned device word (the host reading a flag). */
     int (*atomic_read_u32)(void *self, kctx_pdevptr ptr, uint32_t *value);
     /* Atomic write of one aligned device word, visible to running and later
@@ -163,8 +166,8 @@ typedef struct kctx_platform_ops {
      * point, callable by the platform's device programs. */
     int (*function_address)(void *self, kctx_pfunction fn, uint64_t *address);
     /* `params` is copied at enqueue time. */
-    int (*launch)(void *self, kctx_pstream stream, kctx_pfunction fn, kctx_ptarget target, uint32_t block_dim,
-                  const void *params, size_t params_size);
+    int (*launch)(void *self, kctx_pstream stream, kctx_pfunction fn, kctx_ptarget target,
+                  uint32_t block_dim, const void *params, size_t params_size);
 
     /* ---- capture hygiene and graph lifetime ---- */
     /* Exchange the calling thread's capture mode (*mode gets the old). */

@@ -52,30 +52,30 @@ extern "C" {
  * The capture codes carry the numbers of their CUDA equivalents; the CANN
  * equivalent is given where one exists.
  * ---------------------------------------------------------------------- */
-#define SIM_STATUS_MAP(X)                                                                   \
-    X(OK, 0, "success")                                                                     \
-    X(INVALID_VALUE, 1, "invalid argument")                                                 \
-    X(INVALID_HANDLE, 2, "invalid, destroyed, stale, foreign or wrong-device handle")       \
-    X(OUT_OF_MEMORY, 3, "device memory capacity exhausted")                                 \
-    X(NOT_READY, 4, "work is still pending")                                                \
-    X(DEVICE_LOST, 5, "the device is lost (fatal error); only a reset recovers it")        \
-    X(NOT_PERMITTED, 6, "sim API called from a host function or graph hook")               \
-    X(NOT_SUPPORTED, 7, "operation not supported by the sim")                               \
-    X(TIMEOUT, 8, "timed out")                                                              \
-    X(KERNEL_ERROR, 9, "a kernel reported a device-side error")                             \
-    X(INVALID_MODULE, 10, "module bytes rejected by the loader")                            \
-    X(NOT_FOUND, 11, "symbol not found in module")                                          \
-    X(ILLEGAL_STATE, 12, "operation not legal in the object's current state")              \
-    X(INVALID_ADDRESS, 13, "device address range not inside one live allocation")          \
-    X(DOUBLE_FREE, 14, "device address already freed")                                      \
-    X(FOREIGN_FREE, 15, "device address belongs to another device or to no allocation")    \
-    X(INJECTED, 16, "injected fault")                                                       \
-    X(CAPTURE_UNSUPPORTED, 900, "operation not permitted while a stream is capturing")     \
-    X(CAPTURE_INVALIDATED, 901, "the capture was invalidated by an earlier error")          \
-    X(CAPTURE_MERGE, 902, "operation would merge two independent captures")                \
-    X(CAPTURE_UNMATCHED, 903, "capture was not begun on this stream")                       \
-    X(CAPTURE_UNJOINED, 904, "a forked stream was not joined back into the origin stream") \
-    X(CAPTURE_ISOLATION, 905, "dependency on an event recorded outside the capture")        \
+#define SIM_STATUS_MAP(X)                                                                    \
+    X(OK, 0, "success")                                                                      \
+    X(INVALID_VALUE, 1, "invalid argument")                                                  \
+    X(INVALID_HANDLE, 2, "invalid, destroyed, stale, foreign or wrong-device handle")        \
+    X(OUT_OF_MEMORY, 3, "device memory capacity exhausted")                                  \
+    X(NOT_READY, 4, "work is still pending")                                                 \
+    X(DEVICE_LOST, 5, "the device is lost (fatal error); only a reset recovers it")          \
+    X(NOT_PERMITTED, 6, "sim API called from a host function or graph hook")                 \
+    X(NOT_SUPPORTED, 7, "operation not supported by the sim")                                \
+    X(TIMEOUT, 8, "timed out")                                                               \
+    X(KERNEL_ERROR, 9, "a kernel reported a device-side error")                              \
+    X(INVALID_MODULE, 10, "module bytes rejected by the loader")                             \
+    X(NOT_FOUND, 11, "symbol not found in module")                                           \
+    X(ILLEGAL_STATE, 12, "operation not legal in the object's current state")                \
+    X(INVALID_ADDRESS, 13, "device address range not inside one live allocation")            \
+    X(DOUBLE_FREE, 14, "device address already freed")                                       \
+    X(FOREIGN_FREE, 15, "device address belongs to another device or to no allocation")      \
+    X(INJECTED, 16, "injected fault")                                                        \
+    X(CAPTURE_UNSUPPORTED, 900, "operation not permitted while a stream is capturing")       \
+    X(CAPTURE_INVALIDATED, 901, "the capture was invalidated by an earlier error")           \
+    X(CAPTURE_MERGE, 902, "operation would merge two independent captures")                  \
+    X(CAPTURE_UNMATCHED, 903, "capture was not begun on this stream")                        \
+    X(CAPTURE_UNJOINED, 904, "a forked stream was not joined back into the origin stream")   \
+    X(CAPTURE_ISOLATION, 905, "dependency on an event recorded outside the capture")         \
     X(CAPTURED_EVENT, 907, "operation not permitted on an event last recorded in a capture") \
     X(CAPTURE_WRONG_THREAD, 908, "capture ended from a thread that did not begin it")
 
@@ -163,7 +163,8 @@ typedef struct sim_device_props {
     uint32_t device_word_size; /* size of a device word usable with the wait service (4) */
     uint32_t alloc_alignment;  /* every allocation is aligned to this (256) */
 } sim_device_props;
-#define SIM_DEVICE_PROPS_INIT {sizeof(sim_device_props), {0}, 0, 0, 0, 0, 0, 0, 0}
+#define SIM_DEVICE_PROPS_INIT \
+    { sizeof(sim_device_props), {0}, 0, 0, 0, 0, 0, 0, 0 }
 SIM_API sim_status sim_device_get_props(int device, sim_device_props *props);
 /* Wait for all work on the calling thread's current device (forbidden while
  * a capture restricts the thread, see capture modes). */
@@ -236,9 +237,9 @@ SIM_API sim_status sim_stream_get_device(sim_stream stream, int *device);
 
 /* Where a kernel runs. */
 typedef enum sim_target {
-    SIM_TARGET_AICPU = 1,  /* one invocation on the AICPU; the AICPU runs kernels of
+    SIM_TARGET_AICPU = 1, /* one invocation on the AICPU; the AICPU runs kernels of
                               different streams and graph branches concurrently */
-    SIM_TARGET_AICORE = 2  /* block_dim blocks on the AICore cores, gang-scheduled:
+    SIM_TARGET_AICORE = 2 /* block_dim blocks on the AICore cores, gang-scheduled:
                               up to the core count all blocks start together, one per
                               core, or none does; larger counts run in waves of
                               core-count blocks */
@@ -377,8 +378,8 @@ SIM_API sim_status sim_stream_get_capture_info(sim_stream stream, sim_capture_st
 /* sim_stream_get_capture_info plus the stream's device, in one call (how a
  * runtime checks a caller's stream cheaply). Counted as
  * SIM_OP_GET_CAPTURE_INFO. Any out-pointer may be NULL. */
-SIM_API sim_status sim_stream_get_info(sim_stream stream, int *device, sim_capture_status *status, uint64_t *id,
-                                       sim_graph *graph);
+SIM_API sim_status sim_stream_get_info(sim_stream stream, int *device, sim_capture_status *status,
+                                       uint64_t *id, sim_graph *graph);
 /* Exchange the calling thread's capture mode: *mode gets the old one. */
 SIM_API sim_status sim_thread_exchange_capture_mode(sim_capture_mode *mode);
 
@@ -410,17 +411,20 @@ SIM_API sim_status sim_graph_attach_hook(sim_graph graph, sim_hook_fn fn, void *
  * so that tests and tools of kctx can prove its contract).
  * ---------------------------------------------------------------------- */
 /* Every counted API operation. */
-#define SIM_OP_MAP(X)                                                                \
-    X(INIT) X(FINALIZE) X(DEVICE_COUNT) X(SET_DEVICE) X(DEVICE_RESET)                 \
-    X(DEVICE_GET_PROPS) X(DEVICE_SYNCHRONIZE) X(MALLOC) X(FREE) X(MEM_LOOKUP)          \
-    X(MEMCPY) X(ATOMIC_READ) X(ATOMIC_WRITE) X(STREAM_CREATE) X(STREAM_DESTROY) X(STREAM_SYNCHRONIZE) \
-    X(STREAM_QUERY) X(STREAM_GET_DEVICE) X(LAUNCH_KERNEL) X(MEMCPY_ASYNC)              \
-    X(MEMSET_ASYNC) X(LAUNCH_HOST_FUNC) X(EVENT_CREATE) X(EVENT_DESTROY)               \
-    X(EVENT_RECORD) X(STREAM_WAIT_EVENT) X(EVENT_QUERY) X(EVENT_SYNCHRONIZE)           \
-    X(EVENT_ELAPSED) X(MODULE_LOAD) X(MODULE_UNLOAD) X(MODULE_GET_FUNCTION) X(FUNCTION_ADDRESS)     \
-    X(BEGIN_CAPTURE) X(END_CAPTURE) X(GET_CAPTURE_INFO) X(EXCHANGE_CAPTURE_MODE)       \
-    X(GRAPH_NODE_COUNT) X(GRAPH_DESTROY) X(GRAPH_INSTANTIATE) X(GRAPH_LAUNCH)          \
-    X(GRAPH_EXEC_DESTROY) X(GRAPH_ATTACH_HOOK)
+// clang-format off
+#define SIM_OP_MAP(X) \
+    X(INIT) X(FINALIZE) X(DEVICE_COUNT) X(SET_DEVICE) X(DEVICE_RESET) \
+    X(DEVICE_GET_PROPS) X(DEVICE_SYNCHRONIZE) X(MALLOC) X(FREE) X(MEM_LOOKUP) \
+    X(MEMCPY) X(ATOMIC_READ) X(ATOMIC_WRITE) X(STREAM_CREATE) X(STREAM_DESTROY) \
+    X(STREAM_SYNCHRONIZE) X(STREAM_QUERY) X(STREAM_GET_DEVICE) X(LAUNCH_KERNEL) \
+    X(MEMCPY_ASYNC) X(MEMSET_ASYNC) X(LAUNCH_HOST_FUNC) X(EVENT_CREATE) \
+    X(EVENT_DESTROY) X(EVENT_RECORD) X(STREAM_WAIT_EVENT) X(EVENT_QUERY) \
+    X(EVENT_SYNCHRONIZE) X(EVENT_ELAPSED) X(MODULE_LOAD) X(MODULE_UNLOAD) \
+    X(MODULE_GET_FUNCTION) X(FUNCTION_ADDRESS) X(BEGIN_CAPTURE) X(END_CAPTURE) \
+    X(GET_CAPTURE_INFO) X(EXCHANGE_CAPTURE_MODE) X(GRAPH_NODE_COUNT) \
+    X(GRAPH_DESTROY) X(GRAPH_INSTANTIATE) X(GRAPH_LAUNCH) X(GRAPH_EXEC_DESTROY) \
+    X(GRAPH_ATTACH_HOOK)
+// clang-format on
 
 typedef enum sim_op {
 #define SIM_OP_ENUM_(name) SIM_OP_##name,
@@ -448,7 +452,8 @@ typedef struct sim_fault {
     int persistent;
     sim_status error; /* != SIM_OK */
 } sim_fault;
-#define SIM_FAULT_INIT {sizeof(sim_fault), SIM_OP_ANY, -1, 0, 1, 0, SIM_INJECTED}
+#define SIM_FAULT_INIT \
+    { sizeof(sim_fault), SIM_OP_ANY, -1, 0, 1, 0, SIM_INJECTED }
 SIM_API sim_status sim_fault_arm(const sim_fault *fault, int *fault_id);
 /* How many calls this fault has failed so far. */
 SIM_API sim_status sim_fault_hits(int fault_id, uint64_t *hits);
@@ -475,13 +480,14 @@ typedef enum sim_exec_kind {
     SIM_EXEC_GRAPH = 6
 } sim_exec_kind;
 typedef struct sim_hold {
-    size_t size;      /* sizeof(sim_hold) */
-    int kind;         /* sim_exec_kind */
-    int device;       /* -1: any */
-    uint64_t nth;     /* >= 1 */
-    sim_function fn;  /* kernels only: 0, or only executions of this function */
+    size_t size;     /* sizeof(sim_hold) */
+    int kind;        /* sim_exec_kind */
+    int device;      /* -1: any */
+    uint64_t nth;    /* >= 1 */
+    sim_function fn; /* kernels only: 0, or only executions of this function */
 } sim_hold;
-#define SIM_HOLD_INIT {sizeof(sim_hold), SIM_EXEC_ANY, -1, 1, 0}
+#define SIM_HOLD_INIT \
+    { sizeof(sim_hold), SIM_EXEC_ANY, -1, 1, 0 }
 #define SIM_MAX_HOLDS 16
 SIM_API sim_status sim_hold_arm(const sim_hold *hold, int *hold_id);
 /* Wait (up to timeout_ms) until the held execution is blocked in the hold:
@@ -504,7 +510,8 @@ typedef struct sim_object_counts {
     size_t size;
     uint64_t streams, events, modules, graphs, graph_execs, hooks_pending;
 } sim_object_counts;
-#define SIM_OBJECT_COUNTS_INIT {sizeof(sim_object_counts), 0, 0, 0, 0, 0, 0}
+#define SIM_OBJECT_COUNTS_INIT \
+    { sizeof(sim_object_counts), 0, 0, 0, 0, 0, 0 }
 SIM_API sim_status sim_object_counts_get(int device, sim_object_counts *counts);
 
 #ifdef __cplusplus

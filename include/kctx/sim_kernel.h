@@ -60,16 +60,16 @@ typedef struct sim_kernel_services {
      * returned instead of failing the caller: returns 0, or 1 with the
      * callee's *code and *detail (either may be NULL). How a runtime's
      * worker runs the kernels of a task graph. */
-    int (*call)(uint64_t entry, const struct sim_kernel_ctx *ctx, const void *params, size_t params_size,
-                uint32_t *code, uint64_t *detail);
+    int (*call)(uint64_t entry, const struct sim_kernel_ctx *ctx, const void *params,
+                size_t params_size, uint32_t *code, uint64_t *detail);
 } sim_kernel_services;
 
 typedef struct sim_kernel_ctx {
-    uint32_t block_idx;   /* 0 .. block_dim-1 */
-    uint32_t block_dim;   /* blocks of this launch (1 on the AICPU) */
-    uint32_t core_id;     /* AICore core running the block; UINT32_MAX on the AICPU */
-    uint32_t core_count;  /* AICore cores of the device */
-    uint32_t device;      /* device index */
+    uint32_t block_idx;  /* 0 .. block_dim-1 */
+    uint32_t block_dim;  /* blocks of this launch (1 on the AICPU) */
+    uint32_t core_id;    /* AICore core running the block; UINT32_MAX on the AICPU */
+    uint32_t core_count; /* AICore cores of the device */
+    uint32_t device;     /* device index */
     uint32_t reserved;
     const sim_kernel_services *svc;
 } sim_kernel_ctx;
@@ -78,11 +78,11 @@ typedef void (*sim_kernel_fn)(const sim_kernel_ctx *ctx, const void *params, siz
 
 /* Declares (so -Wmissing-prototypes is satisfied) and defines an exported
  * kernel entry point. */
-#define SIM_KERNEL(name)                                                                        \
-    __attribute__((visibility("default"))) void name(const sim_kernel_ctx *ctx, const void *params, \
-                                                     size_t params_size);                       \
-    __attribute__((visibility("default"))) void name(const sim_kernel_ctx *ctx, const void *params, \
-                                                     size_t params_size)
+#define SIM_KERNEL(name)                                                                      \
+    __attribute__((visibility("default"))) void name(const sim_kernel_ctx *ctx,               \
+                                                     const void *params, size_t params_size); \
+    __attribute__((visibility("default"))) void name(const sim_kernel_ctx *ctx,               \
+                                                     const void *params, size_t params_size)
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,8 @@ const kctx_platform_desc *kctx_sim_platform(void);
 static kctx_pclass a_classify(void *self, int st) {
     (void)self;
     switch ((sim_status)st) {
-    case SIM_OK: return KCTX_PCLASS_OK;
+    case SIM_OK:
+        return KCTX_PCLASS_OK;
     case SIM_INVALID_VALUE:
     case SIM_INVALID_HANDLE:
     case SIM_INVALID_ADDRESS:
@@ -26,13 +27,20 @@ static kctx_pclass a_classify(void *self, int st) {
     case SIM_FOREIGN_FREE:
     case SIM_INVALID_MODULE:
     case SIM_NOT_FOUND:
-    case SIM_ILLEGAL_STATE: return KCTX_PCLASS_INVALID;
-    case SIM_OUT_OF_MEMORY: return KCTX_PCLASS_NO_MEMORY;
-    case SIM_NOT_READY: return KCTX_PCLASS_NOT_READY;
-    case SIM_DEVICE_LOST: return KCTX_PCLASS_DEVICE_LOST;
-    case SIM_TIMEOUT: return KCTX_PCLASS_TIMEOUT;
-    case SIM_KERNEL_ERROR: return KCTX_PCLASS_DEVICE_ERROR;
-    case SIM_NOT_SUPPORTED: return KCTX_PCLASS_UNSUPPORTED;
+    case SIM_ILLEGAL_STATE:
+        return KCTX_PCLASS_INVALID;
+    case SIM_OUT_OF_MEMORY:
+        return KCTX_PCLASS_NO_MEMORY;
+    case SIM_NOT_READY:
+        return KCTX_PCLASS_NOT_READY;
+    case SIM_DEVICE_LOST:
+        return KCTX_PCLASS_DEVICE_LOST;
+    case SIM_TIMEOUT:
+        return KCTX_PCLASS_TIMEOUT;
+    case SIM_KERNEL_ERROR:
+        return KCTX_PCLASS_DEVICE_ERROR;
+    case SIM_NOT_SUPPORTED:
+        return KCTX_PCLASS_UNSUPPORTED;
     case SIM_CAPTURE_UNSUPPORTED:
     case SIM_CAPTURE_INVALIDATED:
     case SIM_CAPTURE_MERGE:
@@ -40,8 +48,10 @@ static kctx_pclass a_classify(void *self, int st) {
     case SIM_CAPTURE_UNJOINED:
     case SIM_CAPTURE_ISOLATION:
     case SIM_CAPTURED_EVENT:
-    case SIM_CAPTURE_WRONG_THREAD: return KCTX_PCLASS_CAPTURE;
-    default: return KCTX_PCLASS_OTHER;
+    case SIM_CAPTURE_WRONG_THREAD:
+        return KCTX_PCLASS_CAPTURE;
+    default:
+        return KCTX_PCLASS_OTHER;
     }
 }
 
@@ -100,8 +110,8 @@ static int a_stream_query(void *self, kctx_pstream s) {
     (void)self;
     return sim_stream_query(s);
 }
-static int a_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_status *status, uint64_t *id,
-                         kctx_pgraph *graph) {
+static int a_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_status *status,
+                         uint64_t *id, kctx_pgraph *graph) {
     (void)self;
     sim_capture_status cs = SIM_CAPTURE_STATUS_NONE;
     int st = sim_stream_get_info(s, device, &cs, id, graph);
@@ -132,7 +142,8 @@ static int a_mem_free(void *self, kctx_pdevptr p) {
     (void)self;
     return sim_free(p);
 }
-static int a_memcpy_htod_async(void *self, kctx_pdevptr dst, const void *src, size_t size, kctx_pstream s) {
+static int a_memcpy_htod_async(void *self, kctx_pdevptr dst, const void *src, size_t size,
+                               kctx_pstream s) {
     (void)self;
     return sim_memcpy_async((void *)(uintptr_t)dst, src, size, SIM_COPY_HOST_TO_DEVICE, s);
 }
@@ -140,7 +151,8 @@ static int a_memset_async(void *self, kctx_pdevptr dst, uint8_t v, size_t size, 
     (void)self;
     return sim_memset_async(dst, v, size, s);
 }
-static int a_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t size, kctx_pstream s) {
+static int a_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t size,
+                               kctx_pstream s) {
     (void)self;
     return sim_memcpy_async(dst, (const void *)(uintptr_t)src, size, SIM_COPY_DEVICE_TO_HOST, s);
 }
@@ -172,11 +184,12 @@ static int a_function_address(void *self, kctx_pfunction fn, uint64_t *addr) {
     (void)self;
     return sim_function_address(fn, addr);
 }
-static int a_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget target, uint32_t block_dim,
-                    const void *params, size_t size) {
+static int a_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget target,
+                    uint32_t block_dim, const void *params, size_t size) {
     (void)self;
-    return sim_launch_kernel(s, fn, target == KCTX_PTARGET_AICPU ? SIM_TARGET_AICPU : SIM_TARGET_AICORE, block_dim,
-                             params, size);
+    return sim_launch_kernel(s, fn,
+                             target == KCTX_PTARGET_AICPU ? SIM_TARGET_AICPU : SIM_TARGET_AICORE,
+                             block_dim, params, size);
 }
 static int a_exchange_capture_mode(void *self, kctx_pcapture_mode *mode) {
     (void)self;

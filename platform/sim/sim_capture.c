@@ -136,10 +136,11 @@ sim_status simi_capture_restricted(const char *what) {
         }
     }
     if (!n) return SIM_OK;
-    return simi_fail(SIM_CAPTURE_UNSUPPORTED,
-                     "%s is not permitted while a capture restricts this thread (capture mode %d; %d capture(s) "
-                     "invalidated)",
-                     what, (int)tl_mode, n);
+    return simi_fail(
+        SIM_CAPTURE_UNSUPPORTED,
+        "%s is not permitted while a capture restricts this thread (capture mode %d; %d capture(s) "
+        "invalidated)",
+        what, (int)tl_mode, n);
 }
 
 static int set_deps(simi_stream *s, const uint32_t *d, uint32_t n) {
@@ -156,7 +157,8 @@ static int set_deps(simi_stream *s, const uint32_t *d, uint32_t n) {
 
 sim_status simi_capture_add(simi_stream *s, simi_op *op) {
     simi_capture *c = s->cap;
-    if (c->invalidated) return simi_fail(SIM_CAPTURE_INVALIDATED, "the stream's capture was invalidated earlier");
+    if (c->invalidated)
+        return simi_fail(SIM_CAPTURE_INVALIDATED, "the stream's capture was invalidated earlier");
     simi_graph *g = c->g;
     if (g->n == g->cap) {
         uint32_t nc = g->cap ? g->cap * 2 : 16;
@@ -179,7 +181,8 @@ sim_status simi_capture_add(simi_stream *s, simi_op *op) {
 
 sim_status simi_capture_record(simi_stream *s, simi_event *e) {
     simi_capture *c = s->cap;
-    if (c->invalidated) return simi_fail(SIM_CAPTURE_INVALIDATED, "the stream's capture was invalidated earlier");
+    if (c->invalidated)
+        return simi_fail(SIM_CAPTURE_INVALIDATED, "the stream's capture was invalidated earlier");
     uint32_t *d = dup_deps(s->deps, s->ndeps);
     if (s->ndeps && !d) return simi_fail(SIM_OUT_OF_MEMORY, "host allocation failed");
     free(e->cap_deps);
@@ -208,17 +211,21 @@ static sim_status deps_union(simi_stream *s, const uint32_t *d, uint32_t n) {
 
 sim_status simi_capture_wait(simi_stream *s, simi_event *e) {
     simi_capture *c = s->cap;
-    if (c->invalidated) return simi_fail(SIM_CAPTURE_INVALIDATED, "the stream's capture was invalidated earlier");
+    if (c->invalidated)
+        return simi_fail(SIM_CAPTURE_INVALIDATED, "the stream's capture was invalidated earlier");
     if (e->cap_id == c->id) return deps_union(s, e->cap_deps, e->ncap_deps);
     if (e->cap_id && simi_capture_find(e->cap_id)) {
         c->invalidated = 1;
-        return simi_fail(SIM_CAPTURE_MERGE, "the event was last recorded in another active capture (capture invalidated)");
+        return simi_fail(
+            SIM_CAPTURE_MERGE,
+            "the event was last recorded in another active capture (capture invalidated)");
     }
     if (e->last && !e->cap_id) {
         c->invalidated = 1;
-        return simi_fail(SIM_CAPTURE_ISOLATION,
-                         "waiting inside a capture on an event last recorded outside it (capture invalidated; "
-                         "CUDA 905, CANN 107024)");
+        return simi_fail(
+            SIM_CAPTURE_ISOLATION,
+            "waiting inside a capture on an event last recorded outside it (capture invalidated; "
+            "CUDA 905, CANN 107024)");
     }
     return SIM_OK; /* never recorded: no-op */
 }
@@ -238,7 +245,8 @@ static sim_status add_stream(simi_capture *c, simi_stream *s) {
 }
 
 sim_status simi_capture_join(simi_stream *s, simi_event *e, simi_capture *c) {
-    if (set_deps(s, e->cap_deps, e->ncap_deps) != 0) return simi_fail(SIM_OUT_OF_MEMORY, "host allocation failed");
+    if (set_deps(s, e->cap_deps, e->ncap_deps) != 0)
+        return simi_fail(SIM_OUT_OF_MEMORY, "host allocation failed");
     sim_status st = add_stream(c, s);
     if (st) return st;
     if (c->invalidated)
@@ -297,9 +305,13 @@ sim_status sim_stream_begin_capture(sim_stream stream, sim_capture_mode mode) {
     }
     pthread_mutex_lock(&g_sim.lock);
     simi_stream *s = simi_handle_get(stream, SIMI_T_STREAM);
-    if (!s) st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live stream", (unsigned long long)stream);
-    else if (atomic_load(&s->dev->lost)) st = simi_fail(SIM_DEVICE_LOST, "device %d is lost", s->dev->index);
-    else if (s->cap) st = simi_fail(SIM_ILLEGAL_STATE, "the stream is already part of a capture");
+    if (!s)
+        st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live stream",
+                       (unsigned long long)stream);
+    else if (atomic_load(&s->dev->lost))
+        st = simi_fail(SIM_DEVICE_LOST, "device %d is lost", s->dev->index);
+    else if (s->cap)
+        st = simi_fail(SIM_ILLEGAL_STATE, "the stream is already part of a capture");
     if (!st) {
         g->dev = s->dev;
         g->capturing = 1;
@@ -369,21 +381,28 @@ sim_status sim_stream_end_capture(sim_stream stream, sim_graph *graph) {
     pthread_mutex_lock(&g_sim.lock);
     simi_stream *s = simi_handle_get(stream, SIMI_T_STREAM);
     simi_capture *c = s ? s->cap : NULL;
-    if (!s) st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live stream", (unsigned long long)stream);
-    else if (!c) st = simi_fail(SIM_ILLEGAL_STATE, "the stream is not capturing");
+    if (!s)
+        st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live stream",
+                       (unsigned long long)stream);
+    else if (!c)
+        st = simi_fail(SIM_ILLEGAL_STATE, "the stream is not capturing");
     else if (c->origin != s)
-        st = simi_fail(SIM_CAPTURE_UNMATCHED, "the capture was not begun on this stream (it joined it)");
+        st = simi_fail(SIM_CAPTURE_UNMATCHED,
+                       "the capture was not begun on this stream (it joined it)");
     else if (c->mode != SIM_CAPTURE_MODE_RELAXED && c->owner != simi_thread_id())
         st = simi_fail(SIM_CAPTURE_WRONG_THREAD,
-                       "a capture begun in mode %d must be ended by the thread that began it", c->mode);
+                       "a capture begun in mode %d must be ended by the thread that began it",
+                       c->mode);
     if (st) {
         pthread_mutex_unlock(&g_sim.lock);
         return st;
     }
     simi_graph *g = c->g, *drop = NULL;
-    if (c->invalidated) st = simi_fail(SIM_CAPTURE_INVALIDATED, "the capture was invalidated; no graph");
+    if (c->invalidated)
+        st = simi_fail(SIM_CAPTURE_INVALIDATED, "the capture was invalidated; no graph");
     else if (!all_joined(c))
-        st = simi_fail(SIM_CAPTURE_UNJOINED, "a stream that joined the capture was not joined back into the origin");
+        st = simi_fail(SIM_CAPTURE_UNJOINED,
+                       "a stream that joined the capture was not joined back into the origin");
     if (st) {
         simi_handle_free(g->handle);
         g->dev->n_graphs--;
@@ -404,21 +423,23 @@ sim_status sim_stream_get_capture_info(sim_stream stream, sim_capture_status *st
     return sim_stream_get_info(stream, NULL, status, id, graph);
 }
 
-sim_status sim_stream_get_info(sim_stream stream, int *device, sim_capture_status *status, uint64_t *id,
-                               sim_graph *graph) {
+sim_status sim_stream_get_info(sim_stream stream, int *device, sim_capture_status *status,
+                               uint64_t *id, sim_graph *graph) {
     sim_status st = simi_enter(SIM_OP_GET_CAPTURE_INFO, simi_handle_device(stream));
     if (st) return st;
     pthread_mutex_lock(&g_sim.lock);
     simi_stream *s = simi_handle_get(stream, SIMI_T_STREAM);
     if (!s) {
         pthread_mutex_unlock(&g_sim.lock);
-        return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live stream", (unsigned long long)stream);
+        return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live stream",
+                         (unsigned long long)stream);
     }
     simi_capture *c = s->cap;
     if (device) *device = s->dev->index;
     if (status)
-        *status = !c ? SIM_CAPTURE_STATUS_NONE
-                     : c->invalidated ? SIM_CAPTURE_STATUS_INVALIDATED : SIM_CAPTURE_STATUS_ACTIVE;
+        *status = !c               ? SIM_CAPTURE_STATUS_NONE
+                  : c->invalidated ? SIM_CAPTURE_STATUS_INVALIDATED
+                                   : SIM_CAPTURE_STATUS_ACTIVE;
     if (id) *id = c ? c->id : 0;
     if (graph) *graph = c ? c->g->handle : 0;
     pthread_mutex_unlock(&g_sim.lock);
@@ -436,7 +457,9 @@ sim_status sim_graph_node_count(sim_graph graph, size_t *count) {
     simi_graph *g = simi_handle_get(graph, SIMI_T_GRAPH);
     if (g) *count = g->n;
     pthread_mutex_unlock(&g_sim.lock);
-    return g ? SIM_OK : simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live graph", (unsigned long long)graph);
+    return g ? SIM_OK
+             : simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live graph",
+                         (unsigned long long)graph);
 }
 
 sim_status sim_graph_destroy(sim_graph graph) {
@@ -444,8 +467,10 @@ sim_status sim_graph_destroy(sim_graph graph) {
     if (st) return st;
     pthread_mutex_lock(&g_sim.lock);
     simi_graph *g = simi_handle_get(graph, SIMI_T_GRAPH);
-    if (!g) st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live graph", (unsigned long long)graph);
-    else if (g->capturing) st = simi_fail(SIM_ILLEGAL_STATE, "the graph is still being captured");
+    if (!g)
+        st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live graph", (unsigned long long)graph);
+    else if (g->capturing)
+        st = simi_fail(SIM_ILLEGAL_STATE, "the graph is still being captured");
     else {
         simi_handle_free(graph);
         g->dev->n_graphs--;
@@ -463,11 +488,13 @@ sim_status sim_graph_attach_hook(sim_graph graph, sim_hook_fn fn, void *user) {
     if (!h) return simi_fail(SIM_OUT_OF_MEMORY, "host allocation failed");
     pthread_mutex_lock(&g_sim.lock);
     simi_graph *g = simi_handle_get(graph, SIMI_T_GRAPH);
-    if (!g) st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live graph", (unsigned long long)graph);
+    if (!g)
+        st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live graph", (unsigned long long)graph);
     else if (g->nhooks == g->caphooks) {
         size_t nc = g->caphooks ? g->caphooks * 2 : 4;
         simi_hook **n = realloc(g->hooks, nc * sizeof *n);
-        if (!n) st = simi_fail(SIM_OUT_OF_MEMORY, "host allocation failed");
+        if (!n)
+            st = simi_fail(SIM_OUT_OF_MEMORY, "host allocation failed");
         else {
             g->hooks = n;
             g->caphooks = nc;
@@ -573,7 +600,6 @@ void simi_exec_put(simi_exec *x) {
     free(x);
 }
 
-
 sim_status sim_graph_instantiate(sim_graph_exec *exec, sim_graph graph) {
     sim_status st = simi_enter(SIM_OP_GRAPH_INSTANTIATE, simi_handle_device(graph));
     if (st) return st;
@@ -585,9 +611,12 @@ sim_status sim_graph_instantiate(sim_graph_exec *exec, sim_graph graph) {
     pthread_cond_init(&x->cond, NULL);
     pthread_mutex_lock(&g_sim.lock);
     simi_graph *g = simi_handle_get(graph, SIMI_T_GRAPH);
-    if (!g) st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live graph", (unsigned long long)graph);
-    else if (g->capturing) st = simi_fail(SIM_ILLEGAL_STATE, "the graph is still being captured");
-    else if (atomic_load(&g->dev->lost)) st = simi_fail(SIM_DEVICE_LOST, "device %d is lost", g->dev->index);
+    if (!g)
+        st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live graph", (unsigned long long)graph);
+    else if (g->capturing)
+        st = simi_fail(SIM_ILLEGAL_STATE, "the graph is still being captured");
+    else if (atomic_load(&g->dev->lost))
+        st = simi_fail(SIM_DEVICE_LOST, "device %d is lost", g->dev->index);
     if (!st) {
         x->dev = g->dev;
         x->nlanes = g->nlanes > 0 ? g->nlanes : 1;
@@ -651,13 +680,20 @@ sim_status sim_graph_launch(sim_graph_exec exec, sim_stream stream) {
     pthread_mutex_lock(&g_sim.lock);
     simi_exec *x = simi_handle_get(exec, SIMI_T_EXEC);
     simi_stream *s = simi_handle_get(stream, SIMI_T_STREAM);
-    if (!x) st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live executable graph", (unsigned long long)exec);
-    else if (!s) st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live stream", (unsigned long long)stream);
+    if (!x)
+        st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live executable graph",
+                       (unsigned long long)exec);
+    else if (!s)
+        st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live stream",
+                       (unsigned long long)stream);
     else if (s->dev != x->dev)
-        st = simi_fail(SIM_INVALID_HANDLE, "executable graph of device %d launched on a stream of device %d",
+        st = simi_fail(SIM_INVALID_HANDLE,
+                       "executable graph of device %d launched on a stream of device %d",
                        x->dev->index, s->dev->index);
-    else if (atomic_load(&s->dev->lost)) st = simi_fail(SIM_DEVICE_LOST, "device %d is lost", s->dev->index);
-    else if (s->cap) st = simi_fail(SIM_NOT_SUPPORTED, "graph launches cannot be captured by the sim");
+    else if (atomic_load(&s->dev->lost))
+        st = simi_fail(SIM_DEVICE_LOST, "device %d is lost", s->dev->index);
+    else if (s->cap)
+        st = simi_fail(SIM_NOT_SUPPORTED, "graph launches cannot be captured by the sim");
     if (st) {
         pthread_mutex_unlock(&g_sim.lock);
         free(op);
@@ -681,7 +717,9 @@ sim_status sim_graph_exec_destroy(sim_graph_exec exec) {
         x->dev->n_execs--;
     }
     pthread_mutex_unlock(&g_sim.lock);
-    if (!x) return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live executable graph", (unsigned long long)exec);
+    if (!x)
+        return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live executable graph",
+                         (unsigned long long)exec);
     simi_exec_put(x); /* enqueued launches hold their own references */
     return SIM_OK;
 }

@@ -50,7 +50,8 @@ sim_status simi_fail(sim_status s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int n = snprintf(tl_msg, sizeof tl_msg, "%s: ", sim_status_name(s));
-    if (n > 0 && (size_t)n < sizeof tl_msg) vsnprintf(tl_msg + n, sizeof tl_msg - (size_t)n, fmt, ap);
+    if (n > 0 && (size_t)n < sizeof tl_msg)
+        vsnprintf(tl_msg + n, sizeof tl_msg - (size_t)n, fmt, ap);
     va_end(ap);
     return s;
 }
@@ -265,10 +266,12 @@ sim_status sim_device_count(int *count) {
 
 sim_status sim_set_device(int device) {
     simi_ensure_init();
-    sim_status st = simi_enter(SIM_OP_SET_DEVICE, (device >= 0 && device < g_sim.ndevices) ? device : -1);
+    sim_status st =
+        simi_enter(SIM_OP_SET_DEVICE, (device >= 0 && device < g_sim.ndevices) ? device : -1);
     if (st) return st;
     if (device < 0 || device >= g_sim.ndevices)
-        return simi_fail(SIM_INVALID_VALUE, "device %d out of range 0..%d", device, g_sim.ndevices - 1);
+        return simi_fail(SIM_INVALID_VALUE, "device %d out of range 0..%d", device,
+                         g_sim.ndevices - 1);
     count_lifecycle(device, SIM_LIFECYCLE_SET_DEVICE);
     tl_device = device;
     return SIM_OK;
@@ -322,8 +325,8 @@ sim_status sim_lifecycle_reset_counts(void) {
 
 sim_status sim_device_get_props(int device, sim_device_props *props) {
     simi_ensure_init();
-    sim_status st = simi_enter(SIM_OP_DEVICE_GET_PROPS,
-                               (device >= 0 && device < g_sim.ndevices) ? device : -1);
+    sim_status st =
+        simi_enter(SIM_OP_DEVICE_GET_PROPS, (device >= 0 && device < g_sim.ndevices) ? device : -1);
     if (st) return st;
     if (!props || props->size < sizeof(sim_device_props))
         return simi_fail(SIM_INVALID_VALUE, "props is NULL or props->size too small");

@@ -235,7 +235,8 @@ static int check_header(const elf_reader *r, Elf64_Ehdr *eh, char *msg, size_t m
         (eh->e_shentsize != sizeof(Elf64_Shdr) ||
          !rd_in_bounds(r, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr))))
         return say(msg, msgsz,
-                   REJECT "section header table (offset 0x%" PRIx64 ", %u entries of %u bytes, field e_shoff at "
+                   REJECT "section header table (offset 0x%" PRIx64
+                          ", %u entries of %u bytes, field e_shoff at "
                           "offset 0x%zx) does not fit the %" PRIu64 "-byte image (truncated?)",
                    (uint64_t)eh->e_shoff, (unsigned)eh->e_shnum, (unsigned)eh->e_shentsize,
                    offsetof(Elf64_Ehdr, e_shoff), r->size);

@@ -99,10 +99,11 @@ sim_status sim_fault_arm(const sim_fault *fault, int *fault_id) {
     simi_ensure_init();
     if (!fault || fault->size < sizeof(sim_fault) || !fault_id)
         return simi_fail(SIM_INVALID_VALUE, "fault or fault_id is NULL, or fault->size too small");
-    if ((fault->op != SIM_OP_ANY && (fault->op < 0 || fault->op >= SIM_OP_COUNT_)) || fault->nth == 0 ||
-        fault->error == SIM_OK || fault->device >= g_sim.ndevices)
-        return simi_fail(SIM_INVALID_VALUE, "bad fault: op %d nth %llu error %d device %d", fault->op,
-                         (unsigned long long)fault->nth, (int)fault->error, fault->device);
+    if ((fault->op != SIM_OP_ANY && (fault->op < 0 || fault->op >= SIM_OP_COUNT_)) ||
+        fault->nth == 0 || fault->error == SIM_OK || fault->device >= g_sim.ndevices)
+        return simi_fail(SIM_INVALID_VALUE, "bad fault: op %d nth %llu error %d device %d",
+                         fault->op, (unsigned long long)fault->nth, (int)fault->error,
+                         fault->device);
     pthread_mutex_lock(&g_fault_lock);
     for (int i = 0; i < SIM_MAX_FAULTS; i++) {
         if (g_faults[i].armed) continue;

@@ -146,9 +146,9 @@ struct simi_device {
     int cores;
     uint64_t capacity;
     _Atomic uint64_t epoch; /* +1 per reset; readable on a lost device */
-    atomic_int lost;      /* fatal: every op fails DEVICE_LOST */
-    atomic_int resetting; /* reset in progress: pending work abandoned */
-    simi_heap heap;       /* g_sim.lock */
+    atomic_int lost;        /* fatal: every op fails DEVICE_LOST */
+    atomic_int resetting;   /* reset in progress: pending work abandoned */
+    simi_heap heap;         /* g_sim.lock */
     /* execution */
     pthread_mutex_t core_lock;
     pthread_cond_t core_cond;
@@ -236,7 +236,7 @@ sim_status simi_stream_wait_idle(simi_stream *s);
 /* Execute one op on the calling execution thread; *err is the stream (or
  * node) error state in and out. */
 void simi_exec_op(simi_device *dev, simi_op *op, sim_status *err);
-int simi_device_start(simi_device *dev); /* core threads */
+int simi_device_start(simi_device *dev);   /* core threads */
 void simi_wake_word(const uint32_t *word); /* wake kernels waiting on a device word */
 void simi_device_wake_all(simi_device *dev);
 sim_status simi_device_sync(simi_device *dev);
@@ -247,8 +247,8 @@ void simi_device_teardown(simi_device *dev);
 struct simi_event {
     simi_device *dev;
     unsigned flags;
-    simi_rec *last;       /* last eager record, or NULL */
-    uint64_t cap_id;      /* capture of the last record if it was captured */
+    simi_rec *last;  /* last eager record, or NULL */
+    uint64_t cap_id; /* capture of the last record if it was captured */
     uint32_t *cap_deps;
     uint32_t ncap_deps;
 };

@@ -32,8 +32,10 @@ static size_t freed_pos(const simi_heap *h, uint64_t off) {
     size_t lo = 0, hi = h->nfreed;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (h->freed[mid] < off) lo = mid + 1;
-        else hi = mid;
+        if (h->freed[mid] < off)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -65,8 +67,8 @@ static void freed_del(simi_heap *h, uint64_t off) {
 
 int simi_heap_init(simi_heap *h, uint64_t capacity) {
     /* The mapping is reserved lazily (NORESERVE); pages appear on touch. */
-    void *p = mmap(NULL, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+    void *p = mmap(NULL, capacity, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return -1;
     h->base = p;
     h->capacity = capacity;
@@ -116,8 +118,10 @@ static size_t seg_find(const simi_heap *h, uint64_t off) {
     size_t lo = 0, hi = h->nsegs;
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
-        if (h->segs[mid].off <= off) lo = mid;
-        else hi = mid;
+        if (h->segs[mid].off <= off)
+            lo = mid;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -148,8 +152,8 @@ sim_status sim_malloc(sim_devptr *ptr, size_t size) {
     simi_device *dev = simi_cur_dev();
     if (atomic_load(&dev->lost)) return simi_fail(SIM_DEVICE_LOST, "device %d is lost", dev->index);
     if (size > dev->capacity)
-        return simi_fail(SIM_OUT_OF_MEMORY, "%zu bytes exceed device %d's capacity of %llu bytes", size, dev->index,
-                         (unsigned long long)dev->capacity);
+        return simi_fail(SIM_OUT_OF_MEMORY, "%zu bytes exceed device %d's capacity of %llu bytes",
+                         size, dev->index, (unsigned long long)dev->capacity);
     uint64_t need = ((size + SIMI_ALIGN - 1) / SIMI_ALIGN) * SIMI_ALIGN + SIMI_REDZONE;
     pthread_mutex_lock(&g_sim.lock);
     st = simi_capture_restricted("sim_malloc");
@@ -163,8 +167,9 @@ sim_status sim_malloc(sim_devptr *ptr, size_t size) {
         if (!h->segs[i].live && h->segs[i].len >= need) break;
     if (i == h->nsegs) {
         pthread_mutex_unlock(&g_sim.lock);
-        return simi_fail(SIM_OUT_OF_MEMORY, "cannot allocate %zu bytes on device %d (%llu of %llu live)", size,
-                         dev->index, (unsigned long long)h->live_bytes, (unsigned long long)h->capacity);
+        return simi_fail(
+            SIM_OUT_OF_MEMORY, "cannot allocate %zu bytes on device %d (%llu of %llu live)", size,
+            dev->index, (unsigned long long)h->live_bytes, (unsigned long long)h->capacity);
     }
     simi_seg *s = &h->segs[i];
     if (s->len > need) {
@@ -211,7 +216,9 @@ sim_status sim_free(sim_devptr ptr) {
     if (s->off != off || !s->live) {
         int dbl = freed_has(h, off);
         pthread_mutex_unlock(&g_sim.lock);
-        if (dbl) return simi_fail(SIM_DOUBLE_FREE, "address 0x%llx was already freed", (unsigned long long)ptr);
+        if (dbl)
+            return simi_fail(SIM_DOUBLE_FREE, "address 0x%llx was already freed",
+                             (unsigned long long)ptr);
         return simi_fail(SIM_FOREIGN_FREE, "address 0x%llx is not the start of a live allocation",
                          (unsigned long long)ptr);
     }
@@ -246,9 +253,11 @@ sim_status sim_mem_stats(int device, uint64_t *live_count, uint64_t *live_bytes)
     return SIM_OK;
 }
 
-sim_status sim_mem_lookup(int device, sim_devptr ptr, size_t size, sim_devptr *base, size_t *alloc_size) {
+sim_status sim_mem_lookup(int device, sim_devptr ptr, size_t size, sim_devptr *base,
+                          size_t *alloc_size) {
     simi_ensure_init();
-    sim_status st = simi_enter(SIM_OP_MEM_LOOKUP, (device >= 0 && device < g_sim.ndevices) ? device : -1);
+    sim_status st =
+        simi_enter(SIM_OP_MEM_LOOKUP, (device >= 0 && device < g_sim.ndevices) ? device : -1);
     if (st) return st;
     if (device < 0 || device >= g_sim.ndevices)
         return simi_fail(SIM_INVALID_VALUE, "device %d out of range", device);
@@ -256,7 +265,8 @@ sim_status sim_mem_lookup(int device, sim_devptr ptr, size_t size, sim_devptr *b
     simi_heap *h = &g_sim.dev[device].heap;
     if (!simi_heap_contains(h, ptr, size)) {
         pthread_mutex_unlock(&g_sim.lock);
-        return simi_fail(SIM_INVALID_ADDRESS, "[0x%llx, +%zu) is not inside one live allocation of device %d",
+        return simi_fail(SIM_INVALID_ADDRESS,
+                         "[0x%llx, +%zu) is not inside one live allocation of device %d",
                          (unsigned long long)ptr, size, device);
     }
     const simi_seg *s = &h->segs[seg_find(h, ptr - (uint64_t)(uintptr_t)h->base)];
@@ -276,13 +286,16 @@ sim_status sim_memcpy(void *dst, const void *src, size_t size, sim_copy_kind kin
     if (atomic_load(&dev->lost)) return simi_fail(SIM_DEVICE_LOST, "device %d is lost", dev->index);
     pthread_mutex_lock(&g_sim.lock);
     st = simi_capture_restricted("sim_memcpy");
-    if (!st && kind != SIM_COPY_HOST_TO_DEVICE && !simi_heap_contains(&dev->heap, (uintptr_t)src, size))
-        st = simi_fail(SIM_INVALID_ADDRESS, "source [%p, +%zu) is not inside one live allocation of device %d",
-                       src, size, dev->index);
-    if (!st && kind != SIM_COPY_DEVICE_TO_HOST && !simi_heap_contains(&dev->heap, (uintptr_t)dst, size))
+    if (!st && kind != SIM_COPY_HOST_TO_DEVICE &&
+        !simi_heap_contains(&dev->heap, (uintptr_t)src, size))
         st = simi_fail(SIM_INVALID_ADDRESS,
-                       "destination [%p, +%zu) is not inside one live allocation of device %d", dst, size,
-                       dev->index);
+                       "source [%p, +%zu) is not inside one live allocation of device %d", src,
+                       size, dev->index);
+    if (!st && kind != SIM_COPY_DEVICE_TO_HOST &&
+        !simi_heap_contains(&dev->heap, (uintptr_t)dst, size))
+        st = simi_fail(SIM_INVALID_ADDRESS,
+                       "destination [%p, +%zu) is not inside one live allocation of device %d", dst,
+                       size, dev->index);
     pthread_mutex_unlock(&g_sim.lock);
     if (st) return st;
     st = simi_device_sync(dev);
@@ -301,11 +314,16 @@ static sim_status atomic_read(sim_devptr ptr, size_t n, uint64_t *out) {
     bool ok = simi_heap_contains(&dev->heap, ptr, n);
     pthread_mutex_unlock(&g_sim.lock);
     if (!ok)
-        return simi_fail(SIM_INVALID_ADDRESS, "[0x%llx, +%zu) is not inside one live allocation of device %d",
+        return simi_fail(SIM_INVALID_ADDRESS,
+                         "[0x%llx, +%zu) is not inside one live allocation of device %d",
                          (unsigned long long)ptr, n, dev->index);
-    if (ptr % n) return simi_fail(SIM_INVALID_VALUE, "address 0x%llx not %zu-byte aligned", (unsigned long long)ptr, n);
-    if (n == 4) *out = atomic_load((_Atomic uint32_t *)(uintptr_t)ptr);
-    else *out = atomic_load((_Atomic uint64_t *)(uintptr_t)ptr);
+    if (ptr % n)
+        return simi_fail(SIM_INVALID_VALUE, "address 0x%llx not %zu-byte aligned",
+                         (unsigned long long)ptr, n);
+    if (n == 4)
+        *out = atomic_load((_Atomic uint32_t *)(uintptr_t)ptr);
+    else
+        *out = atomic_load((_Atomic uint64_t *)(uintptr_t)ptr);
     return SIM_OK;
 }
 
@@ -331,9 +349,12 @@ sim_status sim_atomic_write_u32(sim_devptr ptr, uint32_t value) {
     bool ok = simi_heap_contains(&dev->heap, ptr, 4);
     pthread_mutex_unlock(&g_sim.lock);
     if (!ok)
-        return simi_fail(SIM_INVALID_ADDRESS, "[0x%llx, +4) is not inside one live allocation of device %d",
+        return simi_fail(SIM_INVALID_ADDRESS,
+                         "[0x%llx, +4) is not inside one live allocation of device %d",
                          (unsigned long long)ptr, dev->index);
-    if (ptr % 4) return simi_fail(SIM_INVALID_VALUE, "address 0x%llx not 4-byte aligned", (unsigned long long)ptr);
+    if (ptr % 4)
+        return simi_fail(SIM_INVALID_VALUE, "address 0x%llx not 4-byte aligned",
+                         (unsigned long long)ptr);
     atomic_store((_Atomic uint32_t *)(uintptr_t)ptr, value);
     simi_wake_word((const uint32_t *)(uintptr_t)ptr);
     return SIM_OK;

@@ -1,8 +1,8 @@
 /*
  * sim_module.c — modules (kernel code uploaded from bytes) and functions.
  */
-#include "sim_internal.h"
 #include "sim_elf.h"
+#include "sim_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +16,8 @@ void simi_module_free_obj(simi_module *m) {
 sim_status sim_module_load(sim_module *module, const void *bytes, size_t size) {
     sim_status st = simi_enter(SIM_OP_MODULE_LOAD, -1);
     if (st) return st;
-    if (!module || !bytes || size == 0) return simi_fail(SIM_INVALID_VALUE, "module or bytes NULL, or size 0");
+    if (!module || !bytes || size == 0)
+        return simi_fail(SIM_INVALID_VALUE, "module or bytes NULL, or size 0");
     simi_device *dev = simi_cur_dev();
     if (atomic_load(&dev->lost)) return simi_fail(SIM_DEVICE_LOST, "device %d is lost", dev->index);
     pthread_mutex_lock(&g_sim.lock);
@@ -49,12 +50,16 @@ sim_status sim_module_unload(sim_module module) {
     if (st) return st;
     pthread_mutex_lock(&g_sim.lock);
     simi_module *m = simi_handle_get(module, SIMI_T_MODULE);
-    if (!m) st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live module", (unsigned long long)module);
-    else if (atomic_load(&m->dev->lost)) st = simi_fail(SIM_DEVICE_LOST, "device %d is lost", m->dev->index);
+    if (!m)
+        st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live module",
+                       (unsigned long long)module);
+    else if (atomic_load(&m->dev->lost))
+        st = simi_fail(SIM_DEVICE_LOST, "device %d is lost", m->dev->index);
     if (!st) st = simi_capture_restricted("sim_module_unload");
     if (!st && atomic_load(&m->uses) > 0)
         st = simi_fail(SIM_ILLEGAL_STATE,
-                       "%d kernel launches or graph nodes still use the module (enqueued, running or captured)",
+                       "%d kernel launches or graph nodes still use the module (enqueued, running "
+                       "or captured)",
                        atomic_load(&m->uses));
     if (st) {
         pthread_mutex_unlock(&g_sim.lock);
@@ -80,7 +85,8 @@ sim_status sim_module_get_function(sim_function *fn, sim_module module, const ch
     simi_module *m = simi_handle_get(module, SIMI_T_MODULE);
     if (!m) {
         pthread_mutex_unlock(&g_sim.lock);
-        return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live module", (unsigned long long)module);
+        return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live module",
+                         (unsigned long long)module);
     }
     void *sym = simelf_sym(m->dl, name);
     if (!sym) {
@@ -130,5 +136,7 @@ sim_status sim_function_address(sim_function fn, uint64_t *address) {
     simi_function *f = simi_handle_get(fn, SIMI_T_FUNCTION);
     if (f) memcpy(address, &(uint64_t){(uint64_t)(uintptr_t)f->entry}, sizeof *address);
     pthread_mutex_unlock(&g_sim.lock);
-    return f ? SIM_OK : simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live function", (unsigned long long)fn);
+    return f ? SIM_OK
+             : simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live function",
+                         (unsigned long long)fn);
 }

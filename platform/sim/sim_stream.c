@@ -109,8 +109,8 @@ static void svc_report_error(uint32_t code, uint64_t detail) {
 
 static uint64_t svc_clock_ns(void) { return simi_now_ns(); }
 
-static int svc_call(uint64_t entry, const sim_kernel_ctx *kctx, const void *params, size_t params_size,
-                    uint32_t *code, uint64_t *detail) {
+static int svc_call(uint64_t entry, const sim_kernel_ctx *kctx, const void *params,
+                    size_t params_size, uint32_t *code, uint64_t *detail) {
     exec_ctx *outer = tl_exec;
     exec_ctx inner = {.dev = outer ? outer->dev : NULL};
     atomic_init(&inner.reported, 0);
@@ -213,8 +213,10 @@ static sim_status run_kernel(simi_device *dev, simi_op *op) {
     exec_ctx ec = {.dev = dev};
     atomic_init(&ec.reported, 0);
     if (op->u.k.target == SIM_TARGET_AICPU) {
-        simi_block_job j = {.entry = op->u.k.entry, .params = op->params, .psize = op->u.k.psize, .ec = &ec};
-        j.kctx = (sim_kernel_ctx){0, 1, UINT32_MAX, (uint32_t)dev->cores, (uint32_t)dev->index, 0, &g_services};
+        simi_block_job j = {
+            .entry = op->u.k.entry, .params = op->params, .psize = op->u.k.psize, .ec = &ec};
+        j.kctx = (sim_kernel_ctx){
+            0, 1, UINT32_MAX, (uint32_t)dev->cores, (uint32_t)dev->index, 0, &g_services};
         run_block(&j);
     } else {
         uint32_t bd = op->u.k.block_dim;
@@ -250,8 +252,9 @@ static sim_status run_kernel(simi_device *dev, simi_op *op) {
                                            .lock = &lock,
                                            .cond = &cond,
                                            .remaining = &remaining};
-                jobs[j].kctx = (sim_kernel_ctx){base + j, bd, (uint32_t)ids[j], (uint32_t)dev->cores,
-                                                (uint32_t)dev->index, 0, &g_services};
+                jobs[j].kctx = (sim_kernel_ctx){
+                    base + j,   bd, (uint32_t)ids[j], (uint32_t)dev->cores, (uint32_t)dev->index, 0,
+                    &g_services};
             }
             for (uint32_t j = 1; j < n; j++) {
                 simi_core *c = &dev->core[ids[j]];
@@ -292,14 +295,18 @@ void simi_exec_op(simi_device *dev, simi_op *op, sim_status *err) {
     case SIMI_OP_COPY:
         if (*err) return;
         simi_hold_point(dev, SIM_EXEC_COPY, 0);
-        if (simi_dev_dead(dev)) *err = SIM_DEVICE_LOST;
-        else memmove(op->u.copy.dst, op->u.copy.src, op->u.copy.size);
+        if (simi_dev_dead(dev))
+            *err = SIM_DEVICE_LOST;
+        else
+            memmove(op->u.copy.dst, op->u.copy.src, op->u.copy.size);
         return;
     case SIMI_OP_FILL:
         if (*err) return;
         simi_hold_point(dev, SIM_EXEC_FILL, 0);
-        if (simi_dev_dead(dev)) *err = SIM_DEVICE_LOST;
-        else memset(op->u.fill.dst, op->u.fill.value, op->u.fill.size);
+        if (simi_dev_dead(dev))
+            *err = SIM_DEVICE_LOST;
+        else
+            memset(op->u.fill.dst, op->u.fill.value, op->u.fill.size);
         return;
     case SIMI_OP_HOST:
         simi_hold_point(dev, SIM_EXEC_HOST_FUNC, 0);
@@ -345,8 +352,10 @@ void simi_stream_put(simi_stream *s) {
 void simi_stream_push(simi_stream *s, simi_op *op) {
     op->next = NULL;
     pthread_mutex_lock(&s->qlock);
-    if (s->tail) s->tail->next = op;
-    else s->head = op;
+    if (s->tail)
+        s->tail->next = op;
+    else
+        s->head = op;
     s->tail = op;
     pthread_cond_signal(&s->qcond);
     pthread_mutex_unlock(&s->qlock);
@@ -411,8 +420,10 @@ static void *stream_main(void *p) {
  * held on success and on failure. */
 static sim_status get_stream(sim_stream h, simi_stream **out) {
     simi_stream *s = simi_handle_get(h, SIMI_T_STREAM);
-    if (!s) return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live stream", (unsigned long long)h);
-    if (atomic_load(&s->dev->lost)) return simi_fail(SIM_DEVICE_LOST, "device %d is lost", s->dev->index);
+    if (!s)
+        return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live stream", (unsigned long long)h);
+    if (atomic_load(&s->dev->lost))
+        return simi_fail(SIM_DEVICE_LOST, "device %d is lost", s->dev->index);
     *out = s;
     return SIM_OK;
 }
@@ -474,7 +485,8 @@ sim_status sim_stream_destroy(sim_stream stream) {
     simi_stream *s = simi_handle_get(stream, SIMI_T_STREAM);
     if (!s) {
         pthread_mutex_unlock(&g_sim.lock);
-        return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live stream", (unsigned long long)stream);
+        return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live stream",
+                         (unsigned long long)stream);
     }
     if (s->cap) {
         pthread_mutex_unlock(&g_sim.lock);
@@ -495,8 +507,8 @@ static sim_status stream_for_wait(sim_stream stream, const char *what, simi_stre
     sim_status st = get_stream(stream, &s);
     if (!st && s->cap) {
         simi_capture_invalidate(s->cap);
-        st = simi_fail(SIM_CAPTURE_UNSUPPORTED, "%s on a stream that is part of a capture (capture invalidated)",
-                       what);
+        st = simi_fail(SIM_CAPTURE_UNSUPPORTED,
+                       "%s on a stream that is part of a capture (capture invalidated)", what);
     }
     if (!st) atomic_fetch_add(&s->refs, 1);
     pthread_mutex_unlock(&g_sim.lock);
@@ -514,10 +526,12 @@ sim_status sim_stream_synchronize(sim_stream stream) {
     simi_device *dev = s->dev;
     simi_stream_put(s);
     if (st == SIM_KERNEL_ERROR)
-        return simi_fail(st, "a kernel on the stream reported a device-side error (last report on device %d: code "
-                             "%u, detail %llu); sticky until device reset",
-                         dev->index, atomic_load(&dev->kerr_code),
-                         (unsigned long long)atomic_load(&dev->kerr_detail));
+        return simi_fail(
+            st,
+            "a kernel on the stream reported a device-side error (last report on device %d: code "
+            "%u, detail %llu); sticky until device reset",
+            dev->index, atomic_load(&dev->kerr_code),
+            (unsigned long long)atomic_load(&dev->kerr_detail));
     if (st) return simi_fail(st, "the stream failed earlier (sticky until device reset)");
     return SIM_OK;
 }
@@ -570,7 +584,9 @@ sim_status sim_stream_get_device(sim_stream stream, int *device) {
     simi_stream *s = simi_handle_get(stream, SIMI_T_STREAM);
     if (s) *device = s->dev->index;
     pthread_mutex_unlock(&g_sim.lock);
-    return s ? SIM_OK : simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live stream", (unsigned long long)stream);
+    return s ? SIM_OK
+             : simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live stream",
+                         (unsigned long long)stream);
 }
 
 /* Enqueue or capture a prepared op on a stream (g_sim.lock held). */
@@ -584,14 +600,16 @@ static sim_status submit(simi_stream *s, simi_op *op) {
     return SIM_OK;
 }
 
-sim_status sim_launch_kernel(sim_stream stream, sim_function fn, sim_target target, uint32_t block_dim,
-                             const void *params, size_t params_size) {
+sim_status sim_launch_kernel(sim_stream stream, sim_function fn, sim_target target,
+                             uint32_t block_dim, const void *params, size_t params_size) {
     sim_status st = simi_enter(SIM_OP_LAUNCH_KERNEL, simi_handle_device(stream));
     if (st) return st;
     if (target != SIM_TARGET_AICPU && target != SIM_TARGET_AICORE)
         return simi_fail(SIM_INVALID_VALUE, "unknown target %d", (int)target);
-    if (target == SIM_TARGET_AICPU ? block_dim != 1 : (block_dim == 0 || block_dim > SIMI_MAX_BLOCK_DIM))
-        return simi_fail(SIM_INVALID_VALUE, "block_dim %u invalid for target %d", block_dim, (int)target);
+    if (target == SIM_TARGET_AICPU ? block_dim != 1
+                                   : (block_dim == 0 || block_dim > SIMI_MAX_BLOCK_DIM))
+        return simi_fail(SIM_INVALID_VALUE, "block_dim %u invalid for target %d", block_dim,
+                         (int)target);
     if (params_size > SIMI_MAX_PARAMS || (params_size && !params))
         return simi_fail(SIM_INVALID_VALUE, "params_size %zu (max %u) or params NULL", params_size,
                          SIMI_MAX_PARAMS);
@@ -623,7 +641,8 @@ sim_status sim_launch_kernel(sim_stream stream, sim_function fn, sim_target targ
     return st;
 }
 
-sim_status sim_memcpy_async(void *dst, const void *src, size_t size, sim_copy_kind kind, sim_stream stream) {
+sim_status sim_memcpy_async(void *dst, const void *src, size_t size, sim_copy_kind kind,
+                            sim_stream stream) {
     sim_status st = simi_enter(SIM_OP_MEMCPY_ASYNC, simi_handle_device(stream));
     if (st) return st;
     if (!dst || !src) return simi_fail(SIM_INVALID_VALUE, "dst or src is NULL");
@@ -638,13 +657,16 @@ sim_status sim_memcpy_async(void *dst, const void *src, size_t size, sim_copy_ki
     pthread_mutex_lock(&g_sim.lock);
     simi_stream *s = NULL;
     st = get_stream(stream, &s);
-    if (!st && kind != SIM_COPY_HOST_TO_DEVICE && !simi_heap_contains(&s->dev->heap, (uintptr_t)src, size))
-        st = simi_fail(SIM_INVALID_ADDRESS, "source [%p, +%zu) is not inside one live allocation of device %d",
-                       src, size, s->dev->index);
-    if (!st && kind != SIM_COPY_DEVICE_TO_HOST && !simi_heap_contains(&s->dev->heap, (uintptr_t)dst, size))
+    if (!st && kind != SIM_COPY_HOST_TO_DEVICE &&
+        !simi_heap_contains(&s->dev->heap, (uintptr_t)src, size))
         st = simi_fail(SIM_INVALID_ADDRESS,
-                       "destination [%p, +%zu) is not inside one live allocation of device %d", dst, size,
-                       s->dev->index);
+                       "source [%p, +%zu) is not inside one live allocation of device %d", src,
+                       size, s->dev->index);
+    if (!st && kind != SIM_COPY_DEVICE_TO_HOST &&
+        !simi_heap_contains(&s->dev->heap, (uintptr_t)dst, size))
+        st = simi_fail(SIM_INVALID_ADDRESS,
+                       "destination [%p, +%zu) is not inside one live allocation of device %d", dst,
+                       size, s->dev->index);
     if (st) {
         pthread_mutex_unlock(&g_sim.lock);
         free(op);
@@ -668,7 +690,8 @@ sim_status sim_memset_async(sim_devptr dst, uint8_t value, size_t size, sim_stre
     simi_stream *s = NULL;
     st = get_stream(stream, &s);
     if (!st && !simi_heap_contains(&s->dev->heap, dst, size))
-        st = simi_fail(SIM_INVALID_ADDRESS, "[0x%llx, +%zu) is not inside one live allocation of device %d",
+        st = simi_fail(SIM_INVALID_ADDRESS,
+                       "[0x%llx, +%zu) is not inside one live allocation of device %d",
                        (unsigned long long)dst, size, s->dev->index);
     if (st) {
         pthread_mutex_unlock(&g_sim.lock);
@@ -709,7 +732,8 @@ sim_status sim_event_create(sim_event *event, unsigned flags) {
     sim_status st = simi_enter(SIM_OP_EVENT_CREATE, -1);
     if (st) return st;
     if (!event) return simi_fail(SIM_INVALID_VALUE, "event is NULL");
-    if (flags & ~(unsigned)SIM_EVENT_DISABLE_TIMING) return simi_fail(SIM_INVALID_VALUE, "unknown flags 0x%x", flags);
+    if (flags & ~(unsigned)SIM_EVENT_DISABLE_TIMING)
+        return simi_fail(SIM_INVALID_VALUE, "unknown flags 0x%x", flags);
     simi_device *dev = simi_cur_dev();
     if (atomic_load(&dev->lost)) return simi_fail(SIM_DEVICE_LOST, "device %d is lost", dev->index);
     simi_event *e = calloc(1, sizeof *e);
@@ -744,7 +768,9 @@ sim_status sim_event_destroy(sim_event event) {
         e->dev->n_events--;
     }
     pthread_mutex_unlock(&g_sim.lock);
-    if (!e) return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live event", (unsigned long long)event);
+    if (!e)
+        return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live event",
+                         (unsigned long long)event);
     event_free(e);
     return SIM_OK;
 }
@@ -754,7 +780,9 @@ static sim_status get_pair(sim_stream stream, sim_event event, simi_stream **s, 
     sim_status st = get_stream(stream, s);
     if (st) return st;
     *e = simi_handle_get(event, SIMI_T_EVENT);
-    if (!*e) return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live event", (unsigned long long)event);
+    if (!*e)
+        return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live event",
+                         (unsigned long long)event);
     if ((*e)->dev != (*s)->dev)
         return simi_fail(SIM_INVALID_HANDLE, "event of device %d used with a stream of device %d",
                          (*e)->dev->index, (*s)->dev->index);
@@ -836,11 +864,14 @@ static sim_status event_for_wait(sim_event event, const char *what, simi_rec **r
     sim_status st = SIM_OK;
     simi_event *e = simi_handle_get(event, SIMI_T_EVENT);
     simi_capture *c = NULL;
-    if (!e) st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live event", (unsigned long long)event);
-    else if (atomic_load(&e->dev->lost)) st = simi_fail(SIM_DEVICE_LOST, "device %d is lost", e->dev->index);
+    if (!e)
+        st = simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live event", (unsigned long long)event);
+    else if (atomic_load(&e->dev->lost))
+        st = simi_fail(SIM_DEVICE_LOST, "device %d is lost", e->dev->index);
     else if (e->cap_id && (c = simi_capture_find(e->cap_id)) != NULL) {
         simi_capture_invalidate(c);
-        st = simi_fail(SIM_CAPTURED_EVENT, "%s on an event last recorded in an active capture (capture invalidated)",
+        st = simi_fail(SIM_CAPTURED_EVENT,
+                       "%s on an event last recorded in an active capture (capture invalidated)",
                        what);
     }
     *rec = NULL;
@@ -887,12 +918,15 @@ sim_status sim_event_elapsed_ms(float *ms, sim_event start, sim_event end) {
     pthread_mutex_lock(&g_sim.lock);
     simi_event *a = simi_handle_get(start, SIMI_T_EVENT), *b = simi_handle_get(end, SIMI_T_EVENT);
     simi_rec *ra = NULL, *rb = NULL;
-    if (!a || !b) st = simi_fail(SIM_INVALID_HANDLE, "start or end is not a live event");
+    if (!a || !b)
+        st = simi_fail(SIM_INVALID_HANDLE, "start or end is not a live event");
     else if (a->dev != b->dev)
-        st = simi_fail(SIM_INVALID_HANDLE, "start (device %d) and end (device %d) are on different devices",
+        st = simi_fail(SIM_INVALID_HANDLE,
+                       "start (device %d) and end (device %d) are on different devices",
                        a->dev->index, b->dev->index);
     else if ((a->flags | b->flags) & SIM_EVENT_DISABLE_TIMING)
-        st = simi_fail(SIM_INVALID_VALUE, "elapsed time needs timing events (created without DISABLE_TIMING)");
+        st = simi_fail(SIM_INVALID_VALUE,
+                       "elapsed time needs timing events (created without DISABLE_TIMING)");
     else if (!a->last || !b->last || a->cap_id || b->cap_id)
         st = simi_fail(SIM_NOT_READY, "an event has no executed eager record");
     else {
@@ -981,7 +1015,6 @@ sim_status sim_device_synchronize(void) {
     return st ? simi_fail(st, "a stream of the device failed earlier") : SIM_OK;
 }
 
-
 void simi_device_teardown(simi_device *dev) {
     obj_list l = {0};
     pthread_mutex_lock(&g_sim.lock);
@@ -1001,11 +1034,20 @@ void simi_device_teardown(simi_device *dev) {
     pthread_mutex_unlock(&dev->thr_lock);
     for (size_t i = 0; i < l.n; i++) {
         switch (l.type[i]) {
-        case SIMI_T_EXEC: simi_exec_put(l.obj[i]); break; /* the handle's reference */
-        case SIMI_T_GRAPH: simi_graph_free_obj(l.obj[i]); break;
-        case SIMI_T_EVENT: event_free(l.obj[i]); break;
-        case SIMI_T_FUNCTION: free(l.obj[i]); break;
-        default: break;
+        case SIMI_T_EXEC:
+            simi_exec_put(l.obj[i]);
+            break; /* the handle's reference */
+        case SIMI_T_GRAPH:
+            simi_graph_free_obj(l.obj[i]);
+            break;
+        case SIMI_T_EVENT:
+            event_free(l.obj[i]);
+            break;
+        case SIMI_T_FUNCTION:
+            free(l.obj[i]);
+            break;
+        default:
+            break;
         }
     }
     for (size_t i = 0; i < l.n; i++)

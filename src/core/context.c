@@ -34,7 +34,8 @@ const char *kctx_status_string(kctx_status s) {
 }
 
 const char *kctx_phase_name(kctx_phase p) {
-    static const char *const names[] = {"NEW", "READY", "POISONED", "QUARANTINED", "CLOSING", "CLOSED"};
+    static const char *const names[] = {"NEW",         "READY",   "POISONED",
+                                        "QUARANTINED", "CLOSING", "CLOSED"};
     return (unsigned)p < sizeof names / sizeof *names ? names[p] : "UNKNOWN";
 }
 
@@ -47,7 +48,8 @@ const char *kctx_thread_last_error(void) { return tl_msg; }
 
 kctx_status kctx_vfail(kctx_ctx *c, kctx_status s, const char *fmt, va_list ap) {
     int n = snprintf(tl_msg, sizeof tl_msg, "%s: ", kctx_status_name(s));
-    if (n > 0 && (size_t)n < sizeof tl_msg) vsnprintf(tl_msg + n, sizeof tl_msg - (size_t)n, fmt, ap);
+    if (n > 0 && (size_t)n < sizeof tl_msg)
+        vsnprintf(tl_msg + n, sizeof tl_msg - (size_t)n, fmt, ap);
     if (c) memcpy(c->last_msg, tl_msg, sizeof c->last_msg);
     return s;
 }
@@ -114,12 +116,15 @@ kctx_status kctx_ctx_acquire(kctx_context h, kctx_ctx **out) {
     kctx_ctx *c = slot_get(h);
     if (c) atomic_fetch_add(&c->refs, 1);
     pthread_mutex_unlock(&g_ctx_lock);
-    if (!c) return kctx_fail(NULL, KCTX_INVALID_HANDLE, "0x%llx is not a live context", (unsigned long long)h);
+    if (!c)
+        return kctx_fail(NULL, KCTX_INVALID_HANDLE, "0x%llx is not a live context",
+                         (unsigned long long)h);
     pthread_mutex_lock(&c->lock);
     if (atomic_load(&c->dead)) { /* a racing destroy won */
         pthread_mutex_unlock(&c->lock);
         ctx_put(c);
-        return kctx_fail(NULL, KCTX_INVALID_HANDLE, "0x%llx is not a live context", (unsigned long long)h);
+        return kctx_fail(NULL, KCTX_INVALID_HANDLE, "0x%llx is not a live context",
+                         (unsigned long long)h);
     }
     *out = c;
     return KCTX_OK;
@@ -136,11 +141,14 @@ kctx_status kctx_context_create(const char *platform, kctx_context *out) {
     if (!name) name = getenv("KCTX_PLATFORM");
     if (!name || !*name) name = "sim";
     const kctx_platform_desc *p = kctx_platform_find(name);
-    if (!p) return kctx_fail(NULL, KCTX_NOT_FOUND, "no platform named '%s' is built into this library", name);
+    if (!p)
+        return kctx_fail(NULL, KCTX_NOT_FOUND, "no platform named '%s' is built into this library",
+                         name);
     /* Tables start with their size: refuse one older than this core. */
     if (p->size < sizeof *p || !p->ops || p->ops->size < sizeof *p->ops ||
         (p->lifecycle && p->lifecycle->size < sizeof *p->lifecycle))
-        return kctx_fail(NULL, KCTX_UNSUPPORTED, "platform %s provides tables older than this library expects", name);
+        return kctx_fail(NULL, KCTX_UNSUPPORTED,
+                         "platform %s provides tables older than this library expects", name);
     kctx_ctx *c = calloc(1, sizeof *c);
     if (!c) return kctx_fail(NULL, KCTX_OUT_OF_MEMORY, "host allocation failed");
     pthread_mutex_init(&c->lock, NULL);
@@ -154,7 +162,8 @@ kctx_status kctx_context_create(const char *platform, kctx_context *out) {
         pthread_mutex_unlock(&g_ctx_lock);
         pthread_mutex_destroy(&c->lock);
         free(c);
-        return kctx_fail(NULL, KCTX_CAPACITY, "%u contexts are live; destroy some first", CT_MAX - 1);
+        return kctx_fail(NULL, KCTX_CAPACITY, "%u contexts are live; destroy some first",
+                         CT_MAX - 1);
     }
     g_slots[idx].gen++;
     if (g_slots[idx].gen == 0) g_slots[idx].gen = 1;
@@ -170,8 +179,9 @@ kctx_status kctx_destroy(kctx_context h) {
     kctx_status st = kctx_ctx_acquire(h, &c);
     if (st) return st;
     if (c->phase != KCTX_PHASE_NEW && c->phase != KCTX_PHASE_CLOSED) {
-        st = kctx_fail(c, KCTX_BUSY, "context is %s: close it first (destroying it would leave device work "
-                                     "and resources nobody can release)",
+        st = kctx_fail(c, KCTX_BUSY,
+                       "context is %s: close it first (destroying it would leave device work "
+                       "and resources nobody can release)",
                        kctx_phase_name(c->phase));
         kctx_ctx_release(c);
         return st;
@@ -221,7 +231,8 @@ kctx_status kctx_claim_take(kctx_ctx *c, int device) {
         if (g_claims[i].plat == c->plat && g_claims[i].device == device) {
             kctx_context owner = g_claims[i].owner;
             pthread_mutex_unlock(&g_ctx_lock);
-            return kctx_fail(c, KCTX_BUSY, "device %d of platform %s is claimed by kernel context 0x%llx", device,
+            return kctx_fail(c, KCTX_BUSY,
+                             "device %d of platform %s is claimed by kernel context 0x%llx", device,
                              c->plat->name, (unsigned long long)owner);
         }
     }
@@ -239,7 +250,8 @@ void kctx_claim_release(kctx_ctx *c) {
     if (!c->claimed) return;
     pthread_mutex_lock(&g_ctx_lock);
     for (int i = 0; i < CLAIM_MAX; i++)
-        if (g_claims[i].owner == c->handle) g_claims[i] = (claim){0}; /* only the owner releases (K6) */
+        if (g_claims[i].owner == c->handle)
+            g_claims[i] = (claim){0}; /* only the owner releases (K6) */
     c->claimed = false;
     pthread_mutex_unlock(&g_ctx_lock);
 }
@@ -247,12 +259,12 @@ void kctx_claim_release(kctx_ctx *c) {
 /* ------------------------------------------------------------------ */
 /* queries                                                             */
 
-#define QUERY(h, body)                              \
-    kctx_ctx *c;                                    \
-    kctx_status st_ = kctx_ctx_acquire((h), &c);    \
-    if (st_) return st_;                            \
-    body;                                           \
-    kctx_ctx_release(c);                            \
+#define QUERY(h, body)                           \
+    kctx_ctx *c;                                 \
+    kctx_status st_ = kctx_ctx_acquire((h), &c); \
+    if (st_) return st_;                         \
+    body;                                        \
+    kctx_ctx_release(c);                         \
     return KCTX_OK
 
 kctx_status kctx_get_phase(kctx_context h, kctx_phase *phase) {
@@ -278,9 +290,11 @@ const char *kctx_platform_name(kctx_context h) {
     return n;
 }
 
-static kctx_status slot_copy(kctx_context h, bool runtime, kctx_status *status, char *msg, size_t msg_size) {
+static kctx_status slot_copy(kctx_context h, bool runtime, kctx_status *status, char *msg,
+                             size_t msg_size) {
     if (!status) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "status is NULL");
-    if (msg_size && !msg) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "msg is NULL but msg_size is not 0");
+    if (msg_size && !msg)
+        return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "msg is NULL but msg_size is not 0");
     QUERY(h, {
         *status = runtime ? c->rt_status : c->td_status;
         if (msg_size) snprintf(msg, msg_size, "%s", runtime ? c->rt_msg : c->td_msg);
@@ -316,9 +330,11 @@ kctx_status kctx_get_resources(kctx_context h, kctx_resource_info *info) {
         memset((char *)info + sizeof info->size, 0, sizeof *info - sizeof info->size);
         info->aicpu_stream = c->streams[0].live ? c->streams[0].h : 0;
         info->aicore_stream = c->streams[1].live ? c->streams[1].h : 0;
-        for (int i = 0; i < KCTX_EVENT_COUNT; i++) info->events[i] = c->events[i].live ? c->events[i].h : 0;
+        for (int i = 0; i < KCTX_EVENT_COUNT; i++)
+            info->events[i] = c->events[i].live ? c->events[i].h : 0;
         info->programs_module = c->programs.live ? c->programs.h : 0;
-        info->runtime_image = c->mem[KCTX_MEM_RUNTIME_IMAGE].live ? c->mem[KCTX_MEM_RUNTIME_IMAGE].h : 0;
+        info->runtime_image =
+            c->mem[KCTX_MEM_RUNTIME_IMAGE].live ? c->mem[KCTX_MEM_RUNTIME_IMAGE].h : 0;
         info->arch_table = c->mem[KCTX_MEM_ARCH_TABLE].live ? c->mem[KCTX_MEM_ARCH_TABLE].h : 0;
         info->args_block = c->mem[KCTX_MEM_ARGS_BLOCK].live ? c->mem[KCTX_MEM_ARGS_BLOCK].h : 0;
         info->runtime_image_bytes = c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE];

@@ -26,8 +26,20 @@
 #define SNAPSHOT_LIMIT 4096u
 #define KCTX_EVENT_COUNT 5
 
-enum { KCTX_EV_START, KCTX_EV_AICORE_START, KCTX_EV_AICORE_DONE, KCTX_EV_AICPU_DONE, KCTX_EV_SERIAL_TAIL };
-enum { KCTX_MEM_RUNTIME_IMAGE, KCTX_MEM_ARCH_TABLE, KCTX_MEM_ARGS_BLOCK, KCTX_MEM_TRACE_RING, KCTX_MEM_COUNT };
+enum {
+    KCTX_EV_START,
+    KCTX_EV_AICORE_START,
+    KCTX_EV_AICORE_DONE,
+    KCTX_EV_AICPU_DONE,
+    KCTX_EV_SERIAL_TAIL
+};
+enum {
+    KCTX_MEM_RUNTIME_IMAGE,
+    KCTX_MEM_ARCH_TABLE,
+    KCTX_MEM_ARGS_BLOCK,
+    KCTX_MEM_TRACE_RING,
+    KCTX_MEM_COUNT
+};
 
 /* A resident platform object: live until its release succeeds. */
 typedef struct kctx_res {
@@ -42,17 +54,18 @@ typedef struct kctx_upload {
     size_t size;
     uint32_t crc;
     kctx_image_view view;
-    kctx_res *modules;      /* one per child */
-    kctx_pfunction *fns;    /* one per child */
+    kctx_res *modules;   /* one per child */
+    kctx_pfunction *fns; /* one per child */
     uint32_t nchildren;
-    kctx_res table;         /* device callable table */
+    kctx_res table; /* device callable table */
     uint64_t table_bytes;
-    uint32_t refs;          /* ids using it */
-    void *staging;          /* host copy of the table while its upload may be in flight (K17) */
+    uint32_t refs; /* ids using it */
+    void *staging; /* host copy of the table while its upload may be in flight (K17) */
     /* launch preflight facts (K18), computed at prepare */
     uint32_t nparams;
-    uint8_t pkind[KCTX_IMAGE_MAX_PARAMS];    /* kctx_param_kind */
-    uint64_t min_size[KCTX_IMAGE_MAX_PARAMS]; /* a tensor must be larger than its largest binding offset */
+    uint8_t pkind[KCTX_IMAGE_MAX_PARAMS]; /* kctx_param_kind */
+    uint64_t min_size
+        [KCTX_IMAGE_MAX_PARAMS]; /* a tensor must be larger than its largest binding offset */
     struct kctx_upload *next;
 } kctx_upload;
 
@@ -63,11 +76,11 @@ typedef struct kctx_callable {
 
 typedef struct kctx_ctx {
     pthread_mutex_t lock;
-    atomic_uint refs;  /* entries holding the context (taken under g_ctx_lock) */
-    atomic_bool dead;  /* destroyed: the handle is unpublished */
+    atomic_uint refs; /* entries holding the context (taken under g_ctx_lock) */
+    atomic_bool dead; /* destroyed: the handle is unpublished */
     kctx_context handle;
     const kctx_platform_desc *plat;
-    const kctx_platform_ops *ops; /* never a lifecycle table (K4) */
+    const kctx_platform_ops *ops;                 /* never a lifecycle table (K4) */
     const kctx_platform_lifecycle_ops *lifecycle; /* program mode only */
     kctx_mode mode;
     kctx_phase phase;
@@ -76,7 +89,8 @@ typedef struct kctx_ctx {
     bool has_epoch;
     bool claimed;
     uint32_t core_count;
-    uint32_t max_params; /* the device's largest kernel parameter block (the scheduler's snapshot) */
+    uint32_t
+        max_params; /* the device's largest kernel parameter block (the scheduler's snapshot) */
     uint32_t args_capacity;
     uint32_t token_capacity;
     uint32_t prepare_timeout_ms;
@@ -88,7 +102,7 @@ typedef struct kctx_ctx {
     kctx_pfunction prog_fn[3]; /* acquire, scheduler, worker */
     kctx_res mem[KCTX_MEM_COUNT];
     uint64_t mem_bytes[KCTX_MEM_COUNT];
-    void *staging[2];   /* host sources of init's uploads, kept while they may be in flight */
+    void *staging[2]; /* host sources of init's uploads, kept while they may be in flight */
     atomic_uint tokens_in_use; /* live captured graphs holding the context (K25) */
 
     /* prepared callables */
@@ -127,7 +141,8 @@ typedef struct kctx_ctx {
 kctx_status kctx_ctx_acquire(kctx_context h, kctx_ctx **out);
 void kctx_ctx_release(kctx_ctx *c);
 /* Set the per-thread and per-context last error; returns s. */
-kctx_status kctx_fail(kctx_ctx *c, kctx_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+kctx_status kctx_fail(kctx_ctx *c, kctx_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 kctx_status kctx_vfail(kctx_ctx *c, kctx_status s, const char *fmt, va_list ap);
 void kctx_set_runtime_error(kctx_ctx *c, kctx_status s, const char *msg);
 void kctx_set_teardown_error(kctx_ctx *c, kctx_status s, const char *msg);
@@ -184,9 +199,10 @@ kctx_status kctx_program_recover(kctx_ctx *c);
 uint64_t kctx_now_ns(void);
 /* Validate the trace settings and make the host buffers (before the latch:
  * a refusal here is an argument error). */
-kctx_status kctx_trace_setup(kctx_ctx *c, uint32_t flags, uint32_t dev_records, uint32_t host_records,
-                             const char *path);
-void kctx_trace_span(kctx_ctx *c, uint32_t kind, uint64_t t0, uint64_t id, uint64_t launch_id, kctx_status st);
+kctx_status kctx_trace_setup(kctx_ctx *c, uint32_t flags, uint32_t dev_records,
+                             uint32_t host_records, const char *path);
+void kctx_trace_span(kctx_ctx *c, uint32_t kind, uint64_t t0, uint64_t id, uint64_t launch_id,
+                     kctx_status st);
 /* Copy the device ring back (the context is idle); `reset` empties it. */
 kctx_status kctx_trace_collect(kctx_ctx *c, bool reset);
 /* Write the file; a failure is returned with a message. */

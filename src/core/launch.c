@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 static kctx_callable *find_id(kctx_ctx *c, uint64_t id) {
     for (uint32_t i = 0; i < c->ncallables; i++)
         if (c->callables[i].id == id) return &c->callables[i];
@@ -49,24 +48,30 @@ static void token_hook(void *user) { kctx_token_release((kctx_context)(uintptr_t
 
 /* ------------------------------------------------------------------ */
 
-static kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args, uint32_t nargs) {
+static kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args,
+                              uint32_t nargs) {
     if (nargs != u->nparams)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "the callable takes %u arguments, %u given", u->nparams, nargs);
+        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "the callable takes %u arguments, %u given",
+                         u->nparams, nargs);
     if (nargs && !args) return kctx_fail(c, KCTX_INVALID_ARGUMENT, "args is NULL");
     uint64_t bytes = (uint64_t)nargs * sizeof(kctx_rt_arg);
     if (bytes > c->args_capacity || bytes + sizeof(kctx_rt_scheduler_params) > c->max_params)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "%llu bytes of arguments exceed the kernel-args capacity (%u)",
+        return kctx_fail(c, KCTX_INVALID_ARGUMENT,
+                         "%llu bytes of arguments exceed the kernel-args capacity (%u)",
                          (unsigned long long)bytes, c->args_capacity);
     for (uint32_t i = 0; i < nargs; i++) {
         bool tensor = u->pkind[i] != KCTX_PARAM_SCALAR;
         if (tensor && args[i].size == 0)
-            return kctx_fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a tensor: size must be > 0", i);
+            return kctx_fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a tensor: size must be > 0",
+                             i);
         if (!tensor && args[i].size != 0)
-            return kctx_fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a scalar: size must be 0", i);
+            return kctx_fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a scalar: size must be 0",
+                             i);
         if (tensor && args[i].size < u->min_size[i])
-            return kctx_fail(c, KCTX_INVALID_ARGUMENT,
-                             "argument %u: %llu bytes, but a task binding reads from byte offset %llu", i,
-                             (unsigned long long)args[i].size, (unsigned long long)(u->min_size[i] - 1));
+            return kctx_fail(
+                c, KCTX_INVALID_ARGUMENT,
+                "argument %u: %llu bytes, but a task binding reads from byte offset %llu", i,
+                (unsigned long long)args[i].size, (unsigned long long)(u->min_size[i] - 1));
         if (tensor && args[i].value + args[i].size < args[i].value)
             return kctx_fail(c, KCTX_INVALID_ARGUMENT, "argument %u: address range overflows", i);
     }
@@ -76,21 +81,25 @@ static kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg 
 /* Everything of K18 that needs the platform: the caller stream (its device
  * and, in the same query, its capture state for K25/K34) and the tensor
  * ranges. */
-static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args, uint32_t nargs,
-                                       kctx_pstream caller, kctx_pcapture_status *ccs, uint64_t *cid,
+static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args,
+                                       uint32_t nargs, kctx_pstream caller,
+                                       kctx_pcapture_status *ccs, uint64_t *cid,
                                        kctx_pgraph *graph) {
     if (caller == c->streams[0].h || caller == c->streams[1].h)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "the caller stream is one of the context's own streams");
+        return kctx_fail(c, KCTX_INVALID_ARGUMENT,
+                         "the caller stream is one of the context's own streams");
     int dev = -1;
-    kctx_status st = KP(c, "stream_info(caller)", stream_info(c->plat->self, caller, &dev, ccs, cid, graph));
+    kctx_status st =
+        KP(c, "stream_info(caller)", stream_info(c->plat->self, caller, &dev, ccs, cid, graph));
     if (st) {
         char msg[KCTX_MSG]; /* the thread's message buffer is also the destination */
         snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
-        return kctx_fail(c, st == KCTX_DEVICE_LOST ? st : KCTX_INVALID_ARGUMENT, "caller stream: %s", msg);
+        return kctx_fail(c, st == KCTX_DEVICE_LOST ? st : KCTX_INVALID_ARGUMENT,
+                         "caller stream: %s", msg);
     }
     if (dev != c->device)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "the caller stream is on device %d, the context on %d", dev,
-                         c->device);
+        return kctx_fail(c, KCTX_INVALID_ARGUMENT,
+                         "the caller stream is on device %d, the context on %d", dev, c->device);
     if (!c->ops->mem_range_check) return KCTX_OK;
     for (uint32_t i = 0; i < nargs; i++) {
         if (u->pkind[i] == KCTX_PARAM_SCALAR) continue;
@@ -98,22 +107,23 @@ static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const 
         int pst = c->ops->mem_range_check(c->plat->self, c->device, args[i].value, args[i].size);
         if (pst == 0) continue;
         if (c->ops->classify(c->plat->self, pst) == KCTX_PCLASS_INVALID)
-            return kctx_fail(c, KCTX_INVALID_ARGUMENT,
-                             "argument %u: [0x%llx, +%llu) is not inside one live allocation of device %d", i,
-                             (unsigned long long)args[i].value, (unsigned long long)args[i].size, c->device);
+            return kctx_fail(
+                c, KCTX_INVALID_ARGUMENT,
+                "argument %u: [0x%llx, +%llu) is not inside one live allocation of device %d", i,
+                (unsigned long long)args[i].value, (unsigned long long)args[i].size, c->device);
         return kp_map(c, "mem_range_check", pst); /* a platform failure, not a bad argument (K29) */
     }
     return KCTX_OK;
 }
 
 typedef struct chain {
-    bool caller_started, aicpu_waited, acquire, aicore_started, aicore_waited, worker, aicore_done, scheduler,
-        aicpu_joined, aicpu_done, caller_joined;
+    bool caller_started, aicpu_waited, acquire, aicore_started, aicore_waited, worker, aicore_done,
+        scheduler, aicpu_joined, aicpu_done, caller_joined;
 } chain;
 
 /* Enqueue the K20 sequence; on failure, compensate (K24). */
-static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args, uint32_t nargs,
-                                 kctx_pstream caller, bool captured) {
+static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args,
+                                 uint32_t nargs, kctx_pstream caller, bool captured) {
     void *self = c->plat->self;
     kctx_pstream cpu = c->streams[0].h, core = c->streams[1].h;
     kctx_pevent ev[KCTX_EVENT_COUNT];
@@ -121,35 +131,49 @@ static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_a
     uint64_t id = ++c->launch_seq;
     uint64_t arch = c->mem[KCTX_MEM_ARCH_TABLE].h;
     kctx_rt_acquire_params ap = {arch, id};
-    uint32_t flags = c->trace ? KCTX_RT_FLAG_TRACE : 0; /* travels by value into every replay (K32) */
+    uint32_t flags =
+        c->trace ? KCTX_RT_FLAG_TRACE : 0; /* travels by value into every replay (K32) */
     kctx_rt_worker_params wp = {arch, id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h, flags, 0};
     _Alignas(16) unsigned char sbuf[SNAPSHOT_LIMIT]; /* args by value, on the stack (K19, K22) */
     kctx_rt_scheduler_params *sp = (kctx_rt_scheduler_params *)sbuf;
-    *sp = (kctx_rt_scheduler_params){arch, id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h, KCTX_RT_SCHED_RUN, nargs, flags, 0};
-    for (uint32_t i = 0; i < nargs; i++) sp->snapshot[i] = (kctx_rt_arg){args[i].value, args[i].size};
+    *sp = (kctx_rt_scheduler_params){
+        arch, id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h, KCTX_RT_SCHED_RUN, nargs, flags, 0};
+    for (uint32_t i = 0; i < nargs; i++)
+        sp->snapshot[i] = (kctx_rt_arg){args[i].value, args[i].size};
     size_t ssize = sizeof *sp + (size_t)nargs * sizeof(kctx_rt_arg);
 
     chain ch = {0};
     kctx_status st;
-#define STEP(flag, what, call)                      \
-    do {                                            \
-        st = KP(c, what, call);                     \
-        if (st) goto failed;                        \
-        ch.flag = true;                             \
+#define STEP(flag, what, call)  \
+    do {                        \
+        st = KP(c, what, call); \
+        if (st) goto failed;    \
+        ch.flag = true;         \
     } while (0)
-    STEP(caller_started, "event_record(START, caller)", event_record(self, ev[KCTX_EV_START], caller));
-    STEP(aicpu_waited, "stream_wait_event(AICPU, START)", stream_wait_event(self, cpu, ev[KCTX_EV_START]));
-    STEP(acquire, "launch(acquire)", launch(self, cpu, c->prog_fn[0], KCTX_PTARGET_AICPU, 1, &ap, sizeof ap));
-    STEP(aicore_started, "event_record(AICORE_START, AICPU)", event_record(self, ev[KCTX_EV_AICORE_START], cpu));
+    STEP(caller_started, "event_record(START, caller)",
+         event_record(self, ev[KCTX_EV_START], caller));
+    STEP(aicpu_waited, "stream_wait_event(AICPU, START)",
+         stream_wait_event(self, cpu, ev[KCTX_EV_START]));
+    STEP(acquire, "launch(acquire)",
+         launch(self, cpu, c->prog_fn[0], KCTX_PTARGET_AICPU, 1, &ap, sizeof ap));
+    STEP(aicore_started, "event_record(AICORE_START, AICPU)",
+         event_record(self, ev[KCTX_EV_AICORE_START], cpu));
     STEP(aicore_waited, "stream_wait_event(AICore, AICORE_START)",
          stream_wait_event(self, core, ev[KCTX_EV_AICORE_START]));
-    STEP(worker, "launch(worker)", launch(self, core, c->prog_fn[2], KCTX_PTARGET_AICORE, c->core_count, &wp, sizeof wp));
-    STEP(aicore_done, "event_record(AICORE_DONE, AICore)", event_record(self, ev[KCTX_EV_AICORE_DONE], core));
-    STEP(scheduler, "launch(scheduler)", launch(self, cpu, c->prog_fn[1], KCTX_PTARGET_AICPU, 1, sp, ssize));
-    STEP(aicpu_joined, "stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event(self, cpu, ev[KCTX_EV_AICORE_DONE]));
-    STEP(aicpu_done, "event_record(AICPU_DONE, AICPU)", event_record(self, ev[KCTX_EV_AICPU_DONE], cpu));
-    STEP(caller_joined, "stream_wait_event(caller, AICPU_DONE)", stream_wait_event(self, caller, ev[KCTX_EV_AICPU_DONE]));
-    st = KP(c, "event_record(SERIAL_TAIL, caller)", event_record(self, ev[KCTX_EV_SERIAL_TAIL], caller));
+    STEP(worker, "launch(worker)",
+         launch(self, core, c->prog_fn[2], KCTX_PTARGET_AICORE, c->core_count, &wp, sizeof wp));
+    STEP(aicore_done, "event_record(AICORE_DONE, AICore)",
+         event_record(self, ev[KCTX_EV_AICORE_DONE], core));
+    STEP(scheduler, "launch(scheduler)",
+         launch(self, cpu, c->prog_fn[1], KCTX_PTARGET_AICPU, 1, sp, ssize));
+    STEP(aicpu_joined, "stream_wait_event(AICPU, AICORE_DONE)",
+         stream_wait_event(self, cpu, ev[KCTX_EV_AICORE_DONE]));
+    STEP(aicpu_done, "event_record(AICPU_DONE, AICPU)",
+         event_record(self, ev[KCTX_EV_AICPU_DONE], cpu));
+    STEP(caller_joined, "stream_wait_event(caller, AICPU_DONE)",
+         stream_wait_event(self, caller, ev[KCTX_EV_AICPU_DONE]));
+    st = KP(c, "event_record(SERIAL_TAIL, caller)",
+            event_record(self, ev[KCTX_EV_SERIAL_TAIL], caller));
     if (st) goto failed;
     return KCTX_OK;
 #undef STEP
@@ -159,31 +183,36 @@ failed:;
      * honour compensation (and program mode's recovery already abandoned
      * the handles, K31). */
     if (!ch.caller_started) return st;
-    if (c->phase == KCTX_PHASE_QUARANTINED || c->phase == KCTX_PHASE_CLOSED) return st; /* DEVICE_LOST (K29) */
+    if (c->phase == KCTX_PHASE_QUARANTINED || c->phase == KCTX_PHASE_CLOSED)
+        return st; /* DEVICE_LOST (K29) */
     char sub[KCTX_MSG];
     snprintf(sub, sizeof sub, "%s", kctx_thread_last_error());
     /* K24: drive the chain back to the caller stream. The acquire step may
      * hold the guard and workers may be waiting for the run: the scheduler
      * in abort mode ends the run (workers leave) and releases the guard. */
     kctx_status comp = KCTX_OK, cs;
-#define COMP(what, call)          \
-    do {                          \
-        cs = KP(c, what, call);   \
+#define COMP(what, call)            \
+    do {                            \
+        cs = KP(c, what, call);     \
         if (cs && !comp) comp = cs; \
     } while (0)
     if (ch.acquire && !ch.scheduler) {
         sp->mode = KCTX_RT_SCHED_ABORT;
         sp->nargs = 0; /* the abort carries no snapshot */
-        COMP("launch(scheduler abort)", launch(self, cpu, c->prog_fn[1], KCTX_PTARGET_AICPU, 1, sp, sizeof *sp));
+        COMP("launch(scheduler abort)",
+             launch(self, cpu, c->prog_fn[1], KCTX_PTARGET_AICPU, 1, sp, sizeof *sp));
     }
     if (ch.aicore_waited && !ch.aicore_done)
-        COMP("event_record(AICORE_DONE, AICore)", event_record(self, ev[KCTX_EV_AICORE_DONE], core));
+        COMP("event_record(AICORE_DONE, AICore)",
+             event_record(self, ev[KCTX_EV_AICORE_DONE], core));
     if (ch.aicore_waited && !ch.aicpu_joined)
-        COMP("stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event(self, cpu, ev[KCTX_EV_AICORE_DONE]));
+        COMP("stream_wait_event(AICPU, AICORE_DONE)",
+             stream_wait_event(self, cpu, ev[KCTX_EV_AICORE_DONE]));
     if (ch.aicpu_waited && !ch.aicpu_done)
         COMP("event_record(AICPU_DONE, AICPU)", event_record(self, ev[KCTX_EV_AICPU_DONE], cpu));
     if (ch.aicpu_waited && !ch.caller_joined)
-        COMP("stream_wait_event(caller, AICPU_DONE)", stream_wait_event(self, caller, ev[KCTX_EV_AICPU_DONE]));
+        COMP("stream_wait_event(caller, AICPU_DONE)",
+             stream_wait_event(self, caller, ev[KCTX_EV_AICPU_DONE]));
 #undef COMP
     char msg[3 * KCTX_MSG];
     snprintf(msg, sizeof msg, "launch failed after enqueueing started: %s%s%s", sub,
@@ -198,19 +227,25 @@ failed:;
     return st;
 }
 
-kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t nargs, uint64_t caller) {
+kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t nargs,
+                        uint64_t caller) {
     kctx_ctx *c;
     kctx_status st = kctx_ctx_acquire(h, &c);
     if (st) return st;
     uint64_t t0 = c->trace ? kctx_now_ns() : 0;
-    if (!caller) st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "caller stream is 0 (the %s platform has no NULL stream)",
-                                c->plat->name);
+    if (!caller)
+        st = kctx_fail(c, KCTX_INVALID_ARGUMENT,
+                       "caller stream is 0 (the %s platform has no NULL stream)", c->plat->name);
     else if (c->mode != KCTX_MODE_KERNEL)
-        st = kctx_fail(c, KCTX_INVALID_STATE, "launch needs a kernel context (K3; program mode uses kctx_run)");
-    else st = kctx_admit(c, "launch");
+        st = kctx_fail(c, KCTX_INVALID_STATE,
+                       "launch needs a kernel context (K3; program mode uses kctx_run)");
+    else
+        st = kctx_admit(c, "launch");
     if (!st) st = kctx_check_device(c);
     kctx_callable *cb = st ? NULL : find_id(c, id);
-    if (!st && !cb) st = kctx_fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu", (unsigned long long)id);
+    if (!st && !cb)
+        st = kctx_fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
+                       (unsigned long long)id);
     if (!st) st = check_args(c, cb->up, args, nargs);
     /* capture state (K25, K34): the only queries of the launch path; the
      * caller's comes with its device check */
@@ -218,26 +253,33 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
     uint64_t cid = 0, xid = 0;
     kctx_pgraph graph = 0, xgraph = 0;
     if (!st) st = check_platform_args(c, cb->up, args, nargs, caller, &ccs, &cid, &graph);
-    if (!st) st = KP(c, "stream_info(AICPU)", stream_info(c->plat->self, c->streams[0].h, NULL, &xcs, &xid, &xgraph));
+    if (!st)
+        st = KP(c, "stream_info(AICPU)",
+                stream_info(c->plat->self, c->streams[0].h, NULL, &xcs, &xid, &xgraph));
     if (!st && ccs == KCTX_PCAPTURE_INVALIDATED)
-        st = kctx_fail(c, KCTX_CAPTURE_BROKEN, "the caller stream's capture is already invalidated");
+        st =
+            kctx_fail(c, KCTX_CAPTURE_BROKEN, "the caller stream's capture is already invalidated");
     if (!st && xcs != KCTX_PCAPTURE_NONE && (ccs != KCTX_PCAPTURE_ACTIVE || cid != xid))
-        st = kctx_fail(c, KCTX_CAPTURE_ACTIVE,
-                       "the context's streams belong to another capture until it ends; launch refused (K34)");
+        st = kctx_fail(
+            c, KCTX_CAPTURE_ACTIVE,
+            "the context's streams belong to another capture until it ends; launch refused (K34)");
     bool captured = !st && ccs == KCTX_PCAPTURE_ACTIVE;
     if (captured) {
         if (atomic_load(&c->tokens_in_use) >= c->token_capacity)
-            st = kctx_fail(c, KCTX_CAPACITY, "all %u graph lifetime tokens are held by live graphs (K25)",
+            st = kctx_fail(c, KCTX_CAPACITY,
+                           "all %u graph lifetime tokens are held by live graphs (K25)",
                            c->token_capacity);
         if (!st) {
             atomic_fetch_add(&c->tokens_in_use, 1);
-            st = KP(c, "graph_attach_hook(lifetime token)",
-                    graph_attach_hook(c->plat->self, graph, token_hook, (void *)(uintptr_t)c->handle));
+            st = KP(
+                c, "graph_attach_hook(lifetime token)",
+                graph_attach_hook(c->plat->self, graph, token_hook, (void *)(uintptr_t)c->handle));
             if (st) atomic_fetch_sub(&c->tokens_in_use, 1);
         }
     }
     if (!st) st = enqueue_chain(c, cb->up, args, nargs, caller, captured);
-    kctx_trace_span(c, KCTX_DFX_LAUNCH, t0, id, st ? 0 : c->launch_seq, st); /* preallocated: no allocation (K19) */
+    kctx_trace_span(c, KCTX_DFX_LAUNCH, t0, id, st ? 0 : c->launch_seq,
+                    st); /* preallocated: no allocation (K19) */
     kctx_ctx_release(c);
     return st;
 }
@@ -249,9 +291,11 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
     kctx_ctx *c;
     kctx_status st = kctx_ctx_acquire(h, &c);
     if (st) return st;
-    if (rep && rep->size < sizeof *rep) st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "report->size too small");
-    else if (c->mode == KCTX_MODE_NONE || (c->phase != KCTX_PHASE_READY && c->phase != KCTX_PHASE_POISONED &&
-                                           c->phase != KCTX_PHASE_QUARANTINED))
+    if (rep && rep->size < sizeof *rep)
+        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "report->size too small");
+    else if (c->mode == KCTX_MODE_NONE ||
+             (c->phase != KCTX_PHASE_READY && c->phase != KCTX_PHASE_POISONED &&
+              c->phase != KCTX_PHASE_QUARANTINED))
         st = kctx_fail(c, KCTX_INVALID_STATE, "check of a %s context", kctx_phase_name(c->phase));
     else if (c->phase == KCTX_PHASE_QUARANTINED)
         st = kctx_fail(c, KCTX_DEVICE_LOST, "the context is quarantined: %s", c->rt_msg);
@@ -265,28 +309,38 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
         return st;
     }
     st = kctx_check_device(c);
-    if (!st) st = kp_require_uncaptured(c, KCTX_CAPTURE_ACTIVE, "check is not allowed during capture");
+    if (!st)
+        st = kp_require_uncaptured(c, KCTX_CAPTURE_ACTIVE, "check is not allowed during capture");
     uint64_t img = c->mem[KCTX_MEM_RUNTIME_IMAGE].h;
     uint32_t err = 0, refused = 0, conc = 0, dlo = 0, dhi = 0;
     void *self = c->plat->self;
-    if (!st) st = KP(c, "atomic_read(error)", atomic_read_u32(self, img + offsetof(kctx_rt_image, error), &err));
     if (!st)
-        st = KP(c, "atomic_read(refused)", atomic_read_u32(self, img + offsetof(kctx_rt_image, refused_replays), &refused));
+        st = KP(c, "atomic_read(error)",
+                atomic_read_u32(self, img + offsetof(kctx_rt_image, error), &err));
+    if (!st)
+        st = KP(c, "atomic_read(refused)",
+                atomic_read_u32(self, img + offsetof(kctx_rt_image, refused_replays), &refused));
     if (!st)
         st = KP(c, "atomic_read(concurrent)",
                 atomic_read_u32(self, img + offsetof(kctx_rt_image, concurrent_launches), &conc));
-    if (!st) st = KP(c, "atomic_read(detail)", atomic_read_u32(self, img + offsetof(kctx_rt_image, error_detail), &dlo));
     if (!st)
-        st = KP(c, "atomic_read(detail)", atomic_read_u32(self, img + offsetof(kctx_rt_image, error_detail) + 4, &dhi));
+        st = KP(c, "atomic_read(detail)",
+                atomic_read_u32(self, img + offsetof(kctx_rt_image, error_detail), &dlo));
+    if (!st)
+        st = KP(c, "atomic_read(detail)",
+                atomic_read_u32(self, img + offsetof(kctx_rt_image, error_detail) + 4, &dhi));
     kctx_status dev = KCTX_OK;
     if (!st && err != KCTX_RT_ERR_NONE && err != KCTX_RT_ERR_POISONED) {
         dev = err == KCTX_RT_ERR_CONCURRENT_LAUNCH ? KCTX_CONCURRENT_LAUNCH : KCTX_DEVICE_ERROR;
         char msg[KCTX_MSG];
         if (dev == KCTX_CONCURRENT_LAUNCH)
-            snprintf(msg, sizeof msg, "unordered launches of this context overlapped on the device (%u refused; K23)",
-                     conc);
+            snprintf(
+                msg, sizeof msg,
+                "unordered launches of this context overlapped on the device (%u refused; K23)",
+                conc);
         else
-            snprintf(msg, sizeof msg, "task %llu of a launch failed on the device (device error word %u)",
+            snprintf(msg, sizeof msg,
+                     "task %llu of a launch failed on the device (device error word %u)",
                      (unsigned long long)(((uint64_t)dhi << 32) | dlo), err);
         if (c->phase == KCTX_PHASE_READY) {
             c->phase = KCTX_PHASE_POISONED;
@@ -296,8 +350,9 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
          * failure already does; a concurrent launch is turned into poison,
          * effective before check returns. */
         if (err == KCTX_RT_ERR_CONCURRENT_LAUNCH)
-            st = KP(c, "atomic_write_u32(poison)",
-                    atomic_write_u32(self, img + offsetof(kctx_rt_image, error), KCTX_RT_ERR_POISONED));
+            st = KP(
+                c, "atomic_write_u32(poison)",
+                atomic_write_u32(self, img + offsetof(kctx_rt_image, error), KCTX_RT_ERR_POISONED));
         if (!st) st = kctx_fail(c, dev, "%s", msg);
     } else if (!st && c->phase == KCTX_PHASE_POISONED) {
         dev = KCTX_POISONED;
@@ -322,10 +377,14 @@ kctx_status kctx_run(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t
     kctx_status st = kctx_ctx_acquire(h, &c);
     if (st) return st;
     if (c->mode != KCTX_MODE_PROGRAM)
-        st = kctx_fail(c, KCTX_INVALID_STATE, "run needs a program context (K3; kernel mode uses kctx_launch)");
-    else st = kctx_admit(c, "run");
+        st = kctx_fail(c, KCTX_INVALID_STATE,
+                       "run needs a program context (K3; kernel mode uses kctx_launch)");
+    else
+        st = kctx_admit(c, "run");
     kctx_callable *cb = st ? NULL : find_id(c, id);
-    if (!st && !cb) st = kctx_fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu", (unsigned long long)id);
+    if (!st && !cb)
+        st = kctx_fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
+                       (unsigned long long)id);
     if (!st) st = check_args(c, cb->up, args, nargs);
     if (!st) st = kp_relaxed_begin(c);
     if (st) {
@@ -335,7 +394,9 @@ kctx_status kctx_run(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t
     /* The program context owns its streams: its AICPU stream plays the
      * caller (the chain's caller steps are then in-stream no-ops). */
     st = enqueue_chain(c, cb->up, args, nargs, c->streams[0].h, false);
-    if (!st) st = KP(c, "stream_sync(AICPU, run)", stream_sync(c->plat->self, c->streams[0].h, c->prepare_timeout_ms));
+    if (!st)
+        st = KP(c, "stream_sync(AICPU, run)",
+                stream_sync(c->plat->self, c->streams[0].h, c->prepare_timeout_ms));
     kp_relaxed_end(c);
     kctx_ctx_release(c);
     return st;

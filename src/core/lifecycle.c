@@ -9,14 +9,18 @@
 /* Phase admission for entries other than init/close/destroy (K8). */
 static kctx_status admit(kctx_ctx *c, const char *what) {
     switch (c->phase) {
-    case KCTX_PHASE_READY: return KCTX_OK;
+    case KCTX_PHASE_READY:
+        return KCTX_OK;
     case KCTX_PHASE_POISONED:
-        return kctx_fail(c, KCTX_POISONED, "%s refused: the context is poisoned (%s)", what, c->rt_msg);
+        return kctx_fail(c, KCTX_POISONED, "%s refused: the context is poisoned (%s)", what,
+                         c->rt_msg);
     case KCTX_PHASE_QUARANTINED:
-        return kctx_fail(c, KCTX_DEVICE_LOST, "%s refused: the context is quarantined after a fatal device error (%s)",
+        return kctx_fail(c, KCTX_DEVICE_LOST,
+                         "%s refused: the context is quarantined after a fatal device error (%s)",
                          what, c->rt_msg);
     default:
-        return kctx_fail(c, KCTX_INVALID_STATE, "%s refused: the context is %s", what, kctx_phase_name(c->phase));
+        return kctx_fail(c, KCTX_INVALID_STATE, "%s refused: the context is %s", what,
+                         kctx_phase_name(c->phase));
     }
 }
 kctx_status kctx_admit(kctx_ctx *c, const char *what) { return admit(c, what); }
@@ -31,8 +35,11 @@ static kctx_status init_failed(kctx_ctx *c, kctx_status st, bool in_flight) {
          * memory the device writes. Keep everything (and the claim); close
          * releases once the streams are idle. */
         c->phase = KCTX_PHASE_CLOSING;
-        kctx_fail(c, st, "%s (an init upload may still be in flight: the context is CLOSING; close releases it "
-                         "once idle)", msg);
+        kctx_fail(
+            c, st,
+            "%s (an init upload may still be in flight: the context is CLOSING; close releases it "
+            "once idle)",
+            msg);
         return st;
     }
     kctx_status rb = kctx_resources_release(c);
@@ -44,14 +51,17 @@ static kctx_status init_failed(kctx_ctx *c, kctx_status st, bool in_flight) {
     } else {
         c->phase = KCTX_PHASE_CLOSING; /* sticky: close retries the rest (K7 keeps the claim) */
     }
-    kctx_fail(c, st, "%s%s", msg, rb ? " (rollback incomplete: the context is CLOSING; close retries)" : "");
+    kctx_fail(c, st, "%s%s", msg,
+              rb ? " (rollback incomplete: the context is CLOSING; close retries)" : "");
     return st;
 }
 
 static kctx_status check_common_config(kctx_ctx *c, uint32_t args_capacity, uint32_t timeout_ms) {
     if (args_capacity < 64 || args_capacity > 65536)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "args_capacity %u out of range 64..65536", args_capacity);
-    if (timeout_ms == 0) return kctx_fail(c, KCTX_INVALID_ARGUMENT, "prepare_timeout_ms must be > 0");
+        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "args_capacity %u out of range 64..65536",
+                         args_capacity);
+    if (timeout_ms == 0)
+        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "prepare_timeout_ms must be > 0");
     return KCTX_OK;
 }
 
@@ -63,7 +73,8 @@ static kctx_status read_device(kctx_ctx *c, int device) {
     kctx_status st = KP(c, "device_info", device_info(c->plat->self, device, &info));
     if (st) return st;
     if (info.aicore_count == 0 || info.aicore_count > 1024)
-        return kctx_fail(c, KCTX_UNSUPPORTED, "device %d reports %u cores", device, info.aicore_count);
+        return kctx_fail(c, KCTX_UNSUPPORTED, "device %d reports %u cores", device,
+                         info.aicore_count);
     c->core_count = info.aicore_count;
     c->max_params = info.max_params_size < SNAPSHOT_LIMIT ? info.max_params_size : SNAPSHOT_LIMIT;
     c->has_epoch = info.has_epoch != 0;
@@ -78,8 +89,10 @@ static kctx_status read_device(kctx_ctx *c, int device) {
 static kctx_status finish_init(kctx_ctx *c, kctx_status st, uint64_t t0) {
     bool in_flight = false;
     if (!st) st = kctx_resources_create(c, &in_flight);
-    if (st) st = init_failed(c, st, in_flight);
-    else c->phase = KCTX_PHASE_READY;
+    if (st)
+        st = init_failed(c, st, in_flight);
+    else
+        c->phase = KCTX_PHASE_READY;
     kctx_trace_span(c, KCTX_DFX_INIT, t0, 0, 0, st);
     kp_relaxed_end(c);
     kctx_ctx_release(c);
@@ -91,22 +104,29 @@ kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *cfg) {
     kctx_status st = kctx_ctx_acquire(h, &c);
     if (st) return st;
     /* arguments and config first (K2) */
-    if (!cfg) st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config is NULL");
+    if (!cfg)
+        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config is NULL");
     else if (cfg->size < sizeof(kctx_kernel_config) || cfg->version != KCTX_CONFIG_VERSION)
-        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config size %zu / version %u not supported (use KCTX_KERNEL_CONFIG_INIT)",
+        st = kctx_fail(c, KCTX_INVALID_ARGUMENT,
+                       "config size %zu / version %u not supported (use KCTX_KERNEL_CONFIG_INIT)",
                        cfg->size, cfg->version);
     else if (cfg->token_capacity == 0 || cfg->token_capacity > 65536)
-        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "token_capacity %u out of range 1..65536", cfg->token_capacity);
-    else st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms);
+        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "token_capacity %u out of range 1..65536",
+                       cfg->token_capacity);
+    else
+        st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms);
     /* then the latch and the phase (K1) */
     if (!st && c->mode == KCTX_MODE_PROGRAM)
         st = kctx_fail(c, KCTX_INVALID_STATE, "the context is latched to PROGRAM mode (K1)");
     if (!st && c->phase != KCTX_PHASE_NEW)
-        st = kctx_fail(c, KCTX_INVALID_STATE, "kernel init of a %s context", kctx_phase_name(c->phase));
+        st = kctx_fail(c, KCTX_INVALID_STATE, "kernel init of a %s context",
+                       kctx_phase_name(c->phase));
     uint64_t t0 = kctx_now_ns();
     /* the trace settings are config too: checked (and their host buffers
      * made) before the latch (K2) */
-    if (!st) st = kctx_trace_setup(c, cfg->flags, cfg->trace_device_records, cfg->trace_host_records, cfg->trace_path);
+    if (!st)
+        st = kctx_trace_setup(c, cfg->flags, cfg->trace_device_records, cfg->trace_host_records,
+                              cfg->trace_path);
     if (st) {
         kctx_ctx_release(c);
         return st;
@@ -141,16 +161,21 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
     kctx_ctx *c;
     kctx_status st = kctx_ctx_acquire(h, &c);
     if (st) return st;
-    if (!cfg) st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config is NULL");
+    if (!cfg)
+        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config is NULL");
     else if (cfg->size < sizeof(kctx_program_config) || cfg->version != KCTX_CONFIG_VERSION)
-        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config size %zu / version %u not supported (use KCTX_PROGRAM_CONFIG_INIT)",
+        st = kctx_fail(c, KCTX_INVALID_ARGUMENT,
+                       "config size %zu / version %u not supported (use KCTX_PROGRAM_CONFIG_INIT)",
                        cfg->size, cfg->version);
-    else if (cfg->device < 0) st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "device %d", cfg->device);
-    else st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms);
+    else if (cfg->device < 0)
+        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "device %d", cfg->device);
+    else
+        st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms);
     if (!st && c->mode == KCTX_MODE_KERNEL)
         st = kctx_fail(c, KCTX_INVALID_STATE, "the context is latched to KERNEL mode (K1, K3)");
     if (!st && c->phase != KCTX_PHASE_NEW)
-        st = kctx_fail(c, KCTX_INVALID_STATE, "program init of a %s context", kctx_phase_name(c->phase));
+        st = kctx_fail(c, KCTX_INVALID_STATE, "program init of a %s context",
+                       kctx_phase_name(c->phase));
     if (!st && !c->plat->lifecycle)
         st = kctx_fail(c, KCTX_UNSUPPORTED, "platform %s offers no lifecycle table", c->plat->name);
     if (st) {
@@ -158,7 +183,8 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
         return st;
     }
     uint64_t t0 = kctx_now_ns();
-    st = kctx_trace_setup(c, cfg->flags, cfg->trace_device_records, cfg->trace_host_records, cfg->trace_path);
+    st = kctx_trace_setup(c, cfg->flags, cfg->trace_device_records, cfg->trace_host_records,
+                          cfg->trace_path);
     if (st) {
         kctx_ctx_release(c);
         return st;
@@ -166,7 +192,8 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
     int count = 0;
     st = KP(c, "device_count", device_count(c->plat->self, &count));
     if (!st && cfg->device >= count)
-        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "device %d out of range (platform has %d)", cfg->device, count);
+        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "device %d out of range (platform has %d)",
+                       cfg->device, count);
     if (st) {
         kctx_trace_free(c);
         kctx_ctx_release(c);
@@ -202,8 +229,9 @@ kctx_status kctx_program_recover(kctx_ctx *c) {
     atomic_fetch_add(&c->calls, 1);
     int pst = c->lifecycle->reset_device(c->plat->self);
     kctx_resources_abandon(c);
-    kctx_set_runtime_error(c, KCTX_DEVICE_LOST, "fatal device error: program mode reset its device and abandoned "
-                                                "its resources (K31)");
+    kctx_set_runtime_error(c, KCTX_DEVICE_LOST,
+                           "fatal device error: program mode reset its device and abandoned "
+                           "its resources (K31)");
     c->phase = KCTX_PHASE_CLOSED; /* its handles died with the reset */
     return pst ? kp_map(c, "lifecycle reset_device", pst) : KCTX_DEVICE_LOST;
 }
@@ -219,7 +247,9 @@ static kctx_status close_checks(kctx_ctx *c) {
     if (st) return st;
     unsigned graphs = atomic_load(&c->tokens_in_use);
     if (graphs)
-        return kctx_fail(c, KCTX_BUSY, "close refused: %u live captured graph(s) still hold the context (K25)", graphs);
+        return kctx_fail(c, KCTX_BUSY,
+                         "close refused: %u live captured graph(s) still hold the context (K25)",
+                         graphs);
     return KCTX_OK;
 }
 
@@ -227,7 +257,8 @@ static kctx_status close_checks(kctx_ctx *c) {
  * teardown slot and does not undo CLOSED. */
 static void finish_trace(kctx_ctx *c) {
     if (!c->trace) return;
-    if (kctx_trace_write(c) != KCTX_OK) kctx_set_teardown_error(c, KCTX_PLATFORM_ERROR, kctx_thread_last_error());
+    if (kctx_trace_write(c) != KCTX_OK)
+        kctx_set_teardown_error(c, KCTX_PLATFORM_ERROR, kctx_thread_last_error());
     kctx_trace_free(c);
 }
 
@@ -256,10 +287,12 @@ kctx_status kctx_close(kctx_context h) {
         }
     }
     if (c->phase == KCTX_PHASE_QUARANTINED) {
-        st = kctx_fail(c, KCTX_DEVICE_LOST,
-                       "close refused: the device is lost; its owner must reset it before the context can close "
-                       "(K30, K36)%s",
-                       c->has_epoch ? "" : "; this platform has no device epoch, so quarantine is terminal");
+        st = kctx_fail(
+            c, KCTX_DEVICE_LOST,
+            "close refused: the device is lost; its owner must reset it before the context can "
+            "close "
+            "(K30, K36)%s",
+            c->has_epoch ? "" : "; this platform has no device epoch, so quarantine is terminal");
         kctx_ctx_release(c);
         return st;
     }
@@ -268,7 +301,7 @@ kctx_status kctx_close(kctx_context h) {
         kctx_ctx_release(c);
         return st;
     }
-    st = kctx_check_device(c); /* K5: releases act on the current device */
+    st = kctx_check_device(c);     /* K5: releases act on the current device */
     if (!st) st = close_checks(c); /* also on a CLOSING retry: work may still be in flight */
     if (st) {
         kp_relaxed_end(c);

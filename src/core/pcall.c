@@ -9,16 +9,26 @@
 
 static kctx_status class_to_status(kctx_pclass k) {
     switch (k) {
-    case KCTX_PCLASS_OK: return KCTX_OK;
-    case KCTX_PCLASS_INVALID: return KCTX_PLATFORM_ERROR;
-    case KCTX_PCLASS_NO_MEMORY: return KCTX_OUT_OF_MEMORY;
-    case KCTX_PCLASS_NOT_READY: return KCTX_BUSY;
-    case KCTX_PCLASS_DEVICE_LOST: return KCTX_DEVICE_LOST;
-    case KCTX_PCLASS_CAPTURE: return KCTX_CAPTURE_BROKEN;
-    case KCTX_PCLASS_TIMEOUT: return KCTX_TIMEOUT;
-    case KCTX_PCLASS_DEVICE_ERROR: return KCTX_DEVICE_ERROR;
-    case KCTX_PCLASS_UNSUPPORTED: return KCTX_UNSUPPORTED;
-    default: return KCTX_PLATFORM_ERROR;
+    case KCTX_PCLASS_OK:
+        return KCTX_OK;
+    case KCTX_PCLASS_INVALID:
+        return KCTX_PLATFORM_ERROR;
+    case KCTX_PCLASS_NO_MEMORY:
+        return KCTX_OUT_OF_MEMORY;
+    case KCTX_PCLASS_NOT_READY:
+        return KCTX_BUSY;
+    case KCTX_PCLASS_DEVICE_LOST:
+        return KCTX_DEVICE_LOST;
+    case KCTX_PCLASS_CAPTURE:
+        return KCTX_CAPTURE_BROKEN;
+    case KCTX_PCLASS_TIMEOUT:
+        return KCTX_TIMEOUT;
+    case KCTX_PCLASS_DEVICE_ERROR:
+        return KCTX_DEVICE_ERROR;
+    case KCTX_PCLASS_UNSUPPORTED:
+        return KCTX_UNSUPPORTED;
+    default:
+        return KCTX_PLATFORM_ERROR;
     }
 }
 
@@ -27,9 +37,10 @@ kctx_status kp_map(kctx_ctx *c, const char *what, int pst) {
     void *self = c->plat->self;
     kctx_pclass k = c->ops->classify(self, pst);
     kctx_status st = class_to_status(k);
-    kctx_fail(c, st, "platform %s: %s failed with %s (%s)", c->plat->name, what, c->ops->status_name(self, pst),
-              c->ops->last_message(self));
-    if (st == KCTX_DEVICE_LOST && (c->phase == KCTX_PHASE_READY || c->phase == KCTX_PHASE_POISONED)) {
+    kctx_fail(c, st, "platform %s: %s failed with %s (%s)", c->plat->name, what,
+              c->ops->status_name(self, pst), c->ops->last_message(self));
+    if (st == KCTX_DEVICE_LOST &&
+        (c->phase == KCTX_PHASE_READY || c->phase == KCTX_PHASE_POISONED)) {
         if (c->mode == KCTX_MODE_KERNEL) {
             c->phase = KCTX_PHASE_QUARANTINED; /* K29: admission shut, handles kept (K30) */
             kctx_set_runtime_error(c, st, kctx_thread_last_error());
@@ -37,7 +48,8 @@ kctx_status kp_map(kctx_ctx *c, const char *what, int pst) {
             char msg[KCTX_MSG];
             snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
             kctx_program_recover(c); /* K31: program mode owns the device */
-            kctx_fail(c, st, "%s; program mode reset its device and abandoned its resources (K31)", msg);
+            kctx_fail(c, st, "%s; program mode reset its device and abandoned its resources (K31)",
+                      msg);
         }
     }
     return st;
@@ -80,9 +92,10 @@ kctx_status kctx_check_device(kctx_ctx *c) {
     kctx_status st = KP(c, "current_device", current_device(c->plat->self, &cur));
     if (st) return st;
     if (cur != c->device)
-        return kctx_fail(c, KCTX_INVALID_STATE,
-                         "the calling thread's current device is %d, but the context %s device %d (K5)", cur,
-                         c->mode == KCTX_MODE_KERNEL ? "borrowed" : "owns", c->device);
+        return kctx_fail(
+            c, KCTX_INVALID_STATE,
+            "the calling thread's current device is %d, but the context %s device %d (K5)", cur,
+            c->mode == KCTX_MODE_KERNEL ? "borrowed" : "owns", c->device);
     return KCTX_OK;
 }
 
@@ -93,8 +106,9 @@ kctx_status kp_require_uncaptured(kctx_ctx *c, kctx_status refusal, const char *
         kctx_status st = kp_capture_status(c, c->streams[i].h, &cs);
         if (st) return st;
         if (cs != KCTX_PCAPTURE_NONE)
-            return kctx_fail(c, refusal, "%s: the context's %s stream is part of an %s capture", what,
-                             i ? "AICore" : "AICPU", cs == KCTX_PCAPTURE_ACTIVE ? "active" : "invalidated");
+            return kctx_fail(c, refusal, "%s: the context's %s stream is part of an %s capture",
+                             what, i ? "AICore" : "AICPU",
+                             cs == KCTX_PCAPTURE_ACTIVE ? "active" : "invalidated");
     }
     return KCTX_OK;
 }
@@ -102,12 +116,15 @@ kctx_status kp_require_uncaptured(kctx_ctx *c, kctx_status refusal, const char *
 kctx_status kp_require_idle(kctx_ctx *c, const char *what) {
     for (int i = 0; i < 2; i++) {
         if (!c->streams[i].live) continue;
-        int pst = (atomic_fetch_add(&c->calls, 1), c->ops->stream_query(c->plat->self, c->streams[i].h));
+        int pst =
+            (atomic_fetch_add(&c->calls, 1), c->ops->stream_query(c->plat->self, c->streams[i].h));
         if (pst == 0) continue;
         kctx_pclass k = c->ops->classify(c->plat->self, pst);
         if (k == KCTX_PCLASS_NOT_READY)
-            return kctx_fail(c, KCTX_BUSY, "%s: work (a launch or an upload) is still in flight on the context's %s stream",
-                             what, i ? "AICore" : "AICPU");
+            return kctx_fail(
+                c, KCTX_BUSY,
+                "%s: work (a launch or an upload) is still in flight on the context's %s stream",
+                what, i ? "AICore" : "AICPU");
         /* A stream whose work failed on the device is idle; any other
          * failure is reported. */
         if (k != KCTX_PCLASS_DEVICE_ERROR) return kp_map(c, "stream_query", pst);

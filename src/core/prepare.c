@@ -146,7 +146,8 @@ static void *build_table(const kctx_upload *u, const uint64_t *entries, size_t *
     uint32_t bi = 0, di = 0;
     for (uint32_t k = 0; k < nt; k++) {
         kctx_image_task task = kctx_image_task_at(v, k);
-        kctx_rt_task rt = {task.func_id, task.block_dim, bi, task.binding_count, di, task.dep_count};
+        kctx_rt_task rt = {task.func_id, task.block_dim, bi, task.binding_count,
+                           di,           task.dep_count};
         memcpy(t + h.tasks_off + (uint64_t)k * sizeof rt, &rt, sizeof rt);
         for (uint32_t i = 0; i < task.binding_count; i++, bi++) {
             kctx_image_binding b = kctx_image_binding_at(v, k, i);
@@ -194,11 +195,14 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
     for (uint32_t i = 0; !st && i < u->nchildren; i++) {
         kctx_image_child ch = kctx_image_child_at(v, i);
         kctx_image_variant var;
-        kctx_image_find_variant(v, i, (kctx_variant_kind)c->plat->variant_kind, &var); /* compatibility checked */
-        st = KP(c, "module_load(child)", module_load(self, var.blob, var.blob_size, &u->modules[i].h));
+        kctx_image_find_variant(v, i, (kctx_variant_kind)c->plat->variant_kind,
+                                &var); /* compatibility checked */
+        st = KP(c, "module_load(child)",
+                module_load(self, var.blob, var.blob_size, &u->modules[i].h));
         if (st) break;
         u->modules[i].live = true;
-        st = KP(c, "module_function(child entry)", module_function(self, u->modules[i].h, ch.entry, &u->fns[i]));
+        st = KP(c, "module_function(child entry)",
+                module_function(self, u->modules[i].h, ch.entry, &u->fns[i]));
         if (!st && c->ops->function_address)
             st = KP(c, "function_address", function_address(self, u->fns[i], &entries[ch.func_id]));
     }
@@ -213,8 +217,9 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
             u->table_bytes = bytes;
         }
     }
-    if (!st) st = KP(c, "memcpy_htod_async(callable table)",
-                     memcpy_htod_async(self, u->table.h, table, bytes, c->streams[0].h));
+    if (!st)
+        st = KP(c, "memcpy_htod_async(callable table)",
+                memcpy_htod_async(self, u->table.h, table, bytes, c->streams[0].h));
     if (st) {
         char msg[KCTX_MSG];
         snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
@@ -224,12 +229,14 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
         return st;
     }
     /* The upload is in flight: wait for it on the AICPU stream only (K15). */
-    st = KP(c, "stream_sync(AICPU, prepare upload)", stream_sync(self, c->streams[0].h, c->prepare_timeout_ms));
+    st = KP(c, "stream_sync(AICPU, prepare upload)",
+            stream_sync(self, c->streams[0].h, c->prepare_timeout_ms));
     if (st) {
         /* K17: the device may still read the upload: keep it (and the host
          * table it copies from) until close, and poison. */
         char msg[KCTX_MSG];
-        snprintf(msg, sizeof msg, "prepare: the upload was started but its wait failed: %s", kctx_thread_last_error());
+        snprintf(msg, sizeof msg, "prepare: the upload was started but its wait failed: %s",
+                 kctx_thread_last_error());
         if (c->phase == KCTX_PHASE_READY) {
             c->phase = KCTX_PHASE_POISONED;
             kctx_set_runtime_error(c, st, msg);
@@ -266,12 +273,15 @@ static kctx_status prepare_locked(kctx_ctx *c, uint64_t id, const void *image, s
     kctx_image_view view;
     kctx_image_error ierr;
     if (kctx_image_view_open(&view, image, size, &ierr) != KCTX_IMAGE_OK) {
-        st = kctx_fail(c, KCTX_INVALID_IMAGE, "%s at offset %llu: %s", kctx_image_reason_name(ierr.reason),
-                       (unsigned long long)ierr.offset, ierr.message);
+        st = kctx_fail(c, KCTX_INVALID_IMAGE, "%s at offset %llu: %s",
+                       kctx_image_reason_name(ierr.reason), (unsigned long long)ierr.offset,
+                       ierr.message);
         return st;
     }
-    if (c->mode == KCTX_MODE_NONE) st = kctx_fail(c, KCTX_INVALID_STATE, "prepare on an uninitialised context");
-    else st = kctx_admit(c, "prepare");
+    if (c->mode == KCTX_MODE_NONE)
+        st = kctx_fail(c, KCTX_INVALID_STATE, "prepare on an uninitialised context");
+    else
+        st = kctx_admit(c, "prepare");
     if (st) {
         return st;
     }
@@ -282,16 +292,19 @@ static kctx_status prepare_locked(kctx_ctx *c, uint64_t id, const void *image, s
     st = kctx_check_device(c); /* K5 */
     if (!st) st = kp_require_uncaptured(c, KCTX_CAPTURE_ACTIVE, "prepare refused (K16)");
     if (!st && find_id(c, id))
-        st = kctx_fail(c, KCTX_DUPLICATE_ID, "callable id %llu is already prepared (K14)", (unsigned long long)id);
+        st = kctx_fail(c, KCTX_DUPLICATE_ID, "callable id %llu is already prepared (K14)",
+                       (unsigned long long)id);
     if (!st) st = kp_require_idle(c, "prepare refused (K15)");
     uint32_t nchildren = kctx_image_child_count(&view);
     for (uint32_t i = 0; !st && i < nchildren; i++) {
         kctx_image_variant var;
         if (kctx_image_find_variant(&view, i, (kctx_variant_kind)c->plat->variant_kind, &var) != 0)
-            st = kctx_fail(c, KCTX_INCOMPATIBLE_IMAGE, "child '%s' has no variant platform %s can load",
+            st = kctx_fail(c, KCTX_INCOMPATIBLE_IMAGE,
+                           "child '%s' has no variant platform %s can load",
                            kctx_image_child_at(&view, i).name, c->plat->name);
     }
-    if (!st && c->ncallables >= UINT32_MAX / 2) st = kctx_fail(c, KCTX_CAPACITY, "too many prepared callables");
+    if (!st && c->ncallables >= UINT32_MAX / 2)
+        st = kctx_fail(c, KCTX_CAPACITY, "too many prepared callables");
     if (st) {
         kp_relaxed_end(c);
         return st;
@@ -302,7 +315,7 @@ static kctx_status prepare_locked(kctx_ctx *c, uint64_t id, const void *image, s
         if (u->refs && u->size == size && u->crc == crc && memcmp(u->image, image, size) == 0) {
             st = register_id(c, id, u);
             kp_relaxed_end(c);
-                return st;
+            return st;
         }
     }
     kctx_upload *u = calloc(1, sizeof *u);
@@ -329,13 +342,15 @@ static kctx_status prepare_locked(kctx_ctx *c, uint64_t id, const void *image, s
     /* the view now refers to our own copy: the caller may free `image` */
     kctx_image_view_open(&u->view, copy, size, NULL);
     u->nparams = kctx_image_param_count(&u->view);
-    for (uint32_t i = 0; i < u->nparams; i++) u->pkind[i] = (uint8_t)kctx_image_param_at(&u->view, i).kind;
+    for (uint32_t i = 0; i < u->nparams; i++)
+        u->pkind[i] = (uint8_t)kctx_image_param_at(&u->view, i).kind;
     for (uint32_t t = 0; t < kctx_image_task_count(&u->view); t++) {
         kctx_image_task task = kctx_image_task_at(&u->view, t);
         for (uint32_t b = 0; b < task.binding_count; b++) {
             kctx_image_binding bd = kctx_image_binding_at(&u->view, t, b);
             uint64_t need = bd.value == UINT64_MAX ? UINT64_MAX : bd.value + 1;
-            if (bd.kind == KCTX_BIND_TENSOR && need > u->min_size[bd.param]) u->min_size[bd.param] = need;
+            if (bd.kind == KCTX_BIND_TENSOR && need > u->min_size[bd.param])
+                u->min_size[bd.param] = need;
         }
     }
     st = do_upload(c, u);

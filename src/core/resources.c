@@ -11,14 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const k_event_names[KCTX_EVENT_COUNT] = {"START", "AICORE_START", "AICORE_DONE", "AICPU_DONE",
-                                                            "SERIAL_TAIL"};
-static const char *const k_prog_names[3] = {"kctx_rt_acquire", "kctx_rt_scheduler", "kctx_rt_worker"};
+static const char *const k_event_names[KCTX_EVENT_COUNT] = {"START", "AICORE_START", "AICORE_DONE",
+                                                            "AICPU_DONE", "SERIAL_TAIL"};
+static const char *const k_prog_names[3] = {"kctx_rt_acquire", "kctx_rt_scheduler",
+                                            "kctx_rt_worker"};
 
 static uint64_t image_bytes(uint32_t cores) {
     return sizeof(kctx_rt_image) + (uint64_t)cores * KCTX_RT_MAILBOX_STRIDE;
 }
-static uint64_t arch_bytes(uint32_t cores) { return sizeof(kctx_rt_arch) + (uint64_t)cores * sizeof(uint64_t); }
+static uint64_t arch_bytes(uint32_t cores) {
+    return sizeof(kctx_rt_arch) + (uint64_t)cores * sizeof(uint64_t);
+}
 
 /* Fill the runtime image and the architecture register table and upload
  * them on the AICPU stream, then wait (bounded) for the upload. The host
@@ -42,22 +45,28 @@ static kctx_status init_device_memory(kctx_ctx *c, bool *in_flight) {
     arch->mailbox_stride = KCTX_RT_MAILBOX_STRIDE;
     arch->runtime_image = c->mem[KCTX_MEM_RUNTIME_IMAGE].h;
     for (uint32_t i = 0; i < c->core_count; i++)
-        arch->mailbox[i] = c->mem[KCTX_MEM_RUNTIME_IMAGE].h + sizeof(kctx_rt_image) + (uint64_t)i * KCTX_RT_MAILBOX_STRIDE;
+        arch->mailbox[i] = c->mem[KCTX_MEM_RUNTIME_IMAGE].h + sizeof(kctx_rt_image) +
+                           (uint64_t)i * KCTX_RT_MAILBOX_STRIDE;
     kctx_status st = KP(c, "memset_async(runtime image)",
-                        memset_async(self, c->mem[KCTX_MEM_RUNTIME_IMAGE].h, 0, c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE], s));
+                        memset_async(self, c->mem[KCTX_MEM_RUNTIME_IMAGE].h, 0,
+                                     c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE], s));
     if (!st) *in_flight = true;
     if (!st)
         st = KP(c, "memcpy_htod_async(runtime image)",
                 memcpy_htod_async(self, c->mem[KCTX_MEM_RUNTIME_IMAGE].h, img, sizeof *img, s));
     if (!st)
-        st = KP(c, "memcpy_htod_async(arch table)", memcpy_htod_async(self, c->mem[KCTX_MEM_ARCH_TABLE].h, arch, ab, s));
+        st = KP(c, "memcpy_htod_async(arch table)",
+                memcpy_htod_async(self, c->mem[KCTX_MEM_ARCH_TABLE].h, arch, ab, s));
     if (!st)
         st = KP(c, "memset_async(args block)",
-                memset_async(self, c->mem[KCTX_MEM_ARGS_BLOCK].h, 0, c->mem_bytes[KCTX_MEM_ARGS_BLOCK], s));
+                memset_async(self, c->mem[KCTX_MEM_ARGS_BLOCK].h, 0,
+                             c->mem_bytes[KCTX_MEM_ARGS_BLOCK], s));
     if (!*in_flight) return st;
     /* Something was enqueued: wait for it even if a later enqueue failed. */
-    kctx_status ws = KP(c, "stream_sync(AICPU, init upload)", stream_sync(self, s, c->prepare_timeout_ms));
-    if (ws != KCTX_OK) return st ? st : ws; /* still in flight: keep everything (K17's rule for init) */
+    kctx_status ws =
+        KP(c, "stream_sync(AICPU, init upload)", stream_sync(self, s, c->prepare_timeout_ms));
+    if (ws != KCTX_OK)
+        return st ? st : ws; /* still in flight: keep everything (K17's rule for init) */
     *in_flight = false;
     free(c->staging[0]);
     free(c->staging[1]);
@@ -70,7 +79,8 @@ kctx_status kctx_resources_create(kctx_ctx *c, bool *in_flight) {
     kctx_status st;
     *in_flight = false;
     for (int i = 0; i < 2; i++) {
-        st = KP(c, i ? "stream_create(AICore)" : "stream_create(AICPU)", stream_create(self, &c->streams[i].h));
+        st = KP(c, i ? "stream_create(AICore)" : "stream_create(AICPU)",
+                stream_create(self, &c->streams[i].h));
         if (st) return st;
         c->streams[i].live = true;
     }
@@ -82,21 +92,25 @@ kctx_status kctx_resources_create(kctx_ctx *c, bool *in_flight) {
         c->events[i].live = true;
     }
     if (!c->plat->programs || !c->plat->programs_size)
-        return kctx_fail(c, KCTX_UNSUPPORTED, "platform %s has no runtime device programs", c->plat->name);
+        return kctx_fail(c, KCTX_UNSUPPORTED, "platform %s has no runtime device programs",
+                         c->plat->name);
     st = KP(c, "module_load(device programs)",
             module_load(self, c->plat->programs, c->plat->programs_size, &c->programs.h));
     if (st) return st;
     c->programs.live = true;
     for (int i = 0; i < 3; i++) {
-        st = KP(c, k_prog_names[i], module_function(self, c->programs.h, k_prog_names[i], &c->prog_fn[i]));
+        st = KP(c, k_prog_names[i],
+                module_function(self, c->programs.h, k_prog_names[i], &c->prog_fn[i]));
         if (st) return st;
     }
     c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE] = image_bytes(c->core_count);
     c->mem_bytes[KCTX_MEM_ARCH_TABLE] = arch_bytes(c->core_count);
     c->mem_bytes[KCTX_MEM_ARGS_BLOCK] = c->args_capacity;
-    c->mem_bytes[KCTX_MEM_TRACE_RING] = c->trace ? (uint64_t)c->trace_dev_cap * sizeof(kctx_rt_trace_rec) : 0;
-    static const char *const mem_names[KCTX_MEM_COUNT] = {"mem_alloc(runtime image)", "mem_alloc(arch table)",
-                                                          "mem_alloc(args block)", "mem_alloc(trace ring)"};
+    c->mem_bytes[KCTX_MEM_TRACE_RING] =
+        c->trace ? (uint64_t)c->trace_dev_cap * sizeof(kctx_rt_trace_rec) : 0;
+    static const char *const mem_names[KCTX_MEM_COUNT] = {
+        "mem_alloc(runtime image)", "mem_alloc(arch table)", "mem_alloc(args block)",
+        "mem_alloc(trace ring)"};
     for (int i = 0; i < KCTX_MEM_COUNT; i++) {
         if (!c->mem_bytes[i]) continue; /* the trace ring exists only when tracing is on */
         st = KP(c, mem_names[i], mem_alloc(self, c->mem_bytes[i], &c->mem[i].h));
@@ -134,16 +148,20 @@ kctx_status kctx_resources_release(kctx_ctx *c) {
     kctx_status st = kctx_uploads_release(c);
     if (st) first = st;
     for (int i = KCTX_MEM_COUNT - 1; i >= 0; i--)
-        if (c->mem[i].live) release_one(c, &c->mem[i], KP(c, "mem_free", mem_free(self, c->mem[i].h)), &first);
+        if (c->mem[i].live)
+            release_one(c, &c->mem[i], KP(c, "mem_free", mem_free(self, c->mem[i].h)), &first);
     if (c->programs.live)
-        release_one(c, &c->programs, KP(c, "module_unload(device programs)", module_unload(self, c->programs.h)),
+        release_one(c, &c->programs,
+                    KP(c, "module_unload(device programs)", module_unload(self, c->programs.h)),
                     &first);
     for (int i = KCTX_EVENT_COUNT - 1; i >= 0; i--)
         if (c->events[i].live)
-            release_one(c, &c->events[i], KP(c, "event_destroy", event_destroy(self, c->events[i].h)), &first);
+            release_one(c, &c->events[i],
+                        KP(c, "event_destroy", event_destroy(self, c->events[i].h)), &first);
     for (int i = 1; i >= 0; i--)
         if (c->streams[i].live)
-            release_one(c, &c->streams[i], KP(c, "stream_destroy", stream_destroy(self, c->streams[i].h)), &first);
+            release_one(c, &c->streams[i],
+                        KP(c, "stream_destroy", stream_destroy(self, c->streams[i].h)), &first);
     return first;
 }
 

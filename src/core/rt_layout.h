@@ -8,7 +8,7 @@
 #define KCTX_RT_LAYOUT_H
 #include <stdint.h>
 
-#define KCTX_RT_MAGIC 0x4b525431u /* "KRT1" */
+#define KCTX_RT_MAGIC 0x4b525431u  /* "KRT1" */
 #define KCTX_RT_MAILBOX_STRIDE 64u /* one cache line per core mailbox */
 
 /* Device error word values (K23, K24, K35). */
@@ -18,18 +18,22 @@ enum {
     KCTX_RT_ERR_TASK_FAILED = 2,       /* a child kernel reported an error; detail = task */
     KCTX_RT_ERR_POISONED = 3,          /* the host poisoned the context */
     KCTX_RT_ERR_QUARANTINED = 4,
-    KCTX_RT_ERR_BAD_LAUNCH = 5         /* a run made no progress for the watchdog's period */
+    KCTX_RT_ERR_BAD_LAUNCH = 5 /* a run made no progress for the watchdog's period */
 };
 
 /* Device trace records (K32), written by the device programs into the
  * resident ring when tracing is enabled. Full ring: the newest records are
  * dropped and counted (trace_dropped). */
-enum { KCTX_RT_TRACE_SCHED = 1, KCTX_RT_TRACE_TASK = 2, KCTX_RT_TRACE_REFUSED = 3 };
+enum {
+    KCTX_RT_TRACE_SCHED = 1,
+    KCTX_RT_TRACE_TASK = 2,
+    KCTX_RT_TRACE_REFUSED = 3
+};
 typedef struct kctx_rt_trace_rec {
-    uint64_t t0, t1;    /* ns, device clock (the host's monotonic clock on the sim) */
+    uint64_t t0, t1; /* ns, device clock (the host's monotonic clock on the sim) */
     uint64_t launch_id;
-    uint32_t kind;      /* KCTX_RT_TRACE_* */
-    uint32_t core;      /* AICore core, or UINT32_MAX for the AICPU */
+    uint32_t kind; /* KCTX_RT_TRACE_* */
+    uint32_t core; /* AICore core, or UINT32_MAX for the AICPU */
     uint32_t task;
     uint32_t func_id;
     uint32_t block;
@@ -53,7 +57,10 @@ typedef struct kctx_rt_worker_params {
     uint32_t reserved;
 } kctx_rt_worker_params;
 
-enum { KCTX_RT_SCHED_RUN = 0, KCTX_RT_SCHED_ABORT = 1 };
+enum {
+    KCTX_RT_SCHED_RUN = 0,
+    KCTX_RT_SCHED_ABORT = 1
+};
 
 /* Args travel as (value, size) pairs per callable parameter: a tensor's
  * device address and byte size, or a scalar's value and 0. */
@@ -66,10 +73,10 @@ typedef struct kctx_rt_scheduler_params {
     uint64_t arch;
     uint64_t launch_id;
     uint64_t callable;
-    uint64_t args;      /* kernel-args block: the snapshot below is copied there */
-    uint32_t mode;      /* KCTX_RT_SCHED_RUN or _ABORT (K24 compensation) */
+    uint64_t args; /* kernel-args block: the snapshot below is copied there */
+    uint32_t mode; /* KCTX_RT_SCHED_RUN or _ABORT (K24 compensation) */
     uint32_t nargs;
-    uint32_t flags;     /* trace flags (K32) */
+    uint32_t flags; /* trace flags (K32) */
     uint32_t reserved;
     kctx_rt_arg snapshot[]; /* nargs entries */
 } kctx_rt_scheduler_params;
@@ -78,7 +85,7 @@ typedef struct kctx_rt_scheduler_params {
  * slot. Work is not posted through it: workers pull ready tasks from the
  * run's queue (see kctx_rt_image and kctx_rt_callable). */
 typedef struct kctx_rt_mailbox {
-    uint32_t ready;  /* worker: 1 once reported in for the current launch */
+    uint32_t ready; /* worker: 1 once reported in for the current launch */
     uint32_t reserved[3];
     uint8_t pad[KCTX_RT_MAILBOX_STRIDE - 16];
 } kctx_rt_mailbox;
@@ -86,15 +93,16 @@ typedef struct kctx_rt_mailbox {
 /* The runtime image: this header, then core_count mailboxes. */
 typedef struct kctx_rt_image {
     uint32_t magic;
-    uint32_t error;          /* device error word (KCTX_RT_ERR_*) */
-    uint64_t error_detail;   /* TASK_FAILED: task index; CONCURRENT: refused launch id; BAD_LAUNCH: tasks done */
-    uint64_t holder;         /* launch guard: 0 free, else the holder's launch id */
-    uint32_t sched_claim;    /* 0 after a successful acquire; the run's scheduler takes it (1), so a
+    uint32_t error; /* device error word (KCTX_RT_ERR_*) */
+    uint64_t
+        error_detail; /* TASK_FAILED: task index; CONCURRENT: refused launch id; BAD_LAUNCH: tasks done */
+    uint64_t holder;       /* launch guard: 0 free, else the holder's launch id */
+    uint32_t sched_claim;  /* 0 after a successful acquire; the run's scheduler takes it (1), so a
                               * second copy of the same graph (same launch id) cannot run it twice */
-    uint32_t live_workers;   /* workers inside the run: the guard is released only at 0 */
+    uint32_t live_workers; /* workers inside the run: the guard is released only at 0 */
     uint32_t refused_replays;     /* K35 */
     uint32_t concurrent_launches; /* K23 */
-    uint64_t trace_ring;     /* device address of the trace ring (0: off, K32) */
+    uint64_t trace_ring;          /* device address of the trace ring (0: off, K32) */
     uint64_t trace_capacity;
     uint64_t trace_head;
     uint64_t trace_dropped;
@@ -102,21 +110,22 @@ typedef struct kctx_rt_image {
     /* The ready queue of the running launch (see kctx_rt_callable). Words
      * that every worker writes for every task sit on their own cache
      * lines, so the cores do not fight over one line. */
-    uint32_t run_state;      /* 0 before the scheduler seeds, 1 running, 2 finished or aborted */
-    uint32_t q_gen;          /* bumped on every push and state change: idle workers wait on it */
-    uint32_t idle;           /* workers waiting on q_gen (pushers skip the wake when 0) */
-    uint32_t fail_flag;      /* a block failed: later blocks are skipped */
+    uint32_t run_state; /* 0 before the scheduler seeds, 1 running, 2 finished or aborted */
+    uint32_t q_gen;     /* bumped on every push and state change: idle workers wait on it */
+    uint32_t idle;      /* workers waiting on q_gen (pushers skip the wake when 0) */
+    uint32_t fail_flag; /* a block failed: later blocks are skipped */
     uint32_t fail_task;
     uint32_t fail_code;
     uint8_t pad1[64 - 24];
-    uint32_t q_head;         /* next queue slot to take blocks from */
+    uint32_t q_head; /* next queue slot to take blocks from */
     uint8_t pad2[64 - 4];
-    uint32_t q_tail;         /* next free queue slot */
+    uint32_t q_tail; /* next free queue slot */
     uint8_t pad3[64 - 4];
-    uint32_t tasks_done;     /* the scheduler waits on it */
+    uint32_t tasks_done; /* the scheduler waits on it */
     uint8_t pad4[64 - 4];
 } kctx_rt_image;
-_Static_assert(sizeof(kctx_rt_image) % 64 == 0, "the mailboxes after the runtime image start on cache lines");
+_Static_assert(sizeof(kctx_rt_image) % 64 == 0,
+               "the mailboxes after the runtime image start on cache lines");
 
 /* Architecture register table: where each core's mailbox lives. */
 typedef struct kctx_rt_arch {
@@ -124,8 +133,8 @@ typedef struct kctx_rt_arch {
     uint32_t core_count;
     uint32_t mailbox_stride;
     uint32_t reserved;
-    uint64_t runtime_image;   /* device address of the runtime image */
-    uint64_t mailbox[];       /* core_count device addresses */
+    uint64_t runtime_image; /* device address of the runtime image */
+    uint64_t mailbox[];     /* core_count device addresses */
 } kctx_rt_arch;
 
 /* A prepared callable's device table (one per distinct image, K14):
@@ -160,8 +169,8 @@ typedef struct kctx_rt_succ {
 } kctx_rt_succ;
 
 typedef struct kctx_rt_task_state {
-    uint32_t deps_left;   /* predecessors not yet complete */
-    uint32_t next_block;  /* the next block to claim */
+    uint32_t deps_left;  /* predecessors not yet complete */
+    uint32_t next_block; /* the next block to claim */
     uint32_t blocks_done;
     uint32_t reserved;
 } kctx_rt_task_state;

@@ -26,12 +26,15 @@ static uint64_t thread_number(void) {
     return mine;
 }
 
-kctx_status kctx_trace_setup(kctx_ctx *c, uint32_t flags, uint32_t dev_records, uint32_t host_records,
-                             const char *path) {
-    if (flags & ~KCTX_TRACE_ENABLE) return kctx_fail(c, KCTX_INVALID_ARGUMENT, "unknown flags 0x%x", flags);
+kctx_status kctx_trace_setup(kctx_ctx *c, uint32_t flags, uint32_t dev_records,
+                             uint32_t host_records, const char *path) {
+    if (flags & ~KCTX_TRACE_ENABLE)
+        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "unknown flags 0x%x", flags);
     if (!(flags & KCTX_TRACE_ENABLE)) return KCTX_OK; /* tracing off: nothing allocated */
-    if (dev_records == 0 || dev_records > TRACE_MAX_RECORDS || host_records == 0 || host_records > TRACE_MAX_RECORDS)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "trace_device_records %u / trace_host_records %u out of range 1..%u",
+    if (dev_records == 0 || dev_records > TRACE_MAX_RECORDS || host_records == 0 ||
+        host_records > TRACE_MAX_RECORDS)
+        return kctx_fail(c, KCTX_INVALID_ARGUMENT,
+                         "trace_device_records %u / trace_host_records %u out of range 1..%u",
                          dev_records, host_records, TRACE_MAX_RECORDS);
     char name[64];
     if (!path) snprintf(name, sizeof name, "kctx-trace-%llx.json", (unsigned long long)c->handle);
@@ -61,13 +64,15 @@ void kctx_trace_free(kctx_ctx *c) {
     c->trace = false;
 }
 
-void kctx_trace_span(kctx_ctx *c, uint32_t kind, uint64_t t0, uint64_t id, uint64_t launch_id, kctx_status st) {
+void kctx_trace_span(kctx_ctx *c, uint32_t kind, uint64_t t0, uint64_t id, uint64_t launch_id,
+                     kctx_status st) {
     if (!c->trace) return;
     if (c->nspans >= c->trace_host_cap) { /* full: the newest is dropped, and counted */
         c->spans_dropped++;
         return;
     }
-    c->spans[c->nspans++] = (kctx_dfx_host_span){t0, kctx_now_ns(), id, launch_id, kind, (uint32_t)st, thread_number()};
+    c->spans[c->nspans++] =
+        (kctx_dfx_host_span){t0, kctx_now_ns(), id, launch_id, kind, (uint32_t)st, thread_number()};
 }
 
 kctx_status kctx_trace_collect(kctx_ctx *c, bool reset) {
@@ -75,7 +80,8 @@ kctx_status kctx_trace_collect(kctx_ctx *c, bool reset) {
     void *self = c->plat->self;
     kctx_pdevptr img = c->mem[KCTX_MEM_RUNTIME_IMAGE].h;
     uint32_t head_lo = 0, head_hi = 0, drop_lo = 0;
-    kctx_status st = KP(c, "atomic_read(trace head)", atomic_read_u32(self, img + offsetof(kctx_rt_image, trace_head), &head_lo));
+    kctx_status st = KP(c, "atomic_read(trace head)",
+                        atomic_read_u32(self, img + offsetof(kctx_rt_image, trace_head), &head_lo));
     if (!st)
         st = KP(c, "atomic_read(trace head)",
                 atomic_read_u32(self, img + offsetof(kctx_rt_image, trace_head) + 4, &head_hi));
@@ -92,13 +98,15 @@ kctx_status kctx_trace_collect(kctx_ctx *c, bool reset) {
                 memcpy_dtoh_async(self, c->devrecs + c->ndevrecs, c->mem[KCTX_MEM_TRACE_RING].h,
                                   (size_t)n * sizeof(kctx_rt_trace_rec), c->streams[0].h));
         if (!st)
-            st = KP(c, "stream_sync(AICPU, trace copy-back)", stream_sync(self, c->streams[0].h, c->prepare_timeout_ms));
+            st = KP(c, "stream_sync(AICPU, trace copy-back)",
+                    stream_sync(self, c->streams[0].h, c->prepare_timeout_ms));
         if (st) return st; /* the data stays on the device for a retry */
     }
     c->ndevrecs += (uint32_t)n;
     c->devrecs_dropped += drop_lo + (on_device - n);
     if (reset) {
-        st = KP(c, "atomic_write(trace head)", atomic_write_u32(self, img + offsetof(kctx_rt_image, trace_head), 0));
+        st = KP(c, "atomic_write(trace head)",
+                atomic_write_u32(self, img + offsetof(kctx_rt_image, trace_head), 0));
         if (!st)
             st = KP(c, "atomic_write(trace head)",
                     atomic_write_u32(self, img + offsetof(kctx_rt_image, trace_head) + 4, 0));
@@ -125,7 +133,8 @@ kctx_status kctx_trace_write(kctx_ctx *c) {
     };
     char err[KCTX_MSG];
     if (kctx_dfx_write_chrome(c->trace_path, &t, err, sizeof err) != 0)
-        return kctx_fail(c, KCTX_PLATFORM_ERROR, "writing the trace to %s failed: %s", c->trace_path, err);
+        return kctx_fail(c, KCTX_PLATFORM_ERROR, "writing the trace to %s failed: %s",
+                         c->trace_path, err);
     return KCTX_OK;
 }
 
@@ -134,9 +143,11 @@ kctx_status kctx_trace_flush(kctx_context h) {
     kctx_status st = kctx_ctx_acquire(h, &c);
     if (st) return st;
     uint64_t t0 = kctx_now_ns();
-    if (!c->trace) st = kctx_fail(c, KCTX_UNSUPPORTED, "tracing is not enabled on this context");
+    if (!c->trace)
+        st = kctx_fail(c, KCTX_UNSUPPORTED, "tracing is not enabled on this context");
     else if (c->phase == KCTX_PHASE_QUARANTINED)
-        st = kctx_fail(c, KCTX_DEVICE_LOST, "the context is quarantined: its device cannot be read");
+        st =
+            kctx_fail(c, KCTX_DEVICE_LOST, "the context is quarantined: its device cannot be read");
     else if (c->phase != KCTX_PHASE_READY && c->phase != KCTX_PHASE_POISONED)
         st = kctx_fail(c, KCTX_INVALID_STATE, "flush of a %s context", kctx_phase_name(c->phase));
     if (!st) st = kp_relaxed_begin(c);
@@ -145,7 +156,8 @@ kctx_status kctx_trace_flush(kctx_context h) {
         return st;
     }
     st = kctx_check_device(c);
-    if (!st) st = kp_require_uncaptured(c, KCTX_CAPTURE_ACTIVE, "flush is not allowed during capture");
+    if (!st)
+        st = kp_require_uncaptured(c, KCTX_CAPTURE_ACTIVE, "flush is not allowed during capture");
     if (!st) st = kp_require_idle(c, "flush refused");
     if (!st) st = kctx_trace_collect(c, true);
     if (!st) {

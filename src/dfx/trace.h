@@ -36,15 +36,15 @@ typedef struct kctx_dfx_host_span {
 
 typedef struct kctx_dfx_trace {
     const char *platform;
-    uint64_t context;    /* context handle (the trace's process id) */
+    uint64_t context; /* context handle (the trace's process id) */
     int device;
     uint32_t core_count;
     const kctx_dfx_host_span *host;
     size_t nhost;
-    uint64_t host_dropped;   /* host spans not recorded: buffer full */
+    uint64_t host_dropped; /* host spans not recorded: buffer full */
     const kctx_rt_trace_rec *dev;
     size_t ndev;
-    uint64_t dev_dropped;    /* device records not recorded: ring full */
+    uint64_t dev_dropped; /* device records not recorded: ring full */
 } kctx_dfx_trace;
 
 /* Write `t` to `path` as Chrome trace-event JSON ({"traceEvents": [...]},

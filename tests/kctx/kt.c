@@ -289,13 +289,13 @@ uint64_t kt_release_calls(void) {
 
 uint64_t kt_destructive_calls(void) {
     static const sim_op ops[] = {
-        SIM_OP_STREAM_CREATE, SIM_OP_EVENT_CREATE,       SIM_OP_MODULE_LOAD,
-        SIM_OP_MALLOC,        SIM_OP_MEMCPY_ASYNC,       SIM_OP_MEMSET_ASYNC,
-        SIM_OP_LAUNCH_KERNEL, SIM_OP_EVENT_RECORD,       SIM_OP_STREAM_WAIT_EVENT,
+        SIM_OP_STREAM_CREATE, SIM_OP_EVENT_CREATE, SIM_OP_MODULE_LOAD, SIM_OP_MALLOC,
+        SIM_OP_MEMCPY_ASYNC, SIM_OP_MEMSET_ASYNC, SIM_OP_LAUNCH_KERNEL, SIM_OP_EVENT_RECORD,
+        SIM_OP_STREAM_WAIT_EVENT,
         /* set device / reset are lifecycle calls: the test makes them as the
          * device's owner, and K4 is checked separately by the lifecycle counters */
-        SIM_OP_STREAM_SYNCHRONIZE,
-        SIM_OP_MEMCPY,        SIM_OP_DEVICE_SYNCHRONIZE, SIM_OP_LAUNCH_HOST_FUNC};
+        SIM_OP_STREAM_SYNCHRONIZE, SIM_OP_MEMCPY, SIM_OP_DEVICE_SYNCHRONIZE,
+        SIM_OP_LAUNCH_HOST_FUNC};
     uint64_t n = kt_release_calls();
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) n += kt_calls(ops[i]);
     return n;

@@ -147,7 +147,8 @@ KT_TEST(fault_sweep_init) {
                     uint64_t held = held_beyond(&base);
                     kctx_resource_info ri = KCTX_RESOURCE_INFO_INIT;
                     if (CHECK_OK(kctx_get_resources(c, &ri)) && ri.aicpu_stream)
-                        sim_stream_synchronize(ri.aicpu_stream); /* the framework waits for the device */
+                        sim_stream_synchronize(
+                            ri.aicpu_stream); /* the framework waits for the device */
                     uint64_t rel = kt_release_calls();
                     ok &= CHECK(held > 0);
                     ok &= CHECK_OK(kctx_close(c));

@@ -127,8 +127,10 @@ static void bad_configs(kctx_kernel_config *out, const char **what, int *n) {
     BAD_("token_capacity above 65536", c_->token_capacity = 65537);
     BAD_("prepare_timeout_ms 0", c_->prepare_timeout_ms = 0);
     BAD_("unknown flags", c_->flags = 0x80);
-    BAD_("trace on with zero device records", (c_->flags = KCTX_TRACE_ENABLE, c_->trace_device_records = 0));
-    BAD_("trace on with too many host records", (c_->flags = KCTX_TRACE_ENABLE, c_->trace_host_records = 1u << 30));
+    BAD_("trace on with zero device records",
+         (c_->flags = KCTX_TRACE_ENABLE, c_->trace_device_records = 0));
+    BAD_("trace on with too many host records",
+         (c_->flags = KCTX_TRACE_ENABLE, c_->trace_host_records = 1u << 30));
 #undef BAD_
     *n = i;
 }

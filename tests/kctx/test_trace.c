@@ -102,7 +102,9 @@ KT_TEST(a_captured_launch_replayed_n_times_shows_n_device_runs) { /* K32 */
     launch_noop(c, 7, s);
     CHECK_SIM_OK(sim_stream_end_capture(s, &g));
     CHECK_SIM_OK(sim_graph_instantiate(&x, g));
-    enum { REPLAYS = 5 };
+    enum {
+        REPLAYS = 5
+    };
     for (int i = 0; i < REPLAYS; i++) CHECK_SIM_OK(sim_graph_launch(x, s));
     launch_noop(c, 7, s); /* and one eager launch */
     CHECK_SIM_OK(sim_stream_synchronize(s));
@@ -113,8 +115,9 @@ KT_TEST(a_captured_launch_replayed_n_times_shows_n_device_runs) { /* K32 */
     char *json = slurp(path);
     REQUIRE(json != NULL);
     CHECK(strstr(json, "\"traceEvents\"") != NULL);
-    CHECK_EQ(count(json, "\"name\":\"scheduler\""), REPLAYS + 1); /* every replay is a launch on the device */
-    CHECK_EQ(count(json, "\"name\":\"launch\""), 2);               /* two host enqueues */
+    CHECK_EQ(count(json, "\"name\":\"scheduler\""),
+             REPLAYS + 1);                           /* every replay is a launch on the device */
+    CHECK_EQ(count(json, "\"name\":\"launch\""), 2); /* two host enqueues */
     CHECK_EQ(count(json, "\"name\":\"task 0 f0/b0\""), REPLAYS + 1);
     CHECK_EQ(count(json, "\"name\":\"init\""), 1);
     CHECK_EQ(count(json, "\"name\":\"prepare\""), 1);
@@ -227,8 +230,8 @@ KT_TEST(fault_sweep_covers_the_trace_buffers) { /* K32, K7, K26 */
     REQUIRE_OK(kctx_close(c));
     uint64_t close_calls = sim_thread_calls(SIM_OP_ANY);
     CHECK_OK(kctx_destroy(c));
-    printf("fault-sweep trace: init %llu platform calls, close %llu\n", (unsigned long long)init_calls,
-           (unsigned long long)close_calls);
+    printf("fault-sweep trace: init %llu platform calls, close %llu\n",
+           (unsigned long long)init_calls, (unsigned long long)close_calls);
     for (int scenario = 0; scenario < 2; scenario++) {
         uint64_t n = scenario ? close_calls : init_calls;
         for (uint64_t k = 1; k <= n; k++) {
@@ -252,13 +255,14 @@ KT_TEST(fault_sweep_covers_the_trace_buffers) { /* K32, K7, K26 */
                 sim_stream cpu = kt_aicpu_stream(c);
                 if (cpu) sim_stream_synchronize(cpu);
             }
-            if (st != KCTX_OK || p != KCTX_PHASE_CLOSED) CHECK_OK(kctx_close(c)); /* retry releases the rest */
+            if (st != KCTX_OK || p != KCTX_PHASE_CLOSED)
+                CHECK_OK(kctx_close(c)); /* retry releases the rest */
             CHECK_PHASE(c, KCTX_PHASE_CLOSED);
             CHECK_OK(kctx_destroy(c));
             kt_snap now = kt_snap_take(0);
             if (!CHECK_SNAP(base, now)) {
-                printf("  trace sweep %s call %llu: %s\n", scenario ? "close" : "init", (unsigned long long)k,
-                       kctx_status_name(st));
+                printf("  trace sweep %s call %llu: %s\n", scenario ? "close" : "init",
+                       (unsigned long long)k, kctx_status_name(st));
                 break;
             }
         }

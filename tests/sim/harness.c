@@ -46,9 +46,11 @@ int harness_check_eq(uint64_t a, uint64_t b, const char *ea, const char *eb, con
                      int line) {
     if (a == b) return 1;
     failed();
-    fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %s\n    left:  %lld (0x%llx)\n    right: %lld (0x%llx)\n",
-            file, line, ea, eb, (long long)a, (unsigned long long)a, (long long)b,
-            (unsigned long long)b);
+    fprintf(
+        stderr,
+        "%s:%d: CHECK_EQ failed: %s == %s\n    left:  %lld (0x%llx)\n    right: %lld (0x%llx)\n",
+        file, line, ea, eb, (long long)a, (unsigned long long)a, (long long)b,
+        (unsigned long long)b);
     return 0;
 }
 
@@ -58,7 +60,9 @@ static int status_mismatch(sim_status got, const char *want, const char *expr, c
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", sim_last_error_message());
     failed();
-    fprintf(stderr, "%s:%d: CHECK_STATUS failed: %s\n    expected: %s\n    got:      %s (%d)\n    message:  %s\n",
+    fprintf(stderr,
+            "%s:%d: CHECK_STATUS failed: %s\n    expected: %s\n    got:      %s (%d)\n    message: "
+            " %s\n",
             file, line, expr, want, sim_status_name(got), (int)got, msg);
     return 0;
 }
@@ -124,7 +128,8 @@ int harness_flag_wait(harness_flag *f, int at_least, unsigned timeout_ms) {
     }
     pthread_mutex_lock(&f->mu);
     int rc = 0;
-    while (f->count < at_least && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&f->cv, &f->mu, &deadline);
+    while (f->count < at_least && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&f->cv, &f->mu, &deadline);
     int ok = f->count >= at_least;
     pthread_mutex_unlock(&f->mu);
     return ok;
@@ -224,7 +229,8 @@ static void check_baseline(const device_baseline *before, int ndev) {
         compare_field(d, "events", before[d].objects.events, after[d].objects.events);
         compare_field(d, "modules", before[d].objects.modules, after[d].objects.modules);
         compare_field(d, "graphs", before[d].objects.graphs, after[d].objects.graphs);
-        compare_field(d, "graph execs", before[d].objects.graph_execs, after[d].objects.graph_execs);
+        compare_field(d, "graph execs", before[d].objects.graph_execs,
+                      after[d].objects.graph_execs);
         compare_field(d, "pending graph hooks", before[d].objects.hooks_pending,
                       after[d].objects.hooks_pending);
         compare_field(d, "live allocations", before[d].live_count, after[d].live_count);
@@ -258,7 +264,8 @@ static int run_one(const harness_test *t, int ndev) {
     fflush(stdout);
     atomic_store(&g_failures, 0);
     restore_test_state();
-    if (!take_baseline(before, ndev)) failed();
+    if (!take_baseline(before, ndev))
+        failed();
     else {
         t->fn();
         restore_test_state();
@@ -279,8 +286,10 @@ int main(int argc, char **argv) {
     for (int i = 0; i < g_ntests; i++) {
         if (argc > 1 && strcmp(argv[1], g_tests[i].name) != 0) continue;
         matched++;
-        if (run_one(&g_tests[i], ndev)) passed++;
-        else nfailed++;
+        if (run_one(&g_tests[i], ndev))
+            passed++;
+        else
+            nfailed++;
     }
     if (argc > 1 && matched == 0) {
         fprintf(stderr, "no test named %s; tests are:\n", argv[1]);

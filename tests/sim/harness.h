@@ -28,11 +28,11 @@
 typedef void (*harness_test_fn)(void);
 void harness_register(const char *name, harness_test_fn fn);
 
-#define TEST(name)                                                                     \
-    static void name(void);                                                            \
-    __attribute__((constructor)) static void harness_register_##name(void) {           \
-        harness_register(#name, name);                                                 \
-    }                                                                                  \
+#define TEST(name)                                                           \
+    static void name(void);                                                  \
+    __attribute__((constructor)) static void harness_register_##name(void) { \
+        harness_register(#name, name);                                       \
+    }                                                                        \
     static void name(void)
 
 int harness_check(int ok, const char *expr, const char *file, int line);
@@ -52,20 +52,17 @@ int harness_check_status2(sim_status got, sim_status want1, sim_status want2, co
     harness_check_status2((expr), (w1), (w2), #expr, __FILE__, __LINE__)
 #define CHECK_OK(expr) CHECK_STATUS(expr, SIM_OK)
 
-#define REQUIRE(cond)      \
-    do {                   \
-        if (!CHECK(cond))  \
-            return;        \
+#define REQUIRE(cond)             \
+    do {                          \
+        if (!CHECK(cond)) return; \
     } while (0)
-#define REQUIRE_EQ(a, b)      \
-    do {                      \
-        if (!CHECK_EQ(a, b))  \
-            return;           \
+#define REQUIRE_EQ(a, b)             \
+    do {                             \
+        if (!CHECK_EQ(a, b)) return; \
     } while (0)
-#define REQUIRE_STATUS(expr, want)      \
-    do {                                \
-        if (!CHECK_STATUS(expr, want))  \
-            return;                     \
+#define REQUIRE_STATUS(expr, want)             \
+    do {                                       \
+        if (!CHECK_STATUS(expr, want)) return; \
     } while (0)
 #define REQUIRE_OK(expr) REQUIRE_STATUS(expr, SIM_OK)
 

@@ -155,8 +155,8 @@ void start_blocked_kernel(sim_stream s, sim_stream helper, const test_kernels *k
     struct signal_wait_params p = {scratch, word, 0, 0, UINT64_MAX, result};
     CHECK_OK(sim_launch_kernel(s, pk->signal_then_wait, SIM_TARGET_AICPU, 1, &p, sizeof p));
     /* The helper's AICPU kernel returns once the blocked kernel has started. */
-    CHECK_OK(launch_wait(helper, k, scratch, 0, TEST_WAIT_TIMEOUT_NS, scratch + 4,
-                         SIM_TARGET_AICPU));
+    CHECK_OK(
+        launch_wait(helper, k, scratch, 0, TEST_WAIT_TIMEOUT_NS, scratch + 4, SIM_TARGET_AICPU));
     CHECK_OK(sim_stream_synchronize(helper));
     CHECK_EQ(dev_peek_u32(scratch), 1);
     CHECK_EQ(dev_peek_u32(scratch + 4), WAIT_RESULT_OK);

@@ -14,19 +14,62 @@
 #define DEVP(p) ((void *)(uintptr_t)(p))
 
 /* Parameter blocks, as documented next to each kernel. */
-struct add_u32_params { uint64_t buf; uint32_t n; uint32_t value; };
-struct vadd_params { uint64_t a, b, c; uint32_t n; uint32_t pad; };
-struct append_params { uint64_t log; uint32_t value; uint32_t pad; };
-struct gang_params { uint64_t arrived; uint64_t cores; uint64_t timeout_ns; };
-struct wait_params { uint64_t word; uint32_t expected; uint32_t pad; uint64_t timeout_ns; uint64_t result; };
-struct set_params { uint64_t word; uint32_t value; uint32_t pad; };
-struct error_params { uint32_t code; uint32_t pad; uint64_t detail; };
-struct whoami_params { uint64_t out; };
+struct add_u32_params {
+    uint64_t buf;
+    uint32_t n;
+    uint32_t value;
+};
+struct vadd_params {
+    uint64_t a, b, c;
+    uint32_t n;
+    uint32_t pad;
+};
+struct append_params {
+    uint64_t log;
+    uint32_t value;
+    uint32_t pad;
+};
+struct gang_params {
+    uint64_t arrived;
+    uint64_t cores;
+    uint64_t timeout_ns;
+};
+struct wait_params {
+    uint64_t word;
+    uint32_t expected;
+    uint32_t pad;
+    uint64_t timeout_ns;
+    uint64_t result;
+};
+struct set_params {
+    uint64_t word;
+    uint32_t value;
+    uint32_t pad;
+};
+struct error_params {
+    uint32_t code;
+    uint32_t pad;
+    uint64_t detail;
+};
+struct whoami_params {
+    uint64_t out;
+};
 /* Probe kernels (tests/sim/kernels/sim_probe_kernels.c). */
-struct exclusive_params { uint64_t inside; uint64_t entries; };
-struct max_inside_params { uint64_t inside; uint64_t max; };
-struct services_params { uint64_t out; };
-struct report_twice_params { uint32_t first; uint32_t second; };
+struct exclusive_params {
+    uint64_t inside;
+    uint64_t entries;
+};
+struct max_inside_params {
+    uint64_t inside;
+    uint64_t max;
+};
+struct services_params {
+    uint64_t out;
+};
+struct report_twice_params {
+    uint32_t first;
+    uint32_t second;
+};
 struct signal_wait_params {
     uint64_t started, word;
     uint32_t expected, pad;
@@ -75,7 +118,7 @@ sim_status launch_error(sim_stream s, const test_kernels *k, uint32_t code, uint
  * failures as check failures. Not for use while a capture restricts the
  * thread or while held work must stay held (sim_memcpy waits for the
  * device). */
-sim_devptr dev_alloc(size_t size);              /* zero-filled; 0 on failure */
+sim_devptr dev_alloc(size_t size); /* zero-filled; 0 on failure */
 void dev_free(sim_devptr p);
 void dev_write(sim_devptr dst, const void *src, size_t size);
 void dev_read(void *dst, sim_devptr src, size_t size);

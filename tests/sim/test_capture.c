@@ -443,12 +443,24 @@ TEST(every_unsafe_call_during_the_threads_own_capture_is_unsupported) {
         sim_devptr q = 0;
         sim_module m = 0;
         switch (call) {
-        case 0: st = sim_device_synchronize(); break;
-        case 1: st = sim_memcpy(&host, DEVP(p), 4, SIM_COPY_DEVICE_TO_HOST); break;
-        case 2: st = sim_malloc(&q, 64); break;
-        case 3: st = sim_free(p); break;
-        case 4: st = sim_module_load(&m, mod_bytes, mod_size); break;
-        case 5: st = sim_module_unload(spare); break;
+        case 0:
+            st = sim_device_synchronize();
+            break;
+        case 1:
+            st = sim_memcpy(&host, DEVP(p), 4, SIM_COPY_DEVICE_TO_HOST);
+            break;
+        case 2:
+            st = sim_malloc(&q, 64);
+            break;
+        case 3:
+            st = sim_free(p);
+            break;
+        case 4:
+            st = sim_module_load(&m, mod_bytes, mod_size);
+            break;
+        case 5:
+            st = sim_module_unload(spare);
+            break;
         }
         if (!CHECK_STATUS(st, SIM_CAPTURE_UNSUPPORTED)) CHECK_EQ(call, -1);
         CHECK_EQ(status_of(c.s), SIM_CAPTURE_STATUS_INVALIDATED);

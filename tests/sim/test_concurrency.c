@@ -10,7 +10,11 @@
 #include <pthread.h>
 #include <string.h>
 
-enum { THREADS = 4, ITERATIONS = 40, WORDS = 64 };
+enum {
+    THREADS = 4,
+    ITERATIONS = 40,
+    WORDS = 64
+};
 
 /* ---- independent streams on shared devices ----------------------------------- */
 
@@ -28,7 +32,8 @@ static void *drive_own_stream(void *arg) {
     sim_thread_calls_reset();
     sim_stream s = 0;
     sim_event done = 0;
-    if (!CHECK_OK(sim_stream_create(&s)) || !CHECK_OK(sim_event_create(&done, SIM_EVENT_DISABLE_TIMING))) {
+    if (!CHECK_OK(sim_stream_create(&s)) ||
+        !CHECK_OK(sim_event_create(&done, SIM_EVENT_DISABLE_TIMING))) {
         pthread_barrier_wait(w->start);
         return NULL;
     }

@@ -32,9 +32,7 @@ TEST(device_configuration_follows_environment) {
     }
 }
 
-TEST(device_count_rejects_null) {
-    CHECK_STATUS(sim_device_count(NULL), SIM_INVALID_VALUE);
-}
+TEST(device_count_rejects_null) { CHECK_STATUS(sim_device_count(NULL), SIM_INVALID_VALUE); }
 
 TEST(device_props_describe_each_device) {
     int count = harness_device_count();
@@ -130,7 +128,8 @@ static void check_moved(const lifecycle_snapshot *before, int device, sim_lifecy
             uint64_t want = before->c[d][o];
             if ((int)o == (int)op && (device < 0 || device == d)) want += delta;
             if (after.c[d][o] != want)
-                harness_check_eq(after.c[d][o], want, "lifecycle count", "expected", __FILE__, line);
+                harness_check_eq(after.c[d][o], want, "lifecycle count", "expected", __FILE__,
+                                 line);
         }
 }
 

@@ -40,7 +40,8 @@ TEST(elapsed_time_between_executed_timing_records_is_non_negative) {
     /* Neither recorded yet. */
     CHECK_STATUS(sim_event_elapsed_ms(&ms, start, end), SIM_NOT_READY);
     CHECK_OK(sim_event_record(start, s));
-    for (int i = 0; i < 10; i++) CHECK_OK(sim_launch_kernel(s, k.noop, SIM_TARGET_AICORE, 4, NULL, 0));
+    for (int i = 0; i < 10; i++)
+        CHECK_OK(sim_launch_kernel(s, k.noop, SIM_TARGET_AICORE, 4, NULL, 0));
     CHECK_OK(sim_event_record(end, s));
     CHECK_OK(sim_event_synchronize(end));
     CHECK_OK(sim_event_elapsed_ms(&ms, start, end));

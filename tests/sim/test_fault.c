@@ -186,9 +186,9 @@ TEST(any_operation_fault_hits_whatever_call_comes_nth) {
     int id = arm(SIM_OP_ANY, -1, 2, 0, SIM_INJECTED, 1);
     sim_stream s = 0;
     sim_event e = 0;
-    CHECK_OK(sim_stream_create(&s));                          /* 1st */
-    CHECK_STATUS(sim_event_create(&e, 0), SIM_INJECTED);      /* 2nd */
-    CHECK_OK(sim_event_create(&e, 0));                        /* 3rd */
+    CHECK_OK(sim_stream_create(&s));                     /* 1st */
+    CHECK_STATUS(sim_event_create(&e, 0), SIM_INJECTED); /* 2nd */
+    CHECK_OK(sim_event_create(&e, 0));                   /* 3rd */
     CHECK_EQ(hits_of(id), 1);
     CHECK_OK(sim_event_destroy(e));
     CHECK_OK(sim_stream_destroy(s));
@@ -414,11 +414,20 @@ TEST(hold_of_each_kind_blocks_only_executions_of_that_kind) {
         case SIM_EXEC_COPY:
             CHECK_OK(sim_memcpy_async(&host, DEVP(w), 4, SIM_COPY_DEVICE_TO_HOST, s));
             break;
-        case SIM_EXEC_FILL: CHECK_OK(sim_memset_async(w + 64, 7, 4, s)); break;
-        case SIM_EXEC_HOST_FUNC: CHECK_OK(sim_launch_host_func(s, mark_host, &host_calls)); break;
-        case SIM_EXEC_EVENT_RECORD: CHECK_OK(sim_event_record(e, s)); break;
-        case SIM_EXEC_GRAPH: CHECK_OK(sim_graph_launch(x, s)); break;
-        default: break;
+        case SIM_EXEC_FILL:
+            CHECK_OK(sim_memset_async(w + 64, 7, 4, s));
+            break;
+        case SIM_EXEC_HOST_FUNC:
+            CHECK_OK(sim_launch_host_func(s, mark_host, &host_calls));
+            break;
+        case SIM_EXEC_EVENT_RECORD:
+            CHECK_OK(sim_event_record(e, s));
+            break;
+        case SIM_EXEC_GRAPH:
+            CHECK_OK(sim_graph_launch(x, s));
+            break;
+        default:
+            break;
         }
         CHECK_OK(launch_set(s, &k, w + 4, 1, SIM_TARGET_AICPU));
         if (!CHECK_OK(sim_hold_wait_reached(h, HOLD_REACH_MS))) CHECK_EQ(i, 99);

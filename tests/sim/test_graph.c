@@ -54,7 +54,9 @@ static sim_graph_exec capture_exec(sim_stream s, void (*record)(void *), void *a
 
 /* ---- replay correctness ------------------------------------------------------- */
 
-enum { SEQ_N = 256 };
+enum {
+    SEQ_N = 256
+};
 typedef struct sequence {
     g_env *g;
     sim_devptr a, b, c, d, ints;
@@ -95,8 +97,17 @@ TEST(graph_replay_computes_the_same_results_as_eager_execution) {
         hb[i] = (float)(SEQ_N - i);
         hi[i] = (uint32_t)i * 7u;
     }
-    sequence q = {&g, dev_alloc(SEQ_N * 4), dev_alloc(SEQ_N * 4), dev_alloc(SEQ_N * 4),
-                  dev_alloc(SEQ_N * 4), dev_alloc(SEQ_N * 4), ha, hb, hi, out_eager, ints_eager};
+    sequence q = {&g,
+                  dev_alloc(SEQ_N * 4),
+                  dev_alloc(SEQ_N * 4),
+                  dev_alloc(SEQ_N * 4),
+                  dev_alloc(SEQ_N * 4),
+                  dev_alloc(SEQ_N * 4),
+                  ha,
+                  hb,
+                  hi,
+                  out_eager,
+                  ints_eager};
     record_sequence(&q);
     CHECK_OK(sim_stream_synchronize(g.s0));
     CHECK(out_eager[0] == 0.0f && out_eager[4] == ha[4] + hb[4]);
@@ -146,7 +157,10 @@ TEST(graph_replays_back_to_back_without_host_sync_are_correct) {
         env_destroy(&g);
         return;
     }
-    enum { N = 256, REPLAYS = 100 };
+    enum {
+        N = 256,
+        REPLAYS = 100
+    };
     add_rec r = {&g, dev_alloc(N * 4), N, 3, 4};
     sim_graph_exec x = capture_exec(g.s0, record_add, &r, NULL);
     if (x) {
@@ -336,11 +350,11 @@ TEST(launches_of_one_exec_on_two_streams_never_overlap) {
 static void record_exclusive_add(void *arg) {
     excl_rec *e = arg;
     sim_stream s = e->g->s0;
-    CHECK_OK(sim_launch_kernel(s, e->pk->exclusive, SIM_TARGET_AICPU, 1, &e->params,
-                               sizeof e->params));
+    CHECK_OK(
+        sim_launch_kernel(s, e->pk->exclusive, SIM_TARGET_AICPU, 1, &e->params, sizeof e->params));
     CHECK_OK(launch_add(s, &e->g->k, e->add_buf, 64, 1, 4));
-    CHECK_OK(sim_launch_kernel(s, e->pk->exclusive, SIM_TARGET_AICORE, 1, &e->params,
-                               sizeof e->params));
+    CHECK_OK(
+        sim_launch_kernel(s, e->pk->exclusive, SIM_TARGET_AICORE, 1, &e->params, sizeof e->params));
 }
 
 TEST(many_launches_of_one_exec_on_three_streams_run_one_at_a_time) {
@@ -350,7 +364,9 @@ TEST(many_launches_of_one_exec_on_three_streams_run_one_at_a_time) {
         env_destroy(&g);
         return;
     }
-    enum { LAUNCHES = 60 };
+    enum {
+        LAUNCHES = 60
+    };
     sim_devptr words = dev_alloc(8);
     excl_rec e = {&g, &pk, {words, words + 4}, dev_alloc(64 * 4)};
     sim_graph_exec x = capture_exec(g.s0, record_exclusive_add, &e, NULL);
@@ -528,16 +544,17 @@ TEST(graph_node_count_counts_kernels_copies_fills_and_host_functions) {
     sim_graph graph = 0;
     size_t n = 99;
     CHECK_OK(sim_stream_get_capture_info(g.s0, NULL, NULL, &graph));
-    CHECK_OK(launch_add(g.s0, &g.k, buf, 4, 1, 0));                               /* 1 */
-    CHECK_OK(sim_memset_async(buf + 16, 0, 16, g.s0));                            /* 2 */
-    CHECK_OK(sim_memcpy_async(DEVP(buf + 32), DEVP(buf), 16, SIM_COPY_DEVICE_TO_DEVICE, g.s0)); /* 3 */
+    CHECK_OK(launch_add(g.s0, &g.k, buf, 4, 1, 0));    /* 1 */
+    CHECK_OK(sim_memset_async(buf + 16, 0, 16, g.s0)); /* 2 */
+    CHECK_OK(
+        sim_memcpy_async(DEVP(buf + 32), DEVP(buf), 16, SIM_COPY_DEVICE_TO_DEVICE, g.s0)); /* 3 */
     CHECK_OK(sim_event_record(g.e0, g.s0)); /* edges, not nodes */
     CHECK_OK(sim_stream_wait_event(g.s1, g.e0));
-    CHECK_OK(sim_launch_host_func(g.s1, count_host, &calls));                     /* 4 */
+    CHECK_OK(sim_launch_host_func(g.s1, count_host, &calls));                       /* 4 */
     CHECK_OK(sim_memcpy_async(host, DEVP(buf), 16, SIM_COPY_DEVICE_TO_HOST, g.s1)); /* 5 */
     CHECK_OK(sim_event_record(g.e1, g.s1));
     CHECK_OK(sim_stream_wait_event(g.s0, g.e1));
-    CHECK_OK(sim_launch_kernel(g.s0, g.k.noop, SIM_TARGET_AICORE, 4, NULL, 0));   /* 6 */
+    CHECK_OK(sim_launch_kernel(g.s0, g.k.noop, SIM_TARGET_AICORE, 4, NULL, 0)); /* 6 */
     sim_graph ended = 0;
     CHECK_OK(sim_stream_end_capture(g.s0, &ended));
     CHECK_EQ(ended, graph);

@@ -51,8 +51,7 @@ static void objects_destroy(objects *o) {
 /* Every handle-taking function, given `bad` in one handle position and live
  * objects elsewhere, returns SIM_INVALID_HANDLE. */
 static void check_rejected_everywhere(const objects *o, uint64_t bad, int line) {
-#define BAD_(expr)                                                                  \
-    harness_check_status((expr), SIM_INVALID_HANDLE, #expr, __FILE__, line)
+#define BAD_(expr) harness_check_status((expr), SIM_INVALID_HANDLE, #expr, __FILE__, line)
     uint32_t v = 0;
     int dev = 0;
     float ms = 0;
@@ -107,8 +106,13 @@ TEST(zero_handle_is_invalid_everywhere) {
 TEST(garbage_handles_are_invalid_everywhere) {
     objects o;
     if (objects_create(&o)) {
-        const uint64_t garbage[] = {1, 2, 0xFFFFFFFFull, UINT64_MAX, 0xDEADBEEFCAFEF00Dull,
-                                    0x8000000000000000ull, 0x0101010101010101ull,
+        const uint64_t garbage[] = {1,
+                                    2,
+                                    0xFFFFFFFFull,
+                                    UINT64_MAX,
+                                    0xDEADBEEFCAFEF00Dull,
+                                    0x8000000000000000ull,
+                                    0x0101010101010101ull,
                                     (uint64_t)(uintptr_t)&o};
         for (size_t i = 0; i < sizeof garbage / sizeof garbage[0]; i++)
             check_rejected_everywhere(&o, garbage[i], __LINE__);

@@ -150,7 +150,9 @@ TEST(lookup_never_spans_two_allocations) {
 }
 
 TEST(synchronous_copies_round_trip) {
-    enum { N = 1000 };
+    enum {
+        N = 1000
+    };
     uint32_t in[N], out[N];
     for (uint32_t i = 0; i < N; i++) in[i] = i * 2654435761u;
     sim_devptr a = 0, b = 0;
@@ -163,8 +165,8 @@ TEST(synchronous_copies_round_trip) {
     CHECK(memcmp(in, out, sizeof in) == 0);
     /* A sub-range at an offset. */
     uint32_t part[10];
-    CHECK_OK(sim_memcpy(part, DEVP(b + 100 * sizeof(uint32_t)), sizeof part,
-                        SIM_COPY_DEVICE_TO_HOST));
+    CHECK_OK(
+        sim_memcpy(part, DEVP(b + 100 * sizeof(uint32_t)), sizeof part, SIM_COPY_DEVICE_TO_HOST));
     CHECK(memcmp(part, in + 100, sizeof part) == 0);
     CHECK_OK(sim_free(a));
     CHECK_OK(sim_free(b));
@@ -183,7 +185,9 @@ TEST(device_memory_is_separate_from_host_buffers) {
 }
 
 TEST(asynchronous_copies_and_fills_run_in_stream_order) {
-    enum { N = 4096 };
+    enum {
+        N = 4096
+    };
     uint8_t *in = malloc(N), *out = malloc(N), *mid = malloc(N);
     REQUIRE(in && out && mid);
     for (int i = 0; i < N; i++) in[i] = (uint8_t)(i * 7 + 3);

@@ -95,7 +95,9 @@ TEST(garbage_bytes_are_an_invalid_module) {
     }
     check_refused(junk, sizeof junk, "random bytes");
     check_refused("not an ELF file at all", 22, "text");
-    check_refused("\x7f" "ELF", 4, "magic only");
+    check_refused("\x7f"
+                  "ELF",
+                  4, "magic only");
     junk[0] = 0x7f;
     junk[1] = 'E';
     junk[2] = 'L';

@@ -8,9 +8,9 @@
 #include <string.h>
 
 TEST(status_names_and_messages_come_from_the_status_list) {
-#define CHECK_ONE_(name, num, msg)                                             \
-    CHECK_EQ((int)SIM_##name, num);                                            \
-    CHECK(strcmp(sim_status_name(SIM_##name), "SIM_" #name) == 0);             \
+#define CHECK_ONE_(name, num, msg)                                 \
+    CHECK_EQ((int)SIM_##name, num);                                \
+    CHECK(strcmp(sim_status_name(SIM_##name), "SIM_" #name) == 0); \
     CHECK(strcmp(sim_status_string(SIM_##name), msg) == 0);
     SIM_STATUS_MAP(CHECK_ONE_)
 #undef CHECK_ONE_

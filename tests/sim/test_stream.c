@@ -21,7 +21,9 @@ static int core_count(int device) {
 }
 
 TEST(stream_runs_kernels_in_enqueue_order) {
-    enum { N = 300 };
+    enum {
+        N = 300
+    };
     test_kernels k;
     REQUIRE(kernels_load(&k));
     sim_stream s = 0;
@@ -39,7 +41,9 @@ TEST(stream_runs_kernels_in_enqueue_order) {
 }
 
 TEST(stream_orders_fills_copies_and_kernels) {
-    enum { N = 64 };
+    enum {
+        N = 64
+    };
     test_kernels k;
     REQUIRE(kernels_load(&k));
     sim_stream s = 0;
@@ -300,9 +304,9 @@ TEST(launch_rejects_bad_block_counts_targets_and_param_sizes) {
     CHECK_STATUS(sim_launch_kernel(s, k.noop, SIM_TARGET_AICPU, 2, NULL, 0), SIM_INVALID_VALUE);
     CHECK_STATUS(sim_launch_kernel(s, k.noop, SIM_TARGET_AICPU, 0, NULL, 0), SIM_INVALID_VALUE);
     CHECK_STATUS(sim_launch_kernel(s, k.noop, (sim_target)3, 1, NULL, 0), SIM_INVALID_VALUE);
-    CHECK_STATUS(sim_launch_kernel(s, k.noop, SIM_TARGET_AICPU, 1, big,
-                                   (size_t)props.max_params_size + 1),
-                 SIM_INVALID_VALUE);
+    CHECK_STATUS(
+        sim_launch_kernel(s, k.noop, SIM_TARGET_AICPU, 1, big, (size_t)props.max_params_size + 1),
+        SIM_INVALID_VALUE);
     /* The largest allowed block is accepted. */
     CHECK_OK(sim_launch_kernel(s, k.noop, SIM_TARGET_AICPU, 1, big, props.max_params_size));
     CHECK_OK(sim_launch_kernel(s, k.noop, SIM_TARGET_AICORE, props.max_block_dim, NULL, 0));
@@ -373,7 +377,9 @@ static void append_host(void *user, sim_status status) {
 }
 
 TEST(host_functions_run_in_stream_order) {
-    enum { N = 50 };
+    enum {
+        N = 50
+    };
     test_kernels k;
     REQUIRE(kernels_load(&k));
     sim_stream s = 0;

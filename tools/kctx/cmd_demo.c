@@ -127,8 +127,8 @@ static void print_report(FILE *out, const demo_state *d) {
     else if (d->trace_status != KCTX_OK)
         fprintf(out, "  trace         NOT written: %s\n", d->trace_message);
     else
-        fprintf(out, "  trace         %s (Chrome trace JSON; open in Perfetto), swimlane %s\n", d->opt.trace_path,
-                d->trace_svg ? d->trace_svg : "not rendered");
+        fprintf(out, "  trace         %s (Chrome trace JSON; open in Perfetto), swimlane %s\n",
+                d->opt.trace_path, d->trace_svg ? d->trace_svg : "not rendered");
     if (d->lifecycle_known)
         fprintf(out,
                 "  lifecycle     %" PRIu64 " device lifecycle calls while kctx held the device "
@@ -259,8 +259,10 @@ static int run_demo(const cli_command *cmd, int argc, char **argv) {
 
     int rc = demo_run(d) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
     if (rc == CLI_EXIT_OK && trace_json && trace_svg && d->trace_status == KCTX_OK) {
-        if (kctx_trace_render_file(trace_json, trace_svg) == 0) d->trace_svg = trace_svg;
-        else rc = CLI_EXIT_FAILURE;
+        if (kctx_trace_render_file(trace_json, trace_svg) == 0)
+            d->trace_svg = trace_svg;
+        else
+            rc = CLI_EXIT_FAILURE;
     } else if (rc == CLI_EXIT_OK && d->trace_status != KCTX_OK) {
         rc = CLI_EXIT_FAILURE;
     }

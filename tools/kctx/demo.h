@@ -64,11 +64,11 @@ typedef struct demo_state {
     sim_stream capture_stream, serve_stream;
     sim_devptr W1, b1, W2, b2;
     kctx_context ctx;
-    kctx_status trace_status;  /* the teardown slot after close: a trace write failure shows here */
+    kctx_status trace_status; /* the teardown slot after close: a trace write failure shows here */
     char trace_message[256];
-    const char *trace_svg;     /* the rendered swimlane, once written */
-    int ctx_created; /* a live handle (cleared by a successful destroy) */
-    int ctx_made;    /* a context was created at all */
+    const char *trace_svg; /* the rendered swimlane, once written */
+    int ctx_created;       /* a live handle (cleared by a successful destroy) */
+    int ctx_made;          /* a context was created at all */
 
     /* what happened */
     unsigned prepared;      /* ids prepared */

@@ -43,8 +43,8 @@ static kctx_rt_mailbox *mailbox(const kctx_rt_arch *arch, uint32_t i) {
 }
 
 /* Append a trace record (K32): a full ring drops the newest, counted. */
-static void trace(kctx_rt_image *rt, uint32_t kind, uint64_t t0, uint64_t t1, uint64_t launch, uint32_t core,
-                  uint32_t task, uint32_t func, uint32_t block) {
+static void trace(kctx_rt_image *rt, uint32_t kind, uint64_t t0, uint64_t t1, uint64_t launch,
+                  uint32_t core, uint32_t task, uint32_t func, uint32_t block) {
     if (!rt->trace_ring) return;
     uint64_t i = atomic_fetch_add(A64(&rt->trace_head), 1);
     if (i >= rt->trace_capacity) {
@@ -75,7 +75,8 @@ SIM_KERNEL(kctx_rt_acquire) {
     uint64_t expected = 0;
     if (atomic_compare_exchange_strong(A64(&rt->holder), &expected, p->launch_id)) {
         /* The guard is ours: nothing else touches the shared state now. */
-        for (uint32_t i = 0; i < arch->core_count; i++) atomic_store(A32(&mailbox(arch, i)->ready), 0);
+        for (uint32_t i = 0; i < arch->core_count; i++)
+            atomic_store(A32(&mailbox(arch, i)->ready), 0);
         atomic_store(A32(&rt->sched_claim), 0);
         atomic_store(A32(&rt->run_state), 0);
         atomic_store(A32(&rt->q_head), 0);
@@ -196,17 +197,23 @@ SIM_KERNEL(kctx_rt_worker) {
             uint32_t n = t->binding_count < MAX_CHILD_PARAMS ? t->binding_count : MAX_CHILD_PARAMS;
             for (uint32_t i = 0; i < n; i++) {
                 const kctx_rt_binding *b = &binds[t->first_binding + i];
-                if (b->kind == 1) block[i] = args[b->param].value + b->value; /* tensor + byte offset */
-                else if (b->kind == 2) block[i] = args[b->param].value;       /* scalar parameter */
-                else block[i] = b->value;                                     /* immediate */
+                if (b->kind == 1)
+                    block[i] = args[b->param].value + b->value; /* tensor + byte offset */
+                else if (b->kind == 2)
+                    block[i] = args[b->param].value; /* scalar parameter */
+                else
+                    block[i] = b->value; /* immediate */
             }
-            sim_kernel_ctx cctx = {blk, t->block_dim, ctx->core_id, ctx->core_count, ctx->device, 0, svc};
+            sim_kernel_ctx cctx = {blk, t->block_dim, ctx->core_id, ctx->core_count, ctx->device,
+                                   0,   svc};
             uint32_t code = 0;
             uint64_t detail = 0;
             uint64_t t0 = tracing ? svc->clock_ns() : 0;
-            int failed = svc->call(entries[t->func_id], &cctx, block, (size_t)n * sizeof(uint64_t), &code, &detail);
+            int failed = svc->call(entries[t->func_id], &cctx, block, (size_t)n * sizeof(uint64_t),
+                                   &code, &detail);
             if (tracing)
-                trace(rt, KCTX_RT_TRACE_TASK, t0, svc->clock_ns(), p->launch_id, ctx->core_id, task, t->func_id, blk);
+                trace(rt, KCTX_RT_TRACE_TASK, t0, svc->clock_ns(), p->launch_id, ctx->core_id, task,
+                      t->func_id, blk);
             if (failed) {
                 uint32_t zero = 0;
                 if (atomic_compare_exchange_strong(A32(&rt->fail_flag), &zero, 1)) {
@@ -231,7 +238,8 @@ SIM_KERNEL(kctx_rt_worker) {
             if (pushed) bump(rt, svc);
             /* only the last completion wakes the scheduler; its watchdog
              * reads progress from the count itself */
-            if (atomic_fetch_add(A32(&rt->tasks_done), 1) + 1 == ntasks) svc->wake_u32(&rt->tasks_done);
+            if (atomic_fetch_add(A32(&rt->tasks_done), 1) + 1 == ntasks)
+                svc->wake_u32(&rt->tasks_done);
         }
     }
     worker_leave(rt, svc);
@@ -261,7 +269,8 @@ static int claim_run(kctx_rt_image *rt) {
 
 SIM_KERNEL(kctx_rt_scheduler) {
     const kctx_rt_scheduler_params *p = params;
-    if (params_size < sizeof *p || (params_size - sizeof *p) / sizeof(kctx_rt_arg) < p->nargs) return;
+    if (params_size < sizeof *p || (params_size - sizeof *p) / sizeof(kctx_rt_arg) < p->nargs)
+        return;
     const sim_kernel_services *svc = ctx->svc;
     const kctx_rt_arch *arch = DEV(const kctx_rt_arch *, p->arch);
     kctx_rt_image *rt = DEV(kctx_rt_image *, arch->runtime_image);
@@ -279,7 +288,9 @@ SIM_KERNEL(kctx_rt_scheduler) {
     uint32_t err = atomic_load(A32(&rt->error));
     if (err != KCTX_RT_ERR_NONE && err != KCTX_RT_ERR_CONCURRENT_LAUNCH) {
         atomic_fetch_add(A32(&rt->refused_replays), 1);
-        if (tracing) trace(rt, KCTX_RT_TRACE_REFUSED, t_start, svc->clock_ns(), p->launch_id, UINT32_MAX, 0, 0, 0);
+        if (tracing)
+            trace(rt, KCTX_RT_TRACE_REFUSED, t_start, svc->clock_ns(), p->launch_id, UINT32_MAX, 0,
+                  0, 0);
         end_run(rt, svc, p->launch_id);
         return;
     }
@@ -334,6 +345,7 @@ SIM_KERNEL(kctx_rt_scheduler) {
             atomic_store(A64(&rt->error_detail), detail);
         svc->report_error(err_word, ((uint64_t)code << 32) | (uint32_t)detail);
     }
-    if (tracing) trace(rt, KCTX_RT_TRACE_SCHED, t_start, svc->clock_ns(), p->launch_id, UINT32_MAX, 0, 0, 0);
+    if (tracing)
+        trace(rt, KCTX_RT_TRACE_SCHED, t_start, svc->clock_ns(), p->launch_id, UINT32_MAX, 0, 0, 0);
     end_run(rt, svc, p->launch_id);
 }

@@ -6,4 +6,8 @@ void bad_module_fini(void);
 void bad_module_fini(void) {}
 
 SIM_KERNEL(k_bad_fini_noop);
-SIM_KERNEL(k_bad_fini_noop) { (void)ctx; (void)params; (void)params_size; }
+SIM_KERNEL(k_bad_fini_noop) {
+    (void)ctx;
+    (void)params;
+    (void)params_size;
+}

@@ -6,4 +6,8 @@ void bad_module_init(void);
 void bad_module_init(void) {}
 
 SIM_KERNEL(k_bad_init_noop);
-SIM_KERNEL(k_bad_init_noop) { (void)ctx; (void)params; (void)params_size; }
+SIM_KERNEL(k_bad_init_noop) {
+    (void)ctx;
+    (void)params;
+    (void)params_size;
+}

@@ -6,6 +6,8 @@ _Thread_local uint32_t bad_tls_counter;
 
 SIM_KERNEL(k_bad_tls);
 SIM_KERNEL(k_bad_tls) {
-    (void)ctx; (void)params; (void)params_size;
+    (void)ctx;
+    (void)params;
+    (void)params_size;
     bad_tls_counter++;
 }

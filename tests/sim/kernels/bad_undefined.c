@@ -6,6 +6,8 @@ void kctx_sim_test_symbol_nobody_defines(void);
 
 SIM_KERNEL(k_bad_undefined);
 SIM_KERNEL(k_bad_undefined) {
-    (void)ctx; (void)params; (void)params_size;
+    (void)ctx;
+    (void)params;
+    (void)params_size;
     kctx_sim_test_symbol_nobody_defines();
 }

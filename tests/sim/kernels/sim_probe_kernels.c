@@ -10,7 +10,10 @@
 
 /* { u64 inside; u64 entries }: *inside += 1; reports error 3 if someone
  * else was inside (an overlapping launch); *entries += 1. */
-struct exclusive_params { uint64_t inside; uint64_t entries; };
+struct exclusive_params {
+    uint64_t inside;
+    uint64_t entries;
+};
 SIM_KERNEL(k_exclusive_enter);
 SIM_KERNEL(k_exclusive_enter) {
     const struct exclusive_params *p = params;
@@ -42,7 +45,10 @@ SIM_KERNEL(k_exclusive) {
 
 /* { u64 inside; u64 max }: counts the blocks running at once and keeps the
  * maximum seen in *max. */
-struct max_inside_params { uint64_t inside; uint64_t max; };
+struct max_inside_params {
+    uint64_t inside;
+    uint64_t max;
+};
 SIM_KERNEL(k_max_inside);
 SIM_KERNEL(k_max_inside) {
     const struct max_inside_params *p = params;
@@ -59,7 +65,9 @@ SIM_KERNEL(k_max_inside) {
 
 /* { u64 out }: out (u32) = [abi_version, device, core_count, 0], then two
  * u64 readings of the clock service at out + 16. */
-struct services_params { uint64_t out; };
+struct services_params {
+    uint64_t out;
+};
 SIM_KERNEL(k_services);
 SIM_KERNEL(k_services) {
     const struct services_params *p = params;
@@ -78,7 +86,10 @@ SIM_KERNEL(k_services) {
 
 /* { u32 first; u32 second }: reports two device-side errors in a row (the
  * first report wins). */
-struct report_twice_params { uint32_t first; uint32_t second; };
+struct report_twice_params {
+    uint32_t first;
+    uint32_t second;
+};
 SIM_KERNEL(k_report_twice);
 SIM_KERNEL(k_report_twice) {
     const struct report_twice_params *p = params;
