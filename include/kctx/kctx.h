@@ -129,10 +129,17 @@ typedef enum kctx_phase {
 } kctx_phase;
 KCTX_API const char *kctx_phase_name(kctx_phase p);
 
+/* At most this many context handles are live (created, not yet destroyed)
+ * in a process at once. */
+#define KCTX_MAX_CONTEXTS 4095
+
 /* Create a mode-less context for a platform: by name, or, when `platform`
- * is NULL, KCTX_PLATFORM from the environment, else "sim". No device work.
- * NOT_FOUND for an unknown or unbuilt platform name.
- * Errors: INVALID_ARGUMENT (out NULL), NOT_FOUND, OUT_OF_MEMORY. */
+ * is NULL, KCTX_PLATFORM from the environment (unset or empty: "sim"). No
+ * device work. An explicit name is used as given: "" or an unknown or
+ * unbuilt platform name is NOT_FOUND.
+ * Errors: INVALID_ARGUMENT (out NULL), NOT_FOUND, UNSUPPORTED (the
+ * platform's tables are older than this library), CAPACITY
+ * (KCTX_MAX_CONTEXTS handles are live: destroy some first), OUT_OF_MEMORY. */
 KCTX_API kctx_status kctx_context_create(const char *platform, kctx_context *out);
 
 /* Destroy a context handle. Refused with BUSY (and the reason in the last
@@ -371,12 +378,13 @@ typedef struct kctx_resource_info {
     uint64_t runtime_image, arch_table, args_block; /* device addresses */
     uint64_t runtime_image_bytes, arch_table_bytes, args_block_bytes;
     uint32_t token_capacity, tokens_in_use;
-    uint32_t callables;    /* prepared ids */
-    uint32_t uploads;      /* distinct uploads (shared by identical images) */
-    uint64_t upload_bytes; /* device bytes held by uploads */
+    uint32_t callables;     /* prepared ids */
+    uint32_t uploads;       /* distinct uploads (shared by identical images) */
+    uint64_t upload_bytes;  /* device bytes held by uploads */
+    uint64_t upload_stream; /* the third context stream: trace copy-backs (never captured) */
 } kctx_resource_info;
 #define KCTX_RESOURCE_INFO_INIT \
-    { sizeof(kctx_resource_info), 0, 0, {0, 0, 0, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    { sizeof(kctx_resource_info), 0, 0, {0, 0, 0, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 KCTX_API kctx_status kctx_get_resources(kctx_context ctx, kctx_resource_info *info);
 
 /* Calls the context made into the platform table since creation (every

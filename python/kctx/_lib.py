@@ -109,6 +109,7 @@ class ResourceInfo(ctypes.Structure):
         ("callables", c_uint32),
         ("uploads", c_uint32),
         ("upload_bytes", c_uint64),
+        ("upload_stream", c_uint64),
     ]
 
 

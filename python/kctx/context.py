@@ -113,6 +113,7 @@ class ResourceInfo:
     callables: int
     uploads: int
     upload_bytes: int
+    upload_stream: int
 
 
 def scalar_f32(value: float) -> int:
@@ -479,7 +480,7 @@ class Context:
         return ResourceInfo(r.aicpu_stream, r.aicore_stream, tuple(r.events), r.programs_module, r.runtime_image,
                             r.arch_table, r.args_block, r.runtime_image_bytes, r.arch_table_bytes,
                             r.args_block_bytes, r.token_capacity, r.tokens_in_use, r.callables, r.uploads,
-                            r.upload_bytes)
+                            r.upload_bytes, r.upload_stream)
 
     @property
     def platform_calls(self) -> int:

@@ -54,6 +54,11 @@ kctx_status kctx_vfail(kctx_ctx *c, kctx_status s, const char *fmt, va_list ap) 
     return s;
 }
 
+void kctx_restore_msg(kctx_ctx *c, const char *msg) {
+    if (msg != tl_msg) snprintf(tl_msg, sizeof tl_msg, "%s", msg);
+    if (c) memcpy(c->last_msg, tl_msg, sizeof c->last_msg);
+}
+
 kctx_status kctx_fail(kctx_ctx *c, kctx_status s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -77,7 +82,7 @@ void kctx_set_teardown_error(kctx_ctx *c, kctx_status s, const char *msg) {
 /* ------------------------------------------------------------------ */
 /* handle table                                                        */
 
-#define CT_MAX 4096u
+#define CT_MAX (KCTX_MAX_CONTEXTS + 1u) /* slot 0 is never used */
 typedef struct ctx_slot {
     uint32_t gen;
     kctx_ctx *ctx;
@@ -137,9 +142,13 @@ void kctx_ctx_release(kctx_ctx *c) {
 
 kctx_status kctx_context_create(const char *platform, kctx_context *out) {
     if (!out) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "out is NULL");
+    /* An explicit name is taken as it is ("" names no platform); only an
+     * absent name falls back to KCTX_PLATFORM (unset or empty: "sim"). */
     const char *name = platform;
-    if (!name) name = getenv("KCTX_PLATFORM");
-    if (!name || !*name) name = "sim";
+    if (!name) {
+        name = getenv("KCTX_PLATFORM");
+        if (!name || !*name) name = "sim";
+    }
     const kctx_platform_desc *p = kctx_platform_find(name);
     if (!p)
         return kctx_fail(NULL, KCTX_NOT_FOUND, "no platform named '%s' is built into this library",
@@ -157,7 +166,9 @@ kctx_status kctx_context_create(const char *platform, kctx_context *out) {
     c->device = -1;
     pthread_mutex_lock(&g_ctx_lock);
     uint32_t idx = 1;
-    while (idx < CT_MAX && g_slots[idx].ctx) idx++;
+    /* A slot whose generation is exhausted is retired: a destroyed handle
+     * must never validate again. */
+    while (idx < CT_MAX && (g_slots[idx].ctx || g_slots[idx].gen == UINT32_MAX)) idx++;
     if (idx == CT_MAX) {
         pthread_mutex_unlock(&g_ctx_lock);
         pthread_mutex_destroy(&c->lock);
@@ -165,8 +176,7 @@ kctx_status kctx_context_create(const char *platform, kctx_context *out) {
         return kctx_fail(NULL, KCTX_CAPACITY, "%u contexts are live; destroy some first",
                          CT_MAX - 1);
     }
-    g_slots[idx].gen++;
-    if (g_slots[idx].gen == 0) g_slots[idx].gen = 1;
+    g_slots[idx].gen++; /* 1.. UINT32_MAX: never wraps (see above) */
     g_slots[idx].ctx = c;
     c->handle = CTX_TAG | ((uint64_t)g_slots[idx].gen << 24) | idx;
     *out = c->handle;
@@ -259,27 +269,32 @@ void kctx_claim_release(kctx_ctx *c) {
 /* ------------------------------------------------------------------ */
 /* queries                                                             */
 
-#define QUERY(h, body)                           \
-    kctx_ctx *c;                                 \
-    kctx_status st_ = kctx_ctx_acquire((h), &c); \
-    if (st_) return st_;                         \
-    body;                                        \
-    kctx_ctx_release(c);                         \
+/* Check order (section 0): the handle first, then the arguments (`bad`
+ * names the first bad argument, NULL when they are fine), then the body. */
+#define QUERY(h, bad, body)                                    \
+    kctx_ctx *c;                                               \
+    kctx_status st_ = kctx_ctx_acquire((h), &c);               \
+    if (st_) return st_;                                       \
+    const char *bad_ = (bad);                                  \
+    if (bad_) {                                                \
+        st_ = kctx_fail(c, KCTX_INVALID_ARGUMENT, "%s", bad_); \
+        kctx_ctx_release(c);                                   \
+        return st_;                                            \
+    }                                                          \
+    body;                                                      \
+    kctx_ctx_release(c);                                       \
     return KCTX_OK
 
 kctx_status kctx_get_phase(kctx_context h, kctx_phase *phase) {
-    if (!phase) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "phase is NULL");
-    QUERY(h, *phase = c->phase);
+    QUERY(h, phase ? NULL : "phase is NULL", *phase = c->phase);
 }
 
 kctx_status kctx_get_mode(kctx_context h, kctx_mode *mode) {
-    if (!mode) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "mode is NULL");
-    QUERY(h, *mode = c->mode);
+    QUERY(h, mode ? NULL : "mode is NULL", *mode = c->mode);
 }
 
 kctx_status kctx_get_device(kctx_context h, int *device) {
-    if (!device) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "device is NULL");
-    QUERY(h, *device = c->device);
+    QUERY(h, device ? NULL : "device is NULL", *device = c->device);
 }
 
 const char *kctx_platform_name(kctx_context h) {
@@ -292,13 +307,14 @@ const char *kctx_platform_name(kctx_context h) {
 
 static kctx_status slot_copy(kctx_context h, bool runtime, kctx_status *status, char *msg,
                              size_t msg_size) {
-    if (!status) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "status is NULL");
-    if (msg_size && !msg)
-        return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "msg is NULL but msg_size is not 0");
-    QUERY(h, {
-        *status = runtime ? c->rt_status : c->td_status;
-        if (msg_size) snprintf(msg, msg_size, "%s", runtime ? c->rt_msg : c->td_msg);
-    });
+    QUERY(h,
+          !status              ? "status is NULL"
+          : (msg_size && !msg) ? "msg is NULL but msg_size is not 0"
+                               : NULL,
+          {
+              *status = runtime ? c->rt_status : c->td_status;
+              if (msg_size) snprintf(msg, msg_size, "%s", runtime ? c->rt_msg : c->td_msg);
+          });
 }
 
 kctx_status kctx_runtime_error(kctx_context h, kctx_status *status, char *msg, size_t msg_size) {
@@ -319,17 +335,15 @@ const char *kctx_last_error(kctx_context h) {
 }
 
 kctx_status kctx_platform_calls(kctx_context h, uint64_t *calls) {
-    if (!calls) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "calls is NULL");
-    QUERY(h, *calls = atomic_load(&c->calls));
+    QUERY(h, calls ? NULL : "calls is NULL", *calls = atomic_load(&c->calls));
 }
 
 kctx_status kctx_get_resources(kctx_context h, kctx_resource_info *info) {
-    if (!info || info->size < sizeof *info)
-        return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "info is NULL or info->size too small");
-    QUERY(h, {
+    QUERY(h, !info || info->size < sizeof *info ? "info is NULL or info->size too small" : NULL, {
         memset((char *)info + sizeof info->size, 0, sizeof *info - sizeof info->size);
         info->aicpu_stream = c->streams[0].live ? c->streams[0].h : 0;
         info->aicore_stream = c->streams[1].live ? c->streams[1].h : 0;
+        info->upload_stream = c->streams[2].live ? c->streams[2].h : 0;
         for (int i = 0; i < KCTX_EVENT_COUNT; i++)
             info->events[i] = c->events[i].live ? c->events[i].h : 0;
         info->programs_module = c->programs.live ? c->programs.h : 0;

@@ -25,6 +25,16 @@
  * snapshot), kept on the launch path's stack. */
 #define SNAPSHOT_LIMIT 4096u
 #define KCTX_EVENT_COUNT 5
+#define KCTX_STREAM_COUNT 3
+
+/* The context's own streams (K11): the launch chain runs on AICPU and
+ * AICore; the upload stream carries only copies that no launch waits for
+ * (the trace copy-back), so it is never part of a capture. */
+enum {
+    KCTX_STREAM_AICPU,
+    KCTX_STREAM_AICORE,
+    KCTX_STREAM_UPLOAD
+};
 
 enum {
     KCTX_EV_START,
@@ -96,7 +106,7 @@ typedef struct kctx_ctx {
     uint32_t prepare_timeout_ms;
 
     /* resident resources (K11), in creation order */
-    kctx_res streams[2]; /* AICPU, AICore */
+    kctx_res streams[KCTX_STREAM_COUNT]; /* KCTX_STREAM_* */
     kctx_res events[KCTX_EVENT_COUNT];
     kctx_res programs;
     kctx_pfunction prog_fn[3]; /* acquire, scheduler, worker */
@@ -121,6 +131,8 @@ typedef struct kctx_ctx {
     kctx_rt_trace_rec *devrecs;
     uint32_t ndevrecs;
     uint64_t devrecs_dropped;
+    uint64_t trace_tail;      /* the device ring's consumer index (the host owns it) */
+    uint32_t trace_drop_seen; /* the device's dropped counter at the last copy-back */
 
     /* errors (K10) */
     kctx_status rt_status;
@@ -144,6 +156,9 @@ void kctx_ctx_release(kctx_ctx *c);
 kctx_status kctx_fail(kctx_ctx *c, kctx_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 kctx_status kctx_vfail(kctx_ctx *c, kctx_status s, const char *fmt, va_list ap);
+/* Put back a message saved from kctx_thread_last_error() (a later call
+ * overwrote it). */
+void kctx_restore_msg(kctx_ctx *c, const char *msg);
 void kctx_set_runtime_error(kctx_ctx *c, kctx_status s, const char *msg);
 void kctx_set_teardown_error(kctx_ctx *c, kctx_status s, const char *msg);
 /* Claims (K6, K7). */
@@ -173,6 +188,8 @@ kctx_status kp_require_uncaptured(kctx_ctx *c, kctx_status refusal, const char *
 /* Refuse with BUSY while work is in flight on the context's streams (K15,
  * K25). Only call it on streams known not to be capturing. */
 kctx_status kp_require_idle(kctx_ctx *c, const char *what);
+/* The same for one of them (KCTX_STREAM_*). */
+kctx_status kp_require_stream_idle(kctx_ctx *c, int which, const char *what);
 /* Whether a stream is part of a capture (active or invalidated). */
 kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status *st);
 
@@ -203,8 +220,11 @@ kctx_status kctx_trace_setup(kctx_ctx *c, uint32_t flags, uint32_t dev_records,
                              uint32_t host_records, const char *path);
 void kctx_trace_span(kctx_ctx *c, uint32_t kind, uint64_t t0, uint64_t id, uint64_t launch_id,
                      kctx_status st);
-/* Copy the device ring back (the context is idle); `reset` empties it. */
-kctx_status kctx_trace_collect(kctx_ctx *c, bool reset);
+/* Copy the device ring's committed records back on the upload stream and
+ * consume them (legal while launches and replays run: it never reads a
+ * record being written). On failure *in_flight tells whether the copy may
+ * still run into the host buffer (then nothing it touches may be freed). */
+kctx_status kctx_trace_collect(kctx_ctx *c, bool *in_flight);
 /* Write the file; a failure is returned with a message. */
 kctx_status kctx_trace_write(kctx_ctx *c);
 void kctx_trace_free(kctx_ctx *c);

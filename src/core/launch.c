@@ -54,11 +54,17 @@ static kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg 
         return kctx_fail(c, KCTX_INVALID_ARGUMENT, "the callable takes %u arguments, %u given",
                          u->nparams, nargs);
     if (nargs && !args) return kctx_fail(c, KCTX_INVALID_ARGUMENT, "args is NULL");
+    /* K11: a request that needs more than a fixed capacity is CAPACITY. */
     uint64_t bytes = (uint64_t)nargs * sizeof(kctx_rt_arg);
-    if (bytes > c->args_capacity || bytes + sizeof(kctx_rt_scheduler_params) > c->max_params)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT,
-                         "%llu bytes of arguments exceed the kernel-args capacity (%u)",
+    if (bytes > c->args_capacity)
+        return kctx_fail(c, KCTX_CAPACITY,
+                         "%llu bytes of arguments exceed the kernel-args capacity (%u, K11)",
                          (unsigned long long)bytes, c->args_capacity);
+    if (bytes + sizeof(kctx_rt_scheduler_params) > c->max_params)
+        return kctx_fail(c, KCTX_CAPACITY,
+                         "%llu bytes of arguments exceed the device's kernel parameter limit (%u "
+                         "bytes with the scheduler's header, K11)",
+                         (unsigned long long)bytes, c->max_params);
     for (uint32_t i = 0; i < nargs; i++) {
         bool tensor = u->pkind[i] != KCTX_PARAM_SCALAR;
         if (tensor && args[i].size == 0)
@@ -85,17 +91,22 @@ static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const 
                                        uint32_t nargs, kctx_pstream caller,
                                        kctx_pcapture_status *ccs, uint64_t *cid,
                                        kctx_pgraph *graph) {
-    if (caller == c->streams[0].h || caller == c->streams[1].h)
+    if (caller == c->streams[KCTX_STREAM_AICPU].h || caller == c->streams[KCTX_STREAM_AICORE].h ||
+        caller == c->streams[KCTX_STREAM_UPLOAD].h)
         return kctx_fail(c, KCTX_INVALID_ARGUMENT,
                          "the caller stream is one of the context's own streams");
     int dev = -1;
-    kctx_status st =
-        KP(c, "stream_info(caller)", stream_info(c->plat->self, caller, &dev, ccs, cid, graph));
-    if (st) {
-        char msg[KCTX_MSG]; /* the thread's message buffer is also the destination */
-        snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
-        return kctx_fail(c, st == KCTX_DEVICE_LOST ? st : KCTX_INVALID_ARGUMENT,
-                         "caller stream: %s", msg);
+    atomic_fetch_add(&c->calls, 1);
+    int pst = c->ops->stream_info(c->plat->self, caller, &dev, ccs, cid, graph);
+    if (pst) {
+        /* A handle the platform rejects is a bad argument; any other failure
+         * (out of memory, a lost device, ...) is the platform's, mapped by
+         * class like every other (K29 included). */
+        if (c->ops->classify(c->plat->self, pst) == KCTX_PCLASS_INVALID)
+            return kctx_fail(c, KCTX_INVALID_ARGUMENT, "caller stream 0x%llx: %s (%s)",
+                             (unsigned long long)caller, c->ops->status_name(c->plat->self, pst),
+                             c->ops->last_message(c->plat->self));
+        return kp_map(c, "stream_info(caller)", pst);
     }
     if (dev != c->device)
         return kctx_fail(c, KCTX_INVALID_ARGUMENT,
@@ -104,7 +115,7 @@ static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const 
     for (uint32_t i = 0; i < nargs; i++) {
         if (u->pkind[i] == KCTX_PARAM_SCALAR) continue;
         atomic_fetch_add(&c->calls, 1);
-        int pst = c->ops->mem_range_check(c->plat->self, c->device, args[i].value, args[i].size);
+        pst = c->ops->mem_range_check(c->plat->self, c->device, args[i].value, args[i].size);
         if (pst == 0) continue;
         if (c->ops->classify(c->plat->self, pst) == KCTX_PCLASS_INVALID)
             return kctx_fail(
@@ -123,7 +134,8 @@ typedef struct chain {
 
 /* Enqueue the K20 sequence; on failure, compensate (K24). */
 static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args,
-                                 uint32_t nargs, kctx_pstream caller, bool captured) {
+                                 uint32_t nargs, kctx_pstream caller, kctx_pgraph graph) {
+    bool captured = graph != 0;
     void *self = c->plat->self;
     kctx_pstream cpu = c->streams[0].h, core = c->streams[1].h;
     kctx_pevent ev[KCTX_EVENT_COUNT];
@@ -152,6 +164,18 @@ static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_a
     } while (0)
     STEP(caller_started, "event_record(START, caller)",
          event_record(self, ev[KCTX_EV_START], caller));
+    if (captured) {
+        /* K25: the graph now holds a node of this launch, so it holds the
+         * context: attach its lifetime token. Not earlier: a launch refused
+         * before anything was enqueued must leave no token behind (K9). */
+        atomic_fetch_add(&c->tokens_in_use, 1);
+        st = KP(c, "graph_attach_hook(lifetime token)",
+                graph_attach_hook(self, graph, token_hook, (void *)(uintptr_t)c->handle));
+        if (st) {
+            atomic_fetch_sub(&c->tokens_in_use, 1);
+            goto failed;
+        }
+    }
     STEP(aicpu_waited, "stream_wait_event(AICPU, START)",
          stream_wait_event(self, cpu, ev[KCTX_EV_START]));
     STEP(acquire, "launch(acquire)",
@@ -201,6 +225,16 @@ failed:;
         sp->nargs = 0; /* the abort carries no snapshot */
         COMP("launch(scheduler abort)",
              launch(self, cpu, c->prog_fn[1], KCTX_PTARGET_AICPU, 1, sp, sizeof *sp));
+        /* The abort could not be enqueued either (the launch path fails the
+         * same way twice): tell the device through a path that cannot fail
+         * like an enqueue, the streamless host write K35 uses. The acquire
+         * then takes no guard (or its guard is freed) and the workers leave,
+         * so the chain still comes back to the caller. */
+        if (cs && c->phase != KCTX_PHASE_QUARANTINED)
+            COMP("atomic_write_u32(abort word)",
+                 atomic_write_u32(
+                     self, c->mem[KCTX_MEM_RUNTIME_IMAGE].h + offsetof(kctx_rt_image, abort_launch),
+                     (uint32_t)id));
     }
     if (ch.aicore_waited && !ch.aicore_done)
         COMP("event_record(AICORE_DONE, AICore)",
@@ -264,20 +298,17 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
             c, KCTX_CAPTURE_ACTIVE,
             "the context's streams belong to another capture until it ends; launch refused (K34)");
     bool captured = !st && ccs == KCTX_PCAPTURE_ACTIVE;
-    if (captured) {
-        if (atomic_load(&c->tokens_in_use) >= c->token_capacity)
-            st = kctx_fail(c, KCTX_CAPACITY,
-                           "all %u graph lifetime tokens are held by live graphs (K25)",
-                           c->token_capacity);
-        if (!st) {
-            atomic_fetch_add(&c->tokens_in_use, 1);
-            st = KP(
-                c, "graph_attach_hook(lifetime token)",
-                graph_attach_hook(c->plat->self, graph, token_hook, (void *)(uintptr_t)c->handle));
-            if (st) atomic_fetch_sub(&c->tokens_in_use, 1);
-        }
-    }
-    if (!st) st = enqueue_chain(c, cb->up, args, nargs, caller, captured);
+    if (captured && !graph)
+        st = kctx_fail(c, KCTX_PLATFORM_ERROR,
+                       "platform %s reports an active capture of the caller stream without its "
+                       "graph",
+                       c->plat->name);
+    /* K25: an exhausted token pool refuses before anything is enqueued. */
+    if (captured && atomic_load(&c->tokens_in_use) >= c->token_capacity)
+        st = kctx_fail(c, KCTX_CAPACITY,
+                       "all %u graph lifetime tokens are held by live graphs (K25)",
+                       c->token_capacity);
+    if (!st) st = enqueue_chain(c, cb->up, args, nargs, caller, captured ? graph : 0);
     kctx_trace_span(c, KCTX_DFX_LAUNCH, t0, id, st ? 0 : c->launch_seq,
                     st); /* preallocated: no allocation (K19) */
     kctx_ctx_release(c);
@@ -393,7 +424,7 @@ kctx_status kctx_run(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t
     }
     /* The program context owns its streams: its AICPU stream plays the
      * caller (the chain's caller steps are then in-stream no-ops). */
-    st = enqueue_chain(c, cb->up, args, nargs, c->streams[0].h, false);
+    st = enqueue_chain(c, cb->up, args, nargs, c->streams[0].h, 0);
     if (!st)
         st = KP(c, "stream_sync(AICPU, run)",
                 stream_sync(c->plat->self, c->streams[0].h, c->prepare_timeout_ms));

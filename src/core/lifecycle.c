@@ -309,17 +309,27 @@ kctx_status kctx_close(kctx_context h) {
         return st;
     }
     /* K26/K32: the device trace comes back before any device memory is
-     * released; a failed copy keeps it on the device for the retry. */
+     * released. A copy that may still run keeps everything (BUSY, phase
+     * unchanged: the retry collects again); a copy that failed and cannot
+     * run any more loses the device records (noted in the teardown slot; the
+     * trace is still written with the host spans) and teardown goes on. */
     if (c->trace && !c->trace_collected) {
-        st = kctx_trace_collect(c, false);
-        if (st == KCTX_DEVICE_LOST) { /* quarantined: the owner's reset is the way out (K30) */
+        bool in_flight = false;
+        st = kctx_trace_collect(c, &in_flight);
+        if (st && in_flight) {
+            char cause[KCTX_MSG];
+            snprintf(cause, sizeof cause, "%s", kctx_thread_last_error());
+            st = kctx_fail(c, KCTX_BUSY,
+                           "close refused: the trace copy-back may still be running into the host "
+                           "buffer (%s); retry close once the upload stream is idle (K25, K32)",
+                           cause);
+        }
+        if (st == KCTX_DEVICE_LOST || (st && in_flight)) {
             kp_relaxed_end(c);
             kctx_ctx_release(c);
-            return st;
+            return st; /* quarantined (K30) or still copying: nothing released */
         }
-        if (st) /* e.g. a stream whose work failed on the device: the device records are lost, the
-                 * trace is still written (host spans); teardown goes on (K32) */
-            kctx_set_teardown_error(c, st, kctx_thread_last_error());
+        if (st) kctx_set_teardown_error(c, st, kctx_thread_last_error());
         c->trace_collected = true;
     }
     c->phase = KCTX_PHASE_CLOSING; /* sticky from the first destructive step (K26) */

@@ -99,35 +99,44 @@ kctx_status kctx_check_device(kctx_ctx *c) {
     return KCTX_OK;
 }
 
+static const char *const k_stream_names[KCTX_STREAM_COUNT] = {"AICPU", "AICore", "upload"};
+
 kctx_status kp_require_uncaptured(kctx_ctx *c, kctx_status refusal, const char *what) {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < KCTX_STREAM_COUNT; i++) {
         if (!c->streams[i].live) continue;
         kctx_pcapture_status cs = KCTX_PCAPTURE_NONE;
         kctx_status st = kp_capture_status(c, c->streams[i].h, &cs);
         if (st) return st;
         if (cs != KCTX_PCAPTURE_NONE)
             return kctx_fail(c, refusal, "%s: the context's %s stream is part of an %s capture",
-                             what, i ? "AICore" : "AICPU",
+                             what, k_stream_names[i],
                              cs == KCTX_PCAPTURE_ACTIVE ? "active" : "invalidated");
     }
     return KCTX_OK;
 }
 
+kctx_status kp_require_stream_idle(kctx_ctx *c, int which, const char *what) {
+    if (!c->streams[which].live) return KCTX_OK;
+    int pst =
+        (atomic_fetch_add(&c->calls, 1), c->ops->stream_query(c->plat->self, c->streams[which].h));
+    if (pst == 0) return KCTX_OK;
+    kctx_pclass k = c->ops->classify(c->plat->self, pst);
+    if (k == KCTX_PCLASS_NOT_READY)
+        return kctx_fail(
+            c, KCTX_BUSY,
+            "%s: work (a launch, an upload or a trace copy-back) is still in flight on "
+            "the context's %s stream",
+            what, k_stream_names[which]);
+    /* A stream whose work failed on the device is idle; any other failure is
+     * reported. */
+    if (k != KCTX_PCLASS_DEVICE_ERROR) return kp_map(c, "stream_query", pst);
+    return KCTX_OK;
+}
+
 kctx_status kp_require_idle(kctx_ctx *c, const char *what) {
-    for (int i = 0; i < 2; i++) {
-        if (!c->streams[i].live) continue;
-        int pst =
-            (atomic_fetch_add(&c->calls, 1), c->ops->stream_query(c->plat->self, c->streams[i].h));
-        if (pst == 0) continue;
-        kctx_pclass k = c->ops->classify(c->plat->self, pst);
-        if (k == KCTX_PCLASS_NOT_READY)
-            return kctx_fail(
-                c, KCTX_BUSY,
-                "%s: work (a launch or an upload) is still in flight on the context's %s stream",
-                what, i ? "AICore" : "AICPU");
-        /* A stream whose work failed on the device is idle; any other
-         * failure is reported. */
-        if (k != KCTX_PCLASS_DEVICE_ERROR) return kp_map(c, "stream_query", pst);
+    for (int i = 0; i < KCTX_STREAM_COUNT; i++) {
+        kctx_status st = kp_require_stream_idle(c, i, what);
+        if (st) return st;
     }
     return KCTX_OK;
 }

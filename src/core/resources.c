@@ -78,9 +78,10 @@ kctx_status kctx_resources_create(kctx_ctx *c, bool *in_flight) {
     void *self = c->plat->self;
     kctx_status st;
     *in_flight = false;
-    for (int i = 0; i < 2; i++) {
-        st = KP(c, i ? "stream_create(AICore)" : "stream_create(AICPU)",
-                stream_create(self, &c->streams[i].h));
+    static const char *const stream_names[KCTX_STREAM_COUNT] = {
+        "stream_create(AICPU)", "stream_create(AICore)", "stream_create(upload)"};
+    for (int i = 0; i < KCTX_STREAM_COUNT; i++) {
+        st = KP(c, stream_names[i], stream_create(self, &c->streams[i].h));
         if (st) return st;
         c->streams[i].live = true;
     }
@@ -158,7 +159,7 @@ kctx_status kctx_resources_release(kctx_ctx *c) {
         if (c->events[i].live)
             release_one(c, &c->events[i],
                         KP(c, "event_destroy", event_destroy(self, c->events[i].h)), &first);
-    for (int i = 1; i >= 0; i--)
+    for (int i = KCTX_STREAM_COUNT - 1; i >= 0; i--)
         if (c->streams[i].live)
             release_one(c, &c->streams[i],
                         KP(c, "stream_destroy", stream_destroy(self, c->streams[i].h)), &first);

@@ -22,8 +22,10 @@ enum {
 };
 
 /* Device trace records (K32), written by the device programs into the
- * resident ring when tracing is enabled. Full ring: the newest records are
- * dropped and counted (trace_dropped). */
+ * resident ring when tracing is enabled. The ring is circular: record
+ * index i lives in slot i % capacity; writers reserve indices from
+ * trace_head, the host consumes from trace_tail. Full ring (head - tail ==
+ * capacity): the newest records are dropped and counted (trace_dropped). */
 enum {
     KCTX_RT_TRACE_SCHED = 1,
     KCTX_RT_TRACE_TASK = 2,
@@ -37,7 +39,12 @@ typedef struct kctx_rt_trace_rec {
     uint32_t task;
     uint32_t func_id;
     uint32_t block;
-    uint32_t reserved;
+    /* Commit word, stored last (release): the low 32 bits of the record's
+     * index + 1 once the record is complete. The host copies a record only
+     * after reading its commit word, so it never reads a record being
+     * written; a slot is rewritten only after the host moved trace_tail
+     * past it. */
+    uint32_t commit;
 } kctx_rt_trace_rec;
 #define KCTX_RT_FLAG_TRACE 1u
 
@@ -103,10 +110,15 @@ typedef struct kctx_rt_image {
     uint32_t refused_replays;     /* K35 */
     uint32_t concurrent_launches; /* K23 */
     uint64_t trace_ring;          /* device address of the trace ring (0: off, K32) */
-    uint64_t trace_capacity;
-    uint64_t trace_head;
-    uint64_t trace_dropped;
-    uint8_t pad0[128 - 72];
+    uint64_t trace_capacity;      /* records in the ring */
+    uint64_t trace_head;          /* device: the next record index to reserve (never wraps) */
+    uint32_t trace_tail;          /* host: the next index to consume (low 32 bits), written after a
+                              * copy-back; a writer reserves only while head - tail < capacity */
+    uint32_t trace_dropped;       /* device: records dropped on a full ring (monotonic, mod 2^32) */
+    uint32_t abort_launch; /* host (K24): the low 32 bits of a launch whose scheduler could not
+                              * be enqueued: its acquire takes no guard, its workers leave */
+    uint32_t reserved0;
+    uint8_t pad0[128 - 80];
     /* The ready queue of the running launch (see kctx_rt_callable). Words
      * that every worker writes for every task sit on their own cache
      * lines, so the cores do not fight over one line. */

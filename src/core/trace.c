@@ -51,6 +51,8 @@ kctx_status kctx_trace_setup(kctx_ctx *c, uint32_t flags, uint32_t dev_records,
     c->trace_host_cap = host_records;
     c->nspans = c->ndevrecs = 0;
     c->spans_dropped = c->devrecs_dropped = 0;
+    c->trace_tail = 0;
+    c->trace_drop_seen = 0;
     return KCTX_OK;
 }
 
@@ -75,46 +77,83 @@ void kctx_trace_span(kctx_ctx *c, uint32_t kind, uint64_t t0, uint64_t id, uint6
         (kctx_dfx_host_span){t0, kctx_now_ns(), id, launch_id, kind, (uint32_t)st, thread_number()};
 }
 
-kctx_status kctx_trace_collect(kctx_ctx *c, bool reset) {
+/* The device ring (rt_layout.h) is circular: writers reserve indices from
+ * trace_head while head - tail < capacity and publish each record through
+ * its commit word. The host consumes from its own index (c->trace_tail):
+ * it reads commit words (atomic reads) to find the committed run from the
+ * tail, copies exactly those records on the upload stream (no writer
+ * touches a committed record before the tail passed it), waits, and only
+ * then moves the device-visible tail, which frees the slots for writers.
+ * Nothing is read twice and nothing being written is read, so this is
+ * legal while launches and replays run (K32). */
+kctx_status kctx_trace_collect(kctx_ctx *c, bool *in_flight) {
+    *in_flight = false;
     if (!c->trace || !c->mem[KCTX_MEM_TRACE_RING].live) return KCTX_OK;
     void *self = c->plat->self;
     kctx_pdevptr img = c->mem[KCTX_MEM_RUNTIME_IMAGE].h;
-    uint32_t head_lo = 0, head_hi = 0, drop_lo = 0;
-    kctx_status st = KP(c, "atomic_read(trace head)",
-                        atomic_read_u32(self, img + offsetof(kctx_rt_image, trace_head), &head_lo));
-    if (!st)
-        st = KP(c, "atomic_read(trace head)",
-                atomic_read_u32(self, img + offsetof(kctx_rt_image, trace_head) + 4, &head_hi));
-    if (!st)
-        st = KP(c, "atomic_read(trace dropped)",
-                atomic_read_u32(self, img + offsetof(kctx_rt_image, trace_dropped), &drop_lo));
+    kctx_pdevptr ring = c->mem[KCTX_MEM_TRACE_RING].h;
+    const uint64_t cap = c->trace_dev_cap, rec = sizeof(kctx_rt_trace_rec);
+    uint32_t dropped = 0;
+    kctx_status st =
+        KP(c, "atomic_read(trace dropped)",
+           atomic_read_u32(self, img + offsetof(kctx_rt_image, trace_dropped), &dropped));
     if (st) return st;
-    uint64_t head = ((uint64_t)head_hi << 32) | head_lo;
-    uint64_t on_device = head < c->trace_dev_cap ? head : c->trace_dev_cap;
+    uint64_t n = 0; /* committed records from the tail */
+    for (; n < cap; n++) {
+        uint64_t i = c->trace_tail + n;
+        uint32_t commit = 0;
+        st = KP(c, "atomic_read(trace commit)",
+                atomic_read_u32(self, ring + (i % cap) * rec + offsetof(kctx_rt_trace_rec, commit),
+                                &commit));
+        if (st) return st;
+        if (commit != (uint32_t)(i + 1)) break;
+    }
+    /* What the host buffer has no room for is consumed and counted as
+     * dropped, so that the device ring keeps room for new records. */
     uint64_t room = c->trace_dev_cap - c->ndevrecs;
-    uint64_t n = on_device < room ? on_device : room;
-    if (n) {
+    uint64_t take = n < room ? n : room;
+    if (take) {
+        kctx_pstream s = c->streams[KCTX_STREAM_UPLOAD].h;
+        uint64_t first = c->trace_tail % cap;
+        uint64_t len1 = take < cap - first ? take : cap - first;
         st = KP(c, "memcpy_dtoh_async(trace ring)",
-                memcpy_dtoh_async(self, c->devrecs + c->ndevrecs, c->mem[KCTX_MEM_TRACE_RING].h,
-                                  (size_t)n * sizeof(kctx_rt_trace_rec), c->streams[0].h));
-        if (!st)
-            st = KP(c, "stream_sync(AICPU, trace copy-back)",
-                    stream_sync(self, c->streams[0].h, c->prepare_timeout_ms));
-        if (st) return st; /* the data stays on the device for a retry */
+                memcpy_dtoh_async(self, c->devrecs + c->ndevrecs, ring + first * rec,
+                                  (size_t)(len1 * rec), s));
+        if (!st) *in_flight = true;
+        if (!st && take > len1)
+            st = KP(c, "memcpy_dtoh_async(trace ring, wrapped)",
+                    memcpy_dtoh_async(self, c->devrecs + c->ndevrecs + len1, ring,
+                                      (size_t)((take - len1) * rec), s));
+        if (*in_flight) {
+            /* Something was enqueued: wait for it even if a later enqueue
+             * failed. The copy writes into c->devrecs: until it is known to
+             * be over, nothing it touches may be freed (close answers BUSY). */
+            char msg[KCTX_MSG] = "";
+            if (st) snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
+            kctx_status ws = KP(c, "stream_sync(upload, trace copy-back)",
+                                stream_sync(self, s, c->prepare_timeout_ms));
+            if (!st && ws) {
+                st = ws;
+                snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
+            }
+            if (ws == KCTX_OK || kp_require_stream_idle(c, KCTX_STREAM_UPLOAD, "trace") == KCTX_OK)
+                *in_flight = false;
+            if (st) {
+                kctx_restore_msg(c, msg);
+                return st; /* the records stay on the device for a retry */
+            }
+        }
     }
-    c->ndevrecs += (uint32_t)n;
-    c->devrecs_dropped += drop_lo + (on_device - n);
-    if (reset) {
-        st = KP(c, "atomic_write(trace head)",
-                atomic_write_u32(self, img + offsetof(kctx_rt_image, trace_head), 0));
-        if (!st)
-            st = KP(c, "atomic_write(trace head)",
-                    atomic_write_u32(self, img + offsetof(kctx_rt_image, trace_head) + 4, 0));
-        if (!st)
-            st = KP(c, "atomic_write(trace dropped)",
-                    atomic_write_u32(self, img + offsetof(kctx_rt_image, trace_dropped), 0));
-    }
-    return st;
+    c->ndevrecs += (uint32_t)take;
+    c->devrecs_dropped += (uint32_t)(dropped - c->trace_drop_seen) + (n - take);
+    c->trace_drop_seen = dropped;
+    if (!n) return KCTX_OK;
+    c->trace_tail += n;
+    /* The slots are free again: tell the writers. A failure only keeps them
+     * busy a while (the next collect writes the tail again). */
+    return KP(
+        c, "atomic_write(trace tail)",
+        atomic_write_u32(self, img + offsetof(kctx_rt_image, trace_tail), (uint32_t)c->trace_tail));
 }
 
 kctx_status kctx_trace_write(kctx_ctx *c) {
@@ -158,8 +197,8 @@ kctx_status kctx_trace_flush(kctx_context h) {
     st = kctx_check_device(c);
     if (!st)
         st = kp_require_uncaptured(c, KCTX_CAPTURE_ACTIVE, "flush is not allowed during capture");
-    if (!st) st = kp_require_idle(c, "flush refused");
-    if (!st) st = kctx_trace_collect(c, true);
+    bool in_flight = false; /* the host buffers live as long as the context: nothing to pin */
+    if (!st) st = kctx_trace_collect(c, &in_flight);
     if (!st) {
         kctx_trace_span(c, KCTX_DFX_FLUSH, t0, 0, 0, KCTX_OK);
         st = kctx_trace_write(c);

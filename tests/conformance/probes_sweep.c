@@ -4,11 +4,13 @@
  * (on the calling thread), then run it again and again with the 1st, 2nd,
  * 3rd... call failing once, until a run completes without hitting the
  * fault. After every run:
- *  - the status: a failing preflight call (a query, or attaching the graph
- *    lifetime token inside a capture) or a failing first enqueue is
- *    a plain refusal and the context stays READY (nothing was enqueued,
- *    K9); a failure once enqueueing has started poisons the context and
- *    returns the submission error (CAPTURE_BROKEN inside a capture, K24);
+ *  - the status: a failing preflight call (a query) or a failing first
+ *    enqueue is a plain refusal and the context stays READY (nothing was
+ *    enqueued, K9); a failure once enqueueing has started poisons the
+ *    context and returns the submission error (CAPTURE_BROKEN inside a
+ *    capture, K24). Inside a capture, attaching the graph lifetime token
+ *    comes right after the first enqueue (a refused launch must hold no
+ *    token, K9/K25), so its failure is one after enqueueing started;
  *  - no core is left waiting: the caller stream and the context's streams
  *    drain within HANG_MS (K24: kctx drives the chain back to the caller);
  *  - inside a capture, the caller stream is not left on an unjoined fork:
@@ -18,8 +20,9 @@
  *  - close releases everything: the device's live counts are back to the
  *    baseline (rig_close).
  * K19 is what makes "enqueueing started" computable: a launch makes all
- * its preflight calls first, then only enqueues, so with P preflight calls
- * the enqueues are calls P+1..P+E.
+ * its preflight calls first, then only enqueues (and, captured, the token
+ * attach after the first), so with P preflight calls the enqueues start at
+ * call P+1.
  */
 #include "probes.h"
 
@@ -186,7 +189,7 @@ static void sweep(probe *p, int captured) {
         return;
     uint64_t total = 0, enqueues = 0;
     if (!calibrate(p, captured, &total, &enqueues)) return;
-    uint64_t preflight = total - enqueues;
+    uint64_t preflight = total - enqueues - (captured ? 1 : 0); /* the token attach is no query */
     pr_log(p, "one %s launch makes %llu platform calls: %llu preflight calls, then %llu enqueues",
            captured ? "captured" : "eager", (unsigned long long)total,
            (unsigned long long)preflight, (unsigned long long)enqueues);

@@ -330,6 +330,7 @@ int kt_check_state(const kt_state *want, const kt_state *got, const char *file, 
     KT_FIELD_(teardown)
     KT_FIELD_(res.aicpu_stream)
     KT_FIELD_(res.aicore_stream)
+    KT_FIELD_(res.upload_stream)
     for (int i = 0; i < 5; i++) KT_FIELD_(res.events[i])
     KT_FIELD_(res.programs_module)
     KT_FIELD_(res.runtime_image)

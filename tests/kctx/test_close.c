@@ -141,6 +141,7 @@ enum {
     R_EV2,
     R_EV1,
     R_EV0,
+    R_USTREAM,
     R_AICORE,
     R_AICPU,
     R_COUNT
@@ -148,14 +149,16 @@ enum {
 static const char *const k_res_names[R_COUNT] = {
     "callable upload",    "args block",        "arch table",       "runtime image",
     "device programs",    "event SERIAL_TAIL", "event AICPU_DONE", "event AICORE_DONE",
-    "event AICORE_START", "event START",       "AICore stream",    "AICPU stream"};
+    "event AICORE_START", "event START",       "upload stream",    "AICore stream",
+    "AICPU stream"};
 
 static int live_resources(kctx_context c, int *which) {
     kctx_resource_info r = kt_resources(c);
     int live[R_COUNT] = {r.uploads != 0,       r.args_block != 0,      r.arch_table != 0,
                          r.runtime_image != 0, r.programs_module != 0, r.events[4] != 0,
                          r.events[3] != 0,     r.events[2] != 0,       r.events[1] != 0,
-                         r.events[0] != 0,     r.aicore_stream != 0,   r.aicpu_stream != 0};
+                         r.events[0] != 0,     r.upload_stream != 0,   r.aicore_stream != 0,
+                         r.aicpu_stream != 0};
     int n = 0;
     for (int i = 0; i < R_COUNT; i++)
         if (live[i]) which[n++] = i;
@@ -222,7 +225,7 @@ KT_TEST(a_failed_release_keeps_its_handle_and_the_retry_releases_exactly_the_rem
     CHECK_EQ(live_resources(c, which), 1);
     kt_snap during = kt_snap_take(0);
     CHECK_EQ(during.o.events, before.o.events - 4);
-    CHECK_EQ(during.o.streams, before.o.streams - 2);
+    CHECK_EQ(during.o.streams, before.o.streams - 3);
     uint64_t ev = kt_calls(SIM_OP_EVENT_DESTROY), rel = kt_release_calls();
     CHECK_OK(kctx_close(c));
     CHECK_EQ(kt_calls(SIM_OP_EVENT_DESTROY) - ev, 1); /* exactly the remainder */
@@ -239,12 +242,12 @@ KT_TEST(closing_stays_closing_until_everything_is_released) { /* K26 */
         CHECK_K(kctx_close(c), KCTX_PLATFORM_ERROR);
         CHECK_PHASE(c, KCTX_PHASE_CLOSING);
         int which[R_COUNT];
-        CHECK_EQ(live_resources(c, which), 2); /* both streams, nothing else */
+        CHECK_EQ(live_resources(c, which), 3); /* the three streams, nothing else */
     }
     sim_fault_clear_all();
     uint64_t rel = kt_release_calls();
     CHECK_OK(kctx_close(c));
-    CHECK_EQ(kt_release_calls() - rel, 2);
+    CHECK_EQ(kt_release_calls() - rel, 3);
     CHECK_PHASE(c, KCTX_PHASE_CLOSED);
     uint64_t calls = kt_calls(SIM_OP_ANY);
     CHECK_OK(kctx_close(c)); /* idempotent */

@@ -30,12 +30,14 @@ KT_TEST(kernel_init_creates_the_resident_set_once) { /* K11, section 5 */
     cfg.token_capacity = 7;
     REQUIRE_OK(kctx_kernel_init(c, &cfg));
     kt_snap after = kt_snap_take(0);
-    CHECK_EQ(after.o.streams - before.o.streams, 2);
+    CHECK_EQ(after.o.streams - before.o.streams, 3);
     CHECK_EQ(after.o.events - before.o.events, 5);
     CHECK_EQ(after.o.modules - before.o.modules, 1);
     CHECK_EQ(after.live_count - before.live_count, 3);
     kctx_resource_info r = kt_resources(c);
-    CHECK(r.aicpu_stream && r.aicore_stream && r.aicpu_stream != r.aicore_stream);
+    CHECK(r.aicpu_stream && r.aicore_stream && r.upload_stream &&
+          r.aicpu_stream != r.aicore_stream && r.upload_stream != r.aicpu_stream &&
+          r.upload_stream != r.aicore_stream);
     for (int i = 0; i < 5; i++) {
         CHECK(r.events[i] != 0);
         for (int j = 0; j < i; j++) CHECK(r.events[i] != r.events[j]);

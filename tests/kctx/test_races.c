@@ -71,7 +71,7 @@ KT_TEST(sixteen_threads_race_kernel_init_on_one_device_and_exactly_one_wins) { /
         CHECK_EQ(count(rs, NTHREADS, KCTX_BUSY), NTHREADS - 1);
         /* only the winner's resident set exists: the losers took nothing */
         kt_snap now = kt_snap_take(0);
-        CHECK_EQ(now.o.streams, base.o.streams + 2);
+        CHECK_EQ(now.o.streams, base.o.streams + 3);
         CHECK_EQ(now.o.events, base.o.events + 5);
         CHECK_EQ(now.o.modules, base.o.modules + 1);
         CHECK_EQ(now.live_count, base.live_count + 3);
@@ -118,7 +118,7 @@ KT_TEST(racing_closes_release_everything_exactly_once) { /* K33 */
         /* close is idempotent on CLOSED, so every caller gets OK; but only
          * one released anything */
         CHECK_EQ(count(rs, NTHREADS, KCTX_OK), NTHREADS);
-        CHECK_EQ(sim_calls(SIM_OP_STREAM_DESTROY, 0) - sd, 2);
+        CHECK_EQ(sim_calls(SIM_OP_STREAM_DESTROY, 0) - sd, 3);
         CHECK_EQ(sim_calls(SIM_OP_EVENT_DESTROY, 0) - ed, 5);
         CHECK_EQ(sim_calls(SIM_OP_FREE, 0) - fr, 4);          /* 3 resident + the callable table */
         CHECK_EQ(sim_calls(SIM_OP_MODULE_UNLOAD, 0) - mu, 2); /* programs + the child */

@@ -89,7 +89,7 @@ def test_close_failure_is_raised_and_the_registry_kept_until_a_retry_succeeds(ke
     ctx.prepare(11, add_image(kernel_bytes, 1))
     ctx.prepare(12, add_image(kernel_bytes, 2))
     handle, registry = ctx.handle, ctx.prepared
-    assert sim.object_counts(0).streams == base.streams + 2
+    assert sim.object_counts(0).streams == base.streams + 3
 
     fault = sim.arm_fault(sim.Op.STREAM_DESTROY, nth=1, this_thread_only=True)
     with pytest.raises(kctx.PlatformError) as info:

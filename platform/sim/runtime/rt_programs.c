@@ -37,21 +37,30 @@
  * has stalled (a runtime bug shows as an error, not a hang). Idle workers
  * re-check at the same period. */
 #define WAIT_NS (120ull * 1000000000ull)
+/* How often a worker that waits for its run's scheduler looks at the
+ * host's abort word (K24). A poll, not a timeout: it never gives up. */
+#define ABORT_POLL_NS (2ull * 1000000ull)
 
 static kctx_rt_mailbox *mailbox(const kctx_rt_arch *arch, uint32_t i) {
     return DEV(kctx_rt_mailbox *, arch->mailbox[i]);
 }
 
-/* Append a trace record (K32): a full ring drops the newest, counted. */
+/* Append a trace record (K32) to the circular ring: reserve an index while
+ * the ring has room (head - tail < capacity, tail being the host's consumer
+ * index), write the record, then publish it through its commit word. A full
+ * ring drops the newest record, counted. */
 static void trace(kctx_rt_image *rt, uint32_t kind, uint64_t t0, uint64_t t1, uint64_t launch,
                   uint32_t core, uint32_t task, uint32_t func, uint32_t block) {
     if (!rt->trace_ring) return;
-    uint64_t i = atomic_fetch_add(A64(&rt->trace_head), 1);
-    if (i >= rt->trace_capacity) {
-        atomic_fetch_add(A64(&rt->trace_dropped), 1);
-        return;
-    }
-    kctx_rt_trace_rec *r = DEV(kctx_rt_trace_rec *, rt->trace_ring) + i;
+    const uint64_t cap = rt->trace_capacity;
+    uint64_t i = atomic_load(A64(&rt->trace_head));
+    do {
+        if ((uint32_t)i - atomic_load(A32(&rt->trace_tail)) >= cap) {
+            atomic_fetch_add(A32(&rt->trace_dropped), 1);
+            return;
+        }
+    } while (!atomic_compare_exchange_weak(A64(&rt->trace_head), &i, i + 1));
+    kctx_rt_trace_rec *r = DEV(kctx_rt_trace_rec *, rt->trace_ring) + i % cap;
     r->t0 = t0;
     r->t1 = t1;
     r->launch_id = launch;
@@ -60,7 +69,7 @@ static void trace(kctx_rt_image *rt, uint32_t kind, uint64_t t0, uint64_t t1, ui
     r->task = task;
     r->func_id = func;
     r->block = block;
-    r->reserved = 0;
+    atomic_store_explicit(A32(&r->commit), (uint32_t)(i + 1), memory_order_release);
 }
 
 /* ------------------------------------------------------------------ */
@@ -72,8 +81,16 @@ SIM_KERNEL(kctx_rt_acquire) {
     if (params_size < sizeof *p) return;
     const kctx_rt_arch *arch = DEV(const kctx_rt_arch *, p->arch);
     kctx_rt_image *rt = DEV(kctx_rt_image *, arch->runtime_image);
+    /* K24: the host aborted this launch (its scheduler could not be
+     * enqueued): take nothing, so its workers leave at once. */
+    if (atomic_load(A32(&rt->abort_launch)) == (uint32_t)p->launch_id) return;
     uint64_t expected = 0;
-    if (atomic_compare_exchange_strong(A64(&rt->holder), &expected, p->launch_id)) {
+    int got = atomic_compare_exchange_strong(A64(&rt->holder), &expected, p->launch_id);
+    /* A guard left by an aborted launch (its acquire ran before the host's
+     * abort) is free: that run never starts, its workers only leave. */
+    if (!got && expected != 0 && (uint32_t)expected == atomic_load(A32(&rt->abort_launch)))
+        got = atomic_compare_exchange_strong(A64(&rt->holder), &expected, p->launch_id);
+    if (got) {
         /* The guard is ours: nothing else touches the shared state now. */
         for (uint32_t i = 0; i < arch->core_count; i++)
             atomic_store(A32(&mailbox(arch, i)->ready), 0);
@@ -164,6 +181,7 @@ SIM_KERNEL(kctx_rt_worker) {
     const kctx_rt_arg *args = DEV(const kctx_rt_arg *, p->args);
     const uint32_t ntasks = g.cal->task_count;
 
+    uint64_t unseeded_since = 0; /* when this worker began waiting for a scheduler */
     for (;;) {
         uint32_t gen = ld(&rt->q_gen);
         /* the run is over (or, defensively, the guard is not ours): leave */
@@ -172,16 +190,34 @@ SIM_KERNEL(kctx_rt_worker) {
         uint32_t h = ld(&rt->q_head);
         uint32_t task = state == 1 && h < ld(&rt->q_tail) ? ld(&g.queue[h]) : EMPTY_SLOT;
         if (task == EMPTY_SLOT) { /* nothing ready yet: wait for a push or the end */
+            /* K24: the host aborted this launch (no scheduler will come; the
+             * host's streamless write cannot fail the way the enqueue did):
+             * release the guard once the last of us leaves. */
+            if (state == 0 && atomic_load(A32(&rt->abort_launch)) == (uint32_t)p->launch_id) {
+                if (atomic_fetch_sub(A32(&rt->live_workers), 1) == 1) {
+                    uint64_t mine = p->launch_id;
+                    atomic_compare_exchange_strong(A64(&rt->holder), &mine, 0);
+                    svc->wake_u32(&rt->live_workers);
+                }
+                return;
+            }
             atomic_fetch_add(A32(&rt->idle), 1);
             int rc = SIM_SVC_OK;
-            if (ld(&rt->q_gen) == gen) rc = svc->wait_u32(&rt->q_gen, gen, WAIT_NS);
+            /* Before the scheduler seeds the run, poll for the host's abort
+             * word; once it runs, its pushes and its end wake us. */
+            if (ld(&rt->q_gen) == gen)
+                rc = svc->wait_u32(&rt->q_gen, gen, state == 0 ? ABORT_POLL_NS : WAIT_NS);
             atomic_fetch_sub(A32(&rt->idle), 1);
             if (rc == SIM_SVC_DEVICE_LOST) break;
             if (rc == SIM_SVC_TIMEOUT && ld(&rt->run_state) == 0) {
-                /* no scheduler came for this launch (its enqueue and the
-                 * compensation both failed): leave rather than hang */
-                svc->report_error(KCTX_RT_ERR_BAD_LAUNCH, me);
-                break;
+                uint64_t now = svc->clock_ns();
+                if (!unseeded_since) unseeded_since = now;
+                if (now - unseeded_since >= WAIT_NS) {
+                    /* no scheduler came and no abort either: leave rather
+                     * than hang */
+                    svc->report_error(KCTX_RT_ERR_BAD_LAUNCH, me);
+                    break;
+                }
             }
             continue; /* while a scheduler runs, its watchdog judges progress */
         }
