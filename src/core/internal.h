@@ -193,6 +193,14 @@ kctx_status kp_require_stream_idle(kctx_ctx *c, int which, const char *what);
 /* Whether a stream is part of a capture (active or invalidated). */
 kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status *st);
 
+/* A fatal error (K29) ended the context's use of its device while it was
+ * working: kernel mode quarantined, program mode's recovery abandoned every
+ * handle (CLOSED). Whoever is releasing must stop at once: the objects it
+ * iterates may be gone. */
+static inline bool kctx_lost(const kctx_ctx *c) {
+    return c->phase == KCTX_PHASE_QUARANTINED || c->phase == KCTX_PHASE_CLOSED;
+}
+
 /* resources.c */
 /* On failure *in_flight tells whether an upload may still be running (then
  * nothing may be released until the streams are idle). */

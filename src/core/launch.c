@@ -361,7 +361,40 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
         st = KP(c, "atomic_read(detail)",
                 atomic_read_u32(self, img + offsetof(kctx_rt_image, error_detail) + 4, &dhi));
     kctx_status dev = KCTX_OK;
-    if (!st && err != KCTX_RT_ERR_NONE && err != KCTX_RT_ERR_POISONED) {
+    /* A failure that never reached the error word: a caller stream's error
+     * travels with the chain's event waits into the context's own streams
+     * (the sim's streams, like CANN's, keep a failed stream's error), after
+     * which every launch of the context computes nothing. That is reported
+     * here as DEVICE_ERROR and poisons the context, never left silent. */
+    const char *failed_stream = NULL;
+    for (int i = 0; !st && err == KCTX_RT_ERR_NONE && i < KCTX_STREAM_COUNT; i++) {
+        if (!c->streams[i].live) continue;
+        atomic_fetch_add(&c->calls, 1);
+        int pst = c->ops->stream_query(self, c->streams[i].h);
+        if (pst == 0) continue;
+        kctx_pclass k = c->ops->classify(self, pst);
+        if (k == KCTX_PCLASS_DEVICE_ERROR) {
+            static const char *const names[KCTX_STREAM_COUNT] = {"AICPU", "AICore", "upload"};
+            failed_stream = names[i];
+            break;
+        }
+        if (k != KCTX_PCLASS_NOT_READY) st = kp_map(c, "stream_query", pst);
+    }
+    if (!st && failed_stream) {
+        dev = KCTX_DEVICE_ERROR;
+        char msg[KCTX_MSG];
+        snprintf(msg, sizeof msg,
+                 "the context's %s stream holds a device error (work it waited for failed: a "
+                 "kernel on a caller stream before a launch, or a launch's own work); launches "
+                 "of this context no longer compute",
+                 failed_stream);
+        if (c->phase == KCTX_PHASE_READY) {
+            c->phase = KCTX_PHASE_POISONED;
+            kctx_set_runtime_error(c, dev, msg);
+            kctx_device_poison(c); /* K35: its graphs stop too */
+        }
+        st = kctx_fail(c, dev, "%s", msg);
+    } else if (!st && err != KCTX_RT_ERR_NONE && err != KCTX_RT_ERR_POISONED) {
         dev = err == KCTX_RT_ERR_CONCURRENT_LAUNCH ? KCTX_CONCURRENT_LAUNCH : KCTX_DEVICE_ERROR;
         char msg[KCTX_MSG];
         if (dev == KCTX_CONCURRENT_LAUNCH)
@@ -417,6 +450,7 @@ kctx_status kctx_run(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t
         st = kctx_fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
                        (unsigned long long)id);
     if (!st) st = check_args(c, cb->up, args, nargs);
+    if (!st) st = kctx_check_device(c); /* K5: run acts on the device the context owns */
     if (!st) st = kp_relaxed_begin(c);
     if (st) {
         kctx_ctx_release(c);

@@ -30,6 +30,16 @@ kctx_status kctx_admit(kctx_ctx *c, const char *what) { return admit(c, what); }
 static kctx_status init_failed(kctx_ctx *c, kctx_status st, bool in_flight) {
     char msg[KCTX_MSG];
     snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
+    if (c->phase == KCTX_PHASE_QUARANTINED) {
+        /* K29/K30: the device was lost while init created or released: a
+         * lost device cannot honour releases, so everything (and the claim)
+         * is kept; close completes once the owner reset the device (K36). */
+        kctx_fail(c, st,
+                  "%s (the device is lost: the context is QUARANTINED; close completes after "
+                  "the owner resets the device)",
+                  msg);
+        return st;
+    }
     if (in_flight) {
         /* An upload of init may still be running: releasing now could free
          * memory the device writes. Keep everything (and the claim); close
@@ -226,8 +236,26 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
  * every handle and reports. Kernel mode never runs this. */
 kctx_status kctx_program_recover(kctx_ctx *c) {
     if (c->mode != KCTX_MODE_PROGRAM || !c->lifecycle) return KCTX_INVALID_STATE;
+    /* The lifecycle table resets the calling thread's current device: make
+     * it the context's own first (only the device it owns may be reset,
+     * K31) and give the thread its device back afterwards. */
+    void *self = c->plat->self;
+    int prev = -1;
     atomic_fetch_add(&c->calls, 1);
-    int pst = c->lifecycle->reset_device(c->plat->self);
+    bool switched = c->ops->current_device(self, &prev) != 0 || prev != c->device;
+    int pst = 0;
+    if (switched) {
+        atomic_fetch_add(&c->calls, 1);
+        pst = c->lifecycle->set_device(self, c->device);
+    }
+    if (!pst) {
+        atomic_fetch_add(&c->calls, 1);
+        pst = c->lifecycle->reset_device(self);
+    }
+    if (switched && prev >= 0) {
+        atomic_fetch_add(&c->calls, 1);
+        (void)c->lifecycle->set_device(self, prev);
+    }
     kctx_resources_abandon(c);
     kctx_set_runtime_error(c, KCTX_DEVICE_LOST,
                            "fatal device error: program mode reset its device and abandoned "

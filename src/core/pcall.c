@@ -39,12 +39,18 @@ kctx_status kp_map(kctx_ctx *c, const char *what, int pst) {
     kctx_status st = class_to_status(k);
     kctx_fail(c, st, "platform %s: %s failed with %s (%s)", c->plat->name, what,
               c->ops->status_name(self, pst), c->ops->last_message(self));
-    if (st == KCTX_DEVICE_LOST &&
-        (c->phase == KCTX_PHASE_READY || c->phase == KCTX_PHASE_POISONED)) {
-        if (c->mode == KCTX_MODE_KERNEL) {
-            c->phase = KCTX_PHASE_QUARANTINED; /* K29: admission shut, handles kept (K30) */
-            kctx_set_runtime_error(c, st, kctx_thread_last_error());
-        } else if (c->mode == KCTX_MODE_PROGRAM) {
+    if (st != KCTX_DEVICE_LOST) return st;
+    /* K29: a fatal error quarantines a kernel context wherever it happens:
+     * READY or POISONED, during init's creation or rollback (NEW, latched)
+     * and during close's releases (CLOSING): admission is shut, every
+     * handle is kept (K30) and whoever was releasing stops. */
+    bool working = c->phase == KCTX_PHASE_READY || c->phase == KCTX_PHASE_POISONED ||
+                   c->phase == KCTX_PHASE_CLOSING;
+    if (c->mode == KCTX_MODE_KERNEL && (working || (c->phase == KCTX_PHASE_NEW && c->claimed))) {
+        c->phase = KCTX_PHASE_QUARANTINED;
+        kctx_set_runtime_error(c, st, kctx_thread_last_error());
+    } else if (working) {
+        if (c->mode == KCTX_MODE_PROGRAM) {
             char msg[KCTX_MSG];
             snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
             kctx_program_recover(c); /* K31: program mode owns the device */

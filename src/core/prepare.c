@@ -32,6 +32,7 @@ static kctx_status upload_release(kctx_ctx *c, kctx_upload *u) {
     kctx_status first = KCTX_OK, st;
     if (u->table.live) {
         st = KP(c, "mem_free(callable table)", mem_free(self, u->table.h));
+        if (kctx_lost(c)) return st; /* K29: stop; program mode's recovery freed `u` */
         if (st) {
             kctx_set_teardown_error(c, st, kctx_thread_last_error());
             first = st;
@@ -42,6 +43,7 @@ static kctx_status upload_release(kctx_ctx *c, kctx_upload *u) {
     for (uint32_t i = u->nchildren; i-- > 0;) {
         if (!u->modules[i].live) continue;
         st = KP(c, "module_unload(child)", module_unload(self, u->modules[i].h));
+        if (kctx_lost(c)) return st; /* as above */
         if (st) {
             kctx_set_teardown_error(c, st, kctx_thread_last_error());
             if (!first) first = st;
@@ -66,6 +68,7 @@ kctx_status kctx_uploads_release(kctx_ctx *c) {
         kctx_upload *u = *pp;
         kctx_status st = upload_release(c, u);
         if (st && !first) first = st;
+        if (kctx_lost(c)) return first; /* K29: stop; `u` may be gone (program recovery) */
         if (!upload_live(u)) {
             *pp = u->next;
             upload_free_host(u);
@@ -355,7 +358,9 @@ static kctx_status prepare_locked(kctx_ctx *c, uint64_t id, const void *image, s
     }
     st = do_upload(c, u);
     if (st == KCTX_OK) st = register_id(c, id, u);
-    if (st == KCTX_OK || upload_live(u)) {
+    if (c->mode == KCTX_MODE_PROGRAM && c->phase == KCTX_PHASE_CLOSED) {
+        upload_free_host(u); /* K31: the recovery's reset took every handle of it */
+    } else if (st == KCTX_OK || upload_live(u)) {
         u->next = c->uploads; /* kept: registered, or awaiting release at close */
         c->uploads = u;
     } else {

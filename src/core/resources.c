@@ -146,20 +146,23 @@ kctx_status kctx_resources_release(kctx_ctx *c) {
     void *self = c->plat->self;
     kctx_status first = KCTX_OK;
     free_staging(c); /* callers release only once the streams are idle */
+    /* After a fatal error (K29) nothing more is released: every later
+     * release would fail the same way, and program mode's recovery already
+     * abandoned the handles these loops walk. */
     kctx_status st = kctx_uploads_release(c);
     if (st) first = st;
-    for (int i = KCTX_MEM_COUNT - 1; i >= 0; i--)
+    for (int i = KCTX_MEM_COUNT - 1; i >= 0 && !kctx_lost(c); i--)
         if (c->mem[i].live)
             release_one(c, &c->mem[i], KP(c, "mem_free", mem_free(self, c->mem[i].h)), &first);
-    if (c->programs.live)
+    if (c->programs.live && !kctx_lost(c))
         release_one(c, &c->programs,
                     KP(c, "module_unload(device programs)", module_unload(self, c->programs.h)),
                     &first);
-    for (int i = KCTX_EVENT_COUNT - 1; i >= 0; i--)
+    for (int i = KCTX_EVENT_COUNT - 1; i >= 0 && !kctx_lost(c); i--)
         if (c->events[i].live)
             release_one(c, &c->events[i],
                         KP(c, "event_destroy", event_destroy(self, c->events[i].h)), &first);
-    for (int i = KCTX_STREAM_COUNT - 1; i >= 0; i--)
+    for (int i = KCTX_STREAM_COUNT - 1; i >= 0 && !kctx_lost(c); i--)
         if (c->streams[i].live)
             release_one(c, &c->streams[i],
                         KP(c, "stream_destroy", stream_destroy(self, c->streams[i].h)), &first);
