@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "callable_abi.h"
+#include "kctx_test_common.h"
 
 #define FAIL(...)                                                      \
     do {                                                               \
@@ -262,17 +263,14 @@ static const struct {
 
 static int run_image(const char *path) {
     int rc = -1;
-    void *bytes = NULL;
-    FILE *f = fopen(path, "rb");
-    long size = -1;
-    if (f != NULL && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    if (size <= 0 || fseek(f, 0, SEEK_SET) != 0) FAIL("%s: cannot read", path);
-    bytes = malloc((size_t)size); /* malloc: 8-byte aligned, as images must be */
-    if (bytes == NULL || fread(bytes, 1, (size_t)size, f) != (size_t)size)
-        FAIL("%s: cannot read", path);
+    size_t size = 0;
+    char why[512];
+    /* malloc'd: 8-byte aligned, as images must be */
+    void *bytes = ktc_read_file(path, &size, why, sizeof why);
+    if (bytes == NULL || size == 0) FAIL("%s", bytes == NULL ? why : "empty image");
     kctx_image_view v;
     kctx_image_error err;
-    if (kctx_image_view_open(&v, bytes, (size_t)size, &err) != KCTX_IMAGE_OK)
+    if (kctx_image_view_open(&v, bytes, size, &err) != KCTX_IMAGE_OK)
         FAIL("%s: rejected: %s", path, err.message);
     for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++) {
         if (strcmp(examples[i].name, kctx_image_name(&v)) == 0) {
@@ -284,7 +282,6 @@ static int run_image(const char *path) {
     }
     FAIL("%s: callable '%s' is not one of the examples", path, kctx_image_name(&v));
 out:
-    if (f != NULL) fclose(f);
     free(bytes);
     return rc;
 }

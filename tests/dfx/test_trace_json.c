@@ -30,20 +30,11 @@ static char *path_in(const char *name) {
     return p;
 }
 
+/* The file as a string (NULL when unreadable, reported); ktc_read_file. */
 static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b != NULL && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    if (b != NULL) b[n] = '\0';
-    fclose(f);
-    if (len) *len = (size_t)n;
+    char why[512];
+    char *b = ktc_read_file(path, len, why, sizeof why);
+    if (b == NULL) fprintf(stderr, "%s\n", why);
     return b;
 }
 

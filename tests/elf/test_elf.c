@@ -8,6 +8,8 @@
  */
 #include "sim_elf.h"
 
+#include "kctx_test_common.h"
+
 #include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
@@ -51,20 +53,13 @@ typedef struct {
 
 static image read_image(const char *path) {
     image im = {NULL, 0};
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        fprintf(stderr, "cannot open fixture %s\n", path);
+    char why[512];
+    im.bytes = ktc_read_file(path, &im.size, why, sizeof why);
+    if (im.bytes == NULL) {
+        fprintf(stderr, "cannot read fixture: %s\n", why);
         exit(1);
     }
-    CHECK(fseek(f, 0, SEEK_END) == 0);
-    long n = ftell(f);
-    CHECK(n > 0);
-    CHECK(fseek(f, 0, SEEK_SET) == 0);
-    im.size = (size_t)n;
-    im.bytes = malloc(im.size);
-    CHECK(im.bytes != NULL);
-    CHECK(fread(im.bytes, 1, im.size, f) == im.size);
-    fclose(f);
+    CHECK(im.size > 0);
     return im;
 }
 

@@ -13,30 +13,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "kctx_test_common.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int run_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        fprintf(stderr, "cannot open %s\n", path);
+    char why[512];
+    size_t n = 0;
+    uint8_t *buf = ktc_read_file(path, &n, why, sizeof why);
+    if (buf == NULL) {
+        fprintf(stderr, "%s\n", why);
         return -1;
     }
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    for (;;) {
-        if (buf == NULL) {
-            fclose(f);
-            fprintf(stderr, "out of memory reading %s\n", path);
-            return -1;
-        }
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        uint8_t *bigger = realloc(buf, cap * 2);
-        if (bigger == NULL) free(buf);
-        buf = bigger;
-        cap *= 2;
-    }
-    fclose(f);
     LLVMFuzzerTestOneInput(buf, n);
     free(buf);
     return 0;

@@ -22,6 +22,7 @@
 
 #include "build_internal.h"
 #include "image_testlib.h"
+#include "kctx_test_common.h"
 
 typedef unsigned long long ull;
 
@@ -431,17 +432,15 @@ static int write_file(const char *dir, const char *name, const void *bytes, size
 
 /* 0 when the file holds exactly these bytes. */
 static int same_file(const char *dir, const char *name, const void *bytes, size_t size) {
-    char path[4096];
+    char path[4096], why[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        fprintf(stderr, "missing: %s\n", path);
+    size_t got = 0;
+    uint8_t *buf = ktc_read_file(path, &got, why, sizeof why);
+    if (buf == NULL) {
+        fprintf(stderr, "missing: %s\n", why);
         return -1;
     }
-    uint8_t *buf = malloc(size + 1);
-    size_t got = buf ? fread(buf, 1, size + 1, f) : 0;
-    fclose(f);
-    int same = buf != NULL && got == size && memcmp(buf, bytes, size) == 0;
+    int same = got == size && memcmp(buf, bytes, size) == 0;
     free(buf);
     if (!same) fprintf(stderr, "differs: %s\n", path);
     return same ? 0 : -1;

@@ -15,28 +15,6 @@
 
 static const char *fixture_dir;
 
-static uint8_t *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return NULL;
-    size_t cap = 4096, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf != NULL) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        uint8_t *bigger = realloc(buf, cap * 2);
-        if (bigger == NULL) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    fclose(f);
-    *size = n;
-    return buf;
-}
-
 static int reason_by_name(const char *name, kctx_image_reason *out) {
 #define REASON_BY_NAME_(rname, num, msg)           \
     if (strcmp(name, "KCTX_IMAGE_" #rname) == 0) { \
@@ -68,8 +46,9 @@ static void test_every_fixture_gives_its_reason_and_offset(void) {
         if (!CHECK_MSG(reason_by_name(rname, &want) == 0, "unknown reason %s", rname)) continue;
         snprintf(path, sizeof path, "%s/%s", fixture_dir, file);
         size_t size = 0;
-        uint8_t *bytes = read_file(path, &size);
-        if (!CHECK_MSG(bytes != NULL, "cannot read %s", path)) continue;
+        char why[512];
+        uint8_t *bytes = ktc_read_file(path, &size, why, sizeof why);
+        if (!CHECK_MSG(bytes != NULL, "%s", why)) continue;
         void *block = NULL;
         uint8_t *at = copy_shifted(bytes, size, shift, &block);
         kctx_image_error err;

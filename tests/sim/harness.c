@@ -4,7 +4,11 @@
  */
 #include "harness.h"
 
+#include "kctx_test_common.h"
+#include "kctx_test_sim.h"
+
 #include <errno.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +26,7 @@ typedef struct harness_test {
 static harness_test g_tests[HARNESS_MAX_TESTS];
 static int g_ntests;
 static atomic_int g_failures; /* failed checks of the running test */
+static atomic_int g_skipped;  /* the running test called harness_skip */
 
 void harness_register(const char *name, harness_test_fn fn) {
     if (g_ntests == HARNESS_MAX_TESTS) {
@@ -147,47 +152,35 @@ void harness_run_in_thread(void *(*fn)(void *), void *arg) {
 /* ---- files and modules ------------------------------------------------------ */
 
 void *harness_read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "harness: cannot open %s: %s\n", path, strerror(errno));
+    char why[512];
+    void *bytes = ktc_read_file(path, size, why, sizeof why);
+    if (!bytes) {
+        fprintf(stderr, "harness: %s\n", why);
         failed();
-        return NULL;
     }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap);
-            if (!nb) break;
-            buf = nb;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0) break;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (err || !buf) {
-        fprintf(stderr, "harness: cannot read %s\n", path);
-        free(buf);
-        failed();
-        return NULL;
-    }
-    *size = len;
-    return buf;
+    return bytes;
 }
 
 sim_status harness_module_load_file(sim_module *module, const char *path) {
-    size_t size = 0;
-    void *bytes = harness_read_file(path, &size);
-    if (!bytes) return SIM_INVALID_VALUE;
-    sim_status st = sim_module_load(module, bytes, size);
-    /* Scribble over the bytes before freeing them: the sim must not keep
-     * a pointer into them. */
-    memset(bytes, 0xA5, size);
-    free(bytes);
+    char why[512] = "";
+    sim_status st = SIM_INVALID_VALUE;
+    /* An unreadable file is the harness's failure; a refused module is the
+     * caller's to check (some tests expect the refusal). */
+    if (ktc_sim_module_load_file(module, path, &st, why, sizeof why) != 0) {
+        fprintf(stderr, "harness: %s\n", why);
+        failed();
+    }
     return st;
+}
+
+void harness_skip(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "skipped: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    atomic_store(&g_skipped, 1);
 }
 
 /* ---- the clean-teardown baseline -------------------------------------------- */
@@ -258,11 +251,18 @@ static void recover(int ndev) {
     sim_set_device(0);
 }
 
+enum {
+    RUN_PASSED,
+    RUN_FAILED,
+    RUN_SKIPPED
+};
+
 static int run_one(const harness_test *t, int ndev) {
     device_baseline before[HARNESS_MAX_DEVICES];
     printf("[ RUN  ] %s\n", t->name);
     fflush(stdout);
     atomic_store(&g_failures, 0);
+    atomic_store(&g_skipped, 0);
     restore_test_state();
     if (!take_baseline(before, ndev))
         failed();
@@ -271,31 +271,40 @@ static int run_one(const harness_test *t, int ndev) {
         restore_test_state();
         check_baseline(before, ndev);
     }
-    int ok = atomic_load(&g_failures) == 0;
+    int result = atomic_load(&g_failures) != 0 ? RUN_FAILED
+                 : atomic_load(&g_skipped)     ? RUN_SKIPPED
+                                               : RUN_PASSED;
+    static const char *const words[] = {" OK ", "FAIL", "SKIP"};
     fflush(stderr);
-    printf("[ %s ] %s\n", ok ? " OK " : "FAIL", t->name);
+    printf("[ %s ] %s\n", words[result], t->name);
     fflush(stdout);
-    if (!ok) recover(ndev);
-    return ok;
+    if (result == RUN_FAILED) recover(ndev);
+    return result;
 }
 
 int main(int argc, char **argv) {
     int ndev = harness_device_count();
     if (ndev > HARNESS_MAX_DEVICES) ndev = HARNESS_MAX_DEVICES;
-    int passed = 0, nfailed = 0, matched = 0;
+    unsigned passed = 0, nfailed = 0, skipped = 0;
+    int matched = 0;
     for (int i = 0; i < g_ntests; i++) {
         if (argc > 1 && strcmp(argv[1], g_tests[i].name) != 0) continue;
         matched++;
-        if (run_one(&g_tests[i], ndev))
+        switch (run_one(&g_tests[i], ndev)) {
+        case RUN_PASSED:
             passed++;
-        else
+            break;
+        case RUN_SKIPPED:
+            skipped++;
+            break;
+        default:
             nfailed++;
+        }
     }
     if (argc > 1 && matched == 0) {
         fprintf(stderr, "no test named %s; tests are:\n", argv[1]);
         for (int i = 0; i < g_ntests; i++) fprintf(stderr, "  %s\n", g_tests[i].name);
         nfailed++;
     }
-    printf("%d passed, %d failed\n", passed, nfailed);
-    return nfailed ? 1 : 0;
+    return ktc_summary(stdout, passed, nfailed, skipped);
 }

@@ -4,8 +4,9 @@
  *   TEST(stream_runs_operations_in_order) { ... CHECK_STATUS(sim_..., SIM_OK); }
  *
  * Each test executable runs all its tests, or the one named on the command
- * line, and prints "N passed, M failed" as its final line (exit status 1 on
- * any failure). Around every test the harness proves clean teardown: the
+ * line, and prints "N passed, M failed" as its final line (", K skipped"
+ * when a test could not run here). Exit status (tests/common): 1 on any
+ * failure, else 77 when a test was skipped (ctest: SKIPPED), else 0. Around every test the harness proves clean teardown: the
  * object counts (sim_object_counts_get) and live allocations (sim_mem_stats)
  * of every device must be back to what they were when the test started.
  * After a failed test the harness resets every device so that later tests
@@ -69,6 +70,21 @@ int harness_check_status2(sim_status got, sim_status want1, sim_status want2, co
 /* Number of devices of the sim (queried once). */
 int harness_device_count(void);
 
+/* ---- tests that cannot run here ------------------------------------------ */
+/* Marks the running test skipped, with the reason printed; the test should
+ * return at once. A skipped test is never counted as passed. */
+void harness_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Skips (and returns from) the test unless the sim has at least n devices
+ * (KCTX_SIM_DEVICES, default 2). */
+#define REQUIRE_DEVICES(n)                                                           \
+    do {                                                                             \
+        if (harness_device_count() < (n)) {                                          \
+            harness_skip("needs %d devices, the sim has %d (KCTX_SIM_DEVICES)", (n), \
+                         harness_device_count());                                    \
+            return;                                                                  \
+        }                                                                            \
+    } while (0)
+
 /* ---- synchronisation without sleeping ---------------------------------- */
 /* A counter a sim thread (host function, graph hook) raises and a test
  * waits for with a bounded wait: for work that completes asynchronously and
@@ -89,10 +105,12 @@ int harness_flag_wait(harness_flag *f, int at_least, unsigned timeout_ms);
 void harness_run_in_thread(void *(*fn)(void *), void *arg);
 
 /* ---- files and modules --------------------------------------------------- */
-/* Read a whole file into malloc'ed memory (NULL on failure, reported). */
+/* Read a whole file into malloc'ed memory (NULL on failure, reported as a
+ * failed check); ktc_read_file of tests/common. */
 void *harness_read_file(const char *path, size_t *size);
 /* Load a module file's bytes with sim_module_load (current device); the
- * bytes are freed before returning, so the sim must not retain them. */
+ * bytes are scribbled over and freed before returning, so the sim must not
+ * retain them (ktc_sim_module_load_file of tests/common). */
 sim_status harness_module_load_file(sim_module *module, const char *path);
 
 #endif

@@ -75,10 +75,11 @@ static void *drive_own_stream(void *arg) {
 }
 
 TEST(threads_driving_their_own_streams_on_shared_devices_get_correct_results) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     test_kernels k[2];
     worker w[THREADS];
     pthread_barrier_t start;
-    int ndev = harness_device_count() >= 2 ? 2 : 1;
+    const int ndev = 2;
     for (int d = 0; d < ndev; d++) {
         REQUIRE_OK(sim_set_device(d));
         REQUIRE(kernels_load(&k[d]));

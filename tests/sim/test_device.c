@@ -76,6 +76,7 @@ static void *use_device_one(void *arg) {
 }
 
 TEST(current_device_is_per_thread_and_defaults_to_zero) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     int dev = -1;
     CHECK_OK(sim_get_device(&dev));
     CHECK_EQ(dev, 0);
@@ -134,6 +135,7 @@ static void check_moved(const lifecycle_snapshot *before, int device, sim_lifecy
 }
 
 TEST(lifecycle_calls_are_counted_per_device) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     lifecycle_snapshot s;
     CHECK_OK(sim_lifecycle_reset_counts());
     snapshot(&s);
@@ -177,6 +179,7 @@ TEST(lifecycle_calls_are_counted_per_device) {
 }
 
 TEST(finalize_is_counted_on_every_device_and_the_sim_reinitialises) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     lifecycle_snapshot s;
     sim_stream s0 = 0, s1 = 0;
     REQUIRE_OK(sim_stream_create(&s0));
@@ -214,6 +217,7 @@ TEST(lifecycle_count_rejects_bad_arguments) {
 }
 
 TEST(device_epoch_increments_on_reset_of_that_device_only) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     uint64_t e0 = 0, e1 = 0, after0 = 0, after1 = 0;
     REQUIRE_OK(sim_device_epoch(0, &e0));
     REQUIRE_OK(sim_device_epoch(1, &e1));
@@ -240,6 +244,7 @@ static void noop_host_fn(void *user, sim_status status) {
 }
 
 TEST(device_reset_destroys_every_object_and_old_handles_are_stale) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     test_kernels k;
     REQUIRE(kernels_load(&k));
     sim_stream s = 0, other = 0;
@@ -305,6 +310,7 @@ TEST(device_reset_destroys_every_object_and_old_handles_are_stale) {
 }
 
 TEST(device_reset_abandons_pending_work_and_waits_for_running_kernels) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     test_kernels k;
     probe_kernels pk;
     REQUIRE(kernels_load(&k));
@@ -353,6 +359,7 @@ TEST(device_reset_abandons_pending_work_and_waits_for_running_kernels) {
 }
 
 TEST(current_device_and_epoch_work_on_a_lost_device) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     REQUIRE_OK(sim_set_device(1));
     uint64_t epoch = 0, lost_epoch = 0, after = 0;
     REQUIRE_OK(sim_device_epoch(1, &epoch));

@@ -261,6 +261,7 @@ TEST(event_destroyed_with_a_pending_record_still_releases_waiters) {
 }
 
 TEST(event_and_stream_must_share_a_device) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     sim_stream s0 = 0;
     sim_event e1 = 0;
     REQUIRE_OK(sim_stream_create(&s0));

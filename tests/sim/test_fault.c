@@ -38,6 +38,7 @@ static void *create_one_stream(void *arg) {
 }
 
 TEST(call_counters_count_per_operation_device_and_thread) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     sim_calls_reset();
     sim_thread_calls_reset();
     CHECK_EQ(sim_calls(SIM_OP_STREAM_CREATE, -1), 0);
@@ -136,6 +137,7 @@ TEST(fault_fails_with_the_chosen_error) {
 }
 
 TEST(fault_restricted_to_a_device_spares_other_devices) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     int id = arm(SIM_OP_STREAM_CREATE, 1, 1, 1, SIM_INJECTED, 0);
     sim_stream s0 = 0, s1 = 0;
     CHECK_OK(sim_stream_create(&s0));
@@ -466,6 +468,7 @@ TEST(hold_of_any_kind_blocks_the_first_execution) {
 }
 
 TEST(hold_on_one_device_does_not_block_another) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     test_kernels k0, k1;
     REQUIRE(kernels_load(&k0));
     REQUIRE_OK(sim_set_device(1));
@@ -529,6 +532,7 @@ TEST(hold_arm_rejects_bad_holds) {
 /* ---- fatal devices ------------------------------------------------------------------ */
 
 TEST(fatal_device_fails_operations_completes_pending_work_and_reset_recovers) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     /* The blocked kernel writes its wait result into device 0 memory (a
      * kernel dereferences whatever address it is given), so that the result
      * stays readable while device 1 is lost. */

@@ -507,6 +507,7 @@ TEST(graph_hook_runs_for_an_invalidated_capture) {
 }
 
 TEST(graph_hook_runs_when_a_reset_abandons_the_capture) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     hook_state hs;
     harness_flag_init(&hs.ran);
     hs.api_status = SIM_OK;
@@ -720,6 +721,7 @@ TEST(kernel_error_in_a_replay_fails_the_stream) {
 }
 
 TEST(graph_instantiate_and_launch_reject_bad_arguments) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     g_env g;
     if (!env_create(&g)) {
         env_destroy(&g);

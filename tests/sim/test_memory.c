@@ -41,6 +41,7 @@ TEST(malloc_beyond_capacity_is_out_of_memory) {
 }
 
 TEST(allocations_are_counted_live_and_aligned) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     uint64_t c0 = 0, b0 = 0, c1 = 0, b1 = 0, other_c = 0, other_b = 0;
     REQUIRE_OK(sim_mem_stats(0, &c0, &b0));
     REQUIRE_OK(sim_mem_stats(1, &other_c, &other_b));
@@ -71,6 +72,7 @@ TEST(allocations_are_counted_live_and_aligned) {
 }
 
 TEST(allocations_belong_to_the_current_device) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     sim_devptr p = 0;
     uint64_t c = 0, b = 0;
     REQUIRE_OK(sim_set_device(1));
@@ -94,6 +96,7 @@ TEST(free_twice_is_double_free) {
 }
 
 TEST(free_of_another_devices_pointer_is_foreign_free) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     sim_devptr p = 0;
     REQUIRE_OK(sim_set_device(1));
     REQUIRE_OK(sim_malloc(&p, 1024));
@@ -223,6 +226,7 @@ TEST(asynchronous_copies_and_fills_run_in_stream_order) {
 }
 
 TEST(out_of_range_async_copy_is_invalid_address_at_enqueue) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     uint8_t host[512] = {0};
     sim_stream s = 0;
     sim_devptr p = 0, gone = 0, other = 0;

@@ -232,6 +232,7 @@ TEST(unload_while_a_kernel_of_the_module_is_enqueued_is_illegal_state) {
 }
 
 TEST(module_belongs_to_the_current_device) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     REQUIRE_OK(sim_set_device(1));
     sim_module m = 0;
     sim_status st = harness_module_load_file(&m, SIM_TEST_KERNELS);

@@ -520,6 +520,7 @@ TEST(kernel_error_on_one_stream_leaves_other_streams_healthy) {
 }
 
 TEST(stream_runs_on_the_device_current_at_creation) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     REQUIRE_OK(sim_set_device(1));
     test_kernels k;
     if (!kernels_load(&k)) {
@@ -554,6 +555,7 @@ static uint64_t host_monotonic_ns(void) {
 }
 
 TEST(kernel_services_give_abi_version_device_and_the_hosts_monotonic_clock) {
+    REQUIRE_DEVICES(2); /* uses device 1 */
     REQUIRE_OK(sim_set_device(1));
     probe_kernels pk;
     if (!probes_load(&pk)) {
