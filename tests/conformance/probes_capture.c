@@ -226,23 +226,28 @@ void probe_replay_enqueues_nothing_on_context_streams(probe *p) {
         !job_vadd(&r, &a, ID_VADD, 512, 10, 0) || !capture_launch(&r, &a, s, &ga))
         goto done;
     size_t nodes = 0;
-    if (p->fw->graph_node_count && p->fw->graph_node_count(r.graphs[ga].g, &nodes) == FW_OK) {
-        if (!CHECK(p, nodes > 0,
-                   "the captured graph has no work nodes: the launch's work is not in it"))
-            goto done;
-    }
+    int have_nodes = OPTIONAL_HOOK(p, graph_node_count, "the captured graph's node count",
+                                   r.graphs[ga].g, &nodes);
+    if (!pr_ok(p) || (have_nodes && !CHECK(p, nodes > 0,
+                                           "the captured graph has no work nodes: the launch's "
+                                           "work is not in it")))
+        goto done;
+    if (have_nodes) snprintf(extra, sizeof extra, "; graph of %zu work nodes", nodes);
     kctx_resource_info res;
     if (!CHECK_KCTX(p, get_resources(r.ctx, &res), KCTX_OK)) goto done;
     uint64_t calls0 = 0, calls1 = 0, enq0 = 0, enq1 = 0;
-    int have_enq = p->fw->device_enqueues && p->fw->device_enqueues(r.device, &enq0) == FW_OK;
-    if (!CHECK_KCTX(p, kctx_platform_calls(r.ctx, &calls0), KCTX_OK)) goto done;
+    int have_enq = OPTIONAL_HOOK(p, device_enqueues, "the device's enqueue count during replays",
+                                 r.device, &enq0);
+    if (!pr_ok(p) || !CHECK_KCTX(p, kctx_platform_calls(r.ctx, &calls0), KCTX_OK)) goto done;
     int held = 0;
     unsigned mine = 0; /* the probe's own enqueues (output fills) */
     for (int k = 0; k < 3; k++) {
         int hold = -1;
-        int want_hold = k == 0 && p->fw->hold_arm;
-        if (want_hold && p->fw->hold_arm(FW_HOLD_SCHEDULER, r.device, r.ctx, &hold) != FW_OK)
-            want_hold = 0;
+        int want_hold = k == 0 && OPTIONAL_HOOK(p, hold_arm,
+                                                "that the context's streams stay idle while a "
+                                                "replay is held mid-flight",
+                                                FW_HOLD_SCHEDULER, r.device, r.ctx, &hold);
+        if (!pr_ok(p)) goto done;
         if (!job_clear(&r, &a, s) || !rig_replay(&r, ga, s)) goto done;
         mine += a.nout;
         if (want_hold) {
@@ -271,14 +276,9 @@ void probe_replay_enqueues_nothing_on_context_streams(probe *p) {
               "itself",
               (unsigned long long)(enq1 - enq0), mine);
     if (!pr_ok(p)) goto done;
-    if (!held)
-        snprintf(extra, sizeof extra, "; in-flight check skipped: the %s driver cannot hold",
-                 p->fw->name);
-    pr_note(p,
-            "3/3 replays correct; kctx made 0 platform calls and nothing but the probe's %u fills "
-            "was enqueued%s; graph of %zu work nodes%s%s",
-            mine, have_enq ? "" : " (not counted: no device_enqueues hook)", nodes,
-            held ? "; both context streams idle while replay 1 was held mid-flight" : "", extra);
+    pr_note(p, "3/3 replays correct; kctx made 0 platform calls%s%s%s",
+            have_enq ? " and nothing but the probe's fills was enqueued" : "", extra,
+            held ? "; both context streams idle while replay 1 was held mid-flight" : "");
 done:
     rig_close(&r);
 }
@@ -372,9 +372,12 @@ void probe_launch_on_uncaptured_stream_stays_out_of_graph(probe *p) {
                res.tokens_in_use))
         goto done;
     size_t nodes = 0;
-    if (p->fw->graph_node_count && CHECK_FW_OK(p, p->fw->graph_node_count(r.graphs[g].g, &nodes)) &&
-        !CHECK(p, nodes == 0, "the graph of s has %zu work nodes; the launch on t went into it",
-               nodes))
+    int have_nodes = OPTIONAL_HOOK(p, graph_node_count, "that S's graph has no work nodes",
+                                   r.graphs[g].g, &nodes);
+    if (!pr_ok(p) ||
+        (have_nodes &&
+         !CHECK(p, nodes == 0, "the graph of s has %zu work nodes; the launch on t went into it",
+                nodes)))
         goto done;
     /* The launch ran eagerly on t. */
     if (!rig_sync(&r, t) || !job_expect(&r, &a, "the eager launch on t")) goto done;
@@ -384,8 +387,8 @@ void probe_launch_on_uncaptured_stream_stays_out_of_graph(probe *p) {
         goto done;
     pr_note(p,
             "capture on S, launch on T: the launch ran eagerly on T, took no lifetime token, and "
-            "replaying S's graph (%zu work nodes) left the outputs untouched",
-            nodes);
+            "replaying S's graph%s left the outputs untouched",
+            have_nodes ? " (0 work nodes)" : "");
 done:
     rig_close(&r);
 }

@@ -49,10 +49,15 @@ void probe_launches_allocate_nothing_and_addresses_stay(probe *p) {
     kctx_resource_info res0, res1;
     fw_counts c0, c1;
     uint64_t dev0 = 0, dev1 = 0, calls0 = 0, calls1 = 0, kctx_host = 0, other_host = 0;
-    int have_counts = p->fw->live_counts && p->fw->live_counts(r.device, &c0) == FW_OK;
-    int have_dev = p->fw->device_allocs && p->fw->device_allocs(r.device, &dev0) == FW_OK;
+    int have_counts =
+        OPTIONAL_HOOK(p, live_counts, "that no object or memory was created", r.device, &c0);
+    int have_dev = OPTIONAL_HOOK(p, device_allocs, "device allocation calls", r.device, &dev0);
     const probe_host_allocs *ha = p->env->allocs;
     int have_host = ha && !ha->unavailable;
+    if (!have_host)
+        pr_dropped(p, "host allocation calls from libkctx (%s)",
+                   ha ? ha->unavailable : "no counter in this runner");
+    if (!pr_ok(p)) goto done;
     /* The counters must be seen to count before a zero is trusted: a
      * prepare allocates on the host (in libkctx) and on the device. */
     const void *img;
@@ -115,18 +120,13 @@ void probe_launches_allocate_nothing_and_addresses_stay(probe *p) {
     if (!pr_ok(p)) goto done;
     if (have_host)
         snprintf(host_part, sizeof host_part,
-                 "0 host allocation calls from libkctx (%" PRIu64 " by the platform and others)",
+                 "0 host allocation calls from libkctx (%" PRIu64 " by the platform and others), ",
                  other_host);
-    snprintf(dev_part, sizeof dev_part, "%s",
-             have_dev ? "0 device allocations" : "device allocations not counted");
+    if (have_dev) snprintf(dev_part, sizeof dev_part, "0 device allocations, ");
     pr_note(p,
-            "%u launches (counters proven on a prepare first): %s%s%s, resident addresses "
-            "unchanged, %" PRIu64 " platform calls per launch%s%s%s",
-            LAUNCHES, host_part, have_host ? ", " : "", dev_part, (calls1 - calls0) / LAUNCHES,
-            have_host ? "" : "; host-allocation sub-check N/A (",
-            have_host ? ""
-                      : (ha && ha->unavailable ? ha->unavailable : "no counter in this runner"),
-            have_host ? "" : ")");
+            "%u launches (counters proven on a prepare first): %s%sresident addresses "
+            "unchanged, %" PRIu64 " platform calls per launch",
+            LAUNCHES, host_part, dev_part, (calls1 - calls0) / LAUNCHES);
 done:
     rig_close(&r);
 }
@@ -146,8 +146,8 @@ void probe_captured_graphs_share_the_five_events(probe *p) {
         goto done;
     kctx_resource_info res0, res;
     fw_counts c0, c1;
-    int have_counts = p->fw->live_counts && p->fw->live_counts(r.device, &c0) == FW_OK;
-    if (!CHECK_KCTX(p, get_resources(r.ctx, &res0), KCTX_OK)) goto done;
+    int have_counts = OPTIONAL_HOOK(p, live_counts, "that no event was created", r.device, &c0);
+    if (!pr_ok(p) || !CHECK_KCTX(p, get_resources(r.ctx, &res0), KCTX_OK)) goto done;
     for (unsigned i = 0; i < 5; i++)
         if (!CHECK(p, res0.events[i] != 0, "event %u of the context is not live", i)) goto done;
     for (unsigned i = 0; i < EVENT_GRAPHS; i++) {

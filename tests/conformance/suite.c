@@ -44,9 +44,10 @@ probe_result suite_run_one(const probe_env *env, const probe_def *def, suite_tot
     fprintf(out, "probe %s %s  %s   [rule %s]\n", def->name, words[res], detail, def->rule);
     fflush(out);
     if (totals) {
-        if (res == PROBE_PASS)
+        if (res == PROBE_PASS) {
             totals->passed++;
-        else if (res == PROBE_FAIL)
+            if (p.dropped[0]) totals->partial++;
+        } else if (res == PROBE_FAIL)
             totals->failed++;
         else
             totals->not_applicable++;

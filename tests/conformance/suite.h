@@ -60,6 +60,7 @@ const probe_def *suite_find(const char *name);
 
 typedef struct suite_totals {
     unsigned passed, failed, not_applicable;
+    unsigned partial; /* of the passed: with a sub-check NOT CHECKED (pr_dropped) */
 } suite_totals;
 
 /* Run one probe and print its line:

@@ -6,6 +6,7 @@
 #include <kctx/image.h>
 
 #include "callable_abi.h"
+#include "kctx_test_common.h"
 
 #include <ctype.h>
 #include <float.h>
@@ -78,11 +79,57 @@ int pr_na(probe *p, const char *fmt, ...) {
     return 0;
 }
 
+/* Appends src to the string in dst[cap], truncating. */
+static void append(char *dst, size_t cap, const char *src) {
+    size_t n = strlen(dst), m = strlen(src);
+    if (n + 1 >= cap) return;
+    if (m > cap - n - 1) m = cap - n - 1;
+    memcpy(dst + n, src, m);
+    dst[n + m] = '\0';
+}
+
+/* note = (note_text or the summary) + "; NOT CHECKED: " + dropped; empty
+ * when there is neither a note nor a dropped check (the runners then print
+ * the summary). */
+static void compose_note(probe *p) {
+    p->note[0] = '\0';
+    if (!p->note_text[0] && !p->dropped[0]) return;
+    append(p->note, sizeof p->note,
+           p->note_text[0] ? p->note_text : (p->def ? p->def->summary : ""));
+    if (p->dropped[0]) {
+        append(p->note, sizeof p->note, "; NOT CHECKED: ");
+        append(p->note, sizeof p->note, p->dropped);
+    }
+}
+
 void pr_note(probe *p, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(p->note, sizeof p->note, fmt, ap);
+    vsnprintf(p->note_text, sizeof p->note_text, fmt, ap);
     va_end(ap);
+    compose_note(p);
+}
+
+void pr_dropped(probe *p, const char *fmt, ...) {
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (p->dropped[0]) append(p->dropped, sizeof p->dropped, "; ");
+    append(p->dropped, sizeof p->dropped, what);
+    compose_note(p);
+}
+
+int pr_optional(probe *p, fw_status got, const char *what, const char *expr, const char *file,
+                int line) {
+    if (got == FW_OK) return 1;
+    if (got == FW_NA) {
+        pr_dropped(p, "%s (the %s driver has no %s)", what, p->fw->name, expr);
+        return 0;
+    }
+    record(p, file, line, "%s: %s (%s)", expr, fw_status_name(got), p->fw->last_error());
+    return 0;
 }
 
 void pr_log(probe *p, const char *fmt, ...) {
@@ -134,7 +181,9 @@ int rig_open(probe *p, rig *r, const kctx_kernel_config *cfg) {
     r->p = p;
     r->fw = p->fw;
     if (!CHECK_FW_OK(p, r->fw->current_device(&r->device))) return 0;
-    if (r->fw->live_counts && r->fw->live_counts(r->device, &r->base) == FW_OK) r->have_base = 1;
+    r->have_base =
+        OPTIONAL_HOOK(p, live_counts, "the teardown leak check (live counts)", r->device, &r->base);
+    if (p->failures) return 0;
     if (!CHECK_KCTX(p, kctx_context_create(r->fw->platform, &r->ctx), KCTX_OK)) return 0;
     r->ctx_live = 1;
     kctx_kernel_config def = KCTX_KERNEL_CONFIG_INIT;
@@ -156,19 +205,16 @@ int rig_alloc(rig *r, size_t bytes, fw_devptr *d) {
 }
 
 int rig_image(rig *r, const char *name, const void **bytes, size_t *size) {
-    char path[1024];
+    char path[1024], why[1100];
     snprintf(path, sizeof path, "%s/%s.kctx", r->p->env->images_dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!CHECK(r->p, f != NULL, "cannot open the example image %s", path)) return 0;
-    long len = -1;
-    if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
-    if (len > 0 && fseek(f, 0, SEEK_SET) != 0) len = -1;
-    void *buf = len > 0 ? rig_host(r, (size_t)len) : NULL; /* calloc: 16-byte aligned */
-    size_t got = buf ? fread(buf, 1, (size_t)len, f) : 0;
-    fclose(f);
-    if (!CHECK(r->p, buf && got == (size_t)len, "cannot read the example image %s", path)) return 0;
+    if (!CHECK(r->p, r->nhost < RIG_MAX_HOST, "too many host buffers in one probe")) return 0;
+    size_t len = 0;
+    void *buf = ktc_read_file(path, &len, why, sizeof why); /* malloc: 16-byte aligned */
+    if (!CHECK(r->p, buf != NULL, "the example image: %s", why)) return 0;
+    r->host[r->nhost++] = buf; /* freed by rig_close */
+    if (!CHECK(r->p, len > 0, "the example image %s is empty", path)) return 0;
     *bytes = buf;
-    *size = (size_t)len;
+    *size = len;
     return 1;
 }
 

@@ -29,7 +29,12 @@ struct probe {
     unsigned failures;
     int na;
     char detail[512]; /* first failure, or the N/A reason */
-    char note[512];   /* the PASS detail */
+    /* The PASS detail the runners print: the probe's note (or, without
+     * one, its summary), then "; NOT CHECKED: ..." naming every sub-check
+     * the probe dropped (pr_dropped). Written by pr_note and pr_dropped. */
+    char note[640];
+    char note_text[512]; /* what pr_note said */
+    char dropped[384];   /* what pr_dropped said, "; "-separated */
 };
 
 /* ---- checks --------------------------------------------------------- */
@@ -47,6 +52,18 @@ int pr_check_hook(probe *p, fw_status got, const char *expr, const char *file, i
 int pr_na(probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The PASS detail. */
 void pr_note(probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A sub-check the probe could not make here (an optional hook or counter
+ * the driver or runner lacks) while the rest of the probe still runs: the
+ * probe may pass, but its line says "NOT CHECKED: <what>" — a dropped
+ * check is never silent. */
+void pr_dropped(probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An optional hook's status where only a sub-check depends on it: 1 when
+ * FW_OK; 0 and the sub-check dropped (pr_dropped naming `what`) when the
+ * hook is absent or says FW_NA; 0 and a failure for any other status. */
+int pr_optional(probe *p, fw_status got, const char *what, const char *expr, const char *file,
+                int line);
+#define OPTIONAL_HOOK(p, h, what, ...) \
+    pr_optional((p), (p)->fw->h ? (p)->fw->h(__VA_ARGS__) : FW_NA, (what), #h, __FILE__, __LINE__)
 /* A progress line under the probe ("  <probe>: ..."). */
 void pr_log(probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int pr_ok(const probe *p); /* no failure and not N/A so far */
