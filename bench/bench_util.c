@@ -1,6 +1,6 @@
 /*
- * bench_util.c — timer, statistics, metric lines, options and file reading
- * shared by the kctx benchmarks. See bench_util.h.
+ * bench_util.c — timer, statistics, metric lines and options shared by the
+ * kctx benchmarks (files: tests/common). See bench_util.h.
  */
 #include "bench_util.h"
 
@@ -227,37 +227,5 @@ int kb_parse_options(int argc, char **argv, kb_options *opts, int repeats, long 
     }
     opts->repeats = (int)(rep > 0 ? rep : (opts->quick ? quick_repeats : repeats));
     opts->n = ops > 0 ? ops : (opts->quick ? quick_n : n);
-    return 0;
-}
-
-int kb_read_file(const char *path, void **bytes, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        kb_error("cannot open %s: %s", path, strerror(errno));
-        return -1;
-    }
-    long len = -1;
-    if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
-    if (len < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        kb_error("cannot size %s: %s", path, strerror(errno));
-        fclose(f);
-        return -1;
-    }
-    void *buf = malloc(len > 0 ? (size_t)len : 1);
-    if (buf == NULL) {
-        kb_error("out of memory reading %s (%ld bytes)", path, len);
-        fclose(f);
-        return -1;
-    }
-    size_t got = fread(buf, 1, (size_t)len, f);
-    int read_err = ferror(f);
-    fclose(f);
-    if (got != (size_t)len || read_err) {
-        kb_error("short read of %s (%zu of %ld bytes)", path, got, len);
-        free(buf);
-        return -1;
-    }
-    *bytes = buf;
-    *size = (size_t)len;
     return 0;
 }

@@ -98,12 +98,6 @@ typedef struct kb_options {
 int kb_parse_options(int argc, char **argv, kb_options *opts, int repeats, long n,
                      int quick_repeats, long quick_n);
 
-/* ---- files ------------------------------------------------------------- */
-
-/* Read a whole file into a malloc'd buffer (*bytes; free() it). Returns 0,
- * or -1 with a message on stderr. */
-int kb_read_file(const char *path, void **bytes, size_t *size);
-
 #ifdef __cplusplus
 }
 #endif

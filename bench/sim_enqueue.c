@@ -17,6 +17,7 @@
  * any API failure prints a message and exits non-zero.
  */
 #include "bench_util.h"
+#include "kctx_test_sim.h"
 
 #include <kctx/sim.h>
 
@@ -64,14 +65,13 @@ static void sim_check(sim_status s, const char *what) {
 }
 
 static void sim_side_open(sim_side *side) {
-    void *bytes = NULL;
-    size_t size = 0;
+    char why[1024];
+    sim_status st = SIM_INVALID_VALUE;
     memset(side, 0, sizeof *side);
-    if (kb_read_file(KCTX_BENCH_KERNEL_MODULE, &bytes, &size) != 0)
-        kb_fatal("cannot read the sim kernel module");
-    sim_check(sim_module_load(&side->module, bytes, size),
-              "sim_module_load(" KCTX_BENCH_KERNEL_MODULE ")");
-    free(bytes); /* the sim does not retain the bytes */
+    if (ktc_sim_module_load_file(&side->module, KCTX_BENCH_KERNEL_MODULE, &st, why, sizeof why) !=
+            0 ||
+        st != SIM_OK)
+        kb_fatal("the sim kernel module: %s", why);
     sim_check(sim_module_get_function(&side->fn, side->module, "k_noop"),
               "sim_module_get_function(k_noop)");
     sim_check(sim_stream_create(&side->stream), "sim_stream_create");

@@ -11,6 +11,11 @@
  *          ratio=<validate time / memcpy time> n=<repeats>
  *
  * Goal: ratio <= 2.0 for 16 MiB. Options: --quick, --repeats R.
+ *
+ * It checks its own work, before and after timing each size: the image
+ * with one blob byte flipped (first, middle, last) must be refused for its
+ * checksum, or the program fails without a figure (a validator that
+ * skipped the checksum would otherwise look infinitely fast).
  */
 #include <kctx/image.h>
 
@@ -19,42 +24,40 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "kctx_test_image.h"
 
-static void *build_image_with_blob(size_t blob_size, size_t *size) {
-    kctx_image_builder *b = kctx_image_builder_new("validate_throughput");
-    if (b == NULL) kb_fatal("out of memory");
-    uint8_t *blob = malloc(blob_size);
-    if (blob == NULL) kb_fatal("out of memory");
-    uint64_t x = 0x9E3779B97F4A7C15ull;
-    for (size_t i = 0; i < blob_size; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        blob[i] = (uint8_t)x;
-    }
-    kctx_image_builder_param(b, "data", KCTX_PARAM_TENSOR_INOUT);
-    kctx_image_builder_param(b, "n", KCTX_PARAM_SCALAR);
-    kctx_image_builder_child(b, "big", "kctx_big", NULL);
-    kctx_image_builder_child_param(b, "data", KCTX_PARAM_TENSOR);
-    kctx_image_builder_child_param(b, "n", KCTX_PARAM_SCALAR);
-    kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, blob, blob_size);
-    kctx_image_builder_task(b, 0, 1, NULL);
-    kctx_image_builder_bind(b, KCTX_BIND_TENSOR, 0, 0);
-    kctx_image_builder_bind(b, KCTX_BIND_SCALAR, 1, 0);
+/* An image of exactly `target` bytes: the tables and strings take a few
+ * hundred bytes, one blob the rest (tests/common). *blob_off: where the
+ * blob starts; it ends the image. */
+static void *build_image(size_t target, size_t *size, size_t *blob_off) {
     void *img = NULL;
-    char msg[256];
-    if (kctx_image_builder_finish(b, &img, size, msg, sizeof msg) != KCTX_BUILD_OK)
-        kb_fatal("building the image: %s", msg);
-    kctx_image_builder_free(b);
-    free(blob);
+    char why[256];
+    if (ktc_image_with_blob("validate_throughput", target, 0x9E3779B97F4A7C15ull, &img, blob_off,
+                            why, sizeof why) != 0)
+        kb_fatal("building the %zu-byte image: %s", target, why);
+    *size = target;
     return img;
 }
 
-/* An image of exactly `target` bytes: the tables and strings take a few
- * hundred bytes, the blob the rest. */
-static void *build_image(size_t target, size_t *size) {
-    void *probe = build_image_with_blob(1, size);
-    size_t overhead = *size - 1;
-    free(probe);
-    return build_image_with_blob(target - overhead, size);
+/* The benchmark checks its own work: a validator that skipped the checksum
+ * (of large images, say) would look fast. One byte of the blob flipped —
+ * the first, the middle and the last, content only the checksum covers —
+ * must be refused with KCTX_IMAGE_CHECKSUM_MISMATCH, and the image must be
+ * valid again once the byte is restored. `img` is left as it was. */
+static void check_corruption_is_refused(uint8_t *img, size_t size, size_t blob_off) {
+    const size_t at[3] = {blob_off, blob_off + (size - blob_off) / 2, size - 1};
+    for (int i = 0; i < 3; i++) {
+        kctx_image_error err;
+        img[at[i]] ^= 0x01;
+        kctx_image_reason r = kctx_image_validate(img, size, &err);
+        img[at[i]] ^= 0x01;
+        if (r != KCTX_IMAGE_CHECKSUM_MISMATCH)
+            kb_fatal("the %zu-byte image with byte %zu flipped: %s (%s), expected "
+                     "KCTX_IMAGE_CHECKSUM_MISMATCH: the validator does not check what is timed",
+                     size, at[i], kctx_image_reason_name(r), err.message);
+        if (kctx_image_validate(img, size, &err) != KCTX_IMAGE_OK)
+            kb_fatal("the %zu-byte image does not validate once restored: %s", size, err.message);
+    }
 }
 
 /* Keeps the compiler from dropping a copy whose result is never read. */
@@ -88,8 +91,9 @@ int main(int argc, char **argv) {
         size_t bytes;
     } sizes[] = {{"64k", 64u << 10}, {"1m", 1u << 20}, {"16m", 16u << 20}};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-        size_t size = 0;
-        void *img = build_image(sizes[s].bytes, &size);
+        size_t size = 0, blob_off = 0;
+        void *img = build_image(sizes[s].bytes, &size, &blob_off);
+        check_corruption_is_refused(img, size, blob_off);
         void *dst = malloc(size);
         double *tv = malloc(sizeof(double) * (size_t)opts.repeats);
         double *tm = malloc(sizeof(double) * (size_t)opts.repeats);
@@ -107,6 +111,9 @@ int main(int argc, char **argv) {
             tv[r] = time_validate(img, size, inner);
             tm[r] = time_memcpy(dst, img, size, inner);
         }
+        /* And once more after the timing: the same validator that was timed
+         * still refuses a corrupted copy. */
+        check_corruption_is_refused(img, size, blob_off);
         double v = kb_median(tv, (size_t)opts.repeats), m = kb_median(tm, (size_t)opts.repeats);
         double bytes = (double)size * inner;
         char name[64];

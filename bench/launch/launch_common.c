@@ -3,6 +3,8 @@
  */
 #include "launch_common.h"
 
+#include "kctx_test_common.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +32,10 @@ static void *g_module;
 static size_t g_module_size;
 
 void lb_kernels_module(const void **bytes, size_t *size) {
-    if (g_module == NULL && kb_read_file(KCTX_BENCH_KERNEL_MODULE, &g_module, &g_module_size) != 0)
-        kb_fatal("cannot read the sim kernel module %s", KCTX_BENCH_KERNEL_MODULE);
+    char why[512];
+    if (g_module == NULL && (g_module = ktc_read_file(KCTX_BENCH_KERNEL_MODULE, &g_module_size, why,
+                                                      sizeof why)) == NULL)
+        kb_fatal("the sim kernel module: %s", why);
     *bytes = g_module;
     *size = g_module_size;
 }
@@ -93,29 +97,47 @@ lb_image lb_image_vadd(uint32_t block_dim) {
     return finish(b, "vector_add", 1);
 }
 
+/* Task `t` of the counting DAG: k_add_u32 on counts[t], n = 1, value = 1. */
+static void add_counting_task(kctx_image_builder *b, uint32_t fid, uint32_t t) {
+    kctx_image_builder_task(b, fid, 1, NULL);
+    kctx_image_builder_bind(b, KCTX_BIND_TENSOR, 0, (uint64_t)t * sizeof(uint32_t));
+    kctx_image_builder_bind(b, KCTX_BIND_IMMEDIATE, 0, 1u | (1ull << 32));
+}
+
 lb_image lb_image_dag(uint32_t width) {
-    if (width < 1 || width > 4000) kb_fatal("DAG width %u out of range 1..4000", width);
+    if (width > 4000) kb_fatal("DAG width %u out of range 0..4000", width);
     const uint32_t per_join = KCTX_IMAGE_MAX_DEPS;
     const uint32_t joins = (width + per_join - 1) / per_join;
-    kctx_image_builder *b = kctx_image_builder_new("wide_dag");
+    const uint32_t ntasks = width == 0 ? 1 : 1 + width + joins + 1;
+    kctx_image_builder *b = kctx_image_builder_new(width == 0 ? "counted_task" : "wide_dag");
     if (b) {
-        uint32_t fid = add_noop_child(b);
-        uint32_t root = 0, t = 0;
-        kctx_image_builder_task(b, fid, 1, &root);
+        const void *mod;
+        size_t mod_size;
+        uint32_t fid = 0, t = 0;
+        lb_kernels_module(&mod, &mod_size);
+        kctx_image_builder_param(b, "counts", KCTX_PARAM_TENSOR_INOUT);
+        kctx_image_builder_child(b, "count", "k_add_u32", &fid);
+        kctx_image_builder_child_param(b, "buf", KCTX_PARAM_TENSOR);
+        kctx_image_builder_child_param(b, "n_value", KCTX_PARAM_SCALAR);
+        kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod, mod_size);
+        add_counting_task(b, fid, t++); /* the root */
         for (uint32_t i = 0; i < width; i++) {
-            kctx_image_builder_task(b, fid, 1, NULL);
-            kctx_image_builder_dep(b, root);
+            add_counting_task(b, fid, t++);
+            kctx_image_builder_dep(b, 0);
         }
         uint32_t first_join = 1 + width;
         for (uint32_t j = 0; j < joins; j++) {
-            kctx_image_builder_task(b, fid, 1, NULL);
+            add_counting_task(b, fid, t++);
             for (uint32_t i = j * per_join; i < width && i < (j + 1) * per_join; i++)
                 kctx_image_builder_dep(b, 1 + i);
         }
-        kctx_image_builder_task(b, fid, 1, &t);
-        for (uint32_t j = 0; j < joins; j++) kctx_image_builder_dep(b, first_join + j);
+        if (width > 0) {
+            add_counting_task(b, fid, t++); /* the sink */
+            for (uint32_t j = 0; j < joins; j++) kctx_image_builder_dep(b, first_join + j);
+        }
+        if (t != ntasks) kb_fatal("DAG of %u tasks, %u expected", t, ntasks);
     }
-    return finish(b, "wide_dag", 1 + width + joins + 1);
+    return finish(b, width == 0 ? "counted_task" : "wide_dag", ntasks);
 }
 
 void lb_image_free(lb_image *img) {

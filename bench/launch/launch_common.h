@@ -46,10 +46,16 @@ lb_image lb_image_noop(const char *name);
  * one task of `block_dim` blocks running k_vadd_f32 (c = a + b over n floats;
  * its parameter block is the callable ABI's four u64 slots). */
 lb_image lb_image_vadd(uint32_t block_dim);
-/* A wide DAG of empty tasks (k_noop, block_dim 1): one root, `width`
+/* A wide DAG of tasks that each count their own runs: one root, `width`
  * independent tasks depending on it, ceil(width / 64) join tasks (an image
  * allows at most 64 dependencies per task) and one sink depending on the
- * joins. `width` is 1..4000. */
+ * joins; `width` 0 is the root alone (one task). `width` is 0..4000.
+ * The callable has one parameter, counts (tensor_inout, 4 bytes per task):
+ * task t runs k_add_u32 (block_dim 1) on counts[t] with n = 1 and value = 1,
+ * so after L launches every counts[t] is L exactly when every task ran once
+ * per launch. (k_add_u32's parameter block {u64 buf; u32 n; u32 value} is
+ * two u64 slots of the callable ABI: the tensor at byte offset 4t, and the
+ * immediate 1 | 1 << 32.) */
 lb_image lb_image_dag(uint32_t width);
 void lb_image_free(lb_image *img);
 

@@ -6,8 +6,13 @@
  *
  * The DAG (both sides): one root; W = 256 independent tasks depending on it;
  * ceil(W / 64) join tasks (an image allows at most 64 dependencies per task)
- * each depending on 64 of them; one sink depending on the joins: 262 tasks,
- * each one block of the empty kernel k_noop.
+ * each depending on 64 of them; one sink depending on the joins: 262 tasks.
+ * Each task's work is the least that proves it ran: it adds 1 to its own
+ * counter (kctx: one block of k_add_u32 on counts[t] in device memory; pool:
+ * an increment of counts[t] through a function pointer). After every
+ * measurement each side's counters must all equal its number of runs —
+ * every task ran exactly once per run — or the program fails without a
+ * figure: a scheduler that skipped tasks would otherwise look fast.
  *
  * kctx side (value): L x (kctx_launch of the DAG callable, synchronise the
  * caller stream); time / (L x tasks). Everything of a launch is included:
@@ -16,7 +21,7 @@
  *
  * Baseline: a pool of `cores` threads, started once, sharing a FIFO of
  * ready tasks under one mutex with a condition variable; a worker runs a
- * task (an empty function called through a pointer), then releases its
+ * task (its counter's increment, called through a pointer), then releases its
  * successors (pushing and signalling those that became ready); the main
  * thread pushes the root and waits on a second condition variable until
  * every task is done. L runs; time / (L x tasks).
@@ -24,6 +29,7 @@
  * A B A B for R repeats; medians. Goal: ratio <= 1.5.
  *   metric task_dispatch value=<ns per task> unit=ns baseline=<ns per task> ratio=<kctx/pool> n=<R>
  *   metric task_dispatch_one_task value=<ns per launch + synchronise of a 1-task callable> unit=ns n=<R>
+ *       (the 1-task callable is the DAG's root alone, counted the same way)
  *       (information: the fixed cost of a launch that the DAG's figure includes)
  */
 #include "launch_common.h"
@@ -91,13 +97,16 @@ typedef struct pool {
     int nthreads;
     const dag *d;
     uint32_t *pending;
-    uint32_t *queue; /* FIFO of ready tasks: each task enters once per run */
+    uint32_t *queue;  /* FIFO of ready tasks: each task enters once per run */
+    uint32_t *counts; /* runs of each task (the tasks' work) */
     uint32_t head, tail, done;
     int quit;
-    void (*volatile body)(void);
+    void (*volatile body)(uint32_t *count);
 } pool;
 
-__attribute__((noinline)) static void empty_task(void) { __asm__ volatile(""); }
+/* A task's work: count its run (only the worker running task t writes
+ * counts[t]; the main thread reads them after the run's done handshake). */
+__attribute__((noinline)) static void count_task(uint32_t *count) { ++*count; }
 
 static void *pool_worker(void *arg) {
     pool *p = arg;
@@ -107,7 +116,7 @@ static void *pool_worker(void *arg) {
         if (p->quit) break;
         uint32_t t = p->queue[p->head++];
         pthread_mutex_unlock(&p->lock);
-        p->body();
+        p->body(&p->counts[t]);
         pthread_mutex_lock(&p->lock);
         for (uint32_t i = p->d->succ_off[t]; i < p->d->succ_off[t + 1]; i++) {
             uint32_t s = p->d->succ[i];
@@ -126,11 +135,12 @@ static void pool_start(pool *p, const dag *d, int nthreads) {
     memset(p, 0, sizeof *p);
     p->d = d;
     p->nthreads = nthreads;
-    p->body = empty_task;
+    p->body = count_task;
     p->pending = calloc(d->ntasks, sizeof *p->pending);
     p->queue = calloc(d->ntasks, sizeof *p->queue);
+    p->counts = calloc(d->ntasks, sizeof *p->counts);
     p->threads = calloc((size_t)nthreads, sizeof *p->threads);
-    if (!p->pending || !p->queue || !p->threads) kb_fatal("out of memory");
+    if (!p->pending || !p->queue || !p->counts || !p->threads) kb_fatal("out of memory");
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done_cv, NULL);
@@ -160,25 +170,85 @@ static void pool_stop(pool *p) {
     pthread_mutex_destroy(&p->lock);
     free(p->pending);
     free(p->queue);
+    free(p->counts);
     free(p->threads);
 }
 
+/* ---- checking the work ------------------------------------------------------------- */
+/* Every task ran exactly `runs` times: counts[0 .. ntasks) all equal runs. */
+static void check_counts(const uint32_t *counts, uint32_t ntasks, long runs, const char *side) {
+    for (uint32_t t = 0; t < ntasks; t++)
+        if (counts[t] != (uint32_t)runs)
+            kb_fatal("%s: task %u of %u ran %u times in %ld runs: the dispatch did not do its "
+                     "work",
+                     side, t, ntasks, counts[t], runs);
+}
+
+/* The kctx side's counters: device memory, zeroed before a measurement and
+ * read back after it (outside the timing). */
+typedef struct counted {
+    uint64_t id;
+    uint32_t ntasks;
+    sim_devptr counts;
+    uint32_t *host;
+    kctx_arg arg;
+} counted;
+
+static void counted_open(counted *c, kctx_context ctx, uint64_t id, uint32_t width) {
+    lb_image img = lb_image_dag(width);
+    lb_kctx_check(kctx_prepare(ctx, id, img.bytes, img.size), "kctx_prepare(counting DAG)");
+    c->id = id;
+    c->ntasks = img.tasks;
+    lb_image_free(&img);
+    size_t bytes = (size_t)c->ntasks * sizeof(uint32_t);
+    lb_sim_check(sim_malloc(&c->counts, bytes), "sim_malloc(counts)");
+    c->host = calloc(c->ntasks, sizeof *c->host);
+    if (c->host == NULL) kb_fatal("out of memory");
+    c->arg = KCTX_TENSOR(c->counts, bytes);
+}
+
+static void counted_zero(counted *c, sim_stream s) {
+    lb_sim_check(sim_memset_async(c->counts, 0, (size_t)c->ntasks * sizeof(uint32_t), s),
+                 "sim_memset_async(counts)");
+    lb_sim_check(sim_stream_synchronize(s), "sim_stream_synchronize");
+}
+
+static void counted_check(counted *c, long runs, const char *side) {
+    lb_sim_check(sim_memcpy(c->host, (void *)(uintptr_t)c->counts,
+                            (size_t)c->ntasks * sizeof(uint32_t), SIM_COPY_DEVICE_TO_HOST),
+                 "sim_memcpy(counts)");
+    check_counts(c->host, c->ntasks, runs, side);
+}
+
+static void counted_close(counted *c) {
+    lb_sim_check(sim_free(c->counts), "sim_free(counts)");
+    free(c->host);
+}
+
 /* ---- measurements ------------------------------------------------------------------ */
-static double run_kctx(kctx_context ctx, uint64_t id, sim_stream s, long runs, uint32_t ntasks) {
+/* ns per task of `runs` launches (each followed by a synchronise), with
+ * every task's run checked. */
+static double run_kctx(kctx_context ctx, counted *c, sim_stream s, long runs, const char *side) {
+    counted_zero(c, s);
     uint64_t t0 = kb_now_ns();
     for (long i = 0; i < runs; i++) {
-        kctx_status st = kctx_launch(ctx, id, NULL, 0, s);
+        kctx_status st = kctx_launch(ctx, c->id, &c->arg, 1, s);
         if (st != KCTX_OK) lb_kctx_check(st, "kctx_launch");
         sim_status ss = sim_stream_synchronize(s);
         if (ss != SIM_OK) lb_sim_check(ss, "sim_stream_synchronize");
     }
-    return (double)(kb_now_ns() - t0) / ((double)runs * ntasks);
+    double ns = (double)(kb_now_ns() - t0) / ((double)runs * c->ntasks);
+    counted_check(c, runs, side);
+    return ns;
 }
 
 static double run_pool(pool *p, long runs) {
+    memset(p->counts, 0, p->d->ntasks * sizeof *p->counts);
     uint64_t t0 = kb_now_ns();
     for (long i = 0; i < runs; i++) pool_run(p);
-    return (double)(kb_now_ns() - t0) / ((double)runs * p->d->ntasks);
+    double ns = (double)(kb_now_ns() - t0) / ((double)runs * p->d->ntasks);
+    check_counts(p->counts, p->d->ntasks, runs, "pool");
+    return ns;
 }
 
 int main(int argc, char **argv) {
@@ -191,13 +261,10 @@ int main(int argc, char **argv) {
 
     const uint32_t cores = lb_core_count();
     kctx_context ctx = lb_context_open();
-    lb_image img = lb_image_dag(WIDTH);
-    lb_kctx_check(kctx_prepare(ctx, 1, img.bytes, img.size), "kctx_prepare(wide_dag)");
-    const uint32_t ntasks = img.tasks;
-    lb_image_free(&img);
-    lb_image one = lb_image_noop("empty");
-    lb_kctx_check(kctx_prepare(ctx, 2, one.bytes, one.size), "kctx_prepare(empty)");
-    lb_image_free(&one);
+    counted wide, one;
+    counted_open(&wide, ctx, 1, WIDTH);
+    counted_open(&one, ctx, 2, 0);
+    const uint32_t ntasks = wide.ntasks;
     sim_stream s = 0;
     lb_sim_check(sim_stream_create(&s), "sim_stream_create");
 
@@ -208,17 +275,18 @@ int main(int argc, char **argv) {
     pool p;
     pool_start(&p, &d, (int)cores);
 
-    (void)run_kctx(ctx, 1, s, WARMUP, ntasks);
-    (void)run_kctx(ctx, 2, s, WARMUP, 1);
+    (void)run_kctx(ctx, &wide, s, WARMUP, "kctx (warm-up)");
+    (void)run_kctx(ctx, &one, s, WARMUP, "kctx, 1 task (warm-up)");
     (void)run_pool(&p, WARMUP);
-    kb_progress("DAG of %u tasks (1 root, %d wide, %u joins, 1 sink), %u cores / pool threads; "
+    kb_progress("DAG of %u counting tasks (1 root, %d wide, %u joins, 1 sink), %u cores / pool "
+                "threads; "
                 "%d interleaved repeats of %ld runs per side%s",
                 ntasks, WIDTH, ntasks - WIDTH - 2, cores, R, runs, opt.quick ? " (quick)" : "");
     double *kv = lb_doubles(R), *bv = lb_doubles(R), *ov = lb_doubles(R);
     for (int r = 0; r < R; r++) {
-        if (run_k) kv[r] = run_kctx(ctx, 1, s, runs, ntasks);
+        if (run_k) kv[r] = run_kctx(ctx, &wide, s, runs, "kctx");
         if (run_b) bv[r] = run_pool(&p, runs);
-        if (run_k) ov[r] = run_kctx(ctx, 2, s, runs, 1);
+        if (run_k) ov[r] = run_kctx(ctx, &one, s, runs, "kctx, 1 task");
         kb_progress("repeat %d/%d: kctx %.0f ns/task (%.1f us/launch; a 1-task launch %.1f us), "
                     "pool %.0f ns/task",
                     r + 1, R, kv[r], kv[r] * ntasks / 1000.0, ov[r] / 1000.0, bv[r]);
@@ -228,6 +296,9 @@ int main(int argc, char **argv) {
     dag_free(&d);
     lb_sim_check(sim_stream_destroy(s), "sim_stream_destroy");
     lb_context_close(ctx);
+    counted_close(&wide);
+    counted_close(&one);
+    kb_progress("every task ran exactly once per run on every side measured (%d repeats)", R);
 
     int bad = 0;
     if (run_k) {
