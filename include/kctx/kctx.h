@@ -13,8 +13,9 @@
  *  - At most one kernel context per (platform, device) in a process: the
  *    claim (K6), released only by a successful close or a completed rollback
  *    (K7).
- *  - Kernel init creates a fixed set of resident resources (two context
- *    streams, five sync-only events, the runtime's device programs, the
+ *  - Kernel init creates a fixed set of resident resources (three context
+ *    streams: AICPU and AICore for launches, upload for copies no launch
+ *    waits for; five sync-only events, the runtime's device programs, the
  *    runtime image, the architecture register table, the kernel-args block,
  *    the pool of graph lifetime tokens) once; prepare and launch reuse them
  *    (K11).
@@ -22,8 +23,10 @@
  *    retried after a failure (K25, K26); kctx_destroy of a context that is
  *    not NEW or CLOSED is refused (K27) and never calls the platform (K28).
  *  - A fatal device error quarantines the context instead of resetting a
- *    device it does not own (K29, K30); once the owner resets the device,
- *    close abandons every handle and completes (K36).
+ *    device it does not own (K29, K30) — wherever it is seen: in an entry,
+ *    during init's creation or rollback, or during close's releases (which
+ *    then stop); once the owner resets the device, close abandons every
+ *    handle and completes (K36).
  *
  * Capture boundary (K21): events may be shared by many captured graphs, but
  * every wait must be in the same capture as its event's most recent record.
@@ -161,7 +164,13 @@ KCTX_API kctx_status kctx_destroy(kctx_context ctx);
  * trace_path (NULL: "kctx-trace-<context handle>.json" in the current
  * directory). A write failure goes to the teardown error slot and does not
  * undo CLOSED (close still returns OK). kctx_trace_flush writes what has
- * been collected so far. Tracing off allocates nothing. */
+ * been collected so far. Tracing off allocates nothing.
+ *
+ * The device ring is circular: the device programs reserve records while
+ * it has room and publish each through a commit word; the host copies only
+ * committed records (on the upload stream, which no launch uses) and then
+ * frees their slots. So a flush never reads a record being written, never
+ * copies one twice, and works while captured graphs replay. */
 typedef struct kctx_kernel_config {
     size_t size;             /* sizeof(kctx_kernel_config) */
     uint32_t version;        /* KCTX_CONFIG_VERSION */
@@ -240,12 +249,19 @@ KCTX_API kctx_status kctx_prepare(kctx_context ctx, uint64_t id, const void *ima
  *     capture, work is still in flight on them (also on a CLOSING retry), or
  *     live captured graphs hold the context — the message gives the reason
  *     and counts;
- *  5. with tracing, the device trace is copied back (K32); a copy that
- *     fails is noted in the teardown slot and close goes on;
+ *  5. with tracing, the device trace is copied back (K32). A copy whose
+ *     wait failed while it may still run into the host buffer: BUSY, phase
+ *     unchanged, nothing released (retry once the upload stream is idle). A
+ *     copy that failed and can no longer run is noted in the teardown slot
+ *     and close goes on (the trace is written with the host spans);
  *  6. CLOSING, then release in reverse creation order; a release that fails
  *     keeps its handle and the first failure is returned (the context stays
  *     CLOSING; a retry releases exactly the remainder); once all are
  *     released: CLOSED, the claim released, then the trace file written.
+ *     A fatal error during the releases (DEVICE_LOST) quarantines the
+ *     context and stops releasing at once (K29, K30; the way out is (1)).
+ * Errors: INVALID_HANDLE, INVALID_STATE, BUSY, DEVICE_LOST, and a release's
+ * mapped platform status (PLATFORM_ERROR, OUT_OF_MEMORY, TIMEOUT, ...). 
  * Close of a NEW context makes it CLOSED; of a CLOSED context is OK. */
 KCTX_API kctx_status kctx_close(kctx_context ctx);
 
@@ -275,11 +291,17 @@ typedef struct kctx_arg {
  * parameter limit, every tensor larger than the largest byte offset its
  * task bindings use, the caller stream not one of the context's streams and
  * on the borrowed device, and on the sim every tensor range inside one live
- * allocation of the device): INVALID_ARGUMENT; capture: CAPTURE_ACTIVE when
+ * allocation of the device): INVALID_ARGUMENT, except that arguments larger
+ * than the kernel-args capacity or the device's kernel parameter limit are
+ * CAPACITY (K11); a caller-stream query that fails for another reason than
+ * a bad handle keeps its mapped platform status (OUT_OF_MEMORY,
+ * DEVICE_LOST, ...); capture: CAPTURE_ACTIVE when
  * the context's streams belong to a capture the caller stream is not in
  * (K34), CAPTURE_BROKEN when the caller's capture is already invalidated;
  * CAPACITY when a captured launch finds the pool of graph lifetime tokens
- * exhausted (K25). Besides the two capture-info queries, the preflight's
+ * exhausted (K25). A captured launch attaches its token to the graph right
+ * after its first enqueue (a launch refused before that holds none; a
+ * failing attach is a failure after enqueueing started: CAPTURE_BROKEN). Besides the two capture-info queries, the preflight's
  * only platform calls are the current-device read, one query of the caller
  * stream (device and capture state) and, on the sim, the range lookups.
  *
@@ -303,13 +325,21 @@ typedef struct kctx_arg {
  * kctx_check, the stream's own error reporting and the runtime error slot.
  * A failure after enqueueing started poisons the context; kctx still drives
  * the chain back to the caller stream (K24) and returns the submission
- * error (CAPTURE_BROKEN inside a capture: discard that capture).
+ * error (CAPTURE_BROKEN inside a capture: discard that capture). When even
+ * the compensating abort cannot be enqueued, kctx aborts the run through a
+ * streamless device-word write (the path K35 uses), which the runtime's
+ * device programs honour, so the caller stream still completes promptly.
  *
- * Capturing on stream S while launching on another stream T leaves the
- * launch out of S's graph: which stream is captured is the caller's
- * responsibility. */
-KCTX_API kctx_status kctx_launch(kctx_context ctx, uint64_t id, const kctx_arg *args,
-                                 uint32_t nargs, uint64_t caller_stream);
+ * Errors carried between streams: on the sim (as on CANN) a stream keeps a
+ * failure of its work, and event waits carry it on. A caller stream whose
+ * own work failed before a launch passes that error into the context's
+ * streams; from then on the context's launches compute nothing and their
+ * caller streams report the error. kctx_check reports this as
+ * DEVICE_ERROR and poisons the context: it is never silent. */
+**Capturing on stream S while launching on another stream T leaves the *
+        launch out of S 's graph: which stream is captured is the caller' s *responsibility.* /
+    KCTX_API kctx_status kctx_launch(kctx_context ctx, uint64_t id, const kctx_arg *args,
+                                     uint32_t nargs, uint64_t caller_stream);
 
 typedef struct kctx_check_report {
     size_t size; /* sizeof(kctx_check_report) */
@@ -326,21 +356,32 @@ typedef struct kctx_check_report {
 /* Check the device side of a context (outside capture): reads the device
  * error word and counters without waiting for anything. A device error or
  * a detected concurrent launch poisons the context (runtime error slot) and
- * is returned; afterwards the context's graphs refuse to run (K35). Accepted
- * in READY, POISONED and QUARANTINED (there it returns DEVICE_LOST without
- * touching the device). `report` may be NULL. */
+ * is returned; afterwards the context's graphs refuse to run (K35). A
+ * context stream that holds a device error (one passed in from a caller
+ * stream, see kctx_launch) is reported the same way: DEVICE_ERROR, the
+ * context poisoned. Accepted in READY, POISONED and QUARANTINED (there it
+ * returns DEVICE_LOST without touching the device). `report` may be NULL.
+ * Errors: INVALID_HANDLE, INVALID_ARGUMENT (report->size), INVALID_STATE
+ * (phase, or another current device: K5), CAPTURE_ACTIVE, DEVICE_LOST,
+ * DEVICE_ERROR, CONCURRENT_LAUNCH, POISONED, a query's mapped status. */
 KCTX_API kctx_status kctx_check(kctx_context ctx, kctx_check_report *report);
 
 /* Program mode's synchronous run: the same device programs on the streams
  * the program context owns; waits for completion (bounded by the config's
- * prepare_timeout_ms). A fatal error triggers program mode's recovery (K31).
- * On a kernel context: INVALID_STATE (K3). */
+ * prepare_timeout_ms). The calling thread's current device must be the one
+ * the context owns (K5: INVALID_STATE otherwise). A fatal error triggers
+ * program mode's recovery (K31): it resets the context's own device (making
+ * it current for that call only), abandons every handle and leaves the
+ * context CLOSED. On a kernel context: INVALID_STATE (K3). */
 KCTX_API kctx_status kctx_run(kctx_context ctx, uint64_t id, const kctx_arg *args, uint32_t nargs);
 
 /* Write the trace collected so far (K32) to the config's trace_path, for
- * processes that never close. Outside capture only (CAPTURE_ACTIVE), on an
- * idle context (BUSY while a launch runs: the device ring is read back and
- * reset). UNSUPPORTED when tracing is off. Accepted in READY and POISONED. */
+ * processes that never close. Legal while launches run and captured graphs
+ * replay: only committed records are copied (on the upload stream), then
+ * their ring slots are freed; nothing is read twice or lost (records that
+ * found the ring full are counted as dropped). Not while the context's
+ * streams are in a capture (CAPTURE_ACTIVE). UNSUPPORTED when tracing is
+ * off. Accepted in READY and POISONED. */
 KCTX_API kctx_status kctx_trace_flush(kctx_context ctx);
 
 /* ------------------------------------------------------------------------
