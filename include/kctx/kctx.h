@@ -335,11 +335,13 @@ typedef struct kctx_arg {
  * own work failed before a launch passes that error into the context's
  * streams; from then on the context's launches compute nothing and their
  * caller streams report the error. kctx_check reports this as
- * DEVICE_ERROR and poisons the context: it is never silent. */
-**Capturing on stream S while launching on another stream T leaves the *
-        launch out of S 's graph: which stream is captured is the caller' s *responsibility.* /
-    KCTX_API kctx_status kctx_launch(kctx_context ctx, uint64_t id, const kctx_arg *args,
-                                     uint32_t nargs, uint64_t caller_stream);
+ * DEVICE_ERROR and poisons the context: it is never silent.
+ *
+ * Capturing on stream S while launching on another stream T leaves the
+ * launch out of S's graph: which stream is captured is the caller's
+ * responsibility. */
+KCTX_API kctx_status kctx_launch(kctx_context ctx, uint64_t id, const kctx_arg *args,
+                                 uint32_t nargs, uint64_t caller_stream);
 
 typedef struct kctx_check_report {
     size_t size; /* sizeof(kctx_check_report) */
