@@ -41,6 +41,12 @@ def main():
     lib, prefix, headers = sys.argv[1], sys.argv[2], sys.argv[3:]
     macros = ["KCTX_API", "KCTX_IMAGE_API"] if prefix == "kctx_" else ["SIM_API"]
     have, want = exported(lib), declared(headers, macros)
+    if not have or not want:
+        # Nothing on one side would make the comparison vacuous (a header
+        # the pattern no longer parses, a library built without exports).
+        print(f"{lib}: {len(have)} exported, {len(want)} declared: nothing to compare")
+        print("0 passed, 1 failed")
+        return 1
     stray = sorted(n for n in have if not n.startswith(prefix) or n not in want)
     missing = sorted(want - have)
     for n in stray:
