@@ -18,7 +18,8 @@
  *  - Handles are opaque 64-bit values (index + generation + type + device).
  *    0 is never a valid handle. A destroyed, stale (device reset), foreign
  *    (wrong type) or wrong-device handle returns SIM_ERR_INVALID_HANDLE; the
- *    sim never dereferences freed memory to find that out.
+ *    sim never dereferences freed memory to find that out. A handle that
+ *    became invalid never validates again (see "Handles" below).
  *  - Every function is safe to call from any thread.
  *  - Host functions enqueued on streams and graph destroy hooks run on sim
  *    threads and must not call this API: every function called from them
@@ -98,7 +99,22 @@ SIM_API const char *sim_last_error_message(void);
 
 /* ------------------------------------------------------------------------
  * Handles
+ *
+ * A handle names a slot of the sim's handle table and the slot's generation
+ * (plus the object's type and device). Each object created in a slot gets
+ * the slot's next generation, so a destroyed or stale handle no longer
+ * matches its slot. A slot issues at most SIM_HANDLE_GENERATIONS handles:
+ * once the object of its last generation is destroyed, the slot is retired
+ * and never reused — generations never wrap, so a handle that became
+ * invalid can never validate again, however many objects are created after
+ * it. The table has SIM_HANDLE_SLOTS slots; when every slot is live or
+ * retired, every create call (streams, events, modules, functions, capture
+ * graphs, executable graphs) fails with SIM_OUT_OF_MEMORY ("handle table
+ * full") and changes nothing. sim_handle_age (test support, below) drives a
+ * slot through its generations without creating objects.
  * ---------------------------------------------------------------------- */
+#define SIM_HANDLE_GENERATIONS 16777215u /* handles one table slot issues */
+#define SIM_HANDLE_SLOTS 16777215u       /* slots of the handle table */
 typedef uint64_t sim_stream;
 typedef uint64_t sim_event;
 typedef uint64_t sim_module;
@@ -503,6 +519,38 @@ SIM_API sim_status sim_hold_release_all(void);
  * kernels blocked in the wait service return SIM_DEVICE_LOST, until the
  * owner resets the device. sim_get_device and sim_device_epoch still work. */
 SIM_API sim_status sim_device_make_fatal(int device);
+
+/* Handle ageing (test support): lets a test drive one handle-table slot
+ * through its SIM_HANDLE_GENERATIONS generations in milliseconds instead of
+ * creating and destroying 16.7 million objects. `handle` must be the most
+ * recent handle of its slot, destroyed (no handle has been issued from the
+ * slot since). The slot goes through `cycles` create/destroy cycles without
+ * an object — exactly what creating an object in the slot and destroying it
+ * again, `cycles` times, would do to it, retirement included: a slot that
+ * runs out of generations is retired and the remaining cycles are not
+ * performed (that is not an error). *generations_left (may be NULL)
+ * receives how many more handles the slot can issue: 0 once it is retired;
+ * `cycles` 0 only reads it. Afterwards `handle` is no longer its slot's most
+ * recent handle unless the slot is retired (a retired slot's last handle
+ * can still be asked, with the answer 0).
+ * Errors: SIM_INVALID_HANDLE when `handle` is 0, was never issued, is live,
+ * or its slot issued a handle after it. Not counted, never fault-injected. */
+SIM_API sim_status sim_handle_age(uint64_t handle, uint64_t cycles, uint64_t *generations_left);
+
+/* Handle watch (test support): counts the API calls, made from any thread
+ * after the watch was set, that name `handle` as one of their handle
+ * arguments (streams, events, modules, functions, graphs, executable
+ * graphs), whether the call succeeds, fails, is refused or is failed by an
+ * injected fault. A call is counted once, however many of its arguments
+ * name the handle; a handle only stored inside another object, or the
+ * sim's own internal use of it, is not a call. Lets a test prove that a
+ * component never names a handle again (a stream its caller destroyed:
+ * the count stays 0). sim_handle_watch sets the watched handle and resets
+ * the count to 0; sim_handle_watch(0) stops watching. One handle is watched
+ * at a time, process-wide; set it while no other thread makes calls. Never
+ * fault-injected; these two functions are not counted. */
+SIM_API void sim_handle_watch(uint64_t handle);
+SIM_API uint64_t sim_handle_watch_count(void);
 
 /* Number of live sim objects of the device (streams, events, modules,
  * graphs, executable graphs), for leak checks. */

@@ -673,6 +673,7 @@ sim_status sim_graph_instantiate(sim_graph_exec *exec, sim_graph graph) {
 }
 
 sim_status sim_graph_launch(sim_graph_exec exec, sim_stream stream) {
+    simi_watch_arg(exec);
     sim_status st = simi_enter(SIM_OP_GRAPH_LAUNCH, simi_handle_device(stream));
     if (st) return st;
     simi_op *op = simi_op_alloc(0);

@@ -127,17 +127,29 @@ sim_status simi_enter(sim_op op, int device) {
 }
 
 /* ------------------------------------------------------------------ */
-/* handle table: index (24 bits), generation (24), device (8), type (8) */
+/* handle table: index (24 bits), generation (24), device (8), type (8)
+ *
+ * A slot issues the generations 1..H_GEN_MAX, one per object created in it.
+ * When the object of its last generation is destroyed, the slot is RETIRED:
+ * it leaves the free list for good. A wrapping generation would bring a
+ * destroyed handle back to life after 16,777,215 create/destroy cycles of
+ * one slot; a retired slot costs 24 bytes instead. Once every slot is live
+ * or retired, creating an object fails cleanly ("handle table full",
+ * SIM_OUT_OF_MEMORY). */
 
 #define H_IDX_BITS 24
 #define H_GEN_BITS 24
+#define H_GEN_MAX ((1u << H_GEN_BITS) - 1)
 #define H_CHUNK 4096
 #define H_MAX_CHUNKS ((1u << H_IDX_BITS) / H_CHUNK)
+_Static_assert(H_GEN_MAX == SIM_HANDLE_GENERATIONS, "sim.h documents the generations of a slot");
+_Static_assert((1u << H_IDX_BITS) - 1 == SIM_HANDLE_SLOTS, "sim.h documents the table's slots");
 
 typedef struct hslot {
     uint32_t gen;
     uint8_t type;
     uint8_t device;
+    uint8_t retired; /* its last generation was destroyed: never reused */
     void *obj;
     uint32_t next_free;
 } hslot;
@@ -147,6 +159,20 @@ static uint32_t g_nslots = 1; /* slot 0 never used */
 static uint32_t g_free_head;  /* 0: none */
 
 static hslot *slot_at(uint32_t i) { return &g_chunks[i / H_CHUNK][i % H_CHUNK]; }
+static uint32_t h_index(uint64_t h) { return (uint32_t)(h & ((1u << H_IDX_BITS) - 1)); }
+static uint32_t h_gen(uint64_t h) { return (uint32_t)((h >> H_IDX_BITS) & H_GEN_MAX); }
+
+/* The object of a slot was destroyed: move the slot to its next generation,
+ * or retire it when it has issued its last one (returns false then; the
+ * caller must not put it on the free list). */
+static bool slot_next_generation(hslot *s) {
+    if (s->gen >= H_GEN_MAX) {
+        s->retired = 1;
+        return false;
+    }
+    s->gen++;
+    return true;
+}
 
 uint64_t simi_handle_new(int type, int device, void *obj) {
     uint32_t i;
@@ -172,11 +198,10 @@ uint64_t simi_handle_new(int type, int device, void *obj) {
 }
 
 static hslot *slot_of(uint64_t h) {
-    uint32_t i = (uint32_t)(h & ((1u << H_IDX_BITS) - 1));
-    uint32_t gen = (uint32_t)((h >> H_IDX_BITS) & ((1u << H_GEN_BITS) - 1));
+    uint32_t i = h_index(h);
     if (i == 0 || i >= g_nslots) return NULL;
     hslot *s = slot_at(i);
-    if (s->type == SIMI_T_NONE || s->gen != gen) return NULL;
+    if (s->type == SIMI_T_NONE || s->gen != h_gen(h)) return NULL;
     if ((uint8_t)(h >> 56) != s->type || (uint8_t)(h >> 48) != s->device) return NULL;
     return s;
 }
@@ -190,16 +215,50 @@ void *simi_handle_get(uint64_t h, int type) {
 void simi_handle_free(uint64_t h) {
     hslot *s = slot_of(h);
     if (!s) return;
-    uint32_t i = (uint32_t)(h & ((1u << H_IDX_BITS) - 1));
     s->type = SIMI_T_NONE;
     s->obj = NULL;
-    s->gen = (s->gen + 1) & ((1u << H_GEN_BITS) - 1);
-    if (s->gen == 0) s->gen = 1;
+    if (!slot_next_generation(s)) return; /* retired */
     s->next_free = g_free_head;
-    g_free_head = i;
+    g_free_head = h_index(h);
+}
+
+/* Take a free slot off the free list (g_sim.lock held). */
+static void free_list_unlink(uint32_t i) {
+    for (uint32_t *p = &g_free_head; *p; p = &slot_at(*p)->next_free) {
+        if (*p == i) {
+            *p = slot_at(i)->next_free;
+            return;
+        }
+    }
+}
+
+sim_status sim_handle_age(uint64_t handle, uint64_t cycles, uint64_t *generations_left) {
+    simi_ensure_init();
+    pthread_mutex_lock(&g_sim.lock);
+    uint32_t i = h_index(handle), gen = h_gen(handle);
+    uint8_t type = (uint8_t)(handle >> 56);
+    hslot *s = (i != 0 && i < g_nslots) ? slot_at(i) : NULL;
+    /* `handle` must be its slot's most recent handle, destroyed: the slot is
+     * free at the next generation, or retired at this one. */
+    bool last = s && gen != 0 && type > SIMI_T_NONE && type <= SIMI_T_EXEC &&
+                s->type == SIMI_T_NONE && (uint8_t)(handle >> 48) == s->device &&
+                (s->retired ? s->gen == gen : s->gen == gen + 1);
+    if (!last) {
+        pthread_mutex_unlock(&g_sim.lock);
+        return simi_fail(SIM_INVALID_HANDLE,
+                         "0x%llx is not the most recent handle of its slot, destroyed",
+                         (unsigned long long)handle);
+    }
+    /* Each cycle is what a create and a destroy in the slot do to it. */
+    for (uint64_t k = 0; k < cycles && !s->retired; k++)
+        if (!slot_next_generation(s)) free_list_unlink(i);
+    if (generations_left) *generations_left = s->retired ? 0 : (uint64_t)H_GEN_MAX - s->gen + 1;
+    pthread_mutex_unlock(&g_sim.lock);
+    return SIM_OK;
 }
 
 int simi_handle_device(uint64_t h) {
+    simi_watch_arg(h);
     if (h == 0) return -1;
     int d = (int)((h >> 48) & 0xff);
     return d < g_sim.ndevices ? d : -1;

@@ -24,7 +24,29 @@ static atomic_ullong g_calls[SIM_OP_COUNT_];
 static atomic_ullong g_dev_calls[SIMI_MAX_DEVICES][SIM_OP_COUNT_];
 static _Thread_local uint64_t tl_calls[SIM_OP_COUNT_];
 
+/* ---- handle watch ---- */
+static _Atomic uint64_t g_watch_handle; /* 0: none */
+static atomic_ullong g_watch_calls;
+static _Thread_local bool tl_watch_named; /* the call being entered names it */
+
+void simi_watch_arg(uint64_t h) {
+    if (h != 0 && h == atomic_load_explicit(&g_watch_handle, memory_order_relaxed))
+        tl_watch_named = true;
+}
+
+void sim_handle_watch(uint64_t handle) {
+    atomic_store(&g_watch_handle, 0);
+    atomic_store(&g_watch_calls, 0);
+    atomic_store(&g_watch_handle, handle);
+}
+
+uint64_t sim_handle_watch_count(void) { return atomic_load(&g_watch_calls); }
+
 void simi_count(sim_op op, int device) {
+    if (tl_watch_named) {
+        tl_watch_named = false;
+        atomic_fetch_add(&g_watch_calls, 1);
+    }
     atomic_fetch_add_explicit(&g_calls[op], 1, memory_order_relaxed);
     if (device >= 0 && device < SIMI_MAX_DEVICES)
         atomic_fetch_add_explicit(&g_dev_calls[device][op], 1, memory_order_relaxed);

@@ -56,7 +56,9 @@ uint64_t simi_handle_new(int type, int device, void *obj);
 void *simi_handle_get(uint64_t h, int type);
 /* Invalidate a handle (g_sim.lock held). */
 void simi_handle_free(uint64_t h);
-/* Device index encoded in a handle without validating it (-1 if none). */
+/* Device index encoded in a handle without validating it (-1 if none).
+ * Called only for the argument of simi_enter: it notes the handle for the
+ * handle watch (simi_watch_arg). */
 int simi_handle_device(uint64_t h);
 /* Visit every live handle of a device (g_sim.lock held). */
 typedef void (*simi_visit_fn)(uint64_t h, int type, void *obj, void *user);
@@ -197,7 +199,15 @@ bool simi_dev_dead(const simi_device *dev); /* lost or resetting */
 
 /* ---- faults, counters, holds (sim_fault.c) ---- */
 sim_status simi_fault_check(sim_op op, int device);
+/* Counts the call being entered; also counts it for the handle watch when
+ * one of its handle arguments was noted (simi_watch_arg) since the
+ * previous call of the thread. */
 void simi_count(sim_op op, int device);
+/* Handle watch (sim_handle_watch): note that the API call about to be
+ * entered names `h` among its handle arguments. Every handle argument of
+ * every API function is noted before simi_enter: the one the call is
+ * attributed to through simi_handle_device, a second one explicitly. */
+void simi_watch_arg(uint64_t h);
 /* Execution hold point: blocks while a matching hold is armed and reached. */
 void simi_hold_point(simi_device *dev, int kind, sim_function fn);
 void simi_hold_release_device(int device);

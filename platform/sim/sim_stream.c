@@ -602,6 +602,7 @@ static sim_status submit(simi_stream *s, simi_op *op) {
 
 sim_status sim_launch_kernel(sim_stream stream, sim_function fn, sim_target target,
                              uint32_t block_dim, const void *params, size_t params_size) {
+    simi_watch_arg(fn);
     sim_status st = simi_enter(SIM_OP_LAUNCH_KERNEL, simi_handle_device(stream));
     if (st) return st;
     if (target != SIM_TARGET_AICPU && target != SIM_TARGET_AICORE)
@@ -790,6 +791,7 @@ static sim_status get_pair(sim_stream stream, sim_event event, simi_stream **s, 
 }
 
 sim_status sim_event_record(sim_event event, sim_stream stream) {
+    simi_watch_arg(event);
     sim_status st = simi_enter(SIM_OP_EVENT_RECORD, simi_handle_device(stream));
     if (st) return st;
     simi_op *op = simi_op_alloc(0);
@@ -824,6 +826,7 @@ sim_status sim_event_record(sim_event event, sim_stream stream) {
 }
 
 sim_status sim_stream_wait_event(sim_stream stream, sim_event event) {
+    simi_watch_arg(event);
     sim_status st = simi_enter(SIM_OP_STREAM_WAIT_EVENT, simi_handle_device(stream));
     if (st) return st;
     pthread_mutex_lock(&g_sim.lock);
@@ -912,6 +915,7 @@ sim_status sim_event_synchronize(sim_event event) {
 }
 
 sim_status sim_event_elapsed_ms(float *ms, sim_event start, sim_event end) {
+    simi_watch_arg(end);
     sim_status st = simi_enter(SIM_OP_EVENT_ELAPSED, simi_handle_device(start));
     if (st) return st;
     if (!ms) return simi_fail(SIM_INVALID_VALUE, "ms is NULL");

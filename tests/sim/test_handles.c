@@ -309,3 +309,145 @@ TEST(null_out_pointers_and_bad_flags_are_invalid_value) {
     }
     objects_destroy(&o);
 }
+
+/* ---- generations never wrap ------------------------------------------------
+ * A slot issues SIM_HANDLE_GENERATIONS handles and is then retired: were its
+ * generation to wrap, a destroyed handle would come back after 16,777,215
+ * create/destroy cycles of the slot (1.7 s). sim_handle_age drives the slot
+ * through those cycles without objects. */
+
+TEST(destroyed_handle_never_validates_again_after_a_full_turn_of_its_slot) {
+    sim_event gone = 0, fresh = 0;
+    REQUIRE_OK(sim_event_create(&gone, SIM_EVENT_DISABLE_TIMING));
+    REQUIRE_OK(sim_event_destroy(gone));
+    /* Every generation of the slot but one more create/destroy cycle: were
+     * the generations to wrap, the next object created in the slot (the
+     * free list's head) would get `gone` back. */
+    uint64_t left = UINT64_MAX;
+    REQUIRE_OK(sim_handle_age(gone, SIM_HANDLE_GENERATIONS - 1, &left));
+    CHECK_EQ(left, 0); /* it ran out of generations on the way: retired */
+    REQUIRE_OK(sim_event_create(&fresh, SIM_EVENT_DISABLE_TIMING));
+    CHECK(fresh != gone);
+    CHECK_STATUS(sim_event_query(gone), SIM_INVALID_HANDLE);
+    CHECK_STATUS(sim_event_synchronize(gone), SIM_INVALID_HANDLE);
+    CHECK_STATUS(sim_event_destroy(gone), SIM_INVALID_HANDLE);
+    CHECK_OK(sim_event_query(fresh));
+    CHECK_OK(sim_event_destroy(fresh));
+}
+
+TEST(slot_is_retired_when_its_last_generation_is_destroyed) {
+    /* The last two generations of a slot go through the API: created,
+     * destroyed, then the slot is retired and creation moves on. */
+    sim_stream first = 0;
+    REQUIRE_OK(sim_stream_create(&first));
+    REQUIRE_OK(sim_stream_destroy(first));
+    uint64_t left = 0;
+    REQUIRE_OK(sim_handle_age(first, 0, &left)); /* only reads */
+    REQUIRE(left >= 2 && left < SIM_HANDLE_GENERATIONS);
+    REQUIRE_OK(sim_handle_age(first, left - 2, &left));
+    REQUIRE_EQ(left, 2);
+    CHECK_STATUS(sim_handle_age(first, 0, &left), SIM_INVALID_HANDLE); /* no longer the last */
+
+    sim_event last2 = 0, last1 = 0, next = 0;
+    REQUIRE_OK(sim_event_create(&last2, SIM_EVENT_DISABLE_TIMING));
+    CHECK_STATUS(sim_handle_age(last2, 0, &left), SIM_INVALID_HANDLE); /* live */
+    REQUIRE_OK(sim_event_destroy(last2));
+    REQUIRE_OK(sim_handle_age(last2, 0, &left)); /* it came from that slot */
+    CHECK_EQ(left, 1);
+    REQUIRE_OK(sim_event_create(&last1, SIM_EVENT_DISABLE_TIMING));
+    CHECK(last1 != last2);
+    REQUIRE_OK(sim_event_destroy(last1));
+    REQUIRE_OK(sim_handle_age(last1, 0, &left));
+    CHECK_EQ(left, 0); /* retired by the destroy */
+
+    REQUIRE_OK(sim_event_create(&next, SIM_EVENT_DISABLE_TIMING));
+    CHECK(next != first && next != last2 && next != last1);
+    CHECK_STATUS(sim_stream_query(first), SIM_INVALID_HANDLE);
+    CHECK_STATUS(sim_event_query(last2), SIM_INVALID_HANDLE);
+    CHECK_STATUS(sim_event_query(last1), SIM_INVALID_HANDLE);
+    CHECK_OK(sim_event_query(next));
+    /* The retired slot stays retired: more cycles do nothing. */
+    CHECK_OK(sim_handle_age(last1, 1000, &left));
+    CHECK_EQ(left, 0);
+    CHECK_OK(sim_event_destroy(next));
+}
+
+TEST(handle_age_refuses_handles_that_are_not_a_slot_s_last_destroyed_one) {
+    uint64_t left = 7;
+    CHECK_STATUS(sim_handle_age(0, 1, &left), SIM_INVALID_HANDLE);
+    CHECK_STATUS(sim_handle_age(0xDEADBEEFCAFEF00Dull, 1, &left), SIM_INVALID_HANDLE);
+    sim_stream s = 0;
+    REQUIRE_OK(sim_stream_create(&s));
+    CHECK_STATUS(sim_handle_age(s, 1, &left), SIM_INVALID_HANDLE); /* live */
+    CHECK_OK(sim_stream_query(s));                                 /* untouched */
+    CHECK_OK(sim_stream_destroy(s));
+    CHECK_STATUS(sim_handle_age(s ^ (1ull << 56), 0, &left), SIM_INVALID_HANDLE); /* type */
+    CHECK_STATUS(sim_handle_age(s ^ (1ull << 48), 0, &left), SIM_INVALID_HANDLE); /* device */
+    CHECK_EQ(left, 7); /* written only on success */
+    CHECK_OK(sim_handle_age(s, 0, NULL));
+}
+
+/* ---- the handle watch ------------------------------------------------------ */
+
+TEST(handle_watch_counts_each_call_that_names_the_handle_once) {
+    test_kernels k;
+    REQUIRE(kernels_load(&k));
+    sim_stream s = 0, other = 0;
+    sim_event e = 0;
+    REQUIRE_OK(sim_stream_create(&s));
+    REQUIRE_OK(sim_stream_create(&other));
+    REQUIRE_OK(sim_event_create(&e, SIM_EVENT_DEFAULT));
+
+    sim_handle_watch(s);
+    CHECK_EQ(sim_handle_watch_count(), 0);
+    CHECK_OK(sim_stream_query(other)); /* names another handle */
+    CHECK_OK(sim_event_record(e, other));
+    CHECK_OK(sim_event_synchronize(e));
+    CHECK_EQ(sim_handle_watch_count(), 0);
+    CHECK_OK(sim_stream_query(s));
+    CHECK_EQ(sim_handle_watch_count(), 1);
+    CHECK_OK(sim_event_record(e, s)); /* the stream as the second argument */
+    CHECK_OK(sim_stream_wait_event(other, e));
+    CHECK_EQ(sim_handle_watch_count(), 2);
+    CHECK_OK(sim_launch_kernel(s, k.noop, SIM_TARGET_AICPU, 1, NULL, 0));
+    CHECK_OK(sim_stream_synchronize(s));
+    CHECK_EQ(sim_handle_watch_count(), 4);
+    /* Failed, refused and injected calls count too. */
+    int dev = 0;
+    CHECK_STATUS(sim_stream_get_device(s, NULL), SIM_INVALID_VALUE);
+    CHECK_STATUS(sim_event_record(s, other), SIM_INVALID_HANDLE); /* a stream as an event */
+    sim_fault f = SIM_FAULT_INIT;
+    f.op = SIM_OP_STREAM_GET_DEVICE;
+    int id = -1;
+    REQUIRE_OK(sim_fault_arm(&f, &id));
+    CHECK_STATUS(sim_stream_get_device(s, &dev), SIM_INJECTED);
+    CHECK_OK(sim_fault_clear_all());
+    CHECK_EQ(sim_handle_watch_count(), 7);
+
+    /* The second handle of a two-handle call is watched too. */
+    sim_handle_watch(e);
+    CHECK_OK(sim_event_record(e, s));
+    CHECK_OK(sim_stream_wait_event(other, e));
+    float ms = 0;
+    CHECK_OK(sim_event_synchronize(e));
+    CHECK_OK(sim_event_elapsed_ms(&ms, e, e)); /* both arguments: one call */
+    CHECK_EQ(sim_handle_watch_count(), 4);
+    sim_handle_watch(k.noop);
+    CHECK_OK(sim_launch_kernel(s, k.noop, SIM_TARGET_AICPU, 1, NULL, 0));
+    CHECK_EQ(sim_handle_watch_count(), 1);
+
+    /* A destroyed handle named again is still a call that names it. */
+    CHECK_OK(sim_stream_synchronize(s));
+    sim_handle_watch(s);
+    CHECK_OK(sim_stream_destroy(s));
+    CHECK_STATUS(sim_stream_query(s), SIM_INVALID_HANDLE);
+    CHECK_EQ(sim_handle_watch_count(), 2);
+    sim_handle_watch(0); /* off */
+    CHECK_STATUS(sim_stream_query(s), SIM_INVALID_HANDLE);
+    CHECK_EQ(sim_handle_watch_count(), 0);
+
+    CHECK_OK(sim_stream_synchronize(other));
+    CHECK_OK(sim_event_destroy(e));
+    CHECK_OK(sim_stream_destroy(other));
+    kernels_unload(&k);
+}
