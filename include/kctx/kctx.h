@@ -152,6 +152,24 @@ KCTX_API kctx_status kctx_destroy(kctx_context ctx);
 
 #define KCTX_CONFIG_VERSION 1u
 
+/* How the device side of a launch runs (docs/kernel-mode.md, "Execution
+ * strategies"). Every rule of the contract holds under both.
+ *  - RESIDENT: the runtime's device programs (acquire, scheduler, worker
+ *    gang) run on the device and dispatch the callable's tasks themselves.
+ *    Needs forward progress between kernels and device function addresses.
+ *  - HOST_ORDERED: prepare computes the tasks' order; launch enqueues an
+ *    acquire step, each task kernel (a by-value parameter block per task,
+ *    behind a gate that any device error closes) and a finalize step, in
+ *    the same five-event chain.
+ * A platform declares which it supports and its default. */
+typedef enum kctx_strategy {
+    KCTX_STRATEGY_DEFAULT = 0, /* the platform's default (KCTX_STRATEGY overrides it) */
+    KCTX_STRATEGY_RESIDENT = 1,
+    KCTX_STRATEGY_HOST_ORDERED = 2
+} kctx_strategy;
+/* "default", "resident", "host-ordered"; "unknown" otherwise. Never NULL. */
+KCTX_API const char *kctx_strategy_name(kctx_strategy s);
+
 /* Config flags. */
 #define KCTX_TRACE_ENABLE 1u /* collect a trace from init to close (K32, docs/tracing.md) */
 
@@ -181,11 +199,13 @@ typedef struct kctx_kernel_config {
     uint32_t trace_device_records; /* device ring capacity (1..16M; default 65536) */
     uint32_t trace_host_records;   /* host span capacity (1..16M; default 16384) */
     const char *trace_path;        /* copied at init; NULL: default name */
+    uint32_t strategy;             /* kctx_strategy; DEFAULT: KCTX_STRATEGY from the environment
+                                    * ("resident" or "host-ordered"), else the platform's default */
 } kctx_kernel_config;
 #define KCTX_KERNEL_CONFIG_INIT                                                                   \
     {                                                                                             \
         sizeof(kctx_kernel_config), KCTX_CONFIG_VERSION, 4096u, 256u, 10000u, 0u, 65536u, 16384u, \
-            NULL                                                                                  \
+            NULL, 0u                                                                              \
     }
 
 /* Kernel init (K1, K2, K4, K6, K7, K11). Validates the config, takes the
@@ -211,9 +231,13 @@ typedef struct kctx_program_config {
     uint32_t trace_device_records;
     uint32_t trace_host_records;
     const char *trace_path;
+    uint32_t strategy; /* kctx_strategy, as in kctx_kernel_config */
 } kctx_program_config;
-#define KCTX_PROGRAM_CONFIG_INIT \
-    { sizeof(kctx_program_config), KCTX_CONFIG_VERSION, 0, 4096u, 10000u, 0u, 65536u, 16384u, NULL }
+#define KCTX_PROGRAM_CONFIG_INIT                                                                \
+    {                                                                                           \
+        sizeof(kctx_program_config), KCTX_CONFIG_VERSION, 0, 4096u, 10000u, 0u, 65536u, 16384u, \
+            NULL, 0u                                                                            \
+    }
 
 /* Program init (K1, K3): the context owns `device`: it initialises the
  * platform and sets the device through the lifecycle table, then creates

@@ -52,6 +52,7 @@ class KernelConfig(ctypes.Structure):
         ("trace_device_records", c_uint32),
         ("trace_host_records", c_uint32),
         ("trace_path", ctypes.c_char_p),
+        ("strategy", c_uint32),
     ]
 
 
@@ -68,6 +69,7 @@ class ProgramConfig(ctypes.Structure):
         ("trace_device_records", c_uint32),
         ("trace_host_records", c_uint32),
         ("trace_path", ctypes.c_char_p),
+        ("strategy", c_uint32),
     ]
 
 

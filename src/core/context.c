@@ -33,6 +33,18 @@ const char *kctx_status_string(kctx_status s) {
     return "unknown status";
 }
 
+const char *kctx_strategy_name(kctx_strategy s) {
+    switch (s) {
+    case KCTX_STRATEGY_DEFAULT:
+        return "default";
+    case KCTX_STRATEGY_RESIDENT:
+        return "resident";
+    case KCTX_STRATEGY_HOST_ORDERED:
+        return "host-ordered";
+    }
+    return "unknown";
+}
+
 const char *kctx_phase_name(kctx_phase p) {
     static const char *const names[] = {"NEW",         "READY",   "POISONED",
                                         "QUARANTINED", "CLOSING", "CLOSED"};

@@ -94,6 +94,7 @@ typedef struct kctx_ctx {
     const kctx_platform_lifecycle_ops *lifecycle; /* program mode only */
     kctx_mode mode;
     kctx_phase phase;
+    kctx_strategy strategy; /* in effect (never DEFAULT once latched) */
     int device;
     uint64_t epoch;
     bool has_epoch;

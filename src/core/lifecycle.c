@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Phase admission for entries other than init/close/destroy (K8). */
@@ -66,13 +67,40 @@ static kctx_status init_failed(kctx_ctx *c, kctx_status st, bool in_flight) {
     return st;
 }
 
-static kctx_status check_common_config(kctx_ctx *c, uint32_t args_capacity, uint32_t timeout_ms) {
+/* The strategy a config asks for (K2: checked before the latch): the
+ * config's field, else KCTX_STRATEGY from the environment, else the
+ * platform's default. */
+static kctx_status choose_strategy(kctx_ctx *c, uint32_t asked, kctx_strategy *out) {
+    const char *env = getenv("KCTX_STRATEGY");
+    if (asked == KCTX_STRATEGY_DEFAULT && env && *env) {
+        if (strcmp(env, "resident") == 0)
+            asked = KCTX_STRATEGY_RESIDENT;
+        else if (strcmp(env, "host-ordered") == 0)
+            asked = KCTX_STRATEGY_HOST_ORDERED;
+        else
+            return kctx_fail(c, KCTX_INVALID_ARGUMENT,
+                             "KCTX_STRATEGY='%s' names no strategy (resident or host-ordered)",
+                             env);
+    }
+    if (asked == KCTX_STRATEGY_DEFAULT) asked = KCTX_STRATEGY_RESIDENT;
+    if (asked != KCTX_STRATEGY_RESIDENT && asked != KCTX_STRATEGY_HOST_ORDERED)
+        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "strategy %u is not a kctx_strategy", asked);
+    if (asked == KCTX_STRATEGY_HOST_ORDERED)
+        return kctx_fail(c, KCTX_UNSUPPORTED,
+                         "the host-ordered strategy is not built yet on platform %s",
+                         c->plat->name);
+    *out = (kctx_strategy)asked;
+    return KCTX_OK;
+}
+
+static kctx_status check_common_config(kctx_ctx *c, uint32_t args_capacity, uint32_t timeout_ms,
+                                       uint32_t strategy, kctx_strategy *chosen) {
     if (args_capacity < 64 || args_capacity > 65536)
         return kctx_fail(c, KCTX_INVALID_ARGUMENT, "args_capacity %u out of range 64..65536",
                          args_capacity);
     if (timeout_ms == 0)
         return kctx_fail(c, KCTX_INVALID_ARGUMENT, "prepare_timeout_ms must be > 0");
-    return KCTX_OK;
+    return choose_strategy(c, strategy, chosen);
 }
 
 /* Device facts the resources depend on. */
@@ -113,6 +141,7 @@ kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *cfg) {
     kctx_ctx *c;
     kctx_status st = kctx_ctx_acquire(h, &c);
     if (st) return st;
+    kctx_strategy strategy = KCTX_STRATEGY_RESIDENT;
     /* arguments and config first (K2) */
     if (!cfg)
         st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config is NULL");
@@ -124,7 +153,8 @@ kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *cfg) {
         st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "token_capacity %u out of range 1..65536",
                        cfg->token_capacity);
     else
-        st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms);
+        st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms, cfg->strategy,
+                                 &strategy);
     /* then the latch and the phase (K1) */
     if (!st && c->mode == KCTX_MODE_PROGRAM)
         st = kctx_fail(c, KCTX_INVALID_STATE, "the context is latched to PROGRAM mode (K1)");
@@ -159,7 +189,8 @@ kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *cfg) {
         return st;
     }
     c->mode = KCTX_MODE_KERNEL; /* the latch: never rolled back (K1) */
-    c->lifecycle = NULL;        /* a kernel context holds no lifecycle table (K4) */
+    c->strategy = strategy;
+    c->lifecycle = NULL; /* a kernel context holds no lifecycle table (K4) */
     c->device = device;
     c->args_capacity = cfg->args_capacity;
     c->token_capacity = cfg->token_capacity;
@@ -171,6 +202,7 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
     kctx_ctx *c;
     kctx_status st = kctx_ctx_acquire(h, &c);
     if (st) return st;
+    kctx_strategy strategy = KCTX_STRATEGY_RESIDENT;
     if (!cfg)
         st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config is NULL");
     else if (cfg->size < sizeof(kctx_program_config) || cfg->version != KCTX_CONFIG_VERSION)
@@ -180,7 +212,8 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
     else if (cfg->device < 0)
         st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "device %d", cfg->device);
     else
-        st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms);
+        st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms, cfg->strategy,
+                                 &strategy);
     if (!st && c->mode == KCTX_MODE_KERNEL)
         st = kctx_fail(c, KCTX_INVALID_STATE, "the context is latched to KERNEL mode (K1, K3)");
     if (!st && c->phase != KCTX_PHASE_NEW)
@@ -212,6 +245,7 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
     /* Program mode owns the device: it initialises the platform and makes
      * the device current through the lifecycle table, which only it holds. */
     c->mode = KCTX_MODE_PROGRAM;
+    c->strategy = strategy;
     c->lifecycle = c->plat->lifecycle;
     c->device = cfg->device;
     c->args_capacity = cfg->args_capacity;

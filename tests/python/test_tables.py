@@ -79,7 +79,7 @@ def test_only_functions_the_public_headers_declare_are_bound():
 def test_size_prefixed_structs_have_the_c_sizes():
     # sizes of the C structs on LP64 (x86-64), from the header declarations
     expected = {
-        _lib.KernelConfig: 48, _lib.ProgramConfig: 48, _lib.Arg: 16, _lib.CheckReport: 32,
+        _lib.KernelConfig: 56, _lib.ProgramConfig: 56, _lib.Arg: 16, _lib.CheckReport: 32,
         _lib.ResourceInfo: 8 + 8 * 14 + 16 + 8 + 8, _lib.ImageError: 176, _lib.SimDeviceProps: 104,
         _lib.SimFault: 40, _lib.SimHold: 32, _lib.SimObjectCounts: 56,
     }
