@@ -57,7 +57,7 @@ static uint32_t add_noop_child(kctx_image_builder *b) {
     size_t mod_size;
     uint32_t fid = 0;
     lb_kernels_module(&mod, &mod_size);
-    kctx_image_builder_child(b, "noop", "k_noop", &fid);
+    kctx_image_builder_child(b, "noop", "t_noop", &fid);
     kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod, mod_size);
     return fid;
 }
@@ -82,7 +82,7 @@ lb_image lb_image_vadd(uint32_t block_dim) {
         kctx_image_builder_param(b, "b", KCTX_PARAM_TENSOR_IN);
         kctx_image_builder_param(b, "c", KCTX_PARAM_TENSOR_OUT);
         kctx_image_builder_param(b, "n", KCTX_PARAM_SCALAR);
-        kctx_image_builder_child(b, "vadd", "k_vadd_f32", &fid);
+        kctx_image_builder_child(b, "vadd", "t_vadd_f32", &fid);
         kctx_image_builder_child_param(b, "a", KCTX_PARAM_TENSOR);
         kctx_image_builder_child_param(b, "b", KCTX_PARAM_TENSOR);
         kctx_image_builder_child_param(b, "c", KCTX_PARAM_TENSOR);
@@ -116,7 +116,7 @@ lb_image lb_image_dag(uint32_t width) {
         uint32_t fid = 0, t = 0;
         lb_kernels_module(&mod, &mod_size);
         kctx_image_builder_param(b, "counts", KCTX_PARAM_TENSOR_INOUT);
-        kctx_image_builder_child(b, "count", "k_add_u32", &fid);
+        kctx_image_builder_child(b, "count", "t_add_u32", &fid);
         kctx_image_builder_child_param(b, "buf", KCTX_PARAM_TENSOR);
         kctx_image_builder_child_param(b, "n_value", KCTX_PARAM_SCALAR);
         kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod, mod_size);

@@ -3,6 +3,7 @@
  * parameter block; device addresses travel as uint64_t.
  */
 #include <kctx/sim_kernel.h>
+#include <kctx/task_abi.h>
 #include <stdatomic.h>
 
 #define DEV(T, a) ((T)(uintptr_t)(a))
@@ -148,4 +149,52 @@ SIM_KERNEL(k_whoami) {
     out[1] = ctx->block_dim;
     out[2] = ctx->core_id;
     out[3] = ctx->core_count;
+}
+
+/* ---- task kernels (kctx/task_abi.h) ------------------------------------------
+ * The callables of kctx's tests and benchmarks use these: each is the
+ * framework kernel above under KCTX_TASK, its bindings being exactly the
+ * u64 slots of that kernel's parameter block. */
+/* () */
+KCTX_TASK(t_noop) {
+    (void)ctx;
+    (void)arg;
+    (void)nargs;
+}
+
+/* (buf: tensor; n | value << 32: scalar or immediate) */
+KCTX_TASK(t_add_u32) {
+    if (nargs < 2) {
+        ctx->svc->report_error(1, nargs);
+        return;
+    }
+    k_add_u32(ctx, arg, 2 * sizeof(uint64_t));
+}
+
+/* (a, b, c: tensor; n: scalar) */
+KCTX_TASK(t_vadd_f32) {
+    if (nargs < 4) {
+        ctx->svc->report_error(1, nargs);
+        return;
+    }
+    k_vadd_f32(ctx, arg, 4 * sizeof(uint64_t));
+}
+
+/* (log: tensor[; value]): appends `value` (0 when not bound) to log */
+KCTX_TASK(t_append) {
+    if (nargs < 1) {
+        ctx->svc->report_error(1, nargs);
+        return;
+    }
+    struct append_params p = {arg[0], nargs > 1 ? (uint32_t)arg[1] : 0u, 0};
+    k_append(ctx, &p, sizeof p);
+}
+
+/* (code | pad << 32, detail): reports a device-side error */
+KCTX_TASK(t_report_error) {
+    if (nargs < 2) {
+        ctx->svc->report_error(1, nargs);
+        return;
+    }
+    k_report_error(ctx, arg, 2 * sizeof(uint64_t));
 }

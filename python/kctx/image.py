@@ -7,7 +7,7 @@ no global state.
 
     b = Builder("fill")
     b.param("out", ParamKind.TENSOR_OUT)
-    f = b.child("add", "k_add_u32")
+    f = b.child("add", "t_add_u32")
     b.child_param("buf", ParamKind.TENSOR)
     b.child_param("n_value", ParamKind.SCALAR)
     b.variant(VariantKind.SIM_ELF, module_bytes)

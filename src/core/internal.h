@@ -51,11 +51,36 @@ enum {
     KCTX_MEM_COUNT
 };
 
+/* The runtime's device programs a context resolves, by strategy:
+ * RESIDENT uses acquire, scheduler and worker; HOST_ORDERED acquire and
+ * finalize (in the scheduler's slot). */
+enum {
+    KCTX_PROG_ACQUIRE,
+    KCTX_PROG_SCHEDULER,
+    KCTX_PROG_FINALIZE = KCTX_PROG_SCHEDULER,
+    KCTX_PROG_WORKER,
+    KCTX_PROG_COUNT
+};
+
 /* A resident platform object: live until its release succeeds. */
 typedef struct kctx_res {
     uint64_t h;
     bool live;
 } kctx_res;
+
+typedef struct kctx_ho_task {
+    kctx_pfunction fn; /* the child's entry */
+    uint32_t block_dim;
+    uint32_t func_id;
+    uint32_t first_binding;
+    uint32_t nbindings;
+} kctx_ho_task;
+
+typedef struct kctx_ho_binding {
+    uint32_t kind; /* kctx_binding_kind */
+    uint32_t param;
+    uint64_t value;
+} kctx_ho_binding;
 
 /* One upload: the device side of a distinct image (shared by every id
  * prepared with identical bytes, K14). */
@@ -71,6 +96,12 @@ typedef struct kctx_upload {
     uint64_t table_bytes;
     uint32_t refs; /* ids using it */
     void *staging; /* host copy of the table while its upload may be in flight (K17) */
+    /* HOST_ORDERED: the tasks in their order (dependencies only point to
+     * earlier tasks, so the image's order is a topological order) and
+     * their bindings, which launch turns into by-value parameter blocks */
+    struct kctx_ho_task *ho_tasks;
+    struct kctx_ho_binding *ho_binds;
+    uint32_t ho_ntasks;
     /* launch preflight facts (K18), computed at prepare */
     uint32_t nparams;
     uint8_t pkind[KCTX_IMAGE_MAX_PARAMS]; /* kctx_param_kind */
@@ -110,7 +141,7 @@ typedef struct kctx_ctx {
     kctx_res streams[KCTX_STREAM_COUNT]; /* KCTX_STREAM_* */
     kctx_res events[KCTX_EVENT_COUNT];
     kctx_res programs;
-    kctx_pfunction prog_fn[3]; /* acquire, scheduler, worker */
+    kctx_pfunction prog_fn[3]; /* KCTX_PROG_*: the strategy's device programs */
     kctx_res mem[KCTX_MEM_COUNT];
     uint64_t mem_bytes[KCTX_MEM_COUNT];
     void *staging[2]; /* host sources of init's uploads, kept while they may be in flight */

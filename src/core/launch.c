@@ -10,6 +10,8 @@
 #include "internal.h"
 #include "rt_layout.h"
 
+#include <kctx/task_abi.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -132,7 +134,41 @@ typedef struct chain {
         scheduler, aicpu_joined, aicpu_done, caller_joined;
 } chain;
 
-/* Enqueue the K20 sequence; on failure, compensate (K24). */
+/* HOST_ORDERED: enqueue the callable's task kernels on the AICore stream,
+ * in the image's (topological) order, each with its parameter block built
+ * here from the args by value (K22): the task ABI's header, then one u64
+ * per binding. `buf` is the launch's stack buffer (no allocation, K19). */
+static kctx_status enqueue_tasks(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args,
+                                 kctx_pstream core, uint64_t id, unsigned char *buf,
+                                 bool *started) {
+    kctx_task_header *h = (kctx_task_header *)buf;
+    uint64_t *arg = (uint64_t *)(h + 1);
+    uint32_t flags = KCTX_TASK_GATED | (c->trace ? KCTX_TASK_TRACE : 0u);
+    for (uint32_t t = 0; t < u->ho_ntasks; t++) {
+        const kctx_ho_task *task = &u->ho_tasks[t];
+        *h = (kctx_task_header){
+            c->mem[KCTX_MEM_RUNTIME_IMAGE].h, id, flags, t, task->func_id, task->nbindings};
+        for (uint32_t i = 0; i < task->nbindings; i++) {
+            const kctx_ho_binding *b = &u->ho_binds[task->first_binding + i];
+            if (b->kind == KCTX_BIND_TENSOR)
+                arg[i] = args[b->param].value + b->value; /* tensor + byte offset */
+            else if (b->kind == KCTX_BIND_SCALAR)
+                arg[i] = args[b->param].value;
+            else
+                arg[i] = b->value; /* immediate */
+        }
+        kctx_status st =
+            KP(c, "launch(task)",
+               launch(c->plat->self, core, task->fn, KCTX_PTARGET_AICORE, task->block_dim, buf,
+                      sizeof *h + (size_t)task->nbindings * sizeof(uint64_t)));
+        if (st) return st;
+        *started = true;
+    }
+    return KCTX_OK;
+}
+
+/* Enqueue the K20 sequence (§0b under HOST_ORDERED); on failure,
+ * compensate (K24). */
 static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args,
                                  uint32_t nargs, kctx_pstream caller, kctx_pgraph graph) {
     bool captured = graph != 0;
@@ -145,6 +181,8 @@ static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_a
     kctx_rt_acquire_params ap = {arch, id};
     uint32_t flags =
         c->trace ? KCTX_RT_FLAG_TRACE : 0; /* travels by value into every replay (K32) */
+    const bool ho = c->strategy == KCTX_STRATEGY_HOST_ORDERED;
+    kctx_rt_step_params step = {arch, id, flags, 0}; /* host-ordered acquire and finalize */
     kctx_rt_worker_params wp = {arch, id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h, flags, 0};
     _Alignas(16) unsigned char sbuf[SNAPSHOT_LIMIT]; /* args by value, on the stack (K19, K22) */
     kctx_rt_scheduler_params *sp = (kctx_rt_scheduler_params *)sbuf;
@@ -178,20 +216,37 @@ static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_a
     }
     STEP(aicpu_waited, "stream_wait_event(AICPU, START)",
          stream_wait_event(self, cpu, ev[KCTX_EV_START]));
-    STEP(acquire, "launch(acquire)",
-         launch(self, cpu, c->prog_fn[0], KCTX_PTARGET_AICPU, 1, &ap, sizeof ap));
+    if (ho)
+        STEP(acquire, "launch(acquire)",
+             launch(self, cpu, c->prog_fn[KCTX_PROG_ACQUIRE], KCTX_PTARGET_AICPU, 1, &step,
+                    sizeof step));
+    else
+        STEP(acquire, "launch(acquire)",
+             launch(self, cpu, c->prog_fn[KCTX_PROG_ACQUIRE], KCTX_PTARGET_AICPU, 1, &ap,
+                    sizeof ap));
     STEP(aicore_started, "event_record(AICORE_START, AICPU)",
          event_record(self, ev[KCTX_EV_AICORE_START], cpu));
     STEP(aicore_waited, "stream_wait_event(AICore, AICORE_START)",
          stream_wait_event(self, core, ev[KCTX_EV_AICORE_START]));
-    STEP(worker, "launch(worker)",
-         launch(self, core, c->prog_fn[2], KCTX_PTARGET_AICORE, c->core_count, &wp, sizeof wp));
+    if (ho) {
+        st = enqueue_tasks(c, u, args, core, id, sbuf, &ch.worker);
+        if (st) goto failed;
+    } else {
+        STEP(worker, "launch(worker)",
+             launch(self, core, c->prog_fn[KCTX_PROG_WORKER], KCTX_PTARGET_AICORE, c->core_count,
+                    &wp, sizeof wp));
+    }
     STEP(aicore_done, "event_record(AICORE_DONE, AICore)",
          event_record(self, ev[KCTX_EV_AICORE_DONE], core));
-    STEP(scheduler, "launch(scheduler)",
-         launch(self, cpu, c->prog_fn[1], KCTX_PTARGET_AICPU, 1, sp, ssize));
+    if (!ho)
+        STEP(scheduler, "launch(scheduler)",
+             launch(self, cpu, c->prog_fn[KCTX_PROG_SCHEDULER], KCTX_PTARGET_AICPU, 1, sp, ssize));
     STEP(aicpu_joined, "stream_wait_event(AICPU, AICORE_DONE)",
          stream_wait_event(self, cpu, ev[KCTX_EV_AICORE_DONE]));
+    if (ho) /* after the tasks: the holder's guard is released only once they ran */
+        STEP(scheduler, "launch(finalize)",
+             launch(self, cpu, c->prog_fn[KCTX_PROG_FINALIZE], KCTX_PTARGET_AICPU, 1, &step,
+                    sizeof step));
     STEP(aicpu_done, "event_record(AICPU_DONE, AICPU)",
          event_record(self, ev[KCTX_EV_AICPU_DONE], cpu));
     STEP(caller_joined, "stream_wait_event(caller, AICPU_DONE)",
@@ -220,7 +275,9 @@ failed:;
         cs = KP(c, what, call);     \
         if (cs && !comp) comp = cs; \
     } while (0)
-    if (ch.acquire && !ch.scheduler) {
+    kctx_pdevptr abort_word =
+        c->mem[KCTX_MEM_RUNTIME_IMAGE].h + offsetof(kctx_rt_image, abort_launch);
+    if (!ho && ch.acquire && !ch.scheduler) {
         sp->mode = KCTX_RT_SCHED_ABORT;
         sp->nargs = 0; /* the abort carries no snapshot */
         COMP("launch(scheduler abort)",
@@ -231,10 +288,7 @@ failed:;
          * then takes no guard (or its guard is freed) and the workers leave,
          * so the chain still comes back to the caller. */
         if (cs && c->phase != KCTX_PHASE_QUARANTINED)
-            COMP("atomic_write_u32(abort word)",
-                 atomic_write_u32(
-                     self, c->mem[KCTX_MEM_RUNTIME_IMAGE].h + offsetof(kctx_rt_image, abort_launch),
-                     (uint32_t)id));
+            COMP("atomic_write_u32(abort word)", atomic_write_u32(self, abort_word, (uint32_t)id));
     }
     if (ch.aicore_waited && !ch.aicore_done)
         COMP("event_record(AICORE_DONE, AICore)",
@@ -242,6 +296,16 @@ failed:;
     if (ch.aicore_waited && !ch.aicpu_joined)
         COMP("stream_wait_event(AICPU, AICORE_DONE)",
              stream_wait_event(self, cpu, ev[KCTX_EV_AICORE_DONE]));
+    if (ho && ch.acquire && !ch.scheduler) {
+        /* Host-ordered: the finalize releases the guard after the tasks
+         * that were enqueued (gated: the context is poisoned below). If it
+         * cannot be enqueued, the abort word frees the guard for the next
+         * acquire. */
+        COMP("launch(finalize)", launch(self, cpu, c->prog_fn[KCTX_PROG_FINALIZE],
+                                        KCTX_PTARGET_AICPU, 1, &step, sizeof step));
+        if (cs && c->phase != KCTX_PHASE_QUARANTINED)
+            COMP("atomic_write_u32(abort word)", atomic_write_u32(self, abort_word, (uint32_t)id));
+    }
     if (ch.aicpu_waited && !ch.aicpu_done)
         COMP("event_record(AICPU_DONE, AICPU)", event_record(self, ev[KCTX_EV_AICPU_DONE], cpu));
     if (ch.aicpu_waited && !ch.caller_joined)

@@ -85,10 +85,6 @@ static kctx_status choose_strategy(kctx_ctx *c, uint32_t asked, kctx_strategy *o
     if (asked == KCTX_STRATEGY_DEFAULT) asked = KCTX_STRATEGY_RESIDENT;
     if (asked != KCTX_STRATEGY_RESIDENT && asked != KCTX_STRATEGY_HOST_ORDERED)
         return kctx_fail(c, KCTX_INVALID_ARGUMENT, "strategy %u is not a kctx_strategy", asked);
-    if (asked == KCTX_STRATEGY_HOST_ORDERED)
-        return kctx_fail(c, KCTX_UNSUPPORTED,
-                         "the host-ordered strategy is not built yet on platform %s",
-                         c->plat->name);
     *out = (kctx_strategy)asked;
     return KCTX_OK;
 }

@@ -7,11 +7,15 @@
 #include "internal.h"
 #include "rt_layout.h"
 
+#include <kctx/task_abi.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void upload_free_host(kctx_upload *u) {
+    free(u->ho_tasks);
+    free(u->ho_binds);
     free(u->staging);
     free(u->image);
     free(u->modules);
@@ -189,10 +193,60 @@ static void *build_table(const kctx_upload *u, const uint64_t *entries, size_t *
  * upload was enqueued, everything created is released (nothing kept); if
  * the upload was enqueued but its wait failed, the context is poisoned and
  * the upload is kept until close (K17). */
+/* The task ABI's marker (kctx/task_abi.h): a child whose module does not
+ * export it was not written for the ABI, and its kernel would misread its
+ * parameter block. */
+static kctx_status check_marker(kctx_ctx *c, kctx_upload *u, uint32_t i, const char *entry) {
+    char name[KCTX_IMAGE_MAX_NAME + sizeof KCTX_TASK_MARKER_PREFIX];
+    snprintf(name, sizeof name, "%s%s", KCTX_TASK_MARKER_PREFIX, entry);
+    kctx_pfunction marker = 0;
+    atomic_fetch_add(&c->calls, 1);
+    int pst = c->ops->module_function(c->plat->self, u->modules[i].h, name, &marker);
+    if (pst == 0) return KCTX_OK;
+    if (c->ops->classify(c->plat->self, pst) != KCTX_PCLASS_INVALID)
+        return kp_map(c, "module_function(task ABI marker)", pst);
+    return kctx_fail(c, KCTX_INCOMPATIBLE_IMAGE,
+                     "child %u's kernel '%s' is not a task kernel: its module lacks the task ABI "
+                     "marker %s (write it with KCTX_TASK, kctx/task_abi.h)",
+                     i, entry, name);
+}
+
+/* HOST_ORDERED: the tasks in the image's order (a topological order: a
+ * task's dependencies are listed before it) with their bindings. */
+static kctx_status build_ho_tasks(kctx_ctx *c, kctx_upload *u) {
+    const kctx_image_view *v = &u->view;
+    uint32_t nt = kctx_image_task_count(v), nb = 0;
+    for (uint32_t t = 0; t < nt; t++) nb += kctx_image_task_at(v, t).binding_count;
+    u->ho_tasks = calloc(nt ? nt : 1, sizeof *u->ho_tasks);
+    u->ho_binds = calloc(nb ? nb : 1, sizeof *u->ho_binds);
+    if (!u->ho_tasks || !u->ho_binds)
+        return kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+    uint32_t bi = 0;
+    for (uint32_t t = 0; t < nt; t++) {
+        kctx_image_task task = kctx_image_task_at(v, t);
+        kctx_pfunction fn = 0; /* the entry of the child with the task's function id */
+        for (uint32_t i = 0; i < u->nchildren && !fn; i++)
+            if (kctx_image_child_at(v, i).func_id == task.func_id) fn = u->fns[i];
+        u->ho_tasks[t] = (kctx_ho_task){fn, task.block_dim, task.func_id, bi, task.binding_count};
+        if (sizeof(kctx_task_header) + (uint64_t)task.binding_count * 8 > c->max_params)
+            return kctx_fail(c, KCTX_INCOMPATIBLE_IMAGE,
+                             "task %u's parameter block (%u bindings) exceeds the device's kernel "
+                             "parameter limit (%u bytes)",
+                             t, task.binding_count, c->max_params);
+        for (uint32_t i = 0; i < task.binding_count; i++, bi++) {
+            kctx_image_binding b = kctx_image_binding_at(v, t, i);
+            u->ho_binds[bi] = (kctx_ho_binding){(uint32_t)b.kind, b.param, b.value};
+        }
+    }
+    u->ho_ntasks = nt;
+    return KCTX_OK;
+}
+
 static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
     void *self = c->plat->self;
     const kctx_image_view *v = &u->view;
     kctx_status st = KCTX_OK;
+    const bool ho = c->strategy == KCTX_STRATEGY_HOST_ORDERED;
     uint64_t *entries = calloc(u->nchildren ? u->nchildren : 1, sizeof *entries);
     if (!entries) return kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
     for (uint32_t i = 0; !st && i < u->nchildren; i++) {
@@ -206,8 +260,22 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
         u->modules[i].live = true;
         st = KP(c, "module_function(child entry)",
                 module_function(self, u->modules[i].h, ch.entry, &u->fns[i]));
-        if (!st && c->ops->function_address)
+        if (!st) st = check_marker(c, u, i, ch.entry);
+        if (!st && !ho && c->ops->function_address)
             st = KP(c, "function_address", function_address(self, u->fns[i], &entries[ch.func_id]));
+    }
+    if (ho) {
+        /* Nothing goes to the device: launch builds each task's parameter
+         * block by value from the args (K22 by construction). */
+        free(entries);
+        if (!st) st = build_ho_tasks(c, u);
+        if (st) {
+            char msg[KCTX_MSG];
+            snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
+            upload_release(c, u);
+            kctx_restore_msg(c, msg);
+        }
+        return st;
     }
     size_t bytes = 0;
     void *table = st ? NULL : build_table(u, entries, &bytes);

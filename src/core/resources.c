@@ -13,8 +13,9 @@
 
 static const char *const k_event_names[KCTX_EVENT_COUNT] = {"START", "AICORE_START", "AICORE_DONE",
                                                             "AICPU_DONE", "SERIAL_TAIL"};
-static const char *const k_prog_names[3] = {"kctx_rt_acquire", "kctx_rt_scheduler",
-                                            "kctx_rt_worker"};
+static const char *const k_prog_names[2][KCTX_PROG_COUNT] = {
+    {"kctx_rt_acquire", "kctx_rt_scheduler", "kctx_rt_worker"},
+    {"kctx_rt_ho_acquire", "kctx_rt_ho_finalize", NULL}};
 
 static uint64_t image_bytes(uint32_t cores) {
     return sizeof(kctx_rt_image) + (uint64_t)cores * KCTX_RT_MAILBOX_STRIDE;
@@ -99,9 +100,10 @@ kctx_status kctx_resources_create(kctx_ctx *c, bool *in_flight) {
             module_load(self, c->plat->programs, c->plat->programs_size, &c->programs.h));
     if (st) return st;
     c->programs.live = true;
-    for (int i = 0; i < 3; i++) {
-        st = KP(c, k_prog_names[i],
-                module_function(self, c->programs.h, k_prog_names[i], &c->prog_fn[i]));
+    for (int i = 0; i < KCTX_PROG_COUNT; i++) {
+        const char *name = k_prog_names[c->strategy == KCTX_STRATEGY_HOST_ORDERED][i];
+        if (!name) continue;
+        st = KP(c, name, module_function(self, c->programs.h, name, &c->prog_fn[i]));
         if (st) return st;
     }
     c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE] = image_bytes(c->core_count);

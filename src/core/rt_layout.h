@@ -6,46 +6,36 @@
  */
 #ifndef KCTX_RT_LAYOUT_H
 #define KCTX_RT_LAYOUT_H
+#include <stddef.h>
 #include <stdint.h>
+
+#include <kctx/task_abi.h>
 
 #define KCTX_RT_MAGIC 0x4b525431u  /* "KRT1" */
 #define KCTX_RT_MAILBOX_STRIDE 64u /* one cache line per core mailbox */
 
-/* Device error word values (K23, K24, K35). */
+/* Device error word values (K23, K24, K35): the task ABI's. */
 enum {
-    KCTX_RT_ERR_NONE = 0,
-    KCTX_RT_ERR_CONCURRENT_LAUNCH = 1, /* a launch found the guard held */
-    KCTX_RT_ERR_TASK_FAILED = 2,       /* a child kernel reported an error; detail = task */
-    KCTX_RT_ERR_POISONED = 3,          /* the host poisoned the context */
-    KCTX_RT_ERR_QUARANTINED = 4,
-    KCTX_RT_ERR_BAD_LAUNCH = 5 /* a run made no progress for the watchdog's period */
+    KCTX_RT_ERR_NONE = KCTX_TASK_ERR_NONE,
+    KCTX_RT_ERR_CONCURRENT_LAUNCH =
+        KCTX_TASK_ERR_CONCURRENT_LAUNCH, /* a launch found the guard held */
+    KCTX_RT_ERR_TASK_FAILED =
+        KCTX_TASK_ERR_TASK_FAILED, /* a child kernel reported an error; detail = task */
+    KCTX_RT_ERR_POISONED = KCTX_TASK_ERR_POISONED, /* the host poisoned the context */
+    KCTX_RT_ERR_QUARANTINED = KCTX_TASK_ERR_QUARANTINED,
+    KCTX_RT_ERR_BAD_LAUNCH =
+        KCTX_TASK_ERR_BAD_LAUNCH /* a run made no progress for the watchdog's period */
 };
 
-/* Device trace records (K32), written by the device programs into the
- * resident ring when tracing is enabled. The ring is circular: record
- * index i lives in slot i % capacity; writers reserve indices from
- * trace_head, the host consumes from trace_tail. Full ring (head - tail ==
- * capacity): the newest records are dropped and counted (trace_dropped). */
+/* Device trace records (K32): the task ABI's records and ring protocol
+ * (kctx/task_abi.h), written by the device programs and task kernels into
+ * the resident ring when tracing is enabled. */
 enum {
-    KCTX_RT_TRACE_SCHED = 1,
-    KCTX_RT_TRACE_TASK = 2,
-    KCTX_RT_TRACE_REFUSED = 3
+    KCTX_RT_TRACE_SCHED = KCTX_TASK_TRACE_SCHED,
+    KCTX_RT_TRACE_TASK = KCTX_TASK_TRACE_TASK,
+    KCTX_RT_TRACE_REFUSED = KCTX_TASK_TRACE_REFUSED
 };
-typedef struct kctx_rt_trace_rec {
-    uint64_t t0, t1; /* ns, device clock (the host's monotonic clock on the sim) */
-    uint64_t launch_id;
-    uint32_t kind; /* KCTX_RT_TRACE_* */
-    uint32_t core; /* AICore core, or UINT32_MAX for the AICPU */
-    uint32_t task;
-    uint32_t func_id;
-    uint32_t block;
-    /* Commit word, stored last (release): the low 32 bits of the record's
-     * index + 1 once the record is complete. The host copies a record only
-     * after reading its commit word, so it never reads a record being
-     * written; a slot is rewritten only after the host moved trace_tail
-     * past it. */
-    uint32_t commit;
-} kctx_rt_trace_rec;
+typedef kctx_task_trace_rec kctx_rt_trace_rec;
 #define KCTX_RT_FLAG_TRACE 1u
 
 /* Parameter blocks of the device programs (by value: a captured launch
@@ -54,6 +44,14 @@ typedef struct kctx_rt_acquire_params {
     uint64_t arch;      /* device address of the architecture register table */
     uint64_t launch_id; /* never 0 */
 } kctx_rt_acquire_params;
+
+/* The host-ordered strategy's acquire and finalize steps (§0b). */
+typedef struct kctx_rt_step_params {
+    uint64_t arch;
+    uint64_t launch_id;
+    uint32_t flags; /* KCTX_RT_FLAG_TRACE */
+    uint32_t reserved;
+} kctx_rt_step_params;
 
 typedef struct kctx_rt_worker_params {
     uint64_t arch;
@@ -118,7 +116,8 @@ typedef struct kctx_rt_image {
     uint32_t abort_launch; /* host (K24): the low 32 bits of a launch whose scheduler could not
                               * be enqueued: its acquire takes no guard, its workers leave */
     uint32_t reserved0;
-    uint8_t pad0[128 - 80];
+    uint64_t run_t0; /* host-ordered: when the guard holder's acquire ran (its trace span) */
+    uint8_t pad0[128 - 88];
     /* The ready queue of the running launch (see kctx_rt_callable). Words
      * that every worker writes for every task sit on their own cache
      * lines, so the cores do not fight over one line. */
@@ -136,6 +135,20 @@ typedef struct kctx_rt_image {
     uint32_t tasks_done; /* the scheduler waits on it */
     uint8_t pad4[64 - 4];
 } kctx_rt_image;
+/* The task ABI's view of the runtime image is its prefix. */
+_Static_assert(offsetof(kctx_rt_image, error) == offsetof(kctx_task_rt, error), "task ABI");
+_Static_assert(offsetof(kctx_rt_image, error_detail) == offsetof(kctx_task_rt, error_detail),
+               "task ABI");
+_Static_assert(offsetof(kctx_rt_image, trace_ring) == offsetof(kctx_task_rt, trace_ring),
+               "task ABI");
+_Static_assert(offsetof(kctx_rt_image, trace_capacity) == offsetof(kctx_task_rt, trace_capacity),
+               "task ABI");
+_Static_assert(offsetof(kctx_rt_image, trace_head) == offsetof(kctx_task_rt, trace_head),
+               "task ABI");
+_Static_assert(offsetof(kctx_rt_image, trace_tail) == offsetof(kctx_task_rt, trace_tail),
+               "task ABI");
+_Static_assert(offsetof(kctx_rt_image, trace_dropped) == offsetof(kctx_task_rt, trace_dropped),
+               "task ABI");
 _Static_assert(sizeof(kctx_rt_image) % 64 == 0,
                "the mailboxes after the runtime image start on cache lines");
 

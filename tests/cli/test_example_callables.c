@@ -19,6 +19,7 @@
  */
 #include <kctx/image.h>
 #include <kctx/sim.h>
+#include <kctx/task_abi.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -69,7 +70,12 @@ static int run_callable(const kctx_image_view *v, arg *args, uint32_t nargs) {
     sim_module *modules = calloc(nc + 1, sizeof *modules);
     sim_function *fns = calloc(nc + 1, sizeof *fns);
     sim_stream stream = 0;
-    uint64_t block[KCTX_IMAGE_MAX_CHILD_PARAMS];
+    /* the task ABI's parameter block: the header, then the bindings */
+    struct {
+        kctx_task_header h;
+        uint64_t arg[KCTX_IMAGE_MAX_CHILD_PARAMS];
+    } pb;
+    uint64_t *block = pb.arg;
     if (by_param == NULL || modules == NULL || fns == NULL) FAIL("out of memory");
 
     for (uint32_t i = 0; i < np; i++) {
@@ -116,8 +122,10 @@ static int run_callable(const kctx_image_view *v, arg *args, uint32_t nargs) {
                 FAIL("task %u: binding kind %d", t, (int)b.kind);
             }
         }
+        /* no runtime image: no gate and no trace (flags 0) */
+        pb.h = (kctx_task_header){0, 1, 0u, t, task.func_id, task.binding_count};
         SIM_CHECK(sim_launch_kernel(stream, fns[child.index], SIM_TARGET_AICORE, task.block_dim,
-                                    block, CALLABLE_PARAMS_SIZE(task.binding_count)));
+                                    &pb, sizeof pb.h + CALLABLE_PARAMS_SIZE(task.binding_count)));
     }
     for (uint32_t i = 0; i < np; i++) {
         arg *a = by_param[i];

@@ -407,8 +407,8 @@ static void images_init(void) {
     void *mod = read_file(KT_SIM_TEST_KERNELS, &size);
     if (!mod) return;
     g_module = (kt_image){mod, size};
-    g_noop = build("noop", "k_noop", 0, KCTX_VARIANT_SIM_ELF, mod, size);
-    g_append = build("append", "k_append", 1, KCTX_VARIANT_SIM_ELF, mod, size);
+    g_noop = build("noop", "t_noop", 0, KCTX_VARIANT_SIM_ELF, mod, size);
+    g_append = build("append", "t_append", 1, KCTX_VARIANT_SIM_ELF, mod, size);
     static const char src[] = "__kernel void k_noop(void) {}\n";
     g_opencl = build("noop_cl", "k_noop", 0, KCTX_VARIANT_OPENCL_C, src, sizeof src - 1);
 }

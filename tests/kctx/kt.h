@@ -166,9 +166,9 @@ typedef struct kt_image {
     size_t size;
 } kt_image;
 /* Callable images, built once per process with the kctx_image builder:
- *  - noop:   one child "noop" (entry k_noop, SIM_ELF variant = the sim test
- *            kernels module), no parameters, one task;
- *  - append: one tensor parameter "log", child "append" (entry k_append,
+ *  - noop:   one child "noop" (entry t_noop, a task kernel of the sim test
+ *            kernels module, its SIM_ELF variant), no parameters, one task;
+ *  - append: one tensor parameter "log", child "append" (entry t_append,
  *            one TENSOR child parameter bound to it), one task;
  *  - opencl: like noop but its only variant is OpenCL C source. */
 kt_image kt_image_noop(void);

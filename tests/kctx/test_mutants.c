@@ -71,7 +71,7 @@ static kt_image offsets_image(void) {
     uint32_t fid = 0, t0 = 0;
     kctx_image_builder_param(b, "t0", KCTX_PARAM_TENSOR_INOUT);
     kctx_image_builder_param(b, "t1", KCTX_PARAM_TENSOR_IN);
-    kctx_image_builder_child(b, "noop", "k_noop", &fid);
+    kctx_image_builder_child(b, "noop", "t_noop", &fid);
     kctx_image_builder_child_param(b, "a", KCTX_PARAM_TENSOR);
     kctx_image_builder_child_param(b, "b", KCTX_PARAM_TENSOR);
     kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod.bytes, mod.size);
@@ -98,7 +98,7 @@ static kt_image scalars_image(uint32_t n) {
         snprintf(name, sizeof name, "s%u", i);
         kctx_image_builder_param(b, name, KCTX_PARAM_SCALAR);
     }
-    kctx_image_builder_child(b, "noop", "k_noop", &fid);
+    kctx_image_builder_child(b, "noop", "t_noop", &fid);
     for (uint32_t i = 0; i < n; i++) {
         snprintf(name, sizeof name, "c%u", i);
         kctx_image_builder_child_param(b, name, KCTX_PARAM_SCALAR);

@@ -52,6 +52,21 @@ static unsigned count(const char *hay, const char *needle) {
     return n;
 }
 
+/* A kernel context on the calling thread's current device under an explicit
+ * strategy (tests whose subject exists under one strategy only pin it, so
+ * that KCTX_STRATEGY does not change what they test). */
+static kctx_context ctx_with(kctx_strategy strategy) {
+    kctx_context c = kt_create();
+    if (!c) return 0;
+    kctx_kernel_config cfg = kt_config(0);
+    cfg.strategy = strategy;
+    if (!CHECK_OK(kctx_kernel_init(c, &cfg))) {
+        kctx_destroy(c);
+        return 0;
+    }
+    return c;
+}
+
 static uint64_t epoch_of(int device) {
     uint64_t e = 0;
     CHECK_SIM_OK(sim_device_epoch(device, &e));
@@ -185,6 +200,7 @@ KT_TEST(program_prepare_whose_wait_is_fatal_keeps_no_upload) { /* K31, K17 */
     kctx_context p = kt_create();
     REQUIRE(p);
     kctx_program_config pcfg = KCTX_PROGRAM_CONFIG_INIT;
+    pcfg.strategy = KCTX_STRATEGY_RESIDENT; /* host-ordered prepare uploads nothing */
     kt_expect_lifecycle(-1, SIM_LIFECYCLE_INIT, 1);
     kt_expect_lifecycle(0, SIM_LIFECYCLE_SET_DEVICE, 1);
     kt_expect_lifecycle(0, SIM_LIFECYCLE_RESET_DEVICE, 1); /* the recovery */
@@ -326,7 +342,7 @@ KT_TEST(an_error_imported_from_a_caller_stream_is_reported_by_check_and_poisons)
 KT_TEST(a_fatal_error_during_close_quarantines_and_stops_releasing) { /* K29, K30 */
     kt_image noop = kt_image_noop();
     REQUIRE(noop.bytes);
-    kctx_context c = kt_kernel_ctx();
+    kctx_context c = ctx_with(KCTX_STRATEGY_RESIDENT); /* its first release: the callable table */
     REQUIRE(c);
     REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
     fault_with(SIM_OP_FREE, 1, 1, SIM_DEVICE_LOST); /* the first release is a mem_free */
@@ -490,11 +506,11 @@ KT_TEST(creating_more_than_the_documented_number_of_contexts_is_capacity) { /* k
 
 /* Fail call k of a launch (k = 1, 2, ...) and read which call it was from
  * the message; stops at the first k the launch does not reach. */
-static int launch_sequence(int captured, char seq[][48], int max) {
+static int launch_sequence(kctx_strategy strategy, int captured, char seq[][48], int max) {
     kt_image noop = kt_image_noop();
     int n = 0;
     for (uint64_t k = 1; n < max; k++) {
-        kctx_context c = kt_kernel_ctx();
+        kctx_context c = ctx_with(strategy);
         if (!c || !noop.bytes) return -1;
         CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
         sim_stream s = 0;
@@ -533,9 +549,10 @@ static int launch_sequence(int captured, char seq[][48], int max) {
     return n;
 }
 
-static void check_sequence(int captured, const char *const *want, int nwant) {
+static void check_sequence(kctx_strategy strategy, int captured, const char *const *want,
+                           int nwant) {
     char got[40][48];
-    int n = launch_sequence(captured, got, 40);
+    int n = launch_sequence(strategy, captured, got, 40);
     int same = CHECK_EQ(n, nwant);
     for (int i = 0; same && i < n; i++) same = CHECK(strcmp(got[i], want[i]) == 0);
     if (!same)
@@ -578,11 +595,11 @@ KT_TEST(an_eager_and_a_captured_launch_make_exactly_the_pinned_platform_calls) {
         "stream_wait_event(caller, AICPU_DONE)",
         "event_record(SERIAL_TAIL, caller)",
     };
-    check_sequence(0, eager, (int)(sizeof eager / sizeof *eager));
-    check_sequence(1, captured, (int)(sizeof captured / sizeof *captured));
+    check_sequence(KCTX_STRATEGY_RESIDENT, 0, eager, (int)(sizeof eager / sizeof *eager));
+    check_sequence(KCTX_STRATEGY_RESIDENT, 1, captured, (int)(sizeof captured / sizeof *captured));
     /* and kctx's own count: the sequence plus the current-device read */
     kt_image noop = kt_image_noop();
-    kctx_context c = kt_kernel_ctx();
+    kctx_context c = ctx_with(KCTX_STRATEGY_RESIDENT);
     REQUIRE(c);
     REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
     sim_stream s = 0;
@@ -595,4 +612,44 @@ KT_TEST(an_eager_and_a_captured_launch_make_exactly_the_pinned_platform_calls) {
     CHECK_SIM_OK(sim_stream_synchronize(s));
     CHECK_SIM_OK(sim_stream_destroy(s));
     kt_finish(c);
+}
+
+KT_TEST(a_host_ordered_launch_makes_exactly_the_pinned_platform_calls) { /* K19, section 0b */
+    /* the noop callable has one task: acquire, the task kernel, finalize */
+    static const char *const eager[] = {
+        "stream_info(caller)",
+        "stream_info(AICPU)",
+        "event_record(START, caller)",
+        "stream_wait_event(AICPU, START)",
+        "launch(acquire)",
+        "event_record(AICORE_START, AICPU)",
+        "stream_wait_event(AICore, AICORE_START)",
+        "launch(task)",
+        "event_record(AICORE_DONE, AICore)",
+        "stream_wait_event(AICPU, AICORE_DONE)",
+        "launch(finalize)",
+        "event_record(AICPU_DONE, AICPU)",
+        "stream_wait_event(caller, AICPU_DONE)",
+        "event_record(SERIAL_TAIL, caller)",
+    };
+    static const char *const captured[] = {
+        "stream_info(caller)",
+        "stream_info(AICPU)",
+        "event_record(START, caller)",
+        "graph_attach_hook(lifetime token)",
+        "stream_wait_event(AICPU, START)",
+        "launch(acquire)",
+        "event_record(AICORE_START, AICPU)",
+        "stream_wait_event(AICore, AICORE_START)",
+        "launch(task)",
+        "event_record(AICORE_DONE, AICore)",
+        "stream_wait_event(AICPU, AICORE_DONE)",
+        "launch(finalize)",
+        "event_record(AICPU_DONE, AICPU)",
+        "stream_wait_event(caller, AICPU_DONE)",
+        "event_record(SERIAL_TAIL, caller)",
+    };
+    check_sequence(KCTX_STRATEGY_HOST_ORDERED, 0, eager, (int)(sizeof eager / sizeof *eager));
+    check_sequence(KCTX_STRATEGY_HOST_ORDERED, 1, captured,
+                   (int)(sizeof captured / sizeof *captured));
 }

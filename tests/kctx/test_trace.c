@@ -279,7 +279,7 @@ KT_TEST(a_context_whose_task_failed_still_closes_with_tracing_on) { /* K32, K26 
     kt_image mod = kt_test_kernels_module();
     kctx_image_builder *b = kctx_image_builder_new("fails");
     uint32_t fid = 0;
-    kctx_image_builder_child(b, "fail", "k_report_error", &fid);
+    kctx_image_builder_child(b, "fail", "t_report_error", &fid);
     kctx_image_builder_child_param(b, "code", KCTX_PARAM_SCALAR);
     kctx_image_builder_child_param(b, "detail", KCTX_PARAM_SCALAR);
     kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod.bytes, mod.size);

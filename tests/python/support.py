@@ -22,7 +22,7 @@ def add_image(kernel_bytes: bytes, value: int, n: int = N, name: str = "add", bl
     one immediate carrying n in its low and value in its high 32 bits."""
     b = Builder(name)
     b.param("out", ParamKind.TENSOR_OUT)
-    f = b.child("add", "k_add_u32")
+    f = b.child("add", "t_add_u32")
     b.child_param("buf", ParamKind.TENSOR)
     b.child_param("n_value", ParamKind.SCALAR)
     b.variant(VariantKind.SIM_ELF, kernel_bytes)
@@ -38,7 +38,7 @@ def scalar_add_image(kernel_bytes: bytes) -> bytes:
     b = Builder("add_scalar")
     b.param("out", ParamKind.TENSOR_OUT)
     b.param("n_value", ParamKind.SCALAR)
-    f = b.child("add", "k_add_u32")
+    f = b.child("add", "t_add_u32")
     b.child_param("buf", ParamKind.TENSOR)
     b.child_param("n_value", ParamKind.SCALAR)
     b.variant(VariantKind.SIM_ELF, kernel_bytes)

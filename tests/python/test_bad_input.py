@@ -206,7 +206,7 @@ def test_check_reports_and_raises_with_the_report(kernel_bytes):
 
     b = Builder("fail")
     b.param("out", ParamKind.TENSOR_OUT)
-    f = b.child("err", "k_report_error")
+    f = b.child("err", "t_report_error")
     b.child_param("code_pad", ParamKind.SCALAR)
     b.child_param("detail", ParamKind.SCALAR)
     b.variant(VariantKind.SIM_ELF, kernel_bytes)

@@ -3,7 +3,9 @@
  * convention between the example callables' kernels and the code that
  * launches callables.
  *
- * KERNEL PARAMETER BLOCK = ONE u64 PER CHILD PARAMETER, IN ORDER.
+ * KERNEL PARAMETER BLOCK = THE TASK ABI'S HEADER (kctx/task_abi.h), THEN ONE
+ * u64 PER CHILD PARAMETER, IN ORDER. Sim kernels are written with KCTX_TASK,
+ * which hands the body the u64 array (`arg`) and its length (`nargs`).
  *
  * A child (kernel) declares an ordered parameter list in the callable's
  * manifest and image; each task binds every child parameter. At launch,
@@ -15,15 +17,15 @@
  *   scalar param P                     the 64-bit value given for P
  *   immediate V                        V
  *
- * and launches the child's entry with params = block and
- * params_size = 8 * param_count, block_dim = the task's block count. So a
- * kernel with child parameters (a, b, c, n) reads a uint64_t[4].
+ * and launches the child's entry with params = the task header followed by
+ * block, block_dim = the task's block count. So a kernel with child
+ * parameters (a, b, c, n) reads arg[0..3].
  *
  * Scalars are raw 64-bit values: an integer is itself; a 32-bit float
  * travels as its IEEE-754 bit pattern in the low 32 bits (the manifest's
  * `imm_f32: 2.5` writes exactly that), read with callable_f32().
  *
- * A sim kernel checks params_size first (callable_args) and reports
+ * A sim kernel checks the binding count first (callable_check) and reports
  * CALLABLE_ERR_PARAMS through the device's error service on a mismatch, so
  * a launcher bug shows up as a kernel error rather than as a wild read.
  *
@@ -75,15 +77,16 @@ static inline uint64_t callable_f32_scalar(float f) {
 }
 
 #ifdef KCTX_SIM_KERNEL_H
-/* In a sim kernel: the parameter block as a u64 array of `count` elements,
- * or NULL after reporting CALLABLE_ERR_PARAMS. */
-static inline const uint64_t *callable_args(const sim_kernel_ctx *ctx, const void *params,
-                                            size_t params_size, uint32_t count) {
-    if (params == NULL || params_size != CALLABLE_PARAMS_SIZE(count)) {
-        ctx->svc->report_error(CALLABLE_ERR_PARAMS, params_size);
-        return NULL;
+/* In a sim task kernel (KCTX_TASK, kctx/task_abi.h, which hands the body
+ * its bindings as `arg` and their count as `nargs`): whether the task has
+ * the `count` bindings the kernel expects; reports CALLABLE_ERR_PARAMS
+ * (detail: the count received) when it does not. */
+static inline int callable_check(const sim_kernel_ctx *ctx, uint32_t nargs, uint32_t count) {
+    if (nargs != count) {
+        ctx->svc->report_error(CALLABLE_ERR_PARAMS, nargs);
+        return 0;
     }
-    return (const uint64_t *)params;
+    return 1;
 }
 #endif
 

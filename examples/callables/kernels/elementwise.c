@@ -5,13 +5,13 @@
  * elements round-robin (element i goes to block i % block_dim).
  */
 #include <kctx/sim_kernel.h>
+#include <kctx/task_abi.h>
 
 #include "callable_abi.h"
 
 /* (a, b, c: tensor; n: scalar): c[i] = a[i] + b[i] for i < n. */
-SIM_KERNEL(k_vadd) {
-    const uint64_t *arg = callable_args(ctx, params, params_size, 4);
-    if (arg == NULL) return;
+KCTX_TASK(k_vadd) {
+    if (!callable_check(ctx, nargs, 4)) return;
     const float *a = CALLABLE_PTR(const float *, arg[0]);
     const float *b = CALLABLE_PTR(const float *, arg[1]);
     float *c = CALLABLE_PTR(float *, arg[2]);
@@ -21,9 +21,8 @@ SIM_KERNEL(k_vadd) {
 
 /* (x, y: tensor; n, alpha: scalar): y[i] = alpha * x[i] for i < n; alpha
  * is a float32 carried in the low 32 bits of its scalar. */
-SIM_KERNEL(k_scale) {
-    const uint64_t *arg = callable_args(ctx, params, params_size, 4);
-    if (arg == NULL) return;
+KCTX_TASK(k_scale) {
+    if (!callable_check(ctx, nargs, 4)) return;
     const float *x = CALLABLE_PTR(const float *, arg[0]);
     float *y = CALLABLE_PTR(float *, arg[1]);
     uint64_t n = arg[2];

@@ -5,6 +5,7 @@
  * the order listed with each kernel.
  */
 #include <kctx/sim_kernel.h>
+#include <kctx/task_abi.h>
 
 #include "callable_abi.h"
 
@@ -12,9 +13,8 @@
  * tiles: rows [ti*M/tiles_m, (ti+1)*M/tiles_m), columns likewise with N.
  * The tile's rows are shared round-robin by the blocks.
  * (A, B, C: tensor; M, N, K, tiles_m, tiles_n, ti, tj: scalar) */
-SIM_KERNEL(k_matmul_tile) {
-    const uint64_t *arg = callable_args(ctx, params, params_size, 10);
-    if (arg == NULL) return;
+KCTX_TASK(k_matmul_tile) {
+    if (!callable_check(ctx, nargs, 10)) return;
     const float *A = CALLABLE_PTR(const float *, arg[0]);
     const float *B = CALLABLE_PTR(const float *, arg[1]);
     float *C = CALLABLE_PTR(float *, arg[2]);
@@ -41,9 +41,8 @@ SIM_KERNEL(k_matmul_tile) {
 
 /* s[i] = sum of row i of C, for i < M; rows shared round-robin by blocks.
  * (C, s: tensor; M, N: scalar) */
-SIM_KERNEL(k_rowsum) {
-    const uint64_t *arg = callable_args(ctx, params, params_size, 4);
-    if (arg == NULL) return;
+KCTX_TASK(k_rowsum) {
+    if (!callable_check(ctx, nargs, 4)) return;
     const float *C = CALLABLE_PTR(const float *, arg[0]);
     float *s = CALLABLE_PTR(float *, arg[1]);
     uint64_t M = arg[2], N = arg[3];

@@ -6,14 +6,14 @@
  * one u64 per child parameter, in the order listed with each kernel.
  */
 #include <kctx/sim_kernel.h>
+#include <kctx/task_abi.h>
 
 #include "callable_abi.h"
 
 /* C[r][c] += bias[c] for r < M, c < N; rows shared round-robin by the
  * blocks. (C, bias: tensor; M, N: scalar) */
-SIM_KERNEL(k_bias_rows) {
-    const uint64_t *arg = callable_args(ctx, params, params_size, 4);
-    if (arg == NULL) return;
+KCTX_TASK(k_bias_rows) {
+    if (!callable_check(ctx, nargs, 4)) return;
     float *C = CALLABLE_PTR(float *, arg[0]);
     const float *bias = CALLABLE_PTR(const float *, arg[1]);
     uint64_t M = arg[2], N = arg[3];
@@ -24,9 +24,8 @@ SIM_KERNEL(k_bias_rows) {
 /* X[i] = max(X[i], 0) for the M x N elements of X; elements shared
  * round-robin by the blocks. NaN stays NaN (a NaN input is a bug to see,
  * not to hide). (X: tensor; M, N: scalar) */
-SIM_KERNEL(k_relu) {
-    const uint64_t *arg = callable_args(ctx, params, params_size, 3);
-    if (arg == NULL) return;
+KCTX_TASK(k_relu) {
+    if (!callable_check(ctx, nargs, 3)) return;
     float *X = CALLABLE_PTR(float *, arg[0]);
     uint64_t n = arg[1] * arg[2];
     for (uint64_t i = ctx->block_idx; i < n; i += ctx->block_dim)

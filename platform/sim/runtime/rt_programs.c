@@ -9,8 +9,15 @@
  *                      that depend on nothing, waits for the graph to
  *                      complete, ends the run and releases the guard
  *   kctx_rt_worker     AICore (one block per core): takes blocks of ready
- *                      tasks from the queue, runs them, and releases the
- *                      successors of the tasks it completes
+ *                      tasks from the queue, runs them (through the task
+ *                      ABI, kctx/task_abi.h), and releases the successors of
+ *                      the tasks it completes
+ *
+ * and for the HOST_ORDERED strategy (the host enqueues the task kernels):
+ *
+ *   kctx_rt_ho_acquire   AICPU: refuses a poisoned context's run (K35) or
+ *                        takes the guard only when free (K23)
+ *   kctx_rt_ho_finalize  AICPU: the holder's trace record; releases the guard
  *
  * Dispatch is pulled by the workers from a ready queue in device memory
  * rather than posted one task at a time through the per-core mailboxes: a
@@ -45,31 +52,10 @@ static kctx_rt_mailbox *mailbox(const kctx_rt_arch *arch, uint32_t i) {
     return DEV(kctx_rt_mailbox *, arch->mailbox[i]);
 }
 
-/* Append a trace record (K32) to the circular ring: reserve an index while
- * the ring has room (head - tail < capacity, tail being the host's consumer
- * index), write the record, then publish it through its commit word. A full
- * ring drops the newest record, counted. */
+/* Append a trace record (K32): the task ABI's ring protocol. */
 static void trace(kctx_rt_image *rt, uint32_t kind, uint64_t t0, uint64_t t1, uint64_t launch,
                   uint32_t core, uint32_t task, uint32_t func, uint32_t block) {
-    if (!rt->trace_ring) return;
-    const uint64_t cap = rt->trace_capacity;
-    uint64_t i = atomic_load(A64(&rt->trace_head));
-    do {
-        if ((uint32_t)i - atomic_load(A32(&rt->trace_tail)) >= cap) {
-            atomic_fetch_add(A32(&rt->trace_dropped), 1);
-            return;
-        }
-    } while (!atomic_compare_exchange_weak(A64(&rt->trace_head), &i, i + 1));
-    kctx_rt_trace_rec *r = DEV(kctx_rt_trace_rec *, rt->trace_ring) + i % cap;
-    r->t0 = t0;
-    r->t1 = t1;
-    r->launch_id = launch;
-    r->kind = kind;
-    r->core = core;
-    r->task = task;
-    r->func_id = func;
-    r->block = block;
-    atomic_store_explicit(A32(&r->commit), (uint32_t)(i + 1), memory_order_release);
+    kctx_task_trace_append((kctx_task_rt *)rt, kind, t0, t1, launch, core, task, func, block);
 }
 
 /* ------------------------------------------------------------------ */
@@ -229,27 +215,34 @@ SIM_KERNEL(kctx_rt_worker) {
         }
         if (blk >= t->block_dim) continue;
         if (!ld(&rt->fail_flag)) {
-            uint64_t block[MAX_CHILD_PARAMS];
+            /* the task ABI (kctx/task_abi.h): a header, then the bindings;
+             * the task's KCTX_TASK wrapper writes its trace record */
+            struct {
+                kctx_task_header h;
+                uint64_t arg[MAX_CHILD_PARAMS];
+            } block;
             uint32_t n = t->binding_count < MAX_CHILD_PARAMS ? t->binding_count : MAX_CHILD_PARAMS;
+            block.h = (kctx_task_header){arch->runtime_image,
+                                         p->launch_id,
+                                         tracing ? KCTX_TASK_TRACE : 0u,
+                                         task,
+                                         t->func_id,
+                                         n};
             for (uint32_t i = 0; i < n; i++) {
                 const kctx_rt_binding *b = &binds[t->first_binding + i];
                 if (b->kind == 1)
-                    block[i] = args[b->param].value + b->value; /* tensor + byte offset */
+                    block.arg[i] = args[b->param].value + b->value; /* tensor + byte offset */
                 else if (b->kind == 2)
-                    block[i] = args[b->param].value; /* scalar parameter */
+                    block.arg[i] = args[b->param].value; /* scalar parameter */
                 else
-                    block[i] = b->value; /* immediate */
+                    block.arg[i] = b->value; /* immediate */
             }
             sim_kernel_ctx cctx = {blk, t->block_dim, ctx->core_id, ctx->core_count, ctx->device,
                                    0,   svc};
             uint32_t code = 0;
             uint64_t detail = 0;
-            uint64_t t0 = tracing ? svc->clock_ns() : 0;
-            int failed = svc->call(entries[t->func_id], &cctx, block, (size_t)n * sizeof(uint64_t),
-                                   &code, &detail);
-            if (tracing)
-                trace(rt, KCTX_RT_TRACE_TASK, t0, svc->clock_ns(), p->launch_id, ctx->core_id, task,
-                      t->func_id, blk);
+            int failed = svc->call(entries[t->func_id], &cctx, &block,
+                                   sizeof block.h + (size_t)n * sizeof(uint64_t), &code, &detail);
             if (failed) {
                 uint32_t zero = 0;
                 if (atomic_compare_exchange_strong(A32(&rt->fail_flag), &zero, 1)) {
@@ -384,4 +377,60 @@ SIM_KERNEL(kctx_rt_scheduler) {
     if (tracing)
         trace(rt, KCTX_RT_TRACE_SCHED, t_start, svc->clock_ns(), p->launch_id, UINT32_MAX, 0, 0, 0);
     end_run(rt, svc, p->launch_id);
+}
+
+/* ------------------------------------------------------------------ */
+/* the host-ordered strategy (§0b): acquire and finalize around the    */
+/* task kernels the host enqueued on the AICore stream                 */
+
+/* Acquire: a poisoned or quarantined context refuses the run (K35: the
+ * task gates are closed already, counted here); otherwise the guard is
+ * taken only when it is free ("free -> taken": two executable copies of
+ * one graph carry the same launch id, so "holder == my id" never counts as
+ * holding it). A refused acquire writes CONCURRENT_LAUNCH, which closes
+ * every task gate, the holder's included (K23). */
+SIM_KERNEL(kctx_rt_ho_acquire) {
+    const kctx_rt_step_params *p = params;
+    if (params_size < sizeof *p) return;
+    const kctx_rt_arch *arch = DEV(const kctx_rt_arch *, p->arch);
+    kctx_rt_image *rt = DEV(kctx_rt_image *, arch->runtime_image);
+    const int tracing = (p->flags & KCTX_RT_FLAG_TRACE) != 0;
+    uint64_t now = ctx->svc->clock_ns();
+    uint32_t err = atomic_load(A32(&rt->error));
+    if (err == KCTX_RT_ERR_POISONED || err == KCTX_RT_ERR_QUARANTINED) {
+        atomic_fetch_add(A32(&rt->refused_replays), 1);
+        if (tracing)
+            trace(rt, KCTX_RT_TRACE_REFUSED, now, ctx->svc->clock_ns(), p->launch_id, UINT32_MAX, 0,
+                  0, 0);
+        return;
+    }
+    /* K24: the host aborted this launch: take nothing */
+    if (atomic_load(A32(&rt->abort_launch)) == (uint32_t)p->launch_id) return;
+    uint64_t expected = 0;
+    int got = atomic_compare_exchange_strong(A64(&rt->holder), &expected, p->launch_id);
+    if (!got && expected != 0 && (uint32_t)expected == atomic_load(A32(&rt->abort_launch)))
+        got = atomic_compare_exchange_strong(A64(&rt->holder), &expected, p->launch_id);
+    if (got) {
+        atomic_store(A64(&rt->run_t0), now);
+        return;
+    }
+    atomic_fetch_add(A32(&rt->concurrent_launches), 1);
+    uint32_t none = KCTX_RT_ERR_NONE;
+    if (atomic_compare_exchange_strong(A32(&rt->error), &none, KCTX_RT_ERR_CONCURRENT_LAUNCH))
+        atomic_store(A64(&rt->error_detail), p->launch_id);
+}
+
+/* Finalize: the guard holder's run is over (its tasks ran or were gated):
+ * write its trace record and release the guard. */
+SIM_KERNEL(kctx_rt_ho_finalize) {
+    const kctx_rt_step_params *p = params;
+    if (params_size < sizeof *p) return;
+    const kctx_rt_arch *arch = DEV(const kctx_rt_arch *, p->arch);
+    kctx_rt_image *rt = DEV(kctx_rt_image *, arch->runtime_image);
+    if (atomic_load(A64(&rt->holder)) != p->launch_id) return; /* refused: not ours */
+    if (p->flags & KCTX_RT_FLAG_TRACE)
+        trace(rt, KCTX_RT_TRACE_SCHED, atomic_load(A64(&rt->run_t0)), ctx->svc->clock_ns(),
+              p->launch_id, UINT32_MAX, 0, 0, 0);
+    uint64_t mine = p->launch_id;
+    atomic_compare_exchange_strong(A64(&rt->holder), &mine, 0);
 }
