@@ -383,8 +383,10 @@ SIM_KERNEL(kctx_rt_scheduler) {
 /* the host-ordered strategy (§0b): acquire and finalize around the    */
 /* task kernels the host enqueued on the AICore stream                 */
 
-/* Acquire: a poisoned or quarantined context refuses the run (K35: the
- * task gates are closed already, counted here); otherwise the guard is
+/* Acquire: a context whose device error word holds anything but a
+ * concurrent launch (poisoned, quarantined, a failed task, a stalled run)
+ * refuses the run, as the resident scheduler does (K35: the task gates are
+ * closed already; counted here); otherwise the guard is
  * taken only when it is free ("free -> taken": two executable copies of
  * one graph carry the same launch id, so "holder == my id" never counts as
  * holding it). A refused acquire writes CONCURRENT_LAUNCH, which closes
@@ -397,7 +399,7 @@ SIM_KERNEL(kctx_rt_ho_acquire) {
     const int tracing = (p->flags & KCTX_RT_FLAG_TRACE) != 0;
     uint64_t now = ctx->svc->clock_ns();
     uint32_t err = atomic_load(A32(&rt->error));
-    if (err == KCTX_RT_ERR_POISONED || err == KCTX_RT_ERR_QUARANTINED) {
+    if (err != KCTX_RT_ERR_NONE && err != KCTX_RT_ERR_CONCURRENT_LAUNCH) {
         atomic_fetch_add(A32(&rt->refused_replays), 1);
         if (tracing)
             trace(rt, KCTX_RT_TRACE_REFUSED, now, ctx->svc->clock_ns(), p->launch_id, UINT32_MAX, 0,
