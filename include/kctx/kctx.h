@@ -138,11 +138,16 @@ KCTX_API const char *kctx_phase_name(kctx_phase p);
 
 /* Create a mode-less context for a platform: by name, or, when `platform`
  * is NULL, KCTX_PLATFORM from the environment (unset or empty: "sim"). No
- * device work. An explicit name is used as given: "" or an unknown or
- * unbuilt platform name is NOT_FOUND.
- * Errors: INVALID_ARGUMENT (out NULL), NOT_FOUND, UNSUPPORTED (the
- * platform's tables are older than this library), CAPACITY
- * (KCTX_MAX_CONTEXTS handles are live: destroy some first), OUT_OF_MEMORY. */
+ * device work. An explicit name is used as given. The platforms this
+ * library knows, built or not, and why one cannot be used are listed by the
+ * capability query (kctx_platform_count, kctx_get_platform_caps).
+ * Errors: INVALID_ARGUMENT (out NULL); NOT_FOUND ("", a name no platform
+ * has, or a known platform this library was not built with — "opencl" and
+ * "cuda" on this build; the thread's last error says which and why);
+ * UNSUPPORTED (the platform is built but not available on this machine,
+ * for example its tables are older than this library accepts: the reason
+ * is in the thread's last error); CAPACITY (KCTX_MAX_CONTEXTS handles are
+ * live: destroy some first); OUT_OF_MEMORY. */
 KCTX_API kctx_status kctx_context_create(const char *platform, kctx_context *out);
 
 /* Destroy a context handle. Refused with BUSY (and the reason in the last
@@ -150,6 +155,25 @@ KCTX_API kctx_status kctx_context_create(const char *platform, kctx_context *out
  * and never releases a claim (K7, K28). Errors: INVALID_HANDLE, BUSY. */
 KCTX_API kctx_status kctx_destroy(kctx_context ctx);
 
+/* Structs that grow. Every struct passed by pointer starts with its size,
+ * set by its *_INIT macro (sizeof of the header the caller was built
+ * against), so a struct can gain fields at its end without breaking
+ * callers built against an older or a newer header (as NCCL's config):
+ *  - an input struct (kctx_kernel_config, kctx_program_config) of an older
+ *    version — a smaller size that is one of the struct's published sizes —
+ *    is copied over the defaults of its *_INIT macro: a field the caller
+ *    does not know keeps its default. One of a newer version (larger) is
+ *    accepted when every byte beyond what this library knows is zero (the
+ *    caller asks for nothing new) and refused with INVALID_ARGUMENT naming
+ *    the size and the byte otherwise. Any other size is INVALID_ARGUMENT.
+ *  - an output struct (kctx_resource_info, kctx_platform_caps) of an older
+ *    version is filled only as far as it reaches; of a newer version, the
+ *    bytes beyond what this library knows are set to zero. `size` is left
+ *    as the caller set it.
+ * The published sizes (LP64) are listed beside each struct. A struct's
+ * trailing padding is an explicit `reserved` field (0), so a later field
+ * can never hide in bytes an older library does not check. `version`
+ * changes only when a field changes meaning, never when one is added. */
 #define KCTX_CONFIG_VERSION 1u
 
 /* How the device side of a launch runs (docs/kernel-mode.md, "Execution
@@ -167,6 +191,8 @@ typedef enum kctx_strategy {
     KCTX_STRATEGY_RESIDENT = 1,
     KCTX_STRATEGY_HOST_ORDERED = 2
 } kctx_strategy;
+/* A strategy's bit in a set of strategies (kctx_platform_caps.strategies). */
+#define KCTX_STRATEGY_BIT(s) (1u << (unsigned)(s))
 /* "default", "resident", "host-ordered"; "unknown" otherwise. Never NULL. */
 KCTX_API const char *kctx_strategy_name(kctx_strategy s);
 
@@ -199,20 +225,27 @@ typedef struct kctx_kernel_config {
     uint32_t trace_device_records; /* device ring capacity (1..16M; default 65536) */
     uint32_t trace_host_records;   /* host span capacity (1..16M; default 16384) */
     const char *trace_path;        /* copied at init; NULL: default name */
-    uint32_t strategy;             /* kctx_strategy; DEFAULT: KCTX_STRATEGY from the environment
-                                    * ("resident" or "host-ordered"), else the platform's default */
-} kctx_kernel_config;
+    /* ---- end of the first version (48 bytes) ---- */
+    uint32_t strategy; /* kctx_strategy; DEFAULT: KCTX_STRATEGY from the environment
+                        * ("resident" or "host-ordered"), else the platform's default */
+    uint32_t reserved; /* 0 */
+} kctx_kernel_config;  /* published sizes: 48, 56 */
 #define KCTX_KERNEL_CONFIG_INIT                                                                   \
     {                                                                                             \
         sizeof(kctx_kernel_config), KCTX_CONFIG_VERSION, 4096u, 256u, 10000u, 0u, 65536u, 16384u, \
-            NULL, 0u                                                                              \
+            NULL, 0u, 0u                                                                          \
     }
 
 /* Kernel init (K1, K2, K4, K6, K7, K11). Validates the config, takes the
  * claim on the calling thread's current device, latches KERNEL, then creates
  * the resident resources in order, rolling back in reverse on any failure.
- *  - refused before the latch (bad config: INVALID_ARGUMENT; another kernel
- *    context holds the device: BUSY): the context stays mode-less and NEW;
+ *  - refused before the latch (bad config: INVALID_ARGUMENT — NULL, a
+ *    size that is not one of its versions or a newer version asking for
+ *    something (see "Structs that grow"), version, reserved, a field out of
+ *    range, KCTX_STRATEGY naming no strategy; a strategy the platform does
+ *    not offer: UNSUPPORTED naming the platform and what it offers; another
+ *    kernel context holds the device: BUSY): the context stays mode-less
+ *    and NEW;
  *  - a platform failure after the latch with a complete rollback: the claim
  *    is released and the context is NEW (kernel-latched, reusable);
  *  - a failed rollback: the claim is kept and the context is CLOSING (close
@@ -231,19 +264,24 @@ typedef struct kctx_program_config {
     uint32_t trace_device_records;
     uint32_t trace_host_records;
     const char *trace_path;
+    /* ---- end of the first version (48 bytes) ---- */
     uint32_t strategy; /* kctx_strategy, as in kctx_kernel_config */
-} kctx_program_config;
+    uint32_t reserved; /* 0 */
+} kctx_program_config; /* published sizes: 48, 56 */
 #define KCTX_PROGRAM_CONFIG_INIT                                                                \
     {                                                                                           \
         sizeof(kctx_program_config), KCTX_CONFIG_VERSION, 0, 4096u, 10000u, 0u, 65536u, 16384u, \
-            NULL, 0u                                                                            \
+            NULL, 0u, 0u                                                                        \
     }
 
 /* Program init (K1, K3): the context owns `device`: it initialises the
  * platform and sets the device through the lifecycle table, then creates
  * the same resident resources. Program contexts take no claim. On a fatal
  * error its recovery policy resets the device, abandons its handles and
- * reports the failure (K31). */
+ * reports the failure (K31). The config is taken as kernel init's (sizes,
+ * version, reserved, strategy: INVALID_ARGUMENT / UNSUPPORTED); a platform
+ * without program mode (kctx_platform_caps.program_mode 0) is
+ * UNSUPPORTED. */
 KCTX_API kctx_status kctx_program_init(kctx_context ctx, const kctx_program_config *config);
 
 /* Prepare a callable under a caller-chosen id (K13-K17). Order: arguments,
@@ -435,8 +473,13 @@ KCTX_API kctx_status kctx_teardown_error(kctx_context ctx, kctx_status *status, 
 KCTX_API const char *kctx_last_error(kctx_context ctx);
 KCTX_API const char *kctx_thread_last_error(void);
 
-/* Resident resource counts and sizes of a READY context, for tests and
- * footprint measurements. */
+/* Resident resource counts and sizes of a context (0 for what it does not
+ * hold: a NEW context holds nothing), for tests and footprint
+ * measurements. An output struct that grows (see "Structs that grow"): an
+ * older caller's struct (published sizes 144, 152) is filled only as far as
+ * it reaches, a newer one's unknown tail is zeroed.
+ * Errors: INVALID_HANDLE; INVALID_ARGUMENT (info NULL, or info->size not a
+ * published size and not larger than this library's). */
 typedef struct kctx_resource_info {
     size_t size;
     uint64_t aicpu_stream, aicore_stream;
@@ -445,11 +488,12 @@ typedef struct kctx_resource_info {
     uint64_t runtime_image, arch_table, args_block; /* device addresses */
     uint64_t runtime_image_bytes, arch_table_bytes, args_block_bytes;
     uint32_t token_capacity, tokens_in_use;
-    uint32_t callables;     /* prepared ids */
-    uint32_t uploads;       /* distinct uploads (shared by identical images) */
-    uint64_t upload_bytes;  /* device bytes held by uploads */
+    uint32_t callables;    /* prepared ids */
+    uint32_t uploads;      /* distinct uploads (shared by identical images) */
+    uint64_t upload_bytes; /* device bytes held by uploads */
+    /* ---- end of the first version (144 bytes) ---- */
     uint64_t upload_stream; /* the third context stream: trace copy-backs (never captured) */
-} kctx_resource_info;
+} kctx_resource_info;       /* published sizes: 144, 152 */
 #define KCTX_RESOURCE_INFO_INIT \
     { sizeof(kctx_resource_info), 0, 0, {0, 0, 0, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 KCTX_API kctx_status kctx_get_resources(kctx_context ctx, kctx_resource_info *info);
@@ -457,6 +501,70 @@ KCTX_API kctx_status kctx_get_resources(kctx_context ctx, kctx_resource_info *in
 /* Calls the context made into the platform table since creation (every
  * call, failed ones too): a test's ruler for fault sweeps and K11. */
 KCTX_API kctx_status kctx_platform_calls(kctx_context ctx, uint64_t *calls);
+
+/* ------------------------------------------------------------------------
+ * Platforms: the registry and the capability query (docs/platforms.md)
+ * ---------------------------------------------------------------------- */
+
+/* What a platform declares (its descriptor) and what the registry knows of
+ * it. An output struct that grows (see "Structs that grow"; published
+ * size: 72). Strings are the registry's: valid for the life of the
+ * process. */
+typedef struct kctx_platform_caps {
+    size_t size;        /* sizeof(kctx_platform_caps) */
+    const char *name;   /* "sim", "opencl", "cuda" */
+    const char *reason; /* why it is not built or not available; "" when available */
+    int built;          /* this library was built with it */
+    int available;      /* it can be used on this machine (0 when not built) */
+    /* The rest is 0 unless available. */
+    uint32_t strategies;       /* KCTX_STRATEGY_BIT(...) of each strategy it offers */
+    uint32_t default_strategy; /* kctx_strategy used when config and environment say DEFAULT */
+    uint32_t max_params_size;  /* largest kernel parameter block, bytes (a device may have less) */
+    int has_capture;           /* launches can be captured into the caller's graphs */
+    int has_null_stream;       /* caller stream 0 names a default stream */
+    int has_epoch;             /* device epochs: an owner reset ends a quarantine (K36) */
+    int can_check_ranges;      /* launch checks tensor ranges against live allocations (K18) */
+    int program_mode;          /* kctx_program_init is possible */
+    /* kctx_get_context_caps: the context's strategy in effect once init
+     * latched it (KCTX_STRATEGY_DEFAULT before); kctx_get_platform_caps:
+     * KCTX_STRATEGY_DEFAULT. */
+    uint32_t strategy;
+    uint32_t reserved; /* 0 */
+} kctx_platform_caps;
+#define KCTX_PLATFORM_CAPS_INIT \
+    { sizeof(kctx_platform_caps), NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+
+/* The number of platforms this library knows (built or not): the registry,
+ * made from the build's options. Never fails. */
+KCTX_API uint32_t kctx_platform_count(void);
+/* The name of the index-th known platform (0 <= index < count), in a fixed
+ * order; NULL past the end. Static storage. */
+KCTX_API const char *kctx_platform_name_at(uint32_t index);
+
+/* The capabilities of a platform by name (NULL: KCTX_PLATFORM, else "sim",
+ * as kctx_context_create). A known platform that is not built or not
+ * available is answered too (OK, with built/available 0 and the reason).
+ * No platform call, no context. Any thread.
+ * Errors: INVALID_ARGUMENT (caps NULL or caps->size not accepted, see
+ * "Structs that grow"); NOT_FOUND (no known platform has that name). */
+KCTX_API kctx_status kctx_get_platform_caps(const char *name, kctx_platform_caps *caps);
+
+/* The capabilities of a context's platform, and the context's strategy in
+ * effect. Any phase, any mode; no platform call.
+ * Errors: INVALID_HANDLE; INVALID_ARGUMENT (caps NULL or caps->size not
+ * accepted). */
+KCTX_API kctx_status kctx_get_context_caps(kctx_context ctx, kctx_platform_caps *caps);
+
+/* Whether a launch of callable `id` on this context may be captured into a
+ * caller's graph here: OK when the platform has capture and the id is
+ * prepared; otherwise the answer's status, with the reason in the last
+ * error. A question, not a launch: no platform call, nothing changes, any
+ * phase (a poisoned context's launches are refused, whatever this says).
+ * Statuses: OK (yes); INVALID_HANDLE; INVALID_STATE (a mode-less or
+ * program-mode context: only kernel mode launches onto a caller's stream,
+ * K3); UNSUPPORTED (the platform has no capture: launch eagerly); UNKNOWN_ID
+ * (no callable is prepared under `id`). */
+KCTX_API kctx_status kctx_capturable(kctx_context ctx, uint64_t id);
 
 #ifdef __cplusplus
 }

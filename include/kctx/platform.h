@@ -1,15 +1,23 @@
 /*
  * kctx/platform.h — the platform vocabulary: what kctx needs from a device
- * runtime, as tables of operations a platform adapter fills.
+ * runtime, as tables a platform adapter fills (docs/platforms.md is the
+ * guide: every op, the capabilities, what a new platform implements).
  *
  * The vocabulary is split by authority:
- *  - kctx_platform_ops: devices, streams, events, memory, modules, kernel
- *    launches, capture queries, graph lifetime hooks. It has NO device
- *    lifecycle operation: a kernel context receives only this table, so it
- *    cannot set, reset, initialise or finalise a borrowed device — it has no
- *    way to express it (rule K4).
+ *  - kctx_platform_desc: what a kernel context receives — the platform's
+ *    name, its capabilities and its kctx_platform_ops (devices, streams,
+ *    events, memory, modules, kernel launches, capture queries, graph
+ *    lifetime hooks). Neither has a device lifecycle member: a kernel
+ *    context cannot set, reset, initialise or finalise a borrowed device —
+ *    it has no way to express it (rule K4).
  *  - kctx_platform_lifecycle_ops: init, finalize, set device, reset device.
- *    Only program mode, which owns its device, is handed this table.
+ *    It is reachable only through the platform's registry entry
+ *    (kctx_platform_entry), which only program init, which owns its device,
+ *    looks up.
+ *
+ * The registry (src/platforms/registry.c) lists every platform this tree
+ * knows, built or not; a built platform registers a kctx_platform_entry
+ * (platform/<name>/adapter.c), one instance per process.
  *
  * The core never names a platform: it reaches the table through the KP()
  * wrapper of src/core/pcall.c, which counts the call, maps the status and
@@ -26,13 +34,33 @@
  * else the platform's own code). `classify` maps a platform status to the
  * kctx status class (see kctx.h); `status_name` names it for messages.
  *
- * Locking: every operation may be called from any thread; the platform
- * serialises internally. No operation may call back into kctx.
- * Versioning: tables start with their size; the core refuses a table whose
- * size is smaller than the one it was built against.
+ * Locking (every op unless its comment says more): the core calls an op
+ * from any thread, holding the calling context's lock and no lock of the
+ * core's tables; two contexts of one platform call it concurrently. The
+ * platform serialises internally. No operation may call back into kctx, and
+ * none may block except the ones that say they wait (stream_sync).
+ * "Calling thread" state (current device, capture mode, last message) is
+ * per thread, as in CUDA and CANN.
+ *
+ * Versioning (docs/platforms.md, "Versioning"): every table starts with its
+ * size and version (KCTX_PLATFORM_VERSION of the header the platform was
+ * built against). Tables only grow at the end, and every member added after
+ * a table's first version is optional. The core copies a table of any size
+ * from its minimum (KCTX_PLATFORM_*_MIN_SIZE) up over an all-NULL one: an
+ * op beyond the size the platform gave is NULL, and the core checks for
+ * NULL before calling an optional op. A larger table (a newer header) is
+ * accepted and its tail ignored: every member a table gains is an offer (an
+ * optional op, a capability whose 0 is the old behaviour), so a core that
+ * does not know it simply does not use it. A table below its minimum size,
+ * or whose ops contradict its declared capabilities, makes the platform
+ * unavailable (kctx_context_create: UNSUPPORTED, with the reason); an op
+ * present for a capability the descriptor does not declare is ignored (the
+ * declaration decides).
  */
 #ifndef KCTX_PLATFORM_H
 #define KCTX_PLATFORM_H
+
+#include <kctx/kctx.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +69,11 @@
 extern "C" {
 #endif
 
+/* The version of the tables in this header. Version 1 was the unversioned
+ * seam before issue 12 (a descriptor with a lifecycle member); its tables
+ * are below every minimum size here and are refused. */
+#define KCTX_PLATFORM_VERSION 2u
+
 typedef uint64_t kctx_pstream;
 typedef uint64_t kctx_pevent;
 typedef uint64_t kctx_pmodule;
@@ -48,17 +81,17 @@ typedef uint64_t kctx_pfunction;
 typedef uint64_t kctx_pgraph;
 typedef uint64_t kctx_pdevptr;
 
-/* What the core needs to know about a device. */
+/* What the core needs to know about one device. */
 typedef struct kctx_device_info {
     size_t size;
     char name[64];
     uint32_t aicore_count;    /* compute cores (the worker gang size) */
-    uint32_t max_params_size; /* largest kernel parameter block */
+    uint32_t max_params_size; /* largest kernel parameter block of this device */
     uint64_t memory_capacity;
     uint32_t word_size; /* device word usable with wait/wake (4) */
     uint32_t alloc_alignment;
-    int has_epoch;        /* device_epoch is meaningful (K30, K36) */
-    int can_check_ranges; /* mem_range_check is implemented (K18) */
+    int has_epoch;        /* this device's epoch is meaningful (with desc.has_epoch) */
+    int can_check_ranges; /* mem_range_check works on this device (with desc.can_check_ranges) */
 } kctx_device_info;
 
 typedef enum kctx_pcapture_status {
@@ -94,13 +127,17 @@ typedef enum kctx_pclass {
 
 /* Graph lifetime hook: called once when the graph and every executable
  * graph made from it are destroyed and their launches completed (or the
- * capture was invalidated or abandoned). Must not call the platform. */
+ * capture was invalidated or abandoned). Any thread; must not call the
+ * platform. */
 typedef void (*kctx_phook_fn)(void *user);
 
+/* The ops a kernel context calls. Members up to (not including) the
+ * "conditional and optional ops" section are required: never NULL. */
 typedef struct kctx_platform_ops {
-    size_t size; /* sizeof(kctx_platform_ops) */
+    size_t size;      /* sizeof(kctx_platform_ops) of the platform's header */
+    uint32_t version; /* KCTX_PLATFORM_VERSION of the platform's header */
 
-    /* ---- status vocabulary ---- */
+    /* ---- status vocabulary (no lock; pure, or per-thread state) ---- */
     kctx_pclass (*classify)(void *self, int status);
     const char *(*status_name)(void *self, int status);
     /* Detailed message of the calling thread's last failed call, or "". */
@@ -108,25 +145,22 @@ typedef struct kctx_platform_ops {
 
     /* ---- devices (queries only) ---- */
     int (*device_count)(void *self, int *count);
-    /* The calling thread's current device; must work on a lost device. */
-    int (*current_device)(void *self, int *device);
-    /* Epoch of a device (increments when its owner resets it); must work
-     * on a lost device. Only meaningful if info.has_epoch. */
-    int (*device_epoch)(void *self, int device, uint64_t *epoch);
     int (*device_info)(void *self, int device, kctx_device_info *info);
 
     /* ---- streams (created on the calling thread's current device) ---- */
     int (*stream_create)(void *self, kctx_pstream *stream);
     int (*stream_destroy)(void *self, kctx_pstream stream);
-    /* Wait for the stream's work, at most timeout_ms (TIMEOUT class). */
+    /* Wait for the stream's work, at most timeout_ms (TIMEOUT class). The
+     * one op that blocks: the core calls it with the context lock held. */
     int (*stream_sync)(void *self, kctx_pstream stream, uint32_t timeout_ms);
     /* 0 idle, NOT_READY class while work is pending. Never on a capturing
-     * stream (the core checks capture_info first). */
+     * stream (the core checks stream_info first). */
     int (*stream_query)(void *self, kctx_pstream stream);
     /* A stream's device and capture state, in one call: legal at any time,
      * also on a capturing stream; never changes a capture. `id` and `graph`
-     * are 0 when status is NONE. Any out-pointer may be NULL. (Launch's
-     * preflight checks the caller stream with one call, K18/K25/K34.) */
+     * are 0 when status is NONE (always NONE without capture). Any
+     * out-pointer may be NULL. (Launch's preflight checks the caller stream
+     * with one call, K18/K25/K34.) */
     int (*stream_info)(void *self, kctx_pstream stream, int *device, kctx_pcapture_status *status,
                        uint64_t *id, kctx_pgraph *graph);
 
@@ -153,52 +187,120 @@ typedef struct kctx_platform_ops {
      * device programs at once, ordered with no stream (the host poisoning
      * a context, K35). */
     int (*atomic_write_u32)(void *self, kctx_pdevptr ptr, uint32_t value);
-    /* Optional (NULL when !info.can_check_ranges): 0 when [ptr, ptr+size)
-     * lies inside one live allocation of `device`. */
-    int (*mem_range_check)(void *self, int device, kctx_pdevptr ptr, size_t size);
 
     /* ---- modules and kernels ---- */
     int (*module_load)(void *self, const void *bytes, size_t size, kctx_pmodule *module);
     int (*module_unload)(void *self, kctx_pmodule module);
     int (*module_function)(void *self, kctx_pmodule module, const char *name, kctx_pfunction *fn);
-    /* Optional (NULL when the platform's strategy launches task kernels
-     * from the host side): the device address of a function's entry
-     * point, callable by the platform's device programs. */
-    int (*function_address)(void *self, kctx_pfunction fn, uint64_t *address);
-    /* `params` is copied at enqueue time. */
+    /* `params` is copied at enqueue time; at most desc.max_params_size. */
     int (*launch)(void *self, kctx_pstream stream, kctx_pfunction fn, kctx_ptarget target,
                   uint32_t block_dim, const void *params, size_t params_size);
 
-    /* ---- capture hygiene and graph lifetime ---- */
-    /* Exchange the calling thread's capture mode (*mode gets the old). */
+    /* ---- conditional and optional ops: NULL, or beyond `size` ----------
+     * Each is required when the capability named beside it is declared in
+     * the descriptor, and must be NULL (or absent) otherwise. */
+
+    /* Required unless bound_device is set: the calling thread's current
+     * device; must work on a lost device. */
+    int (*current_device)(void *self, int *device);
+    /* Required when desc.has_epoch: the epoch of a device (increments when
+     * its owner resets it, K30, K36); must work on a lost device. */
+    int (*device_epoch)(void *self, int device, uint64_t *epoch);
+    /* Required when desc.can_check_ranges: 0 when [ptr, ptr+size) lies
+     * inside one live allocation of `device` (K18). */
+    int (*mem_range_check)(void *self, int device, kctx_pdevptr ptr, size_t size);
+    /* Required when desc.strategies has RESIDENT: the device address of a
+     * function's entry point, callable by the platform's device programs
+     * (HOST_ORDERED launches task kernels from the host and needs none). */
+    int (*function_address)(void *self, kctx_pfunction fn, uint64_t *address);
+    /* Required when desc.has_capture: exchange the calling thread's capture
+     * mode (*mode gets the old); the core switches to relaxed around its
+     * platform calls and restores. Per-thread state. */
     int (*exchange_capture_mode)(void *self, kctx_pcapture_mode *mode);
+    /* Required when desc.has_capture: call fn(user) once when `graph` and
+     * every executable graph made from it are gone (K25). */
     int (*graph_attach_hook)(void *self, kctx_pgraph graph, kctx_phook_fn fn, void *user);
+    /* Optional: for a platform with no thread-current device (OpenCL: a
+     * queue knows its device, a thread does not). The device the calling
+     * thread's framework named through the platform's own API (for example
+     * a per-thread binding the adapter keeps, set by the framework). When
+     * set, the core calls it instead of current_device wherever it reads the
+     * current device (kernel init's borrow K4, the K5 checks). Must work on
+     * a lost device. Per-thread state. */
+    int (*bound_device)(void *self, int *device);
 } kctx_platform_ops;
 
-/* Lifecycle: only program mode receives this table. */
+/* The smallest ops table the core accepts: every required op. */
+#define KCTX_PLATFORM_OPS_MIN_SIZE offsetof(kctx_platform_ops, current_device)
+
+/* Lifecycle: only program mode receives this table (through the registry
+ * entry). Every op is required. Called with the program context's lock
+ * held; init and finalize may be called by several program contexts (the
+ * platform counts them, like a driver's reference count). */
 typedef struct kctx_platform_lifecycle_ops {
-    size_t size;
+    size_t size;      /* sizeof(kctx_platform_lifecycle_ops) */
+    uint32_t version; /* KCTX_PLATFORM_VERSION */
     int (*init)(void *self);
     int (*finalize)(void *self);
     int (*set_device)(void *self, int device);
     int (*reset_device)(void *self); /* the calling thread's current device */
 } kctx_platform_lifecycle_ops;
 
-/* The variant kind of callable images this platform loads (kctx/image.h's
- * kctx_variant_kind values). */
+#define KCTX_PLATFORM_LIFECYCLE_MIN_SIZE sizeof(kctx_platform_lifecycle_ops)
+
+/* What a kernel context receives: the platform's identity, capabilities and
+ * ops. No lifecycle member, by construction (K4). Immutable once
+ * registered. */
 typedef struct kctx_platform_desc {
-    size_t size;
+    size_t size;      /* sizeof(kctx_platform_desc) */
+    uint32_t version; /* KCTX_PLATFORM_VERSION */
     const char *name; /* "sim", "opencl", "cuda" */
-    void *self;
+    void *self;       /* passed to every op */
     const kctx_platform_ops *ops;
-    const kctx_platform_lifecycle_ops *lifecycle;
-    int variant_kind;
+    int variant_kind; /* the kctx_variant_kind of callable images it loads (image.h) */
     /* The runtime's device programs for this platform, as a module image
-     * (kernels "kctx_rt_acquire", "kctx_rt_scheduler", "kctx_rt_worker").
-     * NULL/0 when the platform has none yet. */
+     * (kernels "kctx_rt_acquire", "kctx_rt_scheduler", "kctx_rt_worker"
+     * for RESIDENT; "kctx_rt_ho_acquire", "kctx_rt_ho_finalize" for
+     * HOST_ORDERED). NULL/0 when the platform has none yet. */
     const void *programs;
     size_t programs_size;
+
+    /* ---- capabilities (the public capability query returns them) ---- */
+    /* The execution strategies it offers (kctx.h's KCTX_STRATEGY_BIT of
+     * each; at least one), and its default (one of them). */
+    uint32_t strategies;
+    uint32_t default_strategy;
+    /* The largest kernel parameter block any of its devices accepts, bytes
+     * (> 0); a device may report a smaller one in its device_info. */
+    uint32_t max_params_size;
+    int has_capture;      /* stream capture into graphs (exchange_capture_mode, graph hooks) */
+    int has_null_stream;  /* 0 names a default stream a caller may launch onto */
+    int has_epoch;        /* device_epoch (K30, K36); without it quarantine is terminal */
+    int can_check_ranges; /* mem_range_check (K18's tensor range checks) */
 } kctx_platform_desc;
+
+#define KCTX_PLATFORM_DESC_MIN_SIZE sizeof(kctx_platform_desc)
+
+/* A platform's registration. Each built platform provides one (see
+ * docs/platforms.md, "The registry"); the registry adds entries for the
+ * platforms this tree knows but the build left out. */
+typedef struct kctx_platform_entry {
+    size_t size;      /* sizeof(kctx_platform_entry) */
+    uint32_t version; /* KCTX_PLATFORM_VERSION */
+    const char *name; /* the same as desc->name */
+    /* Optional: whether the platform can run on this machine (its runtime
+     * library loads, ...). 1, or 0 with the reason written to why. Called
+     * once per process, before any context of the platform exists; it may
+     * call the platform's runtime but not kctx. NULL: always available. A
+     * platform that runs but finds no device is available (zero devices is
+     * not an error). */
+    int (*available)(void *self, char *why, size_t why_size);
+    const kctx_platform_desc *desc; /* what a kernel context receives */
+    /* Program mode's table; NULL when the platform offers no program mode. */
+    const kctx_platform_lifecycle_ops *lifecycle;
+} kctx_platform_entry;
+
+#define KCTX_PLATFORM_ENTRY_MIN_SIZE sizeof(kctx_platform_entry)
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,10 @@
 /*
  * adapter.c — the sim platform for kctx: fills the platform tables
- * (include/kctx/platform.h) with the sim's runtime API (include/kctx/sim.h).
- * The kernel table has no lifecycle entry; the lifecycle table is separate
- * and only program mode receives it.
+ * (include/kctx/platform.h) with the sim's runtime API (include/kctx/sim.h)
+ * and registers them (kctx_sim_platform_entry, listed by the registry,
+ * src/platforms/registry.c). The descriptor a kernel context receives has
+ * no lifecycle member; the lifecycle table is registered beside it and only
+ * program init looks it up.
  */
 #include <kctx/image.h>
 #include <kctx/platform.h>
@@ -13,7 +15,18 @@
 
 extern const unsigned char kctx_rt_sim_programs[];
 extern const size_t kctx_rt_sim_programs_size;
-const kctx_platform_desc *kctx_sim_platform(void);
+const kctx_platform_entry *kctx_sim_platform_entry(void);
+
+/* ---- what the sim offers (its capabilities, docs/platforms.md) ----------
+ * The execution strategies: the ONE place that says which the sim offers
+ * and which is its default: both, RESIDENT by default (KCTX_STRATEGY or the
+ * config's strategy field chooses HOST_ORDERED). */
+#define SIM_STRATEGIES \
+    (KCTX_STRATEGY_BIT(KCTX_STRATEGY_RESIDENT) | KCTX_STRATEGY_BIT(KCTX_STRATEGY_HOST_ORDERED))
+#define SIM_DEFAULT_STRATEGY KCTX_STRATEGY_RESIDENT
+/* The sim's kernel parameter-block limit (sim.h, sim_launch_kernel: every
+ * device reports it as max_params_size). */
+#define SIM_MAX_PARAMS_SIZE 4096u
 
 static kctx_pclass a_classify(void *self, int st) {
     (void)self;
@@ -205,6 +218,7 @@ static int a_graph_attach_hook(void *self, kctx_pgraph g, kctx_phook_fn fn, void
 
 static const kctx_platform_ops k_ops = {
     .size = sizeof(kctx_platform_ops),
+    .version = KCTX_PLATFORM_VERSION,
     .classify = a_classify,
     .status_name = a_status_name,
     .last_message = a_last_message,
@@ -236,6 +250,7 @@ static const kctx_platform_ops k_ops = {
     .launch = a_launch,
     .exchange_capture_mode = a_exchange_capture_mode,
     .graph_attach_hook = a_graph_attach_hook,
+    .bound_device = NULL, /* the sim has a thread-current device (current_device) */
 };
 
 static int l_init(void *self) {
@@ -257,6 +272,7 @@ static int l_reset_device(void *self) {
 
 static const kctx_platform_lifecycle_ops k_lifecycle = {
     .size = sizeof(kctx_platform_lifecycle_ops),
+    .version = KCTX_PLATFORM_VERSION,
     .init = l_init,
     .finalize = l_finalize,
     .set_device = l_set_device,
@@ -264,22 +280,39 @@ static const kctx_platform_lifecycle_ops k_lifecycle = {
 };
 
 static kctx_platform_desc g_desc;
+static kctx_platform_entry g_entry;
 static pthread_once_t g_desc_once = PTHREAD_ONCE_INIT;
 
 static void desc_init(void) {
     g_desc = (kctx_platform_desc){
         .size = sizeof(kctx_platform_desc),
+        .version = KCTX_PLATFORM_VERSION,
         .name = "sim",
         .self = NULL,
         .ops = &k_ops,
-        .lifecycle = &k_lifecycle,
         .variant_kind = KCTX_VARIANT_SIM_ELF,
         .programs = kctx_rt_sim_programs,
         .programs_size = kctx_rt_sim_programs_size,
+        .strategies = SIM_STRATEGIES,
+        .default_strategy = SIM_DEFAULT_STRATEGY,
+        .max_params_size = SIM_MAX_PARAMS_SIZE,
+        .has_capture = 1,      /* CUDA-style stream capture into graphs */
+        .has_null_stream = 0,  /* stream 0 names no stream */
+        .has_epoch = 1,        /* sim_device_epoch */
+        .can_check_ranges = 1, /* sim_mem_lookup */
+    };
+    g_entry = (kctx_platform_entry){
+        .size = sizeof(kctx_platform_entry),
+        .version = KCTX_PLATFORM_VERSION,
+        .name = "sim",
+        .available =
+            NULL, /* in-process: always available (its devices come from KCTX_SIM_DEVICES) */
+        .desc = &g_desc,
+        .lifecycle = &k_lifecycle, /* program mode */
     };
 }
 
-const kctx_platform_desc *kctx_sim_platform(void) {
+const kctx_platform_entry *kctx_sim_platform_entry(void) {
     pthread_once(&g_desc_once, desc_init);
-    return &g_desc;
+    return &g_entry;
 }

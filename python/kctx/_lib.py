@@ -53,6 +53,7 @@ class KernelConfig(ctypes.Structure):
         ("trace_host_records", c_uint32),
         ("trace_path", ctypes.c_char_p),
         ("strategy", c_uint32),
+        ("reserved", c_uint32),
     ]
 
 
@@ -70,6 +71,7 @@ class ProgramConfig(ctypes.Structure):
         ("trace_host_records", c_uint32),
         ("trace_path", ctypes.c_char_p),
         ("strategy", c_uint32),
+        ("reserved", c_uint32),
     ]
 
 
@@ -112,6 +114,28 @@ class ResourceInfo(ctypes.Structure):
         ("uploads", c_uint32),
         ("upload_bytes", c_uint64),
         ("upload_stream", c_uint64),
+    ]
+
+
+class PlatformCaps(ctypes.Structure):
+    """kctx_platform_caps"""
+
+    _fields_ = [
+        ("size", c_size_t),
+        ("name", c_char_p),
+        ("reason", c_char_p),
+        ("built", c_int),
+        ("available", c_int),
+        ("strategies", c_uint32),
+        ("default_strategy", c_uint32),
+        ("max_params_size", c_uint32),
+        ("has_capture", c_int),
+        ("has_null_stream", c_int),
+        ("has_epoch", c_int),
+        ("can_check_ranges", c_int),
+        ("program_mode", c_int),
+        ("strategy", c_uint32),
+        ("reserved", c_uint32),
     ]
 
 
@@ -208,6 +232,11 @@ KCTX_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "kctx_thread_last_error": (c_char_p, []),
     "kctx_get_resources": (c_int, [c_uint64, POINTER(ResourceInfo)]),
     "kctx_platform_calls": (c_int, [c_uint64, _u64p]),
+    "kctx_platform_count": (c_uint32, []),
+    "kctx_platform_name_at": (c_char_p, [c_uint32]),
+    "kctx_get_platform_caps": (c_int, [c_char_p, POINTER(PlatformCaps)]),
+    "kctx_get_context_caps": (c_int, [c_uint64, POINTER(PlatformCaps)]),
+    "kctx_capturable": (c_int, [c_uint64, c_uint64]),
     # image.h
     "kctx_image_reason_name": (c_char_p, [c_int]),
     "kctx_image_reason_string": (c_char_p, [c_int]),

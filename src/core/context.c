@@ -5,6 +5,8 @@
  */
 #include "internal.h"
 
+#include "../platforms/registry.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +94,68 @@ void kctx_set_teardown_error(kctx_ctx *c, kctx_status s, const char *msg) {
 }
 
 /* ------------------------------------------------------------------ */
+/* structs that grow (kctx.h, "Structs that grow")                      */
+
+/* No version of a kctx struct comes near this: a larger size is garbage,
+ * not a newer header. */
+#define STRUCT_SIZE_MAX 4096u
+
+static kctx_status struct_size_ok(kctx_ctx *c, const char *what, const void *p, const size_t *sizes,
+                                  size_t n, bool input) {
+    size_t size;
+    memcpy(&size, p, sizeof size);
+    size_t known = sizes[n - 1];
+    if (size > known && size <= STRUCT_SIZE_MAX) {
+        /* a newer header's struct: an input may not ask for anything this
+         * library does not know; an output's tail is simply zeroed */
+        const unsigned char *b = p;
+        for (size_t i = known; input && i < size; i++)
+            if (b[i])
+                return kctx_fail(c, KCTX_INVALID_ARGUMENT,
+                                 "%s of size %zu: byte %zu, beyond the %zu bytes this library "
+                                 "knows, is not zero (a field of a newer kctx.h this library "
+                                 "cannot honour)",
+                                 what, size, i, known);
+        return KCTX_OK;
+    }
+    char list[64] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (size == sizes[i]) return KCTX_OK;
+        int w = snprintf(list + len, sizeof list - len, "%s%zu", i ? ", " : "", sizes[i]);
+        if (w > 0 && (size_t)w < sizeof list - len) len += (size_t)w;
+    }
+    return kctx_fail(c, KCTX_INVALID_ARGUMENT,
+                     "%s size %zu is not the size of any of its versions (%s bytes, or larger "
+                     "for a newer kctx.h); set it with its _INIT macro",
+                     what, size, list);
+}
+
+kctx_status kctx__struct_in(kctx_ctx *c, const char *what, const void *given, const size_t *sizes,
+                            size_t n, void *out) {
+    kctx_status st = struct_size_ok(c, what, given, sizes, n, true);
+    if (st) return st;
+    size_t size, known = sizes[n - 1];
+    memcpy(&size, given, sizeof size);
+    memcpy(out, given, size < known ? size : known); /* over the defaults already in *out */
+    memcpy(out, &known, sizeof known);
+    return KCTX_OK;
+}
+
+kctx_status kctx__struct_out_check(kctx_ctx *c, const char *what, const void *dst,
+                                   const size_t *sizes, size_t n) {
+    return struct_size_ok(c, what, dst, sizes, n, false);
+}
+
+void kctx__struct_out(void *dst, const void *full, size_t full_size) {
+    size_t size;
+    memcpy(&size, dst, sizeof size);
+    size_t fill = size < full_size ? size : full_size;
+    memcpy((char *)dst + sizeof size, (const char *)full + sizeof size, fill - sizeof size);
+    if (size > full_size) memset((char *)dst + full_size, 0, size - full_size);
+}
+
+/* ------------------------------------------------------------------ */
 /* handle table                                                        */
 
 #define CT_MAX (KCTX_MAX_CONTEXTS + 1u) /* slot 0 is never used */
@@ -156,20 +220,26 @@ kctx_status kctx_context_create(const char *platform, kctx_context *out) {
     if (!out) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "out is NULL");
     /* An explicit name is taken as it is ("" names no platform); only an
      * absent name falls back to KCTX_PLATFORM (unset or empty: "sim"). */
-    const char *name = platform;
-    if (!name) {
-        name = getenv("KCTX_PLATFORM");
-        if (!name || !*name) name = "sim";
+    const char *name = kctx__platform_default(platform);
+    /* The registry decides (docs/platforms.md): unknown and not built are
+     * NOT_FOUND, built but unavailable here (tables it cannot admit, a
+     * runtime that does not load) is UNSUPPORTED; each with the reason. */
+    const kctx__platform_facts *f = kctx__platform_lookup(name);
+    if (!f) {
+        char known[96] = "";
+        size_t len = 0;
+        for (uint32_t i = 0; i < kctx__platform_count(); i++) {
+            int w = snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "",
+                             kctx__platform_at(i)->name);
+            if (w > 0 && (size_t)w < sizeof known - len) len += (size_t)w;
+        }
+        return kctx_fail(NULL, KCTX_NOT_FOUND, "no platform is named '%s' (known: %s)", name,
+                         known);
     }
-    const kctx_platform_desc *p = kctx_platform_find(name);
-    if (!p)
-        return kctx_fail(NULL, KCTX_NOT_FOUND, "no platform named '%s' is built into this library",
-                         name);
-    /* Tables start with their size: refuse one older than this core. */
-    if (p->size < sizeof *p || !p->ops || p->ops->size < sizeof *p->ops ||
-        (p->lifecycle && p->lifecycle->size < sizeof *p->lifecycle))
-        return kctx_fail(NULL, KCTX_UNSUPPORTED,
-                         "platform %s provides tables older than this library expects", name);
+    if (!f->built) return kctx_fail(NULL, KCTX_NOT_FOUND, "platform '%s' is %s", name, f->reason);
+    if (!f->available)
+        return kctx_fail(NULL, KCTX_UNSUPPORTED, "platform '%s' is built but %s", name, f->reason);
+    const kctx_platform_desc *p = f->desc;
     kctx_ctx *c = calloc(1, sizeof *c);
     if (!c) return kctx_fail(NULL, KCTX_OUT_OF_MEMORY, "host allocation failed");
     pthread_mutex_init(&c->lock, NULL);
@@ -295,7 +365,7 @@ void kctx_claim_release(kctx_ctx *c) {
     }                                                          \
     body;                                                      \
     kctx_ctx_release(c);                                       \
-    return KCTX_OK
+    return st_
 
 kctx_status kctx_get_phase(kctx_context h, kctx_phase *phase) {
     QUERY(h, phase ? NULL : "phase is NULL", *phase = c->phase);
@@ -350,28 +420,93 @@ kctx_status kctx_platform_calls(kctx_context h, uint64_t *calls) {
     QUERY(h, calls ? NULL : "calls is NULL", *calls = atomic_load(&c->calls));
 }
 
+/* The published sizes of kctx_resource_info: before and after the upload
+ * stream (issue 11). */
+static const size_t k_resource_info_sizes[] = {offsetof(kctx_resource_info, upload_stream),
+                                               sizeof(kctx_resource_info)};
+
+static void fill_resources(kctx_ctx *c, kctx_resource_info *info) {
+    info->aicpu_stream = c->streams[0].live ? c->streams[0].h : 0;
+    info->aicore_stream = c->streams[1].live ? c->streams[1].h : 0;
+    info->upload_stream = c->streams[2].live ? c->streams[2].h : 0;
+    for (int i = 0; i < KCTX_EVENT_COUNT; i++)
+        info->events[i] = c->events[i].live ? c->events[i].h : 0;
+    info->programs_module = c->programs.live ? c->programs.h : 0;
+    info->runtime_image =
+        c->mem[KCTX_MEM_RUNTIME_IMAGE].live ? c->mem[KCTX_MEM_RUNTIME_IMAGE].h : 0;
+    info->arch_table = c->mem[KCTX_MEM_ARCH_TABLE].live ? c->mem[KCTX_MEM_ARCH_TABLE].h : 0;
+    info->args_block = c->mem[KCTX_MEM_ARGS_BLOCK].live ? c->mem[KCTX_MEM_ARGS_BLOCK].h : 0;
+    info->runtime_image_bytes = c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE];
+    info->arch_table_bytes = c->mem_bytes[KCTX_MEM_ARCH_TABLE];
+    info->args_block_bytes = c->mem_bytes[KCTX_MEM_ARGS_BLOCK];
+    info->token_capacity = c->token_capacity;
+    info->tokens_in_use = atomic_load(&c->tokens_in_use);
+    info->callables = c->ncallables;
+    for (kctx_upload *u = c->uploads; u; u = u->next) {
+        info->uploads++;
+        info->upload_bytes += u->table_bytes;
+    }
+}
+
 kctx_status kctx_get_resources(kctx_context h, kctx_resource_info *info) {
-    QUERY(h, !info || info->size < sizeof *info ? "info is NULL or info->size too small" : NULL, {
-        memset((char *)info + sizeof info->size, 0, sizeof *info - sizeof info->size);
-        info->aicpu_stream = c->streams[0].live ? c->streams[0].h : 0;
-        info->aicore_stream = c->streams[1].live ? c->streams[1].h : 0;
-        info->upload_stream = c->streams[2].live ? c->streams[2].h : 0;
-        for (int i = 0; i < KCTX_EVENT_COUNT; i++)
-            info->events[i] = c->events[i].live ? c->events[i].h : 0;
-        info->programs_module = c->programs.live ? c->programs.h : 0;
-        info->runtime_image =
-            c->mem[KCTX_MEM_RUNTIME_IMAGE].live ? c->mem[KCTX_MEM_RUNTIME_IMAGE].h : 0;
-        info->arch_table = c->mem[KCTX_MEM_ARCH_TABLE].live ? c->mem[KCTX_MEM_ARCH_TABLE].h : 0;
-        info->args_block = c->mem[KCTX_MEM_ARGS_BLOCK].live ? c->mem[KCTX_MEM_ARGS_BLOCK].h : 0;
-        info->runtime_image_bytes = c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE];
-        info->arch_table_bytes = c->mem_bytes[KCTX_MEM_ARCH_TABLE];
-        info->args_block_bytes = c->mem_bytes[KCTX_MEM_ARGS_BLOCK];
-        info->token_capacity = c->token_capacity;
-        info->tokens_in_use = atomic_load(&c->tokens_in_use);
-        info->callables = c->ncallables;
-        for (kctx_upload *u = c->uploads; u; u = u->next) {
-            info->uploads++;
-            info->upload_bytes += u->table_bytes;
+    QUERY(h, info ? NULL : "info is NULL", {
+        st_ = kctx__struct_out_check(c, "kctx_resource_info", info, k_resource_info_sizes, 2);
+        if (!st_) {
+            kctx_resource_info full = KCTX_RESOURCE_INFO_INIT;
+            fill_resources(c, &full);
+            kctx__struct_out(info, &full, sizeof full);
         }
     });
+}
+
+/* ------------------------------------------------------------------ */
+/* capabilities (docs/platforms.md, "The capability query")             */
+
+static const size_t k_caps_sizes[] = {sizeof(kctx_platform_caps)};
+
+kctx_status kctx_get_platform_caps(const char *name, kctx_platform_caps *caps) {
+    if (!caps) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "caps is NULL");
+    kctx_status st = kctx__struct_out_check(NULL, "kctx_platform_caps", caps, k_caps_sizes, 1);
+    if (st) return st;
+    name = kctx__platform_default(name);
+    const kctx__platform_facts *f = kctx__platform_lookup(name);
+    if (!f) return kctx_fail(NULL, KCTX_NOT_FOUND, "no platform is named '%s'", name);
+    kctx_platform_caps full;
+    kctx__platform_caps(f, &full);
+    kctx__struct_out(caps, &full, sizeof full);
+    return KCTX_OK;
+}
+
+kctx_status kctx_get_context_caps(kctx_context h, kctx_platform_caps *caps) {
+    QUERY(h, caps ? NULL : "caps is NULL", {
+        st_ = kctx__struct_out_check(c, "kctx_platform_caps", caps, k_caps_sizes, 1);
+        if (!st_) {
+            kctx_platform_caps full;
+            kctx__platform_caps(kctx__platform_lookup(c->plat->name), &full);
+            full.strategy = (uint32_t)c->strategy;
+            kctx__struct_out(caps, &full, sizeof full);
+        }
+    });
+}
+
+kctx_status kctx_capturable(kctx_context h, uint64_t id) {
+    kctx_ctx *c;
+    kctx_status st = kctx_ctx_acquire(h, &c);
+    if (st) return st;
+    bool prepared = false;
+    for (uint32_t i = 0; i < c->ncallables && !prepared; i++) prepared = c->callables[i].id == id;
+    if (c->mode != KCTX_MODE_KERNEL)
+        st = kctx_fail(c, KCTX_INVALID_STATE,
+                       "a %s context launches nothing onto a caller's stream: only kernel mode "
+                       "does (K3)",
+                       c->mode == KCTX_MODE_PROGRAM ? "program-mode" : "mode-less");
+    else if (!c->plat->has_capture)
+        st = kctx_fail(c, KCTX_UNSUPPORTED,
+                       "platform %s has no capture: this context's launches run eagerly only",
+                       c->plat->name);
+    else if (!prepared)
+        st = kctx_fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
+                       (unsigned long long)id);
+    kctx_ctx_release(c);
+    return st;
 }

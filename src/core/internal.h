@@ -120,9 +120,9 @@ typedef struct kctx_ctx {
     atomic_uint refs; /* entries holding the context (taken under g_ctx_lock) */
     atomic_bool dead; /* destroyed: the handle is unpublished */
     kctx_context handle;
-    const kctx_platform_desc *plat;
-    const kctx_platform_ops *ops;                 /* never a lifecycle table (K4) */
-    const kctx_platform_lifecycle_ops *lifecycle; /* program mode only */
+    const kctx_platform_desc *plat; /* the registry's admitted descriptor: no lifecycle member */
+    const kctx_platform_ops *ops;   /* plat->ops: never a lifecycle table (K4) */
+    const kctx_platform_lifecycle_ops *lifecycle; /* program mode only (from the registry) */
     kctx_mode mode;
     kctx_phase phase;
     kctx_strategy strategy; /* in effect (never DEFAULT once latched) */
@@ -200,8 +200,19 @@ void kctx_claim_release(kctx_ctx *c);
  * thread, also after the context was destroyed. */
 void kctx_token_release(kctx_context h);
 
-/* registry.c */
-const kctx_platform_desc *kctx_platform_find(const char *name);
+/* Structs that grow (kctx.h): `sizes` lists a struct's published sizes,
+ * ascending, the last one this library's sizeof. An input struct is copied
+ * over the defaults already in *out (its size then set to this library's);
+ * an output struct is checked, then filled as far as the caller's size
+ * reaches (a newer caller's unknown tail zeroed). INVALID_ARGUMENT with a
+ * message naming `what` and the size. */
+kctx_status kctx__struct_in(kctx_ctx *c, const char *what, const void *given, const size_t *sizes,
+                            size_t n, void *out);
+kctx_status kctx__struct_out_check(kctx_ctx *c, const char *what, const void *dst,
+                                   const size_t *sizes, size_t n);
+void kctx__struct_out(void *dst, const void *full, size_t full_size);
+
+/* The platform registry lives outside the core: src/platforms/registry.h. */
 
 /* pcall.c: the one way the core calls the platform. Each wrapper counts the
  * call, maps a failure to a kctx status with a message naming the operation,
@@ -209,8 +220,15 @@ const kctx_platform_desc *kctx_platform_find(const char *name);
  * return KCTX_OK or the mapped status. */
 kctx_status kp_map(kctx_ctx *c, const char *what, int pst);
 #define KP(c, what, call) kp_map((c), (what), (atomic_fetch_add(&(c)->calls, 1), (c)->ops->call))
+/* The device the calling thread works on (K4, K5): the platform's
+ * bound_device when it has one (no thread-current device: OpenCL), else
+ * its current_device. kp_current_device_raw counts the call and returns the
+ * platform status (for paths that must not map or quarantine). */
+kctx_status kp_current_device(kctx_ctx *c, int *device);
+int kp_current_device_raw(kctx_ctx *c, int *device);
 /* Capture-mode hygiene: switch the thread to relaxed for an entry's
- * platform calls and restore afterwards. */
+ * platform calls and restore afterwards (nothing on a platform without
+ * capture). */
 kctx_status kp_relaxed_begin(kctx_ctx *c);
 void kp_relaxed_end(kctx_ctx *c);
 /* Refuse with `refusal` when either context stream is part of a capture,

@@ -3,6 +3,9 @@
  */
 #include "internal.h"
 
+#include "../platforms/registry.h"
+
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,9 +70,22 @@ static kctx_status init_failed(kctx_ctx *c, kctx_status st, bool in_flight) {
     return st;
 }
 
+/* The strategies a platform offers, for messages: "resident, host-ordered". */
+static const char *strategy_list(uint32_t set, char *buf, size_t size) {
+    buf[0] = 0;
+    size_t len = 0;
+    for (uint32_t s = KCTX_STRATEGY_RESIDENT; s <= KCTX_STRATEGY_HOST_ORDERED; s++) {
+        if (!(set & KCTX_STRATEGY_BIT(s))) continue;
+        int w = snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+                         kctx_strategy_name((kctx_strategy)s));
+        if (w > 0 && (size_t)w < size - len) len += (size_t)w;
+    }
+    return buf;
+}
+
 /* The strategy a config asks for (K2: checked before the latch): the
  * config's field, else KCTX_STRATEGY from the environment, else the
- * platform's default. */
+ * platform's default; one the platform does not declare is UNSUPPORTED. */
 static kctx_status choose_strategy(kctx_ctx *c, uint32_t asked, kctx_strategy *out) {
     const char *env = getenv("KCTX_STRATEGY");
     if (asked == KCTX_STRATEGY_DEFAULT && env && *env) {
@@ -82,9 +98,16 @@ static kctx_status choose_strategy(kctx_ctx *c, uint32_t asked, kctx_strategy *o
                              "KCTX_STRATEGY='%s' names no strategy (resident or host-ordered)",
                              env);
     }
-    if (asked == KCTX_STRATEGY_DEFAULT) asked = KCTX_STRATEGY_RESIDENT;
+    if (asked == KCTX_STRATEGY_DEFAULT) asked = c->plat->default_strategy;
     if (asked != KCTX_STRATEGY_RESIDENT && asked != KCTX_STRATEGY_HOST_ORDERED)
         return kctx_fail(c, KCTX_INVALID_ARGUMENT, "strategy %u is not a kctx_strategy", asked);
+    if (!(c->plat->strategies & KCTX_STRATEGY_BIT(asked))) {
+        char offers[64];
+        return kctx_fail(c, KCTX_UNSUPPORTED,
+                         "platform %s does not offer the %s strategy (it offers: %s)",
+                         c->plat->name, kctx_strategy_name((kctx_strategy)asked),
+                         strategy_list(c->plat->strategies, offers, sizeof offers));
+    }
     *out = (kctx_strategy)asked;
     return KCTX_OK;
 }
@@ -110,8 +133,14 @@ static kctx_status read_device(kctx_ctx *c, int device) {
         return kctx_fail(c, KCTX_UNSUPPORTED, "device %d reports %u cores", device,
                          info.aicore_count);
     c->core_count = info.aicore_count;
-    c->max_params = info.max_params_size < SNAPSHOT_LIMIT ? info.max_params_size : SNAPSHOT_LIMIT;
-    c->has_epoch = info.has_epoch != 0;
+    /* the smallest of the platform's declared limit, the device's and the
+     * snapshot kctx keeps on the launch path's stack */
+    uint32_t limit = c->plat->max_params_size;
+    if (info.max_params_size < limit) limit = info.max_params_size;
+    c->max_params = limit < SNAPSHOT_LIMIT ? limit : SNAPSHOT_LIMIT;
+    /* the descriptor declares epochs (and so has device_epoch); a device
+     * may still lack one */
+    c->has_epoch = c->plat->has_epoch && info.has_epoch != 0;
     c->epoch = 0;
     if (c->has_epoch) st = KP(c, "device_epoch", device_epoch(c->plat->self, device, &c->epoch));
     return st;
@@ -133,18 +162,44 @@ static kctx_status finish_init(kctx_ctx *c, kctx_status st, uint64_t t0) {
     return st;
 }
 
-kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *cfg) {
+/* The published sizes of the configs (kctx.h, "Structs that grow"): the
+ * first version ended with trace_path. */
+static const size_t k_kernel_config_sizes[] = {offsetof(kctx_kernel_config, strategy),
+                                               sizeof(kctx_kernel_config)};
+static const size_t k_program_config_sizes[] = {offsetof(kctx_program_config, strategy),
+                                                sizeof(kctx_program_config)};
+
+/* The parts of a config every version has: version and reserved. */
+static kctx_status check_config_head(kctx_ctx *c, uint32_t version, uint32_t reserved,
+                                     const char *init) {
+    if (version != KCTX_CONFIG_VERSION)
+        return kctx_fail(c, KCTX_INVALID_ARGUMENT,
+                         "config version %u not supported (this library reads version %u; use "
+                         "%s)",
+                         version, KCTX_CONFIG_VERSION, init);
+    if (reserved != 0)
+        return kctx_fail(c, KCTX_INVALID_ARGUMENT,
+                         "config field 'reserved' is %u, not 0 (a field of a newer kctx.h this "
+                         "library cannot honour)",
+                         reserved);
+    return KCTX_OK;
+}
+
+kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *given) {
     kctx_ctx *c;
     kctx_status st = kctx_ctx_acquire(h, &c);
     if (st) return st;
     kctx_strategy strategy = KCTX_STRATEGY_RESIDENT;
-    /* arguments and config first (K2) */
-    if (!cfg)
+    /* arguments and config first (K2); an older caller's config is copied
+     * over the defaults (kctx.h, "Structs that grow") */
+    kctx_kernel_config config = KCTX_KERNEL_CONFIG_INIT;
+    const kctx_kernel_config *cfg = &config;
+    if (!given)
         st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config is NULL");
-    else if (cfg->size < sizeof(kctx_kernel_config) || cfg->version != KCTX_CONFIG_VERSION)
-        st = kctx_fail(c, KCTX_INVALID_ARGUMENT,
-                       "config size %zu / version %u not supported (use KCTX_KERNEL_CONFIG_INIT)",
-                       cfg->size, cfg->version);
+    else if ((st = kctx__struct_in(c, "kernel config", given, k_kernel_config_sizes, 2, &config)))
+        ;
+    else if ((st = check_config_head(c, cfg->version, cfg->reserved, "KCTX_KERNEL_CONFIG_INIT")))
+        ;
     else if (cfg->token_capacity == 0 || cfg->token_capacity > 65536)
         st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "token_capacity %u out of range 1..65536",
                        cfg->token_capacity);
@@ -175,7 +230,7 @@ kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *cfg) {
     }
     int device = -1;
     /* Borrow the caller's current device (K4): read it, never set it. */
-    st = KP(c, "current_device", current_device(c->plat->self, &device));
+    st = kp_current_device(c, &device);
     if (!st) st = read_device(c, device);
     if (!st) st = kctx_claim_take(c, device); /* before the latch (K2, K6) */
     if (st) {
@@ -194,17 +249,19 @@ kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *cfg) {
     return finish_init(c, KCTX_OK, t0);
 }
 
-kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
+kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) {
     kctx_ctx *c;
     kctx_status st = kctx_ctx_acquire(h, &c);
     if (st) return st;
     kctx_strategy strategy = KCTX_STRATEGY_RESIDENT;
-    if (!cfg)
+    kctx_program_config config = KCTX_PROGRAM_CONFIG_INIT;
+    const kctx_program_config *cfg = &config;
+    if (!given)
         st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config is NULL");
-    else if (cfg->size < sizeof(kctx_program_config) || cfg->version != KCTX_CONFIG_VERSION)
-        st = kctx_fail(c, KCTX_INVALID_ARGUMENT,
-                       "config size %zu / version %u not supported (use KCTX_PROGRAM_CONFIG_INIT)",
-                       cfg->size, cfg->version);
+    else if ((st = kctx__struct_in(c, "program config", given, k_program_config_sizes, 2, &config)))
+        ;
+    else if ((st = check_config_head(c, cfg->version, cfg->reserved, "KCTX_PROGRAM_CONFIG_INIT")))
+        ;
     else if (cfg->device < 0)
         st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "device %d", cfg->device);
     else
@@ -215,8 +272,12 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
     if (!st && c->phase != KCTX_PHASE_NEW)
         st = kctx_fail(c, KCTX_INVALID_STATE, "program init of a %s context",
                        kctx_phase_name(c->phase));
-    if (!st && !c->plat->lifecycle)
-        st = kctx_fail(c, KCTX_UNSUPPORTED, "platform %s offers no lifecycle table", c->plat->name);
+    /* Program mode's authority: the lifecycle table comes from the registry,
+     * never from the descriptor a kernel context holds (K4). */
+    const kctx_platform_lifecycle_ops *lifecycle = NULL;
+    if (!st && !(lifecycle = kctx__platform_lifecycle(c->plat)))
+        st = kctx_fail(c, KCTX_UNSUPPORTED,
+                       "platform %s offers no program mode (no lifecycle table)", c->plat->name);
     if (st) {
         kctx_ctx_release(c);
         return st;
@@ -242,7 +303,7 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *cfg) {
      * the device current through the lifecycle table, which only it holds. */
     c->mode = KCTX_MODE_PROGRAM;
     c->strategy = strategy;
-    c->lifecycle = c->plat->lifecycle;
+    c->lifecycle = lifecycle;
     c->device = cfg->device;
     c->args_capacity = cfg->args_capacity;
     c->token_capacity = 1;
@@ -271,8 +332,7 @@ kctx_status kctx_program_recover(kctx_ctx *c) {
      * K31) and give the thread its device back afterwards. */
     void *self = c->plat->self;
     int prev = -1;
-    atomic_fetch_add(&c->calls, 1);
-    bool switched = c->ops->current_device(self, &prev) != 0 || prev != c->device;
+    bool switched = kp_current_device_raw(c, &prev) != 0 || prev != c->device;
     int pst = 0;
     if (switched) {
         atomic_fetch_add(&c->calls, 1);

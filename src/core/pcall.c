@@ -61,8 +61,20 @@ kctx_status kp_map(kctx_ctx *c, const char *what, int pst) {
     return st;
 }
 
+int kp_current_device_raw(kctx_ctx *c, int *device) {
+    atomic_fetch_add(&c->calls, 1);
+    if (c->ops->bound_device) return c->ops->bound_device(c->plat->self, device);
+    return c->ops->current_device(c->plat->self, device);
+}
+
+kctx_status kp_current_device(kctx_ctx *c, int *device) {
+    if (c->ops->bound_device) return KP(c, "bound_device", bound_device(c->plat->self, device));
+    return KP(c, "current_device", current_device(c->plat->self, device));
+}
+
 kctx_status kp_relaxed_begin(kctx_ctx *c) {
     if (c->relaxed_depth++ > 0) return KCTX_OK;
+    if (!c->ops->exchange_capture_mode) return KCTX_OK; /* no capture, no capture mode */
     kctx_pcapture_mode m = KCTX_PCAPTURE_MODE_RELAXED;
     kctx_status st = KP(c, "exchange_capture_mode", exchange_capture_mode(c->plat->self, &m));
     if (st) {
@@ -75,6 +87,7 @@ kctx_status kp_relaxed_begin(kctx_ctx *c) {
 
 void kp_relaxed_end(kctx_ctx *c) {
     if (--c->relaxed_depth > 0) return;
+    if (!c->ops->exchange_capture_mode) return;
     kctx_pcapture_mode m = c->saved_mode;
     /* Restoring cannot be skipped: retry once; a platform that cannot even
      * exchange the mode back leaves the thread relaxed, which only makes
@@ -95,7 +108,7 @@ kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status 
 
 kctx_status kctx_check_device(kctx_ctx *c) {
     int cur = -1;
-    kctx_status st = KP(c, "current_device", current_device(c->plat->self, &cur));
+    kctx_status st = kp_current_device(c, &cur);
     if (st) return st;
     if (cur != c->device)
         return kctx_fail(

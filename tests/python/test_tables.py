@@ -80,8 +80,36 @@ def test_size_prefixed_structs_have_the_c_sizes():
     # sizes of the C structs on LP64 (x86-64), from the header declarations
     expected = {
         _lib.KernelConfig: 56, _lib.ProgramConfig: 56, _lib.Arg: 16, _lib.CheckReport: 32,
-        _lib.ResourceInfo: 8 + 8 * 14 + 16 + 8 + 8, _lib.ImageError: 176, _lib.SimDeviceProps: 104,
+        _lib.ResourceInfo: 8 + 8 * 14 + 16 + 8 + 8, _lib.PlatformCaps: 72, _lib.ImageError: 176,
+        _lib.SimDeviceProps: 104,
         _lib.SimFault: 40, _lib.SimHold: 32, _lib.SimObjectCounts: 56,
     }
     for cls, size in expected.items():
         assert ctypes.sizeof(cls) == size, cls.__name__
+
+
+def _c_struct_fields(header: str, name: str):
+    text = (REPO / "include" / "kctx" / header).read_text()
+    body = text[text.index(f"typedef struct {name} {{"):]
+    body = body[:body.index(f"}} {name};")]
+    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+    return re.findall(r"(\w+)\s*(?:\[[^]]*\])?;", body) + re.findall(r"\(\*(\w+)\)\(", body)
+
+
+def test_mirrored_structs_have_the_header_fields_in_order():
+    for cls, header, name in ((_lib.KernelConfig, "kctx.h", "kctx_kernel_config"),
+                              (_lib.ProgramConfig, "kctx.h", "kctx_program_config"),
+                              (_lib.PlatformCaps, "kctx.h", "kctx_platform_caps")):
+        assert [f[0] for f in cls._fields_] == _c_struct_fields(header, name), name
+
+
+def test_the_kernel_descriptor_has_no_lifecycle_member():
+    # K4 by construction: what a kernel context receives (the descriptor and
+    # its ops table) cannot express a device lifecycle operation; only the
+    # registry entry, which program init alone looks up, holds that table.
+    for name in ("kctx_platform_desc", "kctx_platform_ops"):
+        members = _c_struct_fields("platform.h", name)
+        assert members and not [m for m in members if "lifecycle" in m], (name, members)
+        for op in ("init", "finalize", "set_device", "reset_device"):
+            assert op not in members, (name, op)
+    assert "lifecycle" in _c_struct_fields("platform.h", "kctx_platform_entry")

@@ -1,0 +1,154 @@
+/*
+ * registry.c — the platform registry: every platform this tree knows, by
+ * name, made once per process from the build's options (CMake's
+ * KCTX_PLATFORMS defines KCTX_BUILT_<NAME> for each platform built into
+ * this library). A built platform registers itself with its entry
+ * (platform/<name>/adapter.c); the registry admits its tables (admit.c),
+ * asks it whether it is available on this machine, and keeps the answer.
+ * The core reaches platforms only through here; docs/platforms.md is the
+ * guide.
+ */
+#include "registry.h"
+
+#include "admit.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef KCTX_BUILT_SIM
+const kctx_platform_entry *kctx_sim_platform_entry(void);
+#define SIM_ENTRY kctx_sim_platform_entry
+#else
+#define SIM_ENTRY NULL
+#endif
+#ifdef KCTX_BUILT_OPENCL
+const kctx_platform_entry *kctx_opencl_platform_entry(void);
+#define OPENCL_ENTRY kctx_opencl_platform_entry
+#else
+#define OPENCL_ENTRY NULL
+#endif
+#ifdef KCTX_BUILT_CUDA
+const kctx_platform_entry *kctx_cuda_platform_entry(void);
+#define CUDA_ENTRY kctx_cuda_platform_entry
+#else
+#define CUDA_ENTRY NULL
+#endif
+
+/* The platforms of this tree (architecture.md), in the order listed. */
+typedef struct known_platform {
+    const char *name;
+    const kctx_platform_entry *(*entry)(void); /* NULL: not built into this library */
+    const char *not_built;                     /* the reason when it is not */
+} known_platform;
+
+static const known_platform k_known[] = {
+    {"sim", SIM_ENTRY, "not built into this library (KCTX_PLATFORMS did not include sim)"},
+    {"opencl", OPENCL_ENTRY,
+     "not built into this library: the OpenCL platform is future work (no adapter yet)"},
+    {"cuda", CUDA_ENTRY,
+     "not built into this library: the CUDA platform is future work (no adapter yet)"},
+};
+#define NKNOWN (sizeof k_known / sizeof k_known[0])
+
+typedef struct record {
+    kctx__platform_facts facts;
+    kctx__admitted tables; /* valid when facts.available */
+    char reason[256];
+} record;
+
+static record g_records[NKNOWN];
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void registry_init(void) {
+    for (size_t i = 0; i < NKNOWN; i++) {
+        record *r = &g_records[i];
+        r->facts.name = k_known[i].name;
+        r->facts.reason = r->reason;
+        if (!k_known[i].entry) {
+            snprintf(r->reason, sizeof r->reason, "%s", k_known[i].not_built);
+            continue;
+        }
+        r->facts.built = true;
+        const kctx_platform_entry *e = k_known[i].entry();
+        char why[200] = "";
+        if (kctx__platform_admit(e, &r->tables, why, sizeof why) != 0) {
+            snprintf(r->reason, sizeof r->reason, "unavailable: %s", why);
+            continue;
+        }
+        if (strcmp(r->tables.desc.name, k_known[i].name) != 0) {
+            snprintf(r->reason, sizeof r->reason,
+                     "unavailable: its registration names '%s', not '%s'", r->tables.desc.name,
+                     k_known[i].name);
+            continue;
+        }
+        if (e->available && !e->available(r->tables.desc.self, why, sizeof why)) {
+            snprintf(r->reason, sizeof r->reason, "unavailable on this machine: %s", why);
+            continue;
+        }
+        r->facts.available = true;
+        r->facts.desc = &r->tables.desc;
+        r->facts.program_mode = r->tables.has_lifecycle;
+    }
+}
+
+static void registry_ready(void) { pthread_once(&g_once, registry_init); }
+
+uint32_t kctx__platform_count(void) { return (uint32_t)NKNOWN; }
+
+const kctx__platform_facts *kctx__platform_at(uint32_t index) {
+    registry_ready();
+    return index < NKNOWN ? &g_records[index].facts : NULL;
+}
+
+const kctx__platform_facts *kctx__platform_lookup(const char *name) {
+    registry_ready();
+    for (size_t i = 0; i < NKNOWN; i++)
+        if (strcmp(g_records[i].facts.name, name) == 0) return &g_records[i].facts;
+    return NULL;
+}
+
+const char *kctx__platform_default(const char *given) {
+    if (given) return given;
+    const char *env = getenv("KCTX_PLATFORM");
+    return env && *env ? env : "sim";
+}
+
+const kctx_platform_lifecycle_ops *kctx__platform_lifecycle(const kctx_platform_desc *desc) {
+    registry_ready();
+    for (size_t i = 0; i < NKNOWN; i++) {
+        const record *r = &g_records[i];
+        if (r->facts.available && desc == &r->tables.desc)
+            return r->tables.has_lifecycle ? &r->tables.lifecycle : NULL;
+    }
+    return NULL;
+}
+
+void kctx__platform_caps(const kctx__platform_facts *f, kctx_platform_caps *caps) {
+    *caps = (kctx_platform_caps)KCTX_PLATFORM_CAPS_INIT;
+    caps->name = f->name;
+    caps->reason = f->reason;
+    caps->built = f->built;
+    caps->available = f->available;
+    if (!f->available) return;
+    const kctx_platform_desc *d = f->desc;
+    caps->strategies = d->strategies;
+    caps->default_strategy = d->default_strategy;
+    caps->max_params_size = d->max_params_size;
+    caps->has_capture = d->has_capture != 0;
+    caps->has_null_stream = d->has_null_stream != 0;
+    caps->has_epoch = d->has_epoch != 0;
+    caps->can_check_ranges = d->can_check_ranges != 0;
+    caps->program_mode = f->program_mode;
+}
+
+/* ------------------------------------------------------------------ */
+/* the public registry queries (kctx.h)                                 */
+
+uint32_t kctx_platform_count(void) { return kctx__platform_count(); }
+
+const char *kctx_platform_name_at(uint32_t index) {
+    const kctx__platform_facts *f = kctx__platform_at(index);
+    return f ? f->name : NULL;
+}

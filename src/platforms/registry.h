@@ -1,0 +1,46 @@
+/*
+ * registry.h — the platform registry (registry.c), as the core sees it.
+ *
+ * The registry lists every platform this tree knows (sim, opencl, cuda),
+ * each with whether this build has it (from the build's options: CMake's
+ * KCTX_PLATFORMS), whether it is available on this machine and, if not,
+ * why. It is made once per process, on first use, and never changes.
+ */
+#ifndef KCTX_PLATFORMS_REGISTRY_H
+#define KCTX_PLATFORMS_REGISTRY_H
+
+#include <kctx/kctx.h>
+#include <kctx/platform.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct kctx__platform_facts {
+    const char *name;
+    bool built;
+    bool available;
+    const char *reason; /* why not built or not available; "" otherwise */
+    /* The descriptor a kernel context receives (admitted: full-size tables,
+     * desc->ops included); NULL unless available. No lifecycle member. */
+    const kctx_platform_desc *desc;
+    bool program_mode; /* a lifecycle table is registered */
+} kctx__platform_facts;
+
+/* Every known platform, in a fixed order. */
+uint32_t kctx__platform_count(void);
+const kctx__platform_facts *kctx__platform_at(uint32_t index);
+/* NULL: no platform of that name is known. */
+const kctx__platform_facts *kctx__platform_lookup(const char *name);
+/* The platform name `given` means: itself, else KCTX_PLATFORM from the
+ * environment (unset or empty: "sim"). */
+const char *kctx__platform_default(const char *given);
+
+/* Program init only (its authority, K3/K4): the lifecycle table registered
+ * with the platform whose descriptor `desc` is; NULL when it offers no
+ * program mode. */
+const kctx_platform_lifecycle_ops *kctx__platform_lifecycle(const kctx_platform_desc *desc);
+
+/* The public capability record of a platform (kctx.h), full size. */
+void kctx__platform_caps(const kctx__platform_facts *f, kctx_platform_caps *caps);
+
+#endif
