@@ -351,11 +351,12 @@ def case_bench_errors(c):
 def case_platforms(c):
     p = c.run("platforms")
     expect_exit(p, 0, "platforms")
-    check(re.search(r"^platform sim\s+built\s", p.out, re.M), "sim is built", p)
+    check(re.search(r"^platform sim\s+built\s+available\s*$", p.out, re.M), "sim is built and available", p)
+    check(re.search(r"^  strategies\s+resident.*\(default resident\)$", p.out, re.M), "sim strategies", p)
     check(re.search(r"^  device 0  sim-accelerator-0", p.out, re.M), "sim devices listed", p)
     for name in ("opencl", "cuda"):
-        check(re.search(rf"^platform {name}\s+not built\s", p.out, re.M), f"{name}: not built", p)
-        check(f"this libkctx has no {name} adapter" in p.out, f"{name}: the reason", p)
+        check(re.search(rf"^platform {name}\s+not built\s+not available\s+not built into this library: "
+                        rf".*future work", p.out, re.M), f"{name}: not built, not available, the reason", p)
     check(p.out.rstrip().endswith("default platform: sim (KCTX_PLATFORM is not set)"), "default", p)
     p = c.run("platforms", "--json", env={"KCTX_SIM_DEVICES": "3", "KCTX_PLATFORM": "sim"})
     expect_exit(p, 0, "platforms --json")
@@ -363,11 +364,18 @@ def case_platforms(c):
     plats = {x["name"]: x for x in doc["platforms"]}
     check(doc["default"] == "sim" and set(plats) == {"sim", "opencl", "cuda"}, "JSON platforms", p)
     sim = plats["sim"]
-    check(sim["built"] and sim["probe_driver"] and len(sim["devices"]) == 3,
-          "the sim with KCTX_SIM_DEVICES=3 devices", p)
+    check(sim["built"] and sim["available"] and sim["reason"] == "" and sim["probe_driver"]
+          and len(sim["devices"]) == 3, "the sim with KCTX_SIM_DEVICES=3 devices", p)
+    caps = sim.get("capabilities", {})
+    check("resident" in caps.get("strategies", []) and caps.get("default_strategy") == "resident"
+          and caps.get("has_capture") is True and caps.get("program_mode") is True
+          and caps.get("max_params_bytes") == 4096, "the sim's capabilities", p)
     check(all(d["aicore_count"] >= 1 and d["memory_bytes"] > 0 for d in sim["devices"]),
           "device properties", p)
-    check(not plats["opencl"]["built"] and "reason" in plats["opencl"], "opencl reason", p)
+    for name in ("opencl", "cuda"):
+        pl = plats[name]
+        check(not pl["built"] and not pl["available"] and "not built" in pl["reason"]
+              and "capabilities" not in pl and "devices" not in pl, f"{name}: not built, the reason", p)
 
 
 CASES = {

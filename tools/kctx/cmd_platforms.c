@@ -7,6 +7,9 @@
 #include "json.h"
 #include "platforms.h"
 
+#include <kctx/kctx.h>
+
+#include <stdio.h>
 #include <stdlib.h>
 
 enum {
@@ -17,6 +20,47 @@ static const cli_option k_options[] = {
     {OPT_JSON, "json", 0, NULL, "print a JSON document instead of text"},
     {0, NULL, 0, NULL, NULL},
 };
+
+/* "resident, host-ordered" */
+static const char *strategy_names(uint32_t set, char *buf, size_t size) {
+    size_t n = 0;
+    buf[0] = '\0';
+    for (uint32_t s = KCTX_STRATEGY_RESIDENT; s <= KCTX_STRATEGY_HOST_ORDERED; s++)
+        if (set & KCTX_STRATEGY_BIT(s) && n < size)
+            n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? ", " : "",
+                                  kctx_strategy_name((kctx_strategy)s));
+    return buf;
+}
+
+static const char *yes_no(int v) { return v ? "yes" : "no"; }
+
+static void print_caps_text(const kctx_platform_caps *c) {
+    char names[64];
+    printf("  strategies     %s (default %s)\n", strategy_names(c->strategies, names, sizeof names),
+           kctx_strategy_name((kctx_strategy)c->default_strategy));
+    printf("  capture        %s; null stream %s; device epochs %s; range checks %s\n",
+           yes_no(c->has_capture), yes_no(c->has_null_stream), yes_no(c->has_epoch),
+           yes_no(c->can_check_ranges));
+    printf("  parameters     blocks up to %u bytes\n", c->max_params_size);
+    printf("  program mode   %s\n", yes_no(c->program_mode));
+}
+
+static void print_caps_json(json_writer *jw, const kctx_platform_caps *c) {
+    json_object_begin(jw, "capabilities");
+    json_array_begin(jw, "strategies");
+    for (uint32_t s = KCTX_STRATEGY_RESIDENT; s <= KCTX_STRATEGY_HOST_ORDERED; s++)
+        if (c->strategies & KCTX_STRATEGY_BIT(s))
+            json_string(jw, NULL, kctx_strategy_name((kctx_strategy)s));
+    json_array_end(jw);
+    json_string(jw, "default_strategy", kctx_strategy_name((kctx_strategy)c->default_strategy));
+    json_bool(jw, "has_capture", c->has_capture);
+    json_bool(jw, "has_null_stream", c->has_null_stream);
+    json_bool(jw, "has_epoch", c->has_epoch);
+    json_bool(jw, "can_check_ranges", c->can_check_ranges);
+    json_u64(jw, "max_params_bytes", c->max_params_size);
+    json_bool(jw, "program_mode", c->program_mode);
+    json_object_end(jw);
+}
 
 static int run_platforms(const cli_command *cmd, int argc, char **argv) {
     cli_parser p;
@@ -50,27 +94,36 @@ static int run_platforms(const cli_command *cmd, int argc, char **argv) {
     }
     for (size_t i = 0; i < n; i++) {
         const tool_platform *pl = &all[i];
-        char why[256] = "";
-        int built = platforms_built(pl, why, sizeof why);
+        /* The registry's facts, through the public capability query. */
+        kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
+        kctx_status st = kctx_get_platform_caps(pl->name, &caps);
+        if (st != KCTX_OK) {
+            fprintf(stderr, "kctx platforms: error: kctx_get_platform_caps(%s): %s (%s)\n",
+                    pl->name, kctx_status_name(st), kctx_thread_last_error());
+            rc = CLI_EXIT_FAILURE;
+            continue;
+        }
         if (json) {
             json_object_begin(&jw, NULL);
-            json_string(&jw, "name", pl->name);
-            json_string(&jw, "summary", pl->summary);
-            json_bool(&jw, "built", built);
-            if (!built) json_string(&jw, "reason", why);
+            json_string(&jw, "name", caps.name);
+            json_bool(&jw, "built", caps.built);
+            json_bool(&jw, "available", caps.available);
+            json_string(&jw, "reason", caps.reason);
+            if (caps.available) print_caps_json(&jw, &caps);
             json_bool(&jw, "probe_driver", pl->driver != NULL);
-            if (built && pl->devices && pl->devices(stdout, &jw) != 0) rc = CLI_EXIT_FAILURE;
+            if (caps.available && pl->devices && pl->devices(stdout, &jw) != 0)
+                rc = CLI_EXIT_FAILURE;
             json_object_end(&jw);
         } else {
-            printf("platform %-7s %-10s %s\n", pl->name, built ? "built" : "not built",
-                   pl->summary);
-            if (!built) {
-                printf("  %s\n", why);
-            } else if (pl->devices == NULL) {
+            printf("platform %-7s %-10s %s%s%s\n", caps.name, caps.built ? "built" : "not built",
+                   caps.available ? "available" : "not available", caps.reason[0] ? "  " : "",
+                   caps.reason);
+            if (!caps.available) continue;
+            print_caps_text(&caps);
+            if (pl->devices == NULL)
                 printf("  (this tool cannot list its devices)\n");
-            } else if (pl->devices(stdout, NULL) != 0) {
+            else if (pl->devices(stdout, NULL) != 0)
                 rc = CLI_EXIT_FAILURE;
-            }
         }
     }
     if (json) {
@@ -85,14 +138,17 @@ static int run_platforms(const cli_command *cmd, int argc, char **argv) {
 
 const cli_command kctx_cmd_platforms = {
     "platforms",
-    "List the platforms built in, their devices and properties",
+    "List the platforms libkctx knows: built, available, why not; capabilities and devices",
     "[--json]",
-    "Lists every platform kctx knows (sim, opencl, cuda). For each, whether this\n"
-    "libkctx was built with it (asked of the library: kctx_context_create), and\n"
-    "for a built platform its devices and their properties, read through the\n"
-    "platform's own runtime API (for the sim: sim.h). A platform that is built\n"
-    "but has no device lists none; that is not an error. The last line names the\n"
-    "default platform (KCTX_PLATFORM, else sim).\n",
+    "Lists every platform libkctx's registry knows (sim, opencl, cuda), exactly as\n"
+    "the library reports it through its capability query (kctx_get_platform_caps):\n"
+    "its name, whether this libkctx was built with it, whether it is available on\n"
+    "this machine, and if not, why. For an available platform, its declared\n"
+    "capabilities (strategies, capture, null stream, device epochs, range checks,\n"
+    "parameter-block limit, program mode) and its devices and their properties,\n"
+    "read through the platform's own runtime API (for the sim: sim.h). A platform\n"
+    "that is available but has no device lists none; that is not an error. The\n"
+    "last line names the default platform (KCTX_PLATFORM, else sim).\n",
     k_options,
     run_platforms,
 };

@@ -1,7 +1,8 @@
 /*
- * platforms.c — the platform catalogue of the tool (see platforms.h). The
- * sim is described through its own runtime API (sim.h), as a framework
- * would; the other platforms have no adapter in libkctx yet.
+ * platforms.c — the platforms of libkctx's registry and what the tool can
+ * do on each (see platforms.h). The sim's devices are described through its
+ * own runtime API (sim.h), as a framework would; the tool has nothing for
+ * the other platforms (they are not built yet).
  */
 #include "platforms.h"
 
@@ -105,24 +106,42 @@ static int sim_devices(FILE *out, json_writer *jw) {
 }
 
 /* ------------------------------------------------------------------ */
-/* the catalogue                                                       */
+/* the catalogue: the registry's platforms, with the tool's extras       */
 
-static const tool_platform k_platforms[] = {
-    {"sim", "the simulated accelerator (libkctx_sim): streams, events, capture, graphs, faults",
-     fw_sim_driver, &k_sim_lifecycle, sim_devices},
-    {"opencl", "any OpenCL 3.0 device (PoCL on a CPU)", NULL, NULL, NULL},
-    {"cuda", "NVIDIA GPUs through the CUDA driver API, loaded at run time", NULL, NULL, NULL},
+/* What this tool can do per platform name. */
+static const tool_platform k_extras[] = {
+    {"sim", fw_sim_driver, &k_sim_lifecycle, sim_devices},
 };
-#define NPLATFORMS (sizeof k_platforms / sizeof k_platforms[0])
+#define NEXTRAS (sizeof k_extras / sizeof k_extras[0])
+
+#define MAX_PLATFORMS 16
+static tool_platform g_all[MAX_PLATFORMS];
+static size_t g_nall;
+
+/* The registry's list, made on first use (the tool is single-threaded). */
+static void catalogue(void) {
+    if (g_nall) return;
+    uint32_t n = kctx_platform_count();
+    for (uint32_t i = 0; i < n && g_nall < MAX_PLATFORMS; i++) {
+        const char *name = kctx_platform_name_at(i);
+        if (!name) break;
+        tool_platform p = {name, NULL, NULL, NULL};
+        for (size_t k = 0; k < NEXTRAS; k++)
+            if (strcmp(k_extras[k].name, name) == 0) p = k_extras[k];
+        g_all[g_nall++] = p;
+    }
+}
 
 const tool_platform *platforms_all(size_t *count) {
-    *count = NPLATFORMS;
-    return k_platforms;
+    catalogue();
+    *count = g_nall;
+    return g_all;
 }
 
 const tool_platform *platforms_find(const char *name) {
-    for (size_t i = 0; i < NPLATFORMS; i++)
-        if (strcmp(k_platforms[i].name, name) == 0) return &k_platforms[i];
+    catalogue();
+    for (size_t i = 0; i < g_nall; i++)
+        if (strcmp(g_all[i].name, name) == 0) return &g_all[i];
     return NULL;
 }
 
@@ -130,25 +149,25 @@ const char *platforms_names(void) {
     static char buf[128];
     size_t n = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < NPLATFORMS && n < sizeof buf; i++)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? ", " : "", k_platforms[i].name);
+    catalogue();
+    for (size_t i = 0; i < g_nall && n < sizeof buf; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? ", " : "", g_all[i].name);
     return buf;
 }
 
 int platforms_built(const tool_platform *p, char *why, size_t why_size) {
-    kctx_context ctx = 0;
-    kctx_status st = kctx_context_create(p->name, &ctx);
-    if (st == KCTX_OK) {
-        kctx_destroy(ctx);
-        return 1;
+    kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
+    kctx_status st = kctx_get_platform_caps(p->name, &caps);
+    if (st != KCTX_OK) {
+        snprintf(why, why_size, "unknown to libkctx: kctx_get_platform_caps: %s (%s)",
+                 kctx_status_name(st), kctx_thread_last_error());
+        return 0;
     }
-    if (st == KCTX_NOT_FOUND)
-        snprintf(why, why_size,
-                 "not built: this libkctx has no %s adapter (kctx_context_create: %s)", p->name,
-                 kctx_status_name(st));
+    if (caps.available) return 1;
+    if (caps.built)
+        snprintf(why, why_size, "built but %s", caps.reason);
     else
-        snprintf(why, why_size, "unavailable: kctx_context_create: %s (%s)", kctx_status_name(st),
-                 kctx_thread_last_error());
+        snprintf(why, why_size, "%s", caps.reason);
     return 0;
 }
 

@@ -1,12 +1,12 @@
 /*
- * platforms.h — the platforms this tool knows, whether libkctx was built
- * with each, and what the tool can do on each: list its devices (`kctx
- * platforms`), drive the conformance probes as the framework (`kctx
- * probe`: a framework driver, fw.h) and read its lifecycle counters (the
- * K4 probe).
+ * platforms.h — the platforms libkctx knows, and what this tool can do on
+ * each: list its devices (`kctx platforms`), drive the conformance probes
+ * as the framework (`kctx probe`: a framework driver, fw.h) and read its
+ * lifecycle counters (the K4 probe).
  *
- * The names are those of the architecture (sim, opencl, cuda); whether one
- * is built is asked of libkctx itself (kctx_context_create), never assumed.
+ * The list of platforms, whether each is built and available, and why not,
+ * come from libkctx's registry through the public capability query
+ * (kctx_platform_count, kctx_get_platform_caps), never from the tool.
  */
 #ifndef KCTX_TOOL_PLATFORMS_H
 #define KCTX_TOOL_PLATFORMS_H
@@ -19,8 +19,7 @@
 #include <stdio.h>
 
 typedef struct tool_platform {
-    const char *name;    /* kctx platform name */
-    const char *summary; /* one line */
+    const char *name; /* kctx platform name (the registry's) */
     /* The framework driver of the conformance suite; NULL: none in this tool. */
     const fw_driver *(*driver)(void);
     /* Lifecycle counters for the K4 probe; NULL: none. */
@@ -31,13 +30,17 @@ typedef struct tool_platform {
     int (*devices)(FILE *out, json_writer *jw);
 } tool_platform;
 
+/* Every platform of libkctx's registry, in its order, with what this tool
+ * can do on each (NULL members: nothing). */
 const tool_platform *platforms_all(size_t *count);
-/* NULL for a name the tool does not know. */
+/* NULL for a name libkctx's registry does not know. */
 const tool_platform *platforms_find(const char *name);
 /* Names of every known platform, ", "-separated, in a static buffer. */
 const char *platforms_names(void);
 
-/* Whether libkctx has the platform: 1, or 0 with the reason in why. */
+/* Whether libkctx has the platform and it is available here: 1, or 0 with
+ * the reason in why ("not built into this library: ...", "built but
+ * unavailable ..."). */
 int platforms_built(const tool_platform *p, char *why, size_t why_size);
 
 /* The platform name to use: `given`, else $KCTX_PLATFORM, else "sim" (the
