@@ -151,11 +151,13 @@ static inline void kctx_task_enter(const sim_kernel_ctx *ctx, const void *params
         ctx->svc->report_error(KCTX_TASK_ERR_PARAMS, params_size);
         return;
     }
+    /* The runtime image is touched only when the flags ask for it: a
+     * launcher outside kctx passes 0 with flags 0. */
     kctx_task_rt *rt = (kctx_task_rt *)(uintptr_t)h->runtime_image;
-    _Atomic uint32_t *err = (_Atomic uint32_t *)&rt->error;
+    const int gated = (h->flags & KCTX_TASK_GATED) != 0 && rt != NULL;
     /* The gate (host-ordered): any device error stops every later task. */
-    if ((h->flags & KCTX_TASK_GATED) && atomic_load(err) != KCTX_TASK_ERR_NONE) return;
-    const int tracing = (h->flags & KCTX_TASK_TRACE) != 0;
+    if (gated && atomic_load((_Atomic uint32_t *)&rt->error) != KCTX_TASK_ERR_NONE) return;
+    const int tracing = (h->flags & KCTX_TASK_TRACE) != 0 && rt != NULL;
     uint64_t t0 = tracing ? ctx->svc->clock_ns() : 0;
     uint32_t code = 0;
     uint64_t detail = 0;
@@ -168,10 +170,11 @@ static inline void kctx_task_enter(const sim_kernel_ctx *ctx, const void *params
         kctx_task_trace_append(rt, KCTX_TASK_TRACE_TASK, t0, ctx->svc->clock_ns(), h->launch_id,
                                ctx->core_id, h->task, h->func_id, ctx->block_idx);
     if (!failed) return;
-    if (h->flags & KCTX_TASK_GATED) {
+    if (gated) {
         /* host-ordered: the error word names the task, and closes the gates */
         uint32_t none = KCTX_TASK_ERR_NONE;
-        if (atomic_compare_exchange_strong(err, &none, KCTX_TASK_ERR_TASK_FAILED))
+        if (atomic_compare_exchange_strong((_Atomic uint32_t *)&rt->error, &none,
+                                           KCTX_TASK_ERR_TASK_FAILED))
             atomic_store((_Atomic uint64_t *)&rt->error_detail, h->task);
     }
     /* the failure goes on: to the resident worker that called us, or to
