@@ -23,7 +23,7 @@ PROBE_LINE = re.compile(r"^probe (?P<name>[a-z0-9_]+) (?P<result>PASS|FAIL|N/A) 
 SUMMARY = re.compile(r"^probes: (\d+) passed, (\d+) failed, (\d+) not applicable$")
 METRIC = re.compile(r"^metric [A-Za-z0-9_.-]+ value=\S+ unit=\S+( [a-z]+=\S+)*$")
 COMMANDS = ("demo", "probe", "bench", "platforms")
-# The tool's own probes (tools/kctx/probe_extra.c), after the suite's.
+# The lifecycle probes (tests/conformance/probes_lifecycle.c), last in the suite's table.
 EXTRA_PROBES = ("kernel_lifecycle_makes_no_lifecycle_calls", "init_fault_sweep",
                 "prepare_fault_sweep", "close_fault_sweep")
 
@@ -107,6 +107,8 @@ def case_usage(c):
         ["probe", "--seed", "-1"],
         ["probe", "--json=yes"],
         ["probe", "-x"],
+        ["probe", "--strategy"],
+        ["probe", "--strategy", "fastest"],
         ["bench", "extra"],
         ["bench", "--only", "no_such_benchmark"],
         ["bench", "--only"],
@@ -144,20 +146,29 @@ def case_probe_shape(c):
     argv = ["probe"] + [a for name in chosen for a in ("--only", name)]
     p = c.run(*argv)
     expect_exit(p, 0, "probe --only ...")
-    lines = p.out.splitlines()
-    check(lines and lines[0].startswith("kctx probe: platform sim, driver sim, images "),
-          "a header line names the platform, the driver and the images", p)
-    probes = [PROBE_LINE.match(line) for line in lines[1:-1]]
-    check(all(probes) and [m["name"] for m in probes] == chosen,
-          "one line per probe in the documented format, in the order asked", p)
-    check(all(m["result"] == "PASS" for m in probes), "both probes pass on the sim", p)
-    check(SUMMARY.match(lines[-1]) and lines[-1] == "probes: 2 passed, 0 failed, 0 not applicable",
-          "the summary line closes the report", p)
+    for strategy, extra, env in (("resident", [], None),
+                                 ("host-ordered", ["--strategy", "host-ordered"], None),
+                                 ("host-ordered", [], {"KCTX_STRATEGY": "host-ordered"}),
+                                 ("resident", ["--strategy=resident"], {"KCTX_STRATEGY": "host-ordered"})):
+        p = c.run(*argv, *extra, env=env)
+        expect_exit(p, 0, f"probe --only ... ({strategy})")
+        lines = p.out.splitlines()
+        check(lines and lines[0] == f"platform sim strategy {strategy}",
+              "the first line names the platform and the strategy in effect", p)
+        check(len(lines) > 1 and lines[1].startswith("kctx probe: driver sim, images "),
+              "a header line names the driver and the images", p)
+        probes = [PROBE_LINE.match(line) for line in lines[2:-1]]
+        check(all(probes) and [m["name"] for m in probes] == chosen,
+              "one line per probe in the documented format, in the order asked", p)
+        check(all(m["result"] == "PASS" for m in probes), "both probes pass on the sim", p)
+        check(SUMMARY.match(lines[-1]) and lines[-1] == "probes: 2 passed, 0 failed, 0 not applicable",
+              "the summary line closes the report", p)
     # the same as JSON
-    p = c.run(*argv, "--json")
+    p = c.run(*argv, "--json", "--strategy", "host-ordered")
     expect_exit(p, 0, "probe --json")
     doc = parse_json(p, "probe --json")
     check(doc["platform"] == "sim" and doc["driver"] == "sim", "JSON names the platform", p)
+    check(doc["strategy"] == "host-ordered", "JSON names the strategy", p)
     check([x["name"] for x in doc["probes"]] == chosen, "JSON lists the probes", p)
     check(all(x["result"] == "PASS" and x["rule"].startswith("K") and x["detail"]
               for x in doc["probes"]), "JSON probe entries have result, rule and detail", p)
@@ -175,6 +186,7 @@ def case_probe_errors(c):
         (["probe", "--platform=cuda"], None, "platform 'cuda' is not built"),
         (["probe", "--images", c.path("absent")], None, "cannot open"),
         (["probe", "--images", c.tmp], None, "vector_add.kctx"),
+        (["probe"], {"KCTX_STRATEGY": "fastest"}, "KCTX_STRATEGY='fastest' names no strategy"),
     ):
         p = c.run(*argv, env=env)
         expect_exit(p, 1, " ".join(argv))
@@ -191,7 +203,7 @@ def case_probe_errors(c):
     p = c.run("probe", "--images", broken, "--only", "vector_add_matches_host_reference")
     expect_exit(p, 1, "probe over a corrupted image")
     lines = p.out.splitlines()
-    m = PROBE_LINE.match(lines[1]) if len(lines) > 2 else None
+    m = PROBE_LINE.match(lines[2]) if len(lines) > 3 else None
     check(m and m["result"] == "FAIL", "the probe line says FAIL", p)
     check(lines[-1] == "probes: 0 passed, 1 failed, 0 not applicable", "the summary counts it", p)
 

@@ -11,13 +11,22 @@
  * (include/kctx/sim.h); another platform (CUDA runtime, ACL) fills the same
  * table with its own calls.
  *
- * Two kinds of entries:
+ * Three kinds of entries:
  *  - REQUIRED: the operations every framework has (streams, memory, copies,
- *    events, capture in global mode, graphs). A driver must fill them all.
- *  - OPTIONAL TEST HOOKS: holds, fatal devices, owner resets, counters and
- *    fault injection. A hook may be NULL, or return FW_NA at run time, when
- *    the platform cannot do it; a probe that depends on it then reports N/A
- *    with the reason instead of failing (never a silent pass).
+ *    events). A driver must fill them all.
+ *  - CAPTURE, as a group: capture in global mode and graphs. A platform
+ *    without capture (OpenCL) leaves them all NULL; the probes that need
+ *    capture (PROBE_NEEDS_CAPTURE in probe_list.h) are then N/A, as an
+ *    expected consequence, and every probe that does not still runs.
+ *  - OPTIONAL TEST HOOKS: holds, fatal devices, owner resets, counters,
+ *    fault injection, device lifecycle counters, device information. A hook
+ *    may be NULL, or return FW_NA at run time, when the platform cannot do
+ *    it; a probe that depends on it then reports N/A with the reason
+ *    instead of failing (never a silent pass), and that N/A must be on the
+ *    platform's expected list (suite.h).
+ *
+ * The same table is the framework side of `kctx demo` (tools/kctx), so the
+ * demo runs on every platform that has a driver.
  *
  * Every entry returns an fw_status; on anything but FW_OK, last_error()
  * gives the platform's own message (valid until the thread's next driver
@@ -69,14 +78,25 @@ typedef struct fw_counts {
     uint64_t allocations, bytes;
 } fw_counts;
 
-/* Where a hold stops device work (provably in flight, no sleeping). */
+/* Where a hold stops device work (provably in flight, no sleeping). The
+ * probes ask for "the next launch of a context, held right after its
+ * acquire step" (support.h, rig_arm_after_acquire), which is a different
+ * point under each execution strategy:
+ *  - RESIDENT: FW_HOLD_SCHEDULER, the runtime's AICPU program that follows
+ *    the acquire step (its workers wait for it: no task has run);
+ *  - HOST_ORDERED: FW_HOLD_FIRST_TASK, the launch's first task kernel,
+ *    which the AICore stream runs right after the acquire step.
+ * Either way the held launch holds its context's launch guard if its
+ * acquire step took it, and none of its tasks has run. */
 typedef enum fw_hold_point {
-    /* the next execution of context `ctx`'s scheduler program: the runtime's
-     * AICPU work that follows the acquire step of a launch (so the launch
-     * holds its context's launch guard while held) */
+    /* the next execution of context `ctx`'s scheduler program (RESIDENT) */
     FW_HOLD_SCHEDULER = 1,
     /* the next execution of an asynchronous host-to-device copy on `device` */
-    FW_HOLD_COPY = 2
+    FW_HOLD_COPY = 2,
+    /* HOST_ORDERED: the first task kernel of the next launch of `ctx`: the
+     * second kernel the device runs after arming (the acquire step is the
+     * first), so nothing else may run kernels on the device meanwhile */
+    FW_HOLD_FIRST_TASK = 3
 } fw_hold_point;
 
 typedef struct fw_driver {
@@ -114,6 +134,7 @@ typedef struct fw_driver {
     fw_status (*event_record)(fw_event e, fw_stream s);
     fw_status (*stream_wait_event)(fw_stream s, fw_event e);
 
+    /* ---- CAPTURE (all or none: fw_has_capture) ----------------------- */
     /* Capture in GLOBAL mode (the strictest, what frameworks use); end
      * returns the graph. *capturing: 1 while `s` is part of an active or
      * invalidated capture (the query legal during capture). */
@@ -159,7 +180,35 @@ typedef struct fw_driver {
     fw_status (*fault_arm)(uint64_t nth, int *fault);
     fw_status (*fault_hits)(int fault, uint64_t *hits);
     fw_status (*fault_clear)(void);
+
+    /* The device lifecycle counters, for the K4 probe (a kernel context
+     * never initialises, finalises, sets or resets a device); NULL: the
+     * platform exposes none. */
+    const struct fw_lifecycle *lifecycle;
+
+    /* A device's name and compute-core count, for reports (kctx demo). */
+    fw_status (*device_info)(int device, char *name, size_t name_size, unsigned *cores);
 } fw_driver;
+
+/* The driver offers capture and graphs (the CAPTURE group is filled). */
+static inline int fw_has_capture(const fw_driver *fw) {
+    return fw->begin_capture && fw->end_capture && fw->capture_status && fw->graph_instantiate &&
+           fw->graph_launch && fw->graph_destroy && fw->exec_destroy;
+}
+
+/* Device lifecycle counters (optional hook `lifecycle`). */
+#define FW_LIFECYCLE_MAX_OPS 8
+typedef struct fw_lifecycle {
+    unsigned nops;
+    const char *op_names[FW_LIFECYCLE_MAX_OPS]; /* "set device", ... */
+    /* The lifecycle calls of each op attributed to `device` so far. */
+    int (*counts)(int device, uint64_t *out);
+    /* As the device's owner, make one call of every op on purpose (so a
+     * probe sees the counters count before it trusts a zero). Called when
+     * no object of the probe lives; leaves `device` current for the calling
+     * thread. Returns 0, or -1 with a message in why. */
+    int (*prove)(int device, char *why, size_t why_size);
+} fw_lifecycle;
 
 /* The sim's driver (fw_sim.c). */
 const fw_driver *fw_sim_driver(void);

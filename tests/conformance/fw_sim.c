@@ -3,19 +3,26 @@
  * through the sim's own runtime API (include/kctx/sim.h), the way a
  * framework calls its device runtime. Every hook is available.
  *
- * The scheduler hold: the sim holds the nth execution of a given kernel
- * function. The runtime's scheduler is a function of the device-programs
- * module kctx loaded at init; kctx_get_resources names that module, and the
- * sim returns the same function handle for the same entry name, so the
- * driver looks the scheduler up by its entry name ("kctx_rt_scheduler",
- * platform/sim/runtime/rt_programs.c). On the AICPU stream of a launch the
- * scheduler runs right after the acquire step (K20), so a held scheduler
- * means its launch holds the context's launch guard.
+ * The scheduler hold (RESIDENT): the sim holds the nth execution of a
+ * given kernel function. The runtime's scheduler is a function of the
+ * device-programs module kctx loaded at init; kctx_get_resources names that
+ * module, and the sim returns the same function handle for the same entry
+ * name, so the driver looks the scheduler up by its entry name
+ * ("kctx_rt_scheduler", platform/sim/runtime/rt_programs.c). On the AICPU
+ * stream of a launch the scheduler runs right after the acquire step (K20),
+ * so a held scheduler means its launch holds the context's launch guard.
+ *
+ * The first-task hold (HOST_ORDERED): a task kernel lives in a module the
+ * callable's prepare loaded, which the framework cannot name; but a
+ * host-ordered launch runs its kernels in a fixed order (acquire, the tasks,
+ * finalize), so the driver holds the second kernel execution on the device
+ * after arming, whatever its function.
  */
 #include "fw.h"
 
 #include <kctx/sim.h>
 
+#include <stdio.h>
 #include <string.h>
 
 const char *fw_status_name(fw_status s) {
@@ -126,6 +133,12 @@ static fw_status s_hold_arm(fw_hold_point point, int device, kctx_context ctx, i
         if (st) return map(st);
         h.kind = SIM_EXEC_KERNEL;
         h.fn = fn;
+    } else if (point == FW_HOLD_FIRST_TASK) {
+        /* a host-ordered launch runs kernels in this order: the acquire
+         * step (AICPU), then its task kernels (AICore, in order), then the
+         * finalize step: any kernel, the second one */
+        h.kind = SIM_EXEC_KERNEL;
+        h.nth = 2;
     } else if (point == FW_HOLD_COPY) {
         h.kind = SIM_EXEC_COPY;
     } else {
@@ -208,6 +221,50 @@ static fw_status s_fault_hits(int fault, uint64_t *hits) {
 }
 static fw_status s_fault_clear(void) { return map(sim_fault_clear_all()); }
 
+/* ---- device lifecycle counters (K4) and device information ---- */
+
+static const sim_lifecycle_op k_sim_ops[SIM_LIFECYCLE_COUNT_] = {
+    SIM_LIFECYCLE_INIT, SIM_LIFECYCLE_FINALIZE, SIM_LIFECYCLE_SET_DEVICE,
+    SIM_LIFECYCLE_RESET_DEVICE};
+
+static int s_lc_counts(int device, uint64_t *out) {
+    for (int i = 0; i < SIM_LIFECYCLE_COUNT_; i++)
+        if (sim_lifecycle_count(device, k_sim_ops[i], &out[i]) != SIM_OK) return -1;
+    return 0;
+}
+
+/* One call of each lifecycle op, as the device's owner. Finalize resets
+ * every device, so it runs only when nothing lives (the probe calls this
+ * before it creates anything); set device comes last to leave `device`
+ * current. */
+static int s_lc_prove(int device, char *why, size_t why_size) {
+    sim_status st = sim_init();
+    const char *step = "sim_init";
+    if (st == SIM_OK) step = "sim_set_device", st = sim_set_device(device);
+    if (st == SIM_OK) step = "sim_device_reset", st = sim_device_reset();
+    if (st == SIM_OK) step = "sim_finalize", st = sim_finalize();
+    if (st == SIM_OK) step = "sim_set_device", st = sim_set_device(device);
+    if (st == SIM_OK) return 0;
+    snprintf(why, why_size, "%s: %s (%s)", step, sim_status_name(st), sim_last_error_message());
+    return -1;
+}
+
+static const fw_lifecycle k_sim_lifecycle = {
+    SIM_LIFECYCLE_COUNT_,
+    {"init", "finalize", "set device", "reset device"},
+    s_lc_counts,
+    s_lc_prove,
+};
+
+static fw_status s_device_info(int device, char *name, size_t name_size, unsigned *cores) {
+    sim_device_props props = SIM_DEVICE_PROPS_INIT;
+    sim_status st = sim_device_get_props(device, &props);
+    if (st) return map(st);
+    snprintf(name, name_size, "%s", props.name);
+    *cores = (unsigned)props.aicore_count;
+    return FW_OK;
+}
+
 static const fw_driver k_sim_driver = {
     .name = "sim",
     .platform = "sim",
@@ -249,6 +306,8 @@ static const fw_driver k_sim_driver = {
     .fault_arm = s_fault_arm,
     .fault_hits = s_fault_hits,
     .fault_clear = s_fault_clear,
+    .lifecycle = &k_sim_lifecycle,
+    .device_info = s_device_info,
 };
 
 const fw_driver *fw_sim_driver(void) { return &k_sim_driver; }

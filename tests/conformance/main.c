@@ -1,10 +1,14 @@
 /*
- * main.c — the conformance runner for the sim:
+ * main.c — the conformance runner of the test suite (ctest):
  *
- *   kctx_conformance [--images DIR] [--seed N] [--list] [PROBE...]
+ *   kctx_conformance [--platform NAME] [--strategy resident|host-ordered]
+ *                    [--images DIR] [--seed N] [--list] [PROBE...]
  *
- * Runs every probe (or the ones named) in table order and prints one line
- * per probe, then
+ * Runs every probe (or the ones named) in table order against the
+ * platform's framework driver under one execution strategy, and prints
+ *   platform <name> strategy <strategy>
+ *   conformance: driver <driver>, images <dir>
+ * then one line per probe, then
  *   probes: P passed, F failed, N not applicable
  *   P passed, F failed[, N skipped]
  * (the last line is the convention of the project's test programs,
@@ -12,13 +16,17 @@
  * probe that passes with a sub-check it could not make here (a counter the
  * build lacks) says "NOT CHECKED: ..." on its line, and the probes: line
  * counts those passes. Exit status: 0 when every probe run passed, 1 when
- * one failed, 77 when none failed but one was N/A (ctest's
- * SKIP_RETURN_CODE: the probe's test is reported SKIPPED), 2 on a usage
- * error.
+ * one failed (an N/A that the platform's expected list does not name is a
+ * failure, suite.h), 77 when none failed but one was an expected N/A
+ * (ctest's SKIP_RETURN_CODE: the probe's test is reported SKIPPED), 2 on a
+ * usage error or a platform or strategy that cannot run here.
  *
- * --images: where the example callables' images are (default: the build's
- * examples/callables). --seed: the seed of the pseudo-random replay order
- * (printed by the probe that uses it).
+ * --platform: the kctx platform (default: KCTX_PLATFORM, else sim; the
+ * suite has a framework driver for the sim only). --strategy: default
+ * KCTX_STRATEGY, else the platform's default; every context a probe creates
+ * is initialised with it explicitly. --images: where the example callables'
+ * images are (default: the build's examples/callables). --seed: the seed of
+ * the pseudo-random replay order (printed by the probe that uses it).
  */
 #include "hostalloc.h"
 #include "kctx_test_common.h"
@@ -34,18 +42,21 @@
 #define DEFAULT_SEED 0x5EED0005ull
 
 static int usage(const char *argv0) {
-    fprintf(stderr, "usage: %s [--images DIR] [--seed N] [--list] [PROBE...]\n", argv0);
+    fprintf(stderr,
+            "usage: %s [--platform NAME] [--strategy resident|host-ordered] [--images DIR] "
+            "[--seed N] [--list] [PROBE...]\n",
+            argv0);
     return 2;
 }
 
 int main(int argc, char **argv) {
     probe_env env;
     memset(&env, 0, sizeof env);
-    env.fw = fw_sim_driver();
     env.images_dir = KCTX_CONFORMANCE_IMAGES;
     env.seed = DEFAULT_SEED;
     env.out = stdout;
     env.allocs = hostalloc_counter();
+    const char *platform = NULL, *strategy = NULL;
 
     size_t count = 0;
     const probe_def *all = suite_probes(&count);
@@ -58,6 +69,10 @@ int main(int argc, char **argv) {
             env.images_dir = argv[++i];
         } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
             env.seed = strtoull(argv[++i], NULL, 0);
+        } else if (strcmp(argv[i], "--platform") == 0 && i + 1 < argc) {
+            platform = argv[++i];
+        } else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) {
+            strategy = argv[++i];
         } else if (strcmp(argv[i], "--list") == 0) {
             list = 1;
         } else if (argv[i][0] == '-') {
@@ -75,18 +90,43 @@ int main(int argc, char **argv) {
     }
     if (list) {
         for (size_t i = 0; i < count; i++)
-            printf("%-52s [rule %s]%s  %s\n", all[i].name, all[i].rule,
-                   all[i].threads ? " (threads)" : "", all[i].summary);
+            printf("%-52s [rule %s]%s%s  %s\n", all[i].name, all[i].rule,
+                   all[i].threads ? " (threads)" : "",
+                   all[i].needs & PROBE_NEEDS_CAPTURE ? " (capture)" : "", all[i].summary);
         free(chosen);
         return 0;
     }
     if (nchosen == 0)
         for (size_t i = 0; i < count; i++) chosen[nchosen++] = &all[i];
 
-    printf("conformance: platform %s, driver %s, images %s\n", env.fw->platform, env.fw->name,
-           env.images_dir);
+    if (!platform) {
+        const char *env_platform = getenv("KCTX_PLATFORM");
+        platform = env_platform && *env_platform ? env_platform : "sim";
+    }
+    env.fw = suite_driver(platform);
+    if (!env.fw) {
+        fprintf(stderr, "%s: the suite has no framework driver for platform '%s'\n", argv[0],
+                platform);
+        free(chosen);
+        return 2;
+    }
+    env.platform = env.fw->platform;
+    char why[256];
+    if (suite_strategy_resolve(env.platform, strategy, &env.strategy, why, sizeof why) != 0) {
+        fprintf(stderr, "%s: %s\n", argv[0], why);
+        free(chosen);
+        return 2;
+    }
+
+    printf("platform %s strategy %s\n", env.platform, kctx_strategy_name(env.strategy));
+    printf("conformance: driver %s, images %s\n", env.fw->name, env.images_dir);
     suite_totals totals = {0, 0, 0, 0};
-    for (size_t i = 0; i < nchosen; i++) suite_run_one(&env, chosen[i], &totals);
+    for (size_t i = 0; i < nchosen; i++) {
+        suite_outcome o;
+        suite_run(&env, chosen[i], &o);
+        suite_print_line(stdout, chosen[i], &o);
+        suite_count(&totals, &o);
+    }
     printf("probes: %u passed, %u failed, %u not applicable", totals.passed, totals.failed,
            totals.not_applicable);
     if (totals.partial)

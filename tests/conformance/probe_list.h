@@ -1,36 +1,51 @@
 /*
  * probe_list.h — the conformance probes, in run order:
- *   PROBE(name, "rule", threads, "what it checks")
+ *   PROBE(name, "rule", threads, needs, "what it checks")
  * One line per probe (tests/conformance/CMakeLists.txt reads this file to
- * register each probe with ctest; `threads` = 1 — several host threads or
- * overlapping device work — labels it "concurrency").
+ * register each probe with ctest once per strategy; `threads` = 1 — several
+ * host threads or overlapping device work — labels it "concurrency").
+ * `needs`: EAGER (runs on every platform) or CAPTURE (replays captured
+ * graphs: N/A on a platform without capture). A probe that used to mix
+ * both is split into an eager probe and a captured one, so a platform
+ * without capture still runs the eager half.
  */
 /* clang-format off */
 /* Capture and replay (issue 5, conformance items 1-8, 12) */
-PROBE(alternating_replays_hold_last_graph_values, "K12", 0, "A B A B A A B over one output buffer")
-PROBE(back_to_back_replays_without_host_sync, "K23", 0, "AB, BA, AA, BB with no host sync between")
-PROBE(eager_launches_after_replays, "K21", 0, "eager launches after replays are correct")
-PROBE(capture_while_another_graph_lives, "K12", 0, "a second graph captured while the first lives")
-PROBE(replay_enqueues_nothing_on_context_streams, "K20", 0, "replays run inside the graph only")
-PROBE(capture_isolation_control_and_kctx_never_trips_it, "K21", 0, "isolation error is real; kctx avoids it")
-PROBE(launch_on_uncaptured_stream_stays_out_of_graph, "K20", 0, "caller-stream negative control")
-PROBE(prepare_and_foreign_launch_refused_during_capture, "K16,K34", 1, "CAPTURE_ACTIVE, capture kept")
-PROBE(bucket_graphs_replay_in_random_order, "K12", 0, "40 bucket graphs, seeded random replay order")
+PROBE(alternating_replays_hold_last_graph_values, "K12", 0, CAPTURE, "A B A B A A B over one output buffer")
+PROBE(back_to_back_replays_without_host_sync, "K23", 0, CAPTURE, "AB, BA, AA, BB with no host sync between")
+PROBE(eager_launches_after_replays, "K21", 0, CAPTURE, "eager launches after replays are correct")
+PROBE(capture_while_another_graph_lives, "K12", 0, CAPTURE, "a second graph captured while the first lives")
+PROBE(replay_enqueues_nothing_on_context_streams, "K20", 0, CAPTURE, "replays run inside the graph only")
+PROBE(capture_isolation_control_and_kctx_never_trips_it, "K21", 0, CAPTURE, "isolation error is real; kctx avoids it")
+PROBE(launch_on_uncaptured_stream_stays_out_of_graph, "K20", 0, CAPTURE, "caller-stream negative control")
+PROBE(prepare_and_foreign_launch_refused_during_capture, "K16,K34", 1, CAPTURE, "CAPTURE_ACTIVE, capture kept")
+PROBE(bucket_graphs_replay_in_random_order, "K12", 0, CAPTURE, "40 bucket graphs, seeded random replay order")
 /* The launch guard, graph lifetimes, poison and quarantine (items 9-11) */
-PROBE(unordered_replays_detected_as_concurrent_launch, "K23", 1, "held overlap: refused, reported, no hang")
-PROBE(close_refused_while_graphs_live, "K25", 0, "BUSY with the live-graph count, then OK")
-PROBE(fatal_device_quarantines_until_owner_reset, "K29", 0, "DEVICE_LOST, quarantine, owner reset closes")
-PROBE(poisoned_context_graphs_refuse_replays, "K35", 0, "a device error stops earlier graphs")
-PROBE(concurrent_launch_poison_stops_graphs_at_once, "K35", 1, "graphs refuse once check reported")
-PROBE(enqueue_failure_poison_stops_graphs, "K35", 0, "a failed partial enqueue stops earlier graphs")
+PROBE(unordered_replays_detected_as_concurrent_launch, "K23", 1, CAPTURE, "held overlap: refused, reported, no hang")
+PROBE(close_refused_while_graphs_live, "K25", 0, CAPTURE, "BUSY with the live-graph count, then OK")
+PROBE(fatal_device_quarantines_until_owner_reset, "K29", 0, EAGER, "DEVICE_LOST, quarantine, owner reset closes")
+PROBE(fatal_device_graphs_gone_after_owner_reset, "K36", 0, CAPTURE, "a graph of a lost device: quarantine, then gone")
+PROBE(poisoned_context_refuses_launches, "K35", 0, EAGER, "a device error poisons: launch and prepare refused")
+PROBE(poisoned_context_graphs_refuse_replays, "K35", 0, CAPTURE, "a device error stops earlier graphs")
+PROBE(concurrent_launch_poison_stops_graphs_at_once, "K35", 1, CAPTURE, "graphs refuse once check reported")
+PROBE(enqueue_failure_poisons_context, "K24", 0, EAGER, "a failed partial enqueue poisons, the chain drains")
+PROBE(enqueue_failure_poison_stops_graphs, "K35", 0, CAPTURE, "a failed partial enqueue stops earlier graphs")
 /* Resident resources (item 13) */
-PROBE(launches_allocate_nothing_and_addresses_stay, "K11", 0, "10,000 launches: no allocations")
-PROBE(captured_graphs_share_the_five_events, "K12", 0, "no per-graph events")
+PROBE(launches_allocate_nothing_and_addresses_stay, "K11", 0, EAGER, "10,000 launches: no allocations")
+PROBE(captured_graphs_share_the_five_events, "K12", 0, CAPTURE, "no per-graph events")
 /* Correctness of the work itself */
-PROBE(vector_add_matches_host_reference, "K22", 0, "eager and replayed, several sizes")
-PROBE(scale_add_chain_matches_host_reference, "K22", 0, "eager and replayed, several sizes")
-PROBE(blocked_matmul_matches_host_reference, "K22", 0, "eager and replayed, several shapes")
+PROBE(vector_add_matches_host_reference, "K22", 0, EAGER, "eager launches, several sizes")
+PROBE(vector_add_replays_match_host_reference, "K22", 0, CAPTURE, "replayed, several sizes")
+PROBE(scale_add_chain_matches_host_reference, "K22", 0, EAGER, "eager launches, several sizes")
+PROBE(scale_add_chain_replays_match_host_reference, "K22", 0, CAPTURE, "replayed, several sizes")
+PROBE(blocked_matmul_matches_host_reference, "K22", 0, EAGER, "eager launches, several shapes")
+PROBE(blocked_matmul_replays_match_host_reference, "K22", 0, CAPTURE, "replayed, several shapes")
 /* Fault sweep of launch */
-PROBE(launch_fault_sweep_eager, "K24", 0, "fail each platform call of an eager launch")
-PROBE(launch_fault_sweep_captured, "K24", 0, "fail each platform call of a captured launch")
+PROBE(launch_fault_sweep_eager, "K24", 0, EAGER, "fail each platform call of an eager launch")
+PROBE(launch_fault_sweep_captured, "K24", 0, CAPTURE, "fail each platform call of a captured launch")
+/* The lifecycle: no device lifecycle call, and fault sweeps of init, prepare and close */
+PROBE(kernel_lifecycle_makes_no_lifecycle_calls, "K4", 0, EAGER, "counters proven, then a whole kernel lifecycle: zero lifecycle calls")
+PROBE(init_fault_sweep, "K7", 0, EAGER, "fail each platform call of kernel init: rolled back, claim released")
+PROBE(prepare_fault_sweep, "K17", 0, EAGER, "fail each platform call of prepare: nothing kept, or poisoned")
+PROBE(close_fault_sweep, "K26", 0, EAGER, "fail each platform call of close: retry releases the rest")
 /* clang-format on */

@@ -7,7 +7,7 @@
 
 #include "support.h"
 
-#define PROBE(name, rule, threads, summary) void probe_##name(probe *p);
+#define PROBE(name, rule, threads, needs, summary) void probe_##name(probe *p);
 #include "probe_list.h"
 #undef PROBE
 

@@ -243,17 +243,19 @@ void probe_replay_enqueues_nothing_on_context_streams(probe *p) {
     unsigned mine = 0; /* the probe's own enqueues (output fills) */
     for (int k = 0; k < 3; k++) {
         int hold = -1;
-        int want_hold = k == 0 && OPTIONAL_HOOK(p, hold_arm,
-                                                "that the context's streams stay idle while a "
-                                                "replay is held mid-flight",
-                                                FW_HOLD_SCHEDULER, r.device, r.ctx, &hold);
+        int want_hold = k == 0 && pr_optional(p, rig_arm_after_acquire(&r, &hold),
+                                              "that the context's streams stay idle while a "
+                                              "replay is held mid-flight",
+                                              "hold_arm", __FILE__, __LINE__);
         if (!pr_ok(p)) goto done;
         if (!job_clear(&r, &a, s) || !rig_replay(&r, ga, s)) goto done;
         mine += a.nout;
         if (want_hold) {
             /* The replay is provably mid-flight: its launch guard is held
-             * and its workers may be waiting for posts. The context's own
-             * streams must have nothing to do with it. */
+             * (after its acquire step: the scheduler under RESIDENT, whose
+             * workers wait for it; its first task kernel under
+             * HOST_ORDERED). The context's own streams must have nothing to
+             * do with it. */
             if (CHECK_HOOK(p, p->fw->hold_wait_reached(hold, HOLD_MS))) {
                 held = 1;
                 CHECK_FW_OK(p, p->fw->stream_query(res.aicpu_stream));

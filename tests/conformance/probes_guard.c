@@ -30,19 +30,21 @@ static int has_holds(probe *p) {
 
 /* Two graphs A (on sa) and B (on sb) of one context, replayed on two
  * unordered streams and made to overlap deterministically:
- *   1. hold the scheduler of the next launch, replay A, wait until held:
- *      A's acquire step ran, A holds the launch guard;
- *   2. hold the next scheduler again, replay B, wait until held: B's
- *      acquire step ran and found the guard held;
- *   3. release B (its scheduler must see it was refused), release A.
- * Both streams must then drain within HANG_MS. */
+ *   1. hold the next launch right after its acquire step (the scheduler
+ *      under RESIDENT, the first task kernel under HOST_ORDERED), replay A,
+ *      wait until held: A's acquire step ran, A holds the launch guard;
+ *   2. hold the next launch again, replay B, wait until held: B's acquire
+ *      step ran and found the guard held (it wrote CONCURRENT_LAUNCH);
+ *   3. release B, release A.
+ * Both streams must then drain within HANG_MS. What the two runs did
+ * depends on the strategy (overlap_outcome). */
 static int overlap_replays(rig *r, int ga, fw_stream sa, int gb, fw_stream sb) {
     probe *p = r->p;
     const fw_driver *fw = r->fw;
     int ha = -1, hb = -1, ok = 0;
-    if (!CHECK_HOOK(p, fw->hold_arm(FW_HOLD_SCHEDULER, r->device, r->ctx, &ha))) return 0;
+    if (!CHECK_HOOK(p, rig_arm_after_acquire(r, &ha))) return 0;
     if (!rig_replay(r, ga, sa) || !CHECK_HOOK(p, fw->hold_wait_reached(ha, HOLD_MS))) goto out;
-    if (!CHECK_HOOK(p, fw->hold_arm(FW_HOLD_SCHEDULER, r->device, r->ctx, &hb))) goto out;
+    if (!CHECK_HOOK(p, rig_arm_after_acquire(r, &hb))) goto out;
     if (!rig_replay(r, gb, sb) || !CHECK_HOOK(p, fw->hold_wait_reached(hb, HOLD_MS))) goto out;
     ok = 1;
 out:
@@ -75,7 +77,14 @@ void probe_unordered_replays_detected_as_concurrent_launch(probe *p) {
     if (!job_clear(&r, &a, sa) || !job_clear(&r, &b, sb) || !rig_sync(&r, sa) || !rig_sync(&r, sb))
         goto done;
     if (!overlap_replays(&r, ga, sa, gb, sb)) goto done;
-    if (!job_expect(&r, &a, "the guard holder A") || !job_untouched(&r, &b, "the refused replay B"))
+    /* RESIDENT: the holder's scheduler runs its tasks, the refused run's
+     * scheduler exits. HOST_ORDERED: the refused acquire's CONCURRENT_LAUNCH
+     * closes every task gate, so both runs stop at their next task, the
+     * holder's included (contract section 0b). */
+    const int ho = pr_host_ordered(p);
+    if (!(ho ? job_untouched(&r, &a, "the guard holder A (host-ordered: stopped at its gate)")
+             : job_expect(&r, &a, "the guard holder A")) ||
+        !job_untouched(&r, &b, "the refused replay B"))
         goto done;
     kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
     if (!CHECK_KCTX(p, kctx_check(r.ctx, &rep), KCTX_CONCURRENT_LAUNCH) ||
@@ -91,9 +100,11 @@ void probe_unordered_replays_detected_as_concurrent_launch(probe *p) {
                kctx_phase_name(rig_phase(&r))) ||
         !CHECK_KCTX(p, job_launch(&r, &a, sa), KCTX_POISONED))
         goto done;
-    pr_note(p, "A held after its acquire step, B replayed on another stream: B refused (outputs "
-               "untouched), "
-               "A correct, both streams drained; check: CONCURRENT_LAUNCH (1), context poisoned");
+    pr_note(p,
+            "A held after its acquire step, B replayed on another stream: B refused (outputs "
+            "untouched), %s, both streams drained; check: CONCURRENT_LAUNCH (1), context poisoned",
+            ho ? "A stopped at its next task gate too (host-ordered, outputs untouched)"
+               : "A completed correctly");
 done:
     rig_close(&r);
 }
@@ -165,17 +176,14 @@ void probe_fatal_device_quarantines_until_owner_reset(probe *p) {
     int r2_open = 0;
     job a, a2;
     fw_stream s, s2;
-    int g = -1;
     const void *img;
     size_t img_size;
     if (!HAS_HOOK(p, make_fatal) || !HAS_HOOK(p, owner_reset)) return;
     if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") ||
         !rig_image(&r, "scale_add_chain", &img, &img_size) || !rig_stream(&r, &s) ||
-        !job_vadd(&r, &a, ID_VADD, 100, 40, 0) || !capture_launch(&r, &a, s, &g) ||
-        !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK) || !rig_sync(&r, s) ||
-        !job_expect(&r, &a, "before the fault"))
+        !job_vadd(&r, &a, ID_VADD, 100, 40, 0) || !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK) ||
+        !rig_sync(&r, s) || !job_expect(&r, &a, "before the fault"))
         goto done;
-    fw_exec pre_fault = r.graphs[g].x;
     if (!CHECK_HOOK(p, p->fw->make_fatal(r.device))) goto done;
     if (!CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_DEVICE_LOST) ||
         !CHECK(p, rig_phase(&r) == KCTX_PHASE_QUARANTINED, "phase %s after DEVICE_LOST",
@@ -193,19 +201,10 @@ void probe_fatal_device_quarantines_until_owner_reset(probe *p) {
         !CHECK(p, rig_phase(&r) == KCTX_PHASE_QUARANTINED, "phase %s after the refusals",
                kctx_phase_name(rig_phase(&r))))
         goto done;
-    /* The owner resets the device. The platform destroys every object of
-     * the device with it, graphs included, so "a graph captured before the
-     * fault replayed after the reset" cannot exist here: its replay must
-     * be refused by the platform itself (probe
-     * poisoned_context_graphs_refuse_replays covers the scheduler's K35
-     * refusal). */
+    /* The owner resets the device: every object of it is gone, and close
+     * abandons the context's handles without a platform call (K36). */
     if (!CHECK_HOOK(p, p->fw->owner_reset(r.device))) goto done;
     rig_forget_device_objects(&r);
-    if (!rig_stream(&r, &s2)) goto done;
-    fw_status rs = p->fw->graph_launch(pre_fault, s2);
-    if (!CHECK(p, rs != FW_OK, "the pre-fault graph replayed after the owner reset (%s)",
-               fw_status_name(rs)))
-        goto done;
     if (!CHECK_KCTX(p, kctx_close(r.ctx), KCTX_OK) ||
         !CHECK(p, rig_phase(&r) == KCTX_PHASE_CLOSED, "phase %s after close",
                kctx_phase_name(rig_phase(&r))) ||
@@ -219,14 +218,59 @@ void probe_fatal_device_quarantines_until_owner_reset(probe *p) {
         !CHECK_KCTX(p, job_launch(&r2, &a2, s2), KCTX_OK) || !rig_sync(&r2, s2) ||
         !job_expect(&r2, &a2, "a new context after the owner reset"))
         goto done;
-    pr_note(
-        p,
-        "launch: DEVICE_LOST, QUARANTINED; launch/prepare/check/close DEVICE_LOST, destroy BUSY; "
-        "after the owner reset the pre-fault graph is gone (replay: %s), close OK, a new context "
-        "works",
-        fw_status_name(rs));
+    pr_note(p, "launch: DEVICE_LOST, QUARANTINED; launch/prepare/check/close DEVICE_LOST, destroy "
+               "BUSY; after the owner reset close OK (no platform call), a new context works");
 done:
     if (r2_open) rig_close(&r2);
+    rig_close(&r);
+}
+
+/* The captured half: a graph captured before the device is lost. */
+void probe_fatal_device_graphs_gone_after_owner_reset(probe *p) {
+    rig r;
+    job a;
+    fw_stream s, s2;
+    int g = -1;
+    if (!HAS_HOOK(p, make_fatal) || !HAS_HOOK(p, owner_reset)) return;
+    if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") || !rig_stream(&r, &s) ||
+        !job_vadd(&r, &a, ID_VADD, 100, 42, 0) || !capture_launch(&r, &a, s, &g) ||
+        !job_clear(&r, &a, s) || !rig_replay(&r, g, s) || !rig_sync(&r, s) ||
+        !job_expect(&r, &a, "a replay before the fault"))
+        goto done;
+    fw_exec pre_fault = r.graphs[g].x;
+    if (!CHECK_HOOK(p, p->fw->make_fatal(r.device))) goto done;
+    /* A replay on the lost device fails in the platform (kctx runs no host
+     * code then); the next kctx entry that touches the device sees the loss
+     * and quarantines the context (K29). */
+    fw_status lost = p->fw->graph_launch(pre_fault, s);
+    if (!CHECK(p, lost != FW_OK, "a replay on the lost device was accepted (%s)",
+               fw_status_name(lost)) ||
+        !CHECK_KCTX(p, kctx_check(r.ctx, NULL), KCTX_DEVICE_LOST) ||
+        !CHECK(p, rig_phase(&r) == KCTX_PHASE_QUARANTINED, "phase %s after check saw the loss",
+               kctx_phase_name(rig_phase(&r))) ||
+        !CHECK_KCTX(p, kctx_close(r.ctx), KCTX_DEVICE_LOST))
+        goto done;
+    /* The owner resets the device. The platform destroys every object of
+     * the device with it, graphs included, so "a graph captured before the
+     * fault replayed after the reset" cannot exist: its replay must be
+     * refused by the platform itself (probe poisoned_context_graphs_refuse_
+     * replays covers the device side's K35 refusal). */
+    if (!CHECK_HOOK(p, p->fw->owner_reset(r.device))) goto done;
+    rig_forget_device_objects(&r);
+    if (!rig_stream(&r, &s2)) goto done;
+    fw_status rs = p->fw->graph_launch(pre_fault, s2);
+    if (!CHECK(p, rs != FW_OK, "the pre-fault graph replayed after the owner reset (%s)",
+               fw_status_name(rs)))
+        goto done;
+    if (!CHECK_KCTX(p, kctx_close(r.ctx), KCTX_OK) ||
+        !CHECK(p, rig_phase(&r) == KCTX_PHASE_CLOSED, "phase %s after close",
+               kctx_phase_name(rig_phase(&r))))
+        goto done;
+    pr_note(p,
+            "a replay on the lost device failed (%s), check: DEVICE_LOST, QUARANTINED, close "
+            "DEVICE_LOST; after the owner reset the pre-fault graph is gone (replay: %s), close OK",
+            fw_status_name(lost), fw_status_name(rs));
+done:
     rig_close(&r);
 }
 
@@ -256,45 +300,97 @@ static int expect_refused_replays(rig *r, int gi, const job *j, unsigned times,
                  refused_before + times);
 }
 
+/* Prepare the failing callable (a child that reports an error on the
+ * device) under ID_FAIL, with its buffers. */
+static int prepare_failing(rig *r, kctx_arg *args) {
+    const void *bad;
+    size_t bad_size;
+    fw_devptr m[3];
+    if (!rig_failing_image(r, &bad, &bad_size) ||
+        !CHECK_KCTX(r->p, kctx_prepare(r->ctx, ID_FAIL, bad, bad_size), KCTX_OK))
+        return 0;
+    for (int i = 0; i < 3; i++)
+        if (!rig_alloc(r, 16 * sizeof(float), &m[i])) return 0;
+    const kctx_arg a[6] = {KCTX_TENSOR(m[0], 64), KCTX_TENSOR(m[1], 64), KCTX_TENSOR(m[2], 64),
+                           KCTX_SCALAR(4),        KCTX_SCALAR(4),        KCTX_SCALAR(4)};
+    memcpy(args, a, sizeof a);
+    return 1;
+}
+
+/* A child kernel fails on the device. Launch success means submitted; the
+ * failure reaches the caller's stream t and the check call, which poisons
+ * the context. */
+static int poison_by_device_error(rig *r, const kctx_arg *bad_args, fw_stream t,
+                                  kctx_check_report *rep) {
+    probe *p = r->p;
+    *rep = (kctx_check_report)KCTX_CHECK_REPORT_INIT;
+    return CHECK_KCTX(p, kctx_launch(r->ctx, ID_FAIL, bad_args, 6, t), KCTX_OK) &&
+           CHECK_FW(p, p->fw->stream_sync(t, SYNC_MS), FW_DEVICE_ERROR) &&
+           CHECK_KCTX(p, kctx_check(r->ctx, rep), KCTX_DEVICE_ERROR) &&
+           CHECK(p, rep->device_status == KCTX_DEVICE_ERROR && rep->error_detail == 0,
+                 "check report: %s, failed task %llu (expected DEVICE_ERROR, task 0)",
+                 kctx_status_name(rep->device_status), (unsigned long long)rep->error_detail) &&
+           CHECK(p, rig_phase(r) == KCTX_PHASE_POISONED, "phase %s after the device error",
+                 kctx_phase_name(rig_phase(r)));
+}
+
+/* The eager half: the host side refuses every launch and prepare once a
+ * device error poisoned the context. */
+void probe_poisoned_context_refuses_launches(probe *p) {
+    rig r;
+    job a;
+    fw_stream s, t;
+    kctx_arg bad_args[6];
+    const void *img;
+    size_t img_size;
+    if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") ||
+        !prepare_failing(&r, bad_args) || !rig_image(&r, "scale_add_chain", &img, &img_size) ||
+        !rig_stream(&r, &s) || !rig_stream(&r, &t) || !job_vadd(&r, &a, ID_VADD, 256, 51, 0) ||
+        !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK) || !rig_sync(&r, s) ||
+        !job_expect(&r, &a, "the launch before the poison"))
+        goto done;
+    kctx_check_report rep;
+    if (!poison_by_device_error(&r, bad_args, t, &rep)) goto done;
+    kctx_status slot = KCTX_OK;
+    if (!CHECK_KCTX(p, kctx_runtime_error(r.ctx, &slot, NULL, 0), KCTX_OK) ||
+        !CHECK(p, slot == KCTX_DEVICE_ERROR, "runtime error slot holds %s",
+               kctx_status_name(slot)) ||
+        !job_clear(&r, &a, s) || !rig_sync(&r, s) ||
+        !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_POISONED) ||
+        !CHECK_KCTX(p, kctx_prepare(r.ctx, 7, img, img_size), KCTX_POISONED) || !rig_sync(&r, s) ||
+        !job_untouched(&r, &a, "after the refused launch") ||
+        !CHECK(p, rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after the refusals",
+               kctx_phase_name(rig_phase(&r))))
+        goto done;
+    pr_note(p, "a failing child poisoned the context (check: DEVICE_ERROR, task 0; runtime error "
+               "slot DEVICE_ERROR); launch and prepare then POISONED, nothing ran, close OK");
+done:
+    rig_close(&r);
+}
+
+/* The captured half: graphs captured before the poison refuse to run on
+ * the device (K35). */
 void probe_poisoned_context_graphs_refuse_replays(probe *p) {
     rig r;
     job a;
     fw_stream s, t;
-    fw_devptr m[3];
     int g = -1;
-    const void *bad;
-    size_t bad_size;
+    kctx_arg bad_args[6];
     if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") ||
-        !rig_failing_image(&r, &bad, &bad_size) ||
-        !CHECK_KCTX(p, kctx_prepare(r.ctx, ID_FAIL, bad, bad_size), KCTX_OK) ||
-        !rig_stream(&r, &s) || !rig_stream(&r, &t) || !job_vadd(&r, &a, ID_VADD, 256, 50, 0))
+        !prepare_failing(&r, bad_args) || !rig_stream(&r, &s) || !rig_stream(&r, &t) ||
+        !job_vadd(&r, &a, ID_VADD, 256, 50, 0))
         goto done;
-    for (int i = 0; i < 3; i++)
-        if (!rig_alloc(&r, 16 * sizeof(float), &m[i])) goto done;
-    kctx_arg bad_args[6] = {KCTX_TENSOR(m[0], 64), KCTX_TENSOR(m[1], 64), KCTX_TENSOR(m[2], 64),
-                            KCTX_SCALAR(4),        KCTX_SCALAR(4),        KCTX_SCALAR(4)};
     if (!capture_launch(&r, &a, s, &g) || !job_clear(&r, &a, s) || !rig_replay(&r, g, s) ||
         !rig_sync(&r, s) || !job_expect(&r, &a, "the graph before the poison"))
         goto done;
-    /* A child kernel fails on the device. Launch success means submitted;
-     * the failure reaches the caller's stream and the check call. */
-    if (!CHECK_KCTX(p, kctx_launch(r.ctx, ID_FAIL, bad_args, 6, t), KCTX_OK) ||
-        !CHECK_FW(p, p->fw->stream_sync(t, SYNC_MS), FW_DEVICE_ERROR))
-        goto done;
-    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
-    if (!CHECK_KCTX(p, kctx_check(r.ctx, &rep), KCTX_DEVICE_ERROR) ||
-        !CHECK(p, rep.device_status == KCTX_DEVICE_ERROR && rep.error_detail == 0,
-               "check report: %s, failed task %llu (expected DEVICE_ERROR, task 0)",
-               kctx_status_name(rep.device_status), (unsigned long long)rep.error_detail) ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after the device error",
-               kctx_phase_name(rig_phase(&r))))
-        goto done;
+    kctx_check_report rep;
+    if (!poison_by_device_error(&r, bad_args, t, &rep)) goto done;
     if (!expect_refused_replays(&r, g, &a, 3, rep.refused_replays, "after a device error"))
         goto done;
     if (!CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_POISONED)) goto done;
     pr_note(p, "a failing child poisoned the context (check: DEVICE_ERROR, task 0); 3/3 replays of "
-               "a graph "
-               "captured before were refused without touching outputs and counted by check");
+               "a graph captured before were refused without touching outputs and counted by "
+               "check");
 done:
     rig_close(&r);
 }
@@ -400,49 +496,95 @@ done:
 }
 
 /* ------------------------------------------------------------------ */
-/* 11'''. poison by a failed partial enqueue stops graphs (K24, K35)    */
+/* 11'''. poison by a failed partial enqueue (K24, K35)                 */
 
+/* An eager launch of e on t whose second enqueue fails: START is recorded
+ * on the caller stream, so enqueueing has started and the context is
+ * poisoned (K24); kctx still drives the chain back to t. *ls: what launch
+ * returned. */
+static int poison_by_partial_enqueue(rig *r, const job *e, fw_stream t, kctx_status *ls) {
+    probe *p = r->p;
+    int fault = -1;
+    /* One eager launch: its preflight calls, then its enqueues (K19, K20). */
+    uint64_t c0, e0, c1, e1;
+    if (!CHECK_HOOK(p, p->fw->thread_calls(&c0, &e0)) ||
+        !CHECK_KCTX(p, job_launch(r, e, t), KCTX_OK) ||
+        !CHECK_HOOK(p, p->fw->thread_calls(&c1, &e1)) || !rig_sync(r, t))
+        return 0;
+    uint64_t preflight = (c1 - c0) - (e1 - e0);
+    uint64_t hits = 0;
+    if (!CHECK_HOOK(p, p->fw->fault_arm(preflight + 2, &fault))) return 0;
+    *ls = job_launch(r, e, t);
+    p->fw->fault_hits(fault, &hits);
+    p->fw->fault_clear();
+    if (!CHECK(p, hits == 1, "the injected fault was not hit") ||
+        !CHECK(p, *ls != KCTX_OK, "the faulted launch returned OK") ||
+        !CHECK(p, rig_phase(r) == KCTX_PHASE_POISONED, "phase %s after a failed partial enqueue",
+               kctx_phase_name(rig_phase(r))))
+        return 0;
+    fw_status ts = p->fw->stream_sync(t, HANG_MS);
+    if (ts == FW_TIMEOUT) r->hung = 1;
+    return CHECK(p, ts != FW_TIMEOUT, "the caller stream of the failed launch hangs");
+}
+
+static int has_fault_hooks(probe *p) {
+    return HAS_HOOK(p, thread_calls) && HAS_HOOK(p, fault_arm) && HAS_HOOK(p, fault_hits);
+}
+
+/* The eager half: the context is poisoned, the chain drained, and every
+ * later launch refused on the host. */
+void probe_enqueue_failure_poisons_context(probe *p) {
+    rig r;
+    job a, e;
+    fw_stream s, t;
+    kctx_status ls = KCTX_OK;
+    if (!has_fault_hooks(p)) return;
+    if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") || !rig_stream(&r, &s) ||
+        !rig_stream(&r, &t) || !job_vadd(&r, &a, ID_VADD, 256, 72, 0) ||
+        !job_vadd(&r, &e, ID_VADD, 64, 73, 0) || !poison_by_partial_enqueue(&r, &e, t, &ls))
+        goto done;
+    kctx_status slot = KCTX_OK;
+    kctx_resource_info res;
+    if (!CHECK_KCTX(p, kctx_runtime_error(r.ctx, &slot, NULL, 0), KCTX_OK) ||
+        !CHECK(p, slot != KCTX_OK, "the runtime error slot is empty after the poison") ||
+        !CHECK_KCTX(p, get_resources(r.ctx, &res), KCTX_OK) ||
+        !CHECK(p, p->fw->stream_sync(res.aicpu_stream, HANG_MS) != FW_TIMEOUT,
+               "the context's AICPU stream still runs after %u ms", HANG_MS) ||
+        !CHECK(p, p->fw->stream_sync(res.aicore_stream, HANG_MS) != FW_TIMEOUT,
+               "the context's AICore stream still runs after %u ms", HANG_MS) ||
+        !job_clear(&r, &a, s) || !rig_sync(&r, s) ||
+        !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_POISONED) || !rig_sync(&r, s) ||
+        !job_untouched(&r, &a, "after the refused launch"))
+        goto done;
+    pr_note(p,
+            "a failed partial enqueue (%s) poisoned the context (runtime error slot %s); the "
+            "caller stream and both context streams drained; the next launch POISONED",
+            kctx_status_name(ls), kctx_status_name(slot));
+done:
+    rig_close(&r);
+}
+
+/* The captured half: graphs captured before refuse to run. */
 void probe_enqueue_failure_poison_stops_graphs(probe *p) {
     rig r;
     job a, e;
     fw_stream s, t;
-    int g = -1, fault = -1;
-    if (!HAS_HOOK(p, thread_calls) || !HAS_HOOK(p, fault_arm) || !HAS_HOOK(p, fault_hits)) return;
+    int g = -1;
+    kctx_status ls = KCTX_OK;
+    if (!has_fault_hooks(p)) return;
     if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") || !rig_stream(&r, &s) ||
         !rig_stream(&r, &t) || !job_vadd(&r, &a, ID_VADD, 256, 70, 0) ||
         !job_vadd(&r, &e, ID_VADD, 64, 71, 0) || !capture_launch(&r, &a, s, &g) ||
         !job_clear(&r, &a, s) || !rig_replay(&r, g, s) || !rig_sync(&r, s) ||
-        !job_expect(&r, &a, "the graph before the poison"))
+        !job_expect(&r, &a, "the graph before the poison") ||
+        !poison_by_partial_enqueue(&r, &e, t, &ls))
         goto done;
-    /* One eager launch: its preflight calls, then its enqueues (K19, K20). */
-    uint64_t c0, e0, c1, e1;
-    if (!CHECK_HOOK(p, p->fw->thread_calls(&c0, &e0)) ||
-        !CHECK_KCTX(p, job_launch(&r, &e, t), KCTX_OK) ||
-        !CHECK_HOOK(p, p->fw->thread_calls(&c1, &e1)) || !rig_sync(&r, t))
-        goto done;
-    uint64_t preflight = (c1 - c0) - (e1 - e0);
-    /* fail the second enqueue: START is recorded on the caller stream, so
-     * enqueueing has started and the context is poisoned (K24) */
-    uint64_t hits = 0;
-    if (!CHECK_HOOK(p, p->fw->fault_arm(preflight + 2, &fault))) goto done;
-    kctx_status ls = job_launch(&r, &e, t);
-    p->fw->fault_hits(fault, &hits);
-    p->fw->fault_clear();
-    if (!CHECK(p, hits == 1, "the injected fault was not hit") ||
-        !CHECK(p, ls != KCTX_OK, "the faulted launch returned OK") ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after a failed partial enqueue",
-               kctx_phase_name(rig_phase(&r))))
-        goto done;
-    fw_status ts = p->fw->stream_sync(t, HANG_MS);
-    if (ts == FW_TIMEOUT) r.hung = 1;
-    if (!CHECK(p, ts != FW_TIMEOUT, "the caller stream of the failed launch hangs")) goto done;
     if (!expect_refused_replays(&r, g, &a, 2, 0,
                                 "after a failed partial enqueue poisoned the context"))
         goto done;
     pr_note(p,
             "a failed partial enqueue (%s) poisoned the context; 2/2 replays of a graph captured "
-            "before were "
-            "refused and counted",
+            "before were refused and counted",
             kctx_status_name(ls));
 done:
     rig_close(&r);

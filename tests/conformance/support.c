@@ -176,6 +176,14 @@ void *rig_host(rig *r, size_t bytes) {
     return m;
 }
 
+kctx_kernel_config probe_config(const probe *p) {
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    cfg.strategy = (uint32_t)p->env->strategy;
+    return cfg;
+}
+
+int pr_host_ordered(const probe *p) { return p->env->strategy == KCTX_STRATEGY_HOST_ORDERED; }
+
 int rig_open(probe *p, rig *r, const kctx_kernel_config *cfg) {
     memset(r, 0, sizeof *r);
     r->p = p;
@@ -186,8 +194,21 @@ int rig_open(probe *p, rig *r, const kctx_kernel_config *cfg) {
     if (p->failures) return 0;
     if (!CHECK_KCTX(p, kctx_context_create(r->fw->platform, &r->ctx), KCTX_OK)) return 0;
     r->ctx_live = 1;
-    kctx_kernel_config def = KCTX_KERNEL_CONFIG_INIT;
-    return CHECK_KCTX(p, kctx_kernel_init(r->ctx, cfg ? cfg : &def), KCTX_OK);
+    kctx_kernel_config c = cfg ? *cfg : probe_config(p);
+    if (c.strategy == KCTX_STRATEGY_DEFAULT) c.strategy = (uint32_t)p->env->strategy;
+    if (!CHECK_KCTX(p, kctx_kernel_init(r->ctx, &c), KCTX_OK)) return 0;
+    /* the run says which strategy it checks: it must be the one in effect */
+    kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
+    return CHECK_KCTX(p, kctx_get_context_caps(r->ctx, &caps), KCTX_OK) &&
+           CHECK(p, caps.strategy == c.strategy, "the context runs the %s strategy, not the %s one",
+                 kctx_strategy_name((kctx_strategy)caps.strategy),
+                 kctx_strategy_name((kctx_strategy)c.strategy));
+}
+
+fw_status rig_arm_after_acquire(rig *r, int *hold) {
+    if (!r->fw->hold_arm) return FW_NA;
+    fw_hold_point point = pr_host_ordered(r->p) ? FW_HOLD_FIRST_TASK : FW_HOLD_SCHEDULER;
+    return r->fw->hold_arm(point, r->device, r->ctx, hold);
 }
 
 int rig_stream(rig *r, fw_stream *s) {
@@ -337,7 +358,7 @@ int rig_close(rig *r) {
     if (fw->hold_release_all) fw->hold_release_all();
     if (fw->fault_clear) fw->fault_clear();
     /* A capture a failed probe left open: end it, discard the graph. */
-    for (unsigned i = 0; i < r->nstreams; i++) {
+    for (unsigned i = 0; i < r->nstreams && fw_has_capture(fw); i++) {
         int capturing = 0;
         if (fw->capture_status(r->streams[i], &capturing) == FW_OK && capturing) {
             fw_graph g = 0;

@@ -108,9 +108,16 @@ typedef struct rig {
     unsigned nhost;
 } rig;
 
+/* The kernel config every probe's context uses: KCTX_KERNEL_CONFIG_INIT
+ * with the run's strategy (env->strategy). */
+kctx_kernel_config probe_config(const probe *p);
+/* The run's strategy is HOST_ORDERED. */
+int pr_host_ordered(const probe *p);
+
 /* Record the device's live counts (the teardown baseline), create a
  * context on the driver's platform and kernel-init it on the thread's
- * current device. cfg NULL: KCTX_KERNEL_CONFIG_INIT. */
+ * current device, and check that the strategy in effect is the run's.
+ * cfg NULL: probe_config(p); a cfg whose strategy is DEFAULT gets the run's. */
 int rig_open(probe *p, rig *r, const kctx_kernel_config *cfg);
 /* Framework objects the rig tears down. */
 int rig_stream(rig *r, fw_stream *s);
@@ -124,6 +131,12 @@ int rig_image(rig *r, const char *name, const void **bytes, size_t *size);
  * kernel bound with zero tiles, which it reports as CALLABLE_ERR_SHAPE
  * (examples/callables/kernels/matmul.c). Params: A, B, C tensors; M, N, K. */
 int rig_failing_image(rig *r, const void **bytes, size_t *size);
+
+/* Arm a hold on the next launch of the rig's context, right after its
+ * acquire step (fw.h: the scheduler under RESIDENT, the first task kernel
+ * under HOST_ORDERED): the launch then holds the launch guard if its acquire
+ * took it, and none of its tasks has run. FW_NA without the hold hooks. */
+fw_status rig_arm_after_acquire(rig *r, int *hold);
 
 int rig_begin_capture(rig *r, fw_stream s);
 /* End the capture on s and instantiate the graph; *gi indexes r->graphs. */

@@ -1,15 +1,20 @@
 /*
- * cmd_probe.c — `kctx probe`: the capture conformance suite
- * (tests/conformance) and the tool's own lifecycle and fault-sweep probes
- * (probe_extra.c) as a user-facing report, one line per probe:
+ * cmd_probe.c — `kctx probe`: the conformance suite (tests/conformance, the
+ * kctx_conformance_suite library: capture and replay, the launch guard,
+ * poison and quarantine, resident resources, correctness, the lifecycle and
+ * the fault sweeps) as a user-facing report for one platform and execution
+ * strategy:
  *
+ *   platform <name> strategy <strategy>
+ *   kctx probe: driver <driver>, images <dir>
  *   probe <name> PASS|FAIL|N/A  <detail>   [rule Kxx]
+ *   ...
+ *   probes: N passed, N failed, N not applicable
  *
- * then `probes: N passed, N failed, N not applicable`.
- *
- * The runner is this file's (the suite's main.c is its test executable's):
- * it runs each probe against the platform's framework driver, keeps the
- * probes' progress lines off stdout (stderr with --verbose), and prints
+ * The table, the probes and the running of each (suite_run: the expected
+ * N/A list, the capability check) are the library's, shared with the ctest
+ * runner (tests/conformance/main.c); this file parses the options, keeps
+ * the probes' progress lines off stdout (stderr with --verbose), and prints
  * text or JSON.
  */
 #include "cli.h"
@@ -18,8 +23,7 @@
 #include "json.h"
 #include "paths.h"
 #include "platforms.h"
-#include "probe_extra.h"
-#include "support.h"
+#include "suite.h"
 #include "util.h"
 
 #include <errno.h>
@@ -29,6 +33,7 @@
 
 enum {
     OPT_PLATFORM = 1,
+    OPT_STRATEGY,
     OPT_JSON,
     OPT_ONLY,
     OPT_LIST,
@@ -40,6 +45,9 @@ enum {
 static const cli_option k_options[] = {
     {OPT_PLATFORM, "platform", 'p', "NAME",
      "platform to probe (default: $KCTX_PLATFORM, else sim)"},
+    {OPT_STRATEGY, "strategy", 's', "NAME",
+     "execution strategy: resident or host-ordered (default: $KCTX_STRATEGY, else the "
+     "platform's default)"},
     {OPT_JSON, "json", 0, NULL, "print a JSON document instead of text"},
     {OPT_ONLY, "only", 0, "NAME", "run only this probe (repeatable)"},
     {OPT_LIST, "list", 0, NULL, "list the probes (name, rule, what it checks) and exit"},
@@ -51,95 +59,75 @@ static const cli_option k_options[] = {
 };
 
 #define DEFAULT_SEED 0x5EED0005ull
-#define MAX_PROBES 256
 
 typedef struct probe_row {
     const probe_def *def;
-    probe_result result;
-    char detail[640];
+    suite_outcome o;
 } probe_row;
 
-static const char *const k_words[] = {"PASS", "FAIL", "N/A"};
-
-/* The suite's probes, then the tool's own, in run order. */
-static size_t all_probes(const probe_def **out, size_t cap) {
-    size_t n = 0, ns = 0, ne = 0;
-    const probe_def *suite = suite_probes(&ns);
-    const probe_def *extra = probe_extra_probes(&ne);
-    for (size_t i = 0; i < ns && n < cap; i++) out[n++] = &suite[i];
-    for (size_t i = 0; i < ne && n < cap; i++) out[n++] = &extra[i];
-    return n;
-}
-
-static const probe_def *find_probe(const probe_def **all, size_t n, const char *name) {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(all[i]->name, name) == 0) return all[i];
-    return NULL;
-}
-
-static void run_one(const probe_env *env, probe_row *row) {
-    probe p;
-    memset(&p, 0, sizeof p);
-    p.env = env;
-    p.fw = env->fw;
-    p.def = row->def;
-    row->def->fn(&p);
-    row->result = p.failures ? PROBE_FAIL : (p.na ? PROBE_NA : PROBE_PASS);
-    const char *detail =
-        row->result == PROBE_PASS ? (p.note[0] ? p.note : row->def->summary) : p.detail;
-    if (row->result == PROBE_FAIL && p.failures > 1)
-        snprintf(row->detail, sizeof row->detail, "%s (+%u more)", detail, p.failures - 1);
-    else
-        snprintf(row->detail, sizeof row->detail, "%s", detail);
-}
-
-static void print_json(const char *platform, const fw_driver *fw, const char *images, uint64_t seed,
-                       const probe_row *rows, size_t n, const unsigned *totals) {
+static void print_json(const probe_env *env, const probe_row *rows, size_t n,
+                       const suite_totals *t) {
     json_writer w;
     json_init(&w, stdout);
     json_object_begin(&w, NULL);
-    json_string(&w, "platform", platform);
-    json_string(&w, "driver", fw->name);
-    json_string(&w, "images", images);
-    json_u64(&w, "seed", seed);
+    json_string(&w, "platform", env->platform);
+    json_string(&w, "strategy", kctx_strategy_name(env->strategy));
+    json_string(&w, "driver", env->fw->name);
+    json_string(&w, "images", env->images_dir);
+    json_u64(&w, "seed", env->seed);
     json_array_begin(&w, "probes");
     for (size_t i = 0; i < n; i++) {
         json_object_begin(&w, NULL);
         json_string(&w, "name", rows[i].def->name);
-        json_string(&w, "result", k_words[rows[i].result]);
-        json_string(&w, "detail", rows[i].detail);
+        json_string(&w, "result", suite_result_word(rows[i].o.result));
+        json_string(&w, "detail", rows[i].o.detail);
         json_string(&w, "rule", rows[i].def->rule);
         json_string(&w, "summary", rows[i].def->summary);
+        json_bool(&w, "needs_capture", (rows[i].def->needs & PROBE_NEEDS_CAPTURE) != 0);
         json_object_end(&w);
     }
     json_array_end(&w);
-    json_u64(&w, "passed", totals[PROBE_PASS]);
-    json_u64(&w, "failed", totals[PROBE_FAIL]);
-    json_u64(&w, "not_applicable", totals[PROBE_NA]);
+    json_u64(&w, "passed", t->passed);
+    json_u64(&w, "failed", t->failed);
+    json_u64(&w, "not_applicable", t->not_applicable);
     json_object_end(&w);
 }
 
 static int run_probe(const cli_command *cmd, int argc, char **argv) {
     cli_parser p;
     cli_parser_init(&p, cmd, argc, argv);
-    const char *platform_opt = NULL, *images_opt = NULL;
+    const char *platform_opt = NULL, *strategy_opt = NULL, *images_opt = NULL;
     int json = 0, list = 0, verbose = 0;
     uint64_t seed = DEFAULT_SEED;
-    const probe_def *all[MAX_PROBES];
-    size_t nall = all_probes(all, MAX_PROBES);
-    const probe_def *chosen[MAX_PROBES];
+    size_t nall = 0;
+    const probe_def *all = suite_probes(&nall);
+    const probe_def **chosen = calloc(nall + (size_t)argc, sizeof *chosen);
+    if (chosen == NULL) {
+        fprintf(stderr, "kctx probe: error: out of memory\n");
+        return CLI_EXIT_FAILURE;
+    }
     size_t nchosen = 0;
-    for (int id; (id = cli_next(&p)) != CLI_END;) {
+    int rc = CLI_EXIT_OK;
+    for (int id; rc == CLI_EXIT_OK && (id = cli_next(&p)) != CLI_END;) {
         switch (id) {
         case CLI_HELP:
             cli_print_help(cmd, stdout);
+            free(chosen);
             return CLI_EXIT_OK;
         case CLI_BAD:
-            return CLI_EXIT_USAGE;
+            rc = CLI_EXIT_USAGE;
+            break;
         case CLI_POSITIONAL:
-            return cli_usage_error(cmd, "unexpected argument '%s'", p.value);
+            rc = cli_usage_error(cmd, "unexpected argument '%s'", p.value);
+            break;
         case OPT_PLATFORM:
             platform_opt = p.value;
+            break;
+        case OPT_STRATEGY:
+            if (suite_strategy_parse(p.value) == KCTX_STRATEGY_DEFAULT)
+                rc = cli_usage_error(cmd, "--strategy wants resident or host-ordered, not '%s'",
+                                     p.value);
+            strategy_opt = p.value;
             break;
         case OPT_JSON:
             json = 1;
@@ -158,46 +146,59 @@ static int run_probe(const cli_command *cmd, int argc, char **argv) {
             errno = 0;
             seed = strtoull(p.value, &end, 0);
             if (p.value[0] == '\0' || p.value[0] == '-' || *end != '\0' || errno != 0)
-                return cli_usage_error(cmd, "--seed wants an unsigned number, not '%s'", p.value);
+                rc = cli_usage_error(cmd, "--seed wants an unsigned number, not '%s'", p.value);
             break;
         }
         case OPT_ONLY: {
-            const probe_def *d = find_probe(all, nall, p.value);
+            const probe_def *d = suite_find(p.value);
             if (d == NULL)
-                return cli_usage_error(cmd, "no probe named '%s' (--list shows them)", p.value);
-            if (nchosen < MAX_PROBES) chosen[nchosen++] = d;
+                rc = cli_usage_error(cmd, "no probe named '%s' (--list shows them)", p.value);
+            else
+                chosen[nchosen++] = d;
             break;
         }
         }
     }
+    if (rc != CLI_EXIT_OK) {
+        free(chosen);
+        return rc;
+    }
     if (list) {
         for (size_t i = 0; i < nall; i++) {
             char rule[48];
-            snprintf(rule, sizeof rule, "[rule %s]", all[i]->rule);
-            printf("%-50s %-16s %s\n", all[i]->name, rule, all[i]->summary);
+            snprintf(rule, sizeof rule, "[rule %s]", all[i].rule);
+            printf("%-50s %-16s %-8s %s\n", all[i].name, rule,
+                   all[i].needs & PROBE_NEEDS_CAPTURE ? "capture" : "eager", all[i].summary);
         }
+        free(chosen);
         return CLI_EXIT_OK;
     }
 
     const char *name = platforms_default(platform_opt);
     const tool_platform *pl = platforms_find(name);
+    char why[256];
+    probe_env env;
+    memset(&env, 0, sizeof env);
     if (pl == NULL) {
         fprintf(stderr, "kctx probe: error: unknown platform '%s' (known: %s)\n", name,
                 platforms_names());
-        return CLI_EXIT_FAILURE;
-    }
-    char why[256];
-    if (!platforms_built(pl, why, sizeof why)) {
+    } else if (!platforms_built(pl, why, sizeof why)) {
         fprintf(stderr, "kctx probe: error: platform '%s' is %s\n", name, why);
-        return CLI_EXIT_FAILURE;
-    }
-    if (pl->driver == NULL) {
+    } else if ((env.fw = suite_driver(name)) == NULL) {
         fprintf(stderr,
-                "kctx probe: error: platform '%s' is built, but this tool has no framework driver "
-                "for it (tests/conformance/fw.h), so no probe can play the framework\n",
+                "kctx probe: error: platform '%s' is built, but the conformance suite has no "
+                "framework driver for it (tests/conformance/fw.h), so no probe can play the "
+                "framework\n",
                 name);
+    } else if (suite_strategy_resolve(name, strategy_opt, &env.strategy, why, sizeof why) != 0) {
+        fprintf(stderr, "kctx probe: error: %s\n", why);
+        env.fw = NULL;
+    }
+    if (env.fw == NULL) {
+        free(chosen);
         return CLI_EXIT_FAILURE;
     }
+    env.platform = env.fw->platform;
     char *tried = NULL;
     char *images =
         paths_find_build_dir(images_opt, "examples/callables", "vector_add.kctx", &tried);
@@ -207,6 +208,7 @@ static int run_probe(const cli_command *cmd, int argc, char **argv) {
                 "looked in %s; build the project or pass --images DIR\n",
                 tried ? tried : "(nowhere)");
         free(tried);
+        free(chosen);
         return CLI_EXIT_FAILURE;
     }
     if (images_opt != NULL) {
@@ -217,38 +219,36 @@ static int run_probe(const cli_command *cmd, int argc, char **argv) {
                     probe_file ? probe_file : images, strerror(errno));
             free(probe_file);
             free(images);
+            free(chosen);
             return CLI_EXIT_FAILURE;
         }
         fclose(f);
         free(probe_file);
     }
-    if (nchosen == 0) {
-        for (size_t i = 0; i < nall; i++) chosen[i] = all[i];
-        nchosen = nall;
-    }
+    if (nchosen == 0)
+        for (size_t i = 0; i < nall; i++) chosen[nchosen++] = &all[i];
 
     FILE *sink = verbose ? stderr : fopen("/dev/null", "w");
     if (sink == NULL) sink = stderr;
-    probe_env env;
-    memset(&env, 0, sizeof env);
-    env.fw = pl->driver();
     env.images_dir = images;
     env.allocs = hostalloc_counter();
     env.seed = seed;
     env.out = sink;
-    probe_extra_set_lifecycle(pl->lifecycle);
 
     probe_row *rows = calloc(nchosen, sizeof *rows);
     if (rows == NULL) {
         fprintf(stderr, "kctx probe: error: out of memory\n");
         if (sink != stderr) fclose(sink);
         free(images);
+        free(chosen);
         return CLI_EXIT_FAILURE;
     }
     int tty = isatty(STDERR_FILENO);
-    unsigned totals[3] = {0, 0, 0};
-    if (!json)
-        printf("kctx probe: platform %s, driver %s, images %s\n", name, env.fw->name, images);
+    suite_totals totals = {0, 0, 0, 0};
+    if (!json) {
+        printf("platform %s strategy %s\n", env.platform, kctx_strategy_name(env.strategy));
+        printf("kctx probe: driver %s, images %s\n", env.fw->name, images);
+    }
     fflush(stdout);
     for (size_t i = 0; i < nchosen; i++) {
         rows[i].def = chosen[i];
@@ -256,43 +256,43 @@ static int run_probe(const cli_command *cmd, int argc, char **argv) {
             fprintf(stderr, "\r\033[Kkctx probe: [%zu/%zu] %s", i + 1, nchosen, chosen[i]->name);
         if (verbose)
             fprintf(stderr, "%skctx probe: running %s\n", tty ? "\n" : "", chosen[i]->name);
-        run_one(&env, &rows[i]);
-        totals[rows[i].result]++;
-        if (!json) {
-            printf("probe %s %s  %s   [rule %s]\n", chosen[i]->name, k_words[rows[i].result],
-                   rows[i].detail, chosen[i]->rule);
-            fflush(stdout);
-        }
+        suite_run(&env, chosen[i], &rows[i].o);
+        suite_count(&totals, &rows[i].o);
+        if (!json) suite_print_line(stdout, chosen[i], &rows[i].o);
     }
     if (tty) fputs("\r\033[K", stderr);
     if (json)
-        print_json(name, env.fw, images, seed, rows, nchosen, totals);
+        print_json(&env, rows, nchosen, &totals);
     else
-        printf("probes: %u passed, %u failed, %u not applicable\n", totals[PROBE_PASS],
-               totals[PROBE_FAIL], totals[PROBE_NA]);
+        printf("probes: %u passed, %u failed, %u not applicable\n", totals.passed, totals.failed,
+               totals.not_applicable);
     if (sink != stderr) fclose(sink);
     free(rows);
     free(images);
-    return totals[PROBE_FAIL] ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+    free(chosen);
+    return totals.failed ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
 
 const cli_command kctx_cmd_probe = {
     "probe",
     "Check a platform against the kernel-mode contract (conformance probes)",
-    "[--platform NAME] [--json] [--only NAME]... [--list] [--images DIR] [--seed N] [-v]",
-    "Runs the capture conformance suite (tests/conformance: capture and replay,\n"
-    "the launch guard, graph lifetimes, poison and quarantine, resident\n"
-    "resources, correctness, launch fault sweeps) and this tool's own probes\n"
-    "(zero device lifecycle calls over a kernel lifecycle, K4; fault sweeps of\n"
-    "kernel init, prepare and close) against the platform, playing the framework\n"
-    "through the platform's own runtime API. One line per probe on stdout:\n"
+    "[--platform NAME] [--strategy resident|host-ordered] [--json] [--only NAME]... [--list]\n"
+    "       [--images DIR] [--seed N] [-v]",
+    "Runs the conformance suite (tests/conformance: capture and replay, the launch\n"
+    "guard, graph lifetimes, poison and quarantine, resident resources,\n"
+    "correctness, zero device lifecycle calls over a kernel lifecycle (K4), and\n"
+    "fault sweeps of kernel init, prepare, close and launch) against the platform\n"
+    "under one execution strategy, playing the framework through the platform's\n"
+    "own runtime API. The first line names the platform and the strategy in\n"
+    "effect (`platform <name> strategy <strategy>`); then one line per probe:\n"
     "\n"
     "  probe <name> PASS|FAIL|N/A  <detail>   [rule Kxx]\n"
     "\n"
     "then `probes: N passed, N failed, N not applicable`. N/A means the platform\n"
-    "cannot express what the probe needs, and the detail says what. Exit status 0\n"
-    "only if no probe failed; 1 if one did, or the platform is unknown or not\n"
-    "built.\n",
+    "cannot express what the probe needs, and the detail says what; an N/A the\n"
+    "platform's expected list (docs/conformance.md) does not name is a failure.\n"
+    "Exit status 0 only if no probe failed; 1 if one did, or the platform is\n"
+    "unknown, not built, or does not offer the strategy.\n",
     k_options,
     run_probe,
 };

@@ -1,7 +1,11 @@
 /*
- * probe_extra.c — the zero-lifecycle probe (K4) and the fault sweeps of
- * kernel init, prepare and close (K7, K17, K26), run by `kctx probe` after
- * the conformance suite's own probes (see probe_extra.h).
+ * probes_lifecycle.c — the zero-lifecycle probe (K4) and the fault sweeps
+ * of kernel init, prepare and close (K7, K17, K26).
+ *
+ * K4 needs the platform's counters of device lifecycle calls (init,
+ * finalize, set device, reset device), which the framework driver offers as
+ * an optional hook (fw.h, `lifecycle`); without them the K4 probe is N/A and
+ * says so.
  *
  * The sweeps follow SQLite's fault tests: count the platform calls one
  * operation makes on the calling thread, then run it again and again with
@@ -11,9 +15,7 @@
  * close must bring the device back to its baseline (live streams, events,
  * modules, graphs, allocations and bytes).
  */
-#include "probe_extra.h"
-
-#include "support.h"
+#include "probes.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,11 +29,6 @@ enum {
     ID_VADD = 1,
     ID_CHAIN = 2
 };
-
-static const probe_lifecycle *g_lifecycle;
-static const kctx_kernel_config k_config = KCTX_KERNEL_CONFIG_INIT;
-
-void probe_extra_set_lifecycle(const probe_lifecycle *lc) { g_lifecycle = lc; }
 
 /* ------------------------------------------------------------------ */
 /* shared helpers                                                      */
@@ -133,16 +130,17 @@ static int launch_and_verify(rig *r, uint64_t id, uint64_t salt, const char *whe
 /* K4: a whole kernel lifecycle makes no device lifecycle call         */
 
 static int lc_read(probe *p, int device, uint64_t *v) {
-    return CHECK(p, g_lifecycle->counts(device, v) == 0, "cannot read the lifecycle counters");
+    return CHECK(p, p->fw->lifecycle->counts(device, v) == 0, "cannot read the lifecycle counters");
 }
 
 /* The counters are unchanged since `base` (kctx made no lifecycle call). */
 static int lc_unchanged(probe *p, int device, const uint64_t *base, const char *when) {
-    uint64_t now[PROBE_LIFECYCLE_MAX_OPS];
+    const fw_lifecycle *lc = p->fw->lifecycle;
+    uint64_t now[FW_LIFECYCLE_MAX_OPS];
     if (!lc_read(p, device, now)) return 0;
-    for (unsigned op = 0; op < g_lifecycle->nops; op++)
+    for (unsigned op = 0; op < lc->nops; op++)
         if (!CHECK(p, now[op] == base[op], "K4: %s: %" PRIu64 " %s call(s) on device %d", when,
-                   now[op] - base[op], g_lifecycle->op_names[op], device))
+                   now[op] - base[op], lc->op_names[op], device))
             return 0;
     return 1;
 }
@@ -155,12 +153,14 @@ static void k4_ordinary_lifecycle(probe *p, int *paths) {
     job a;
     fw_stream s;
     int gi = -1, fault = -1;
+    const int capture = fw_has_capture(p->fw);
+    const kctx_kernel_config cfg = probe_config(p);
     /* init failing at its 4th platform call (after the latch), then a
      * clean init of the same handle */
     kctx_context c = 0;
     if (CHECK_KCTX(p, kctx_context_create(p->fw->platform, &c), KCTX_OK)) {
         if (arm(p, 4, &fault)) {
-            kctx_status st = kctx_kernel_init(c, &k_config);
+            kctx_status st = kctx_kernel_init(c, &cfg);
             if (CHECK(p, disarm(p, fault) == 1, "the injected fault was not hit")) {
                 CHECK(p, st != KCTX_OK, "an init with a failing platform call returned OK");
                 pr_log(p, "init with its 4th platform call failing: %s", kctx_status_name(st));
@@ -177,14 +177,21 @@ static void k4_ordinary_lifecycle(probe *p, int *paths) {
     (*paths)++;
     if (!rig_stream(&r, &s) || !job_vadd(&r, &a, ID_VADD, 128, 41, 0) ||
         !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK) || !rig_sync(&r, s) ||
-        !job_expect(&r, &a, "the eager launch") || !job_clear(&r, &a, s) ||
-        !rig_begin_capture(&r, s))
+        !job_expect(&r, &a, "the eager launch"))
         goto done;
-    kctx_status cs = job_launch(&r, &a, s);
-    if (!rig_end_capture(&r, s, &gi) || !CHECK_KCTX(p, cs, KCTX_OK) || !rig_replay(&r, gi, s) ||
-        !rig_sync(&r, s) || !job_expect(&r, &a, "the replay") ||
-        !CHECK_KCTX(p, kctx_check(r.ctx, NULL), KCTX_OK))
-        goto done;
+    if (capture) {
+        if (!job_clear(&r, &a, s) || !rig_begin_capture(&r, s)) goto done;
+        kctx_status cs = job_launch(&r, &a, s);
+        if (!rig_end_capture(&r, s, &gi) || !CHECK_KCTX(p, cs, KCTX_OK) || !rig_replay(&r, gi, s) ||
+            !rig_sync(&r, s) || !job_expect(&r, &a, "the replay"))
+            goto done;
+    } else {
+        pr_dropped(p,
+                   "a captured launch, its replay and close refused while its graph lives "
+                   "(the %s platform has no capture)",
+                   p->env->platform);
+    }
+    if (!CHECK_KCTX(p, kctx_check(r.ctx, NULL), KCTX_OK)) goto done;
     /* a prepare whose first platform call fails */
     const void *img;
     size_t img_size;
@@ -217,11 +224,14 @@ static void k4_ordinary_lifecycle(probe *p, int *paths) {
     }
     rig_sync(&r, s);
     /* close refused while the graph lives, then a close that fails */
-    if (CHECK_KCTX(p, kctx_close(r.ctx), KCTX_BUSY)) {
-        pr_log(p, "close while a captured graph lives: KCTX_BUSY");
-        (*paths)++;
+    if (capture) {
+        if (CHECK_KCTX(p, kctx_close(r.ctx), KCTX_BUSY)) {
+            pr_log(p, "close while a captured graph lives: KCTX_BUSY");
+            (*paths)++;
+        }
+        if (!rig_drop_graph(&r, gi)) goto done;
     }
-    if (!rig_drop_graph(&r, gi) || !arm(p, 1, &fault)) goto done;
+    if (!arm(p, 1, &fault)) goto done;
     kctx_status xs = kctx_close(r.ctx);
     if (CHECK(p, disarm(p, fault) == 1, "the injected fault was not hit")) {
         CHECK(p, xs != KCTX_OK, "a close with a failing platform call returned OK");
@@ -239,7 +249,7 @@ static void k4_fatal_lifecycle(probe *p, int device, int *paths) {
     rig r;
     job a;
     fw_stream s;
-    uint64_t before[PROBE_LIFECYCLE_MAX_OPS];
+    uint64_t before[FW_LIFECYCLE_MAX_OPS];
     if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") || !rig_stream(&r, &s) ||
         !job_vadd(&r, &a, ID_VADD, 64, 43, 0) || !lc_read(p, device, before) ||
         !CHECK_HOOK(p, p->fw->make_fatal(device)))
@@ -264,9 +274,9 @@ done:
     rig_close(&r);
 }
 
-void probe_kernel_lifecycle_makes_no_lifecycle_calls(probe *p);
 void probe_kernel_lifecycle_makes_no_lifecycle_calls(probe *p) {
-    if (g_lifecycle == NULL) {
+    const fw_lifecycle *lc = p->fw->lifecycle;
+    if (lc == NULL) {
         pr_na(p, "the %s platform exposes no device lifecycle counters to this tool",
               p->fw->platform);
         return;
@@ -275,17 +285,16 @@ void probe_kernel_lifecycle_makes_no_lifecycle_calls(probe *p) {
     int device = 0;
     if (!CHECK_FW_OK(p, p->fw->current_device(&device))) return;
     /* 1. The counters count: one call of each op, on purpose. */
-    uint64_t base[PROBE_LIFECYCLE_MAX_OPS], proved[PROBE_LIFECYCLE_MAX_OPS];
+    uint64_t base[FW_LIFECYCLE_MAX_OPS], proved[FW_LIFECYCLE_MAX_OPS];
     char why[256] = "";
     if (!lc_read(p, device, base)) return;
-    if (!CHECK(p, g_lifecycle->prove(device, why, sizeof why) == 0,
+    if (!CHECK(p, lc->prove(device, why, sizeof why) == 0,
                "control: making one lifecycle call of each kind failed: %s", why) ||
         !lc_read(p, device, proved))
         return;
-    for (unsigned op = 0; op < g_lifecycle->nops; op++)
+    for (unsigned op = 0; op < lc->nops; op++)
         if (!CHECK(p, proved[op] > base[op],
-                   "control: a %s call made on purpose did not move its counter",
-                   g_lifecycle->op_names[op]))
+                   "control: a %s call made on purpose did not move its counter", lc->op_names[op]))
             return;
     /* 2. Whole kernel lifecycles, failure paths included. */
     int paths = 0;
@@ -296,9 +305,8 @@ void probe_kernel_lifecycle_makes_no_lifecycle_calls(probe *p) {
     if (!pr_ok(p)) return;
     char ops[160] = "";
     size_t n = 0;
-    for (unsigned op = 0; op < g_lifecycle->nops && n < sizeof ops; op++)
-        n += (size_t)snprintf(ops + n, sizeof ops - n, "%s%s", op ? ", " : "",
-                              g_lifecycle->op_names[op]);
+    for (unsigned op = 0; op < lc->nops && n < sizeof ops; op++)
+        n += (size_t)snprintf(ops + n, sizeof ops - n, "%s%s", op ? ", " : "", lc->op_names[op]);
     pr_note(p,
             "counters proven (one call each of %s, on purpose); init, prepare, launches, capture, "
             "replay, check, close, destroy and %d failure paths%s made 0 lifecycle calls",
@@ -318,6 +326,7 @@ typedef struct init_tally {
  * was not hit (k is past init's last call). */
 static int init_once(probe *p, int device, const fw_counts *base, uint64_t k, uint64_t total,
                      init_tally *t) {
+    const kctx_kernel_config cfg = probe_config(p);
     kctx_context c = 0;
     int fault = -1;
     if (!CHECK_KCTX(p, kctx_context_create(p->fw->platform, &c), KCTX_OK)) return 0;
@@ -326,7 +335,7 @@ static int init_once(probe *p, int device, const fw_counts *base, uint64_t k, ui
         return 0;
     }
     uint64_t c0 = thread_calls(p);
-    kctx_status st = kctx_kernel_init(c, &k_config);
+    kctx_status st = kctx_kernel_init(c, &cfg);
     uint64_t made = thread_calls(p) - c0;
     uint64_t hits = disarm(p, fault);
     char msg[200];
@@ -350,7 +359,7 @@ static int init_once(probe *p, int device, const fw_counts *base, uint64_t k, ui
             char when[96];
             snprintf(when, sizeof when, "after init failed at call %" PRIu64, k);
             at_baseline(p, device, base, when);
-            CHECK(p, kctx_kernel_init(c, &k_config) == KCTX_OK,
+            CHECK(p, kctx_kernel_init(c, &cfg) == KCTX_OK,
                   "call %" PRIu64 " failed (%s): init again: %s (the claim was kept?)", k, msg,
                   kctx_thread_last_error());
             if (mode == KCTX_MODE_NONE) {
@@ -382,9 +391,9 @@ static int init_once(probe *p, int device, const fw_counts *base, uint64_t k, ui
     return hits != 0;
 }
 
-void probe_init_fault_sweep(probe *p);
 void probe_init_fault_sweep(probe *p) {
     if (!has_sweep_hooks(p)) return;
+    const kctx_kernel_config cfg = probe_config(p);
     int device = 0;
     fw_counts base;
     kctx_context c = 0;
@@ -393,7 +402,7 @@ void probe_init_fault_sweep(probe *p) {
         !CHECK_KCTX(p, kctx_context_create(p->fw->platform, &c), KCTX_OK))
         return;
     uint64_t c0 = thread_calls(p);
-    kctx_status st = kctx_kernel_init(c, &k_config);
+    kctx_status st = kctx_kernel_init(c, &cfg);
     uint64_t total = thread_calls(p) - c0;
     CHECK_KCTX(p, st, KCTX_OK);
     CHECK_KCTX(p, kctx_close(c), KCTX_OK);
@@ -462,7 +471,13 @@ static int prepare_once(probe *p, uint64_t k, uint64_t total, prepare_tally *t) 
         t->refused++;
         what = "nothing kept; prepare again OK, launch verified";
     } else if (ph == KCTX_PHASE_POISONED) {
-        /* the upload started but its wait failed: kept until close (K17) */
+        /* the upload started but its wait failed: kept until close (K17).
+         * Under HOST_ORDERED prepare uploads nothing (module loads only), so
+         * nothing of it can be in flight: a poison there would be wrong. */
+        CHECK(p, !pr_host_ordered(p),
+              "call %" PRIu64 " failed: a host-ordered prepare poisoned the context, though it "
+              "uploads nothing that could still be in flight",
+              k);
         CHECK_KCTX(p, kctx_prepare(r.ctx, ID_CHAIN, img, size), KCTX_POISONED);
         drain_context(p, r.ctx); /* the upload may still be running */
         t->poisoned++;
@@ -478,7 +493,6 @@ done:;
     return hit;
 }
 
-void probe_prepare_fault_sweep(probe *p);
 void probe_prepare_fault_sweep(probe *p) {
     if (!has_sweep_hooks(p)) return;
     rig r;
@@ -498,11 +512,18 @@ void probe_prepare_fault_sweep(probe *p) {
     uint64_t k = 1;
     while (k <= SWEEP_MAX && prepare_once(p, k, total, &t)) k++;
     CHECK(p, k == total + 1, "the sweep stopped at call %" PRIu64 " of %" PRIu64, k, total);
-    pr_note(p,
-            "%" PRIu64 " calls per prepare: %u refused with nothing kept (prepare again OK, launch "
-            "verified), %u poisoned with the upload kept, %u retried; every run closed back to "
-            "the baseline",
-            total, t.refused, t.poisoned, t.retried);
+    if (pr_host_ordered(p))
+        pr_note(p,
+                "%" PRIu64 " calls per prepare (host-ordered: module loads, no upload): %u refused "
+                "with nothing kept (prepare again OK, launch verified), none poisoned, %u "
+                "retried; every run closed back to the baseline",
+                total, t.refused, t.retried);
+    else
+        pr_note(p,
+                "%" PRIu64 " calls per prepare: %u refused with nothing kept (prepare again OK, "
+                "launch verified), %u poisoned with the upload kept, %u retried; every run closed "
+                "back to the baseline",
+                total, t.refused, t.poisoned, t.retried);
 }
 
 /* ------------------------------------------------------------------ */
@@ -574,7 +595,6 @@ done:;
     return hit;
 }
 
-void probe_close_fault_sweep(probe *p);
 void probe_close_fault_sweep(probe *p) {
     if (!has_sweep_hooks(p)) return;
     rig r;
@@ -597,22 +617,4 @@ void probe_close_fault_sweep(probe *p) {
             "left CLOSING with the failure kept (K10), %u retried; every retry closed back to the "
             "baseline",
             total, t.refused, t.closing, t.retried);
-}
-
-/* ------------------------------------------------------------------ */
-
-static const probe_def k_extra[] = {
-    {"kernel_lifecycle_makes_no_lifecycle_calls", probe_kernel_lifecycle_makes_no_lifecycle_calls,
-     "K4", 0, "counters proven, then a whole kernel lifecycle: zero lifecycle calls"},
-    {"init_fault_sweep", probe_init_fault_sweep, "K7", 0,
-     "fail each platform call of kernel init: rolled back, claim released"},
-    {"prepare_fault_sweep", probe_prepare_fault_sweep, "K17", 0,
-     "fail each platform call of prepare: nothing kept, or poisoned"},
-    {"close_fault_sweep", probe_close_fault_sweep, "K26", 0,
-     "fail each platform call of close: retry releases the rest"},
-};
-
-const probe_def *probe_extra_probes(size_t *count) {
-    *count = sizeof k_extra / sizeof k_extra[0];
-    return k_extra;
 }

@@ -1,0 +1,45 @@
+/*
+ * expected_na.c — the probes each platform is expected NOT to run, per
+ * execution strategy, with the reason (as IREE's HAL conformance tests keep
+ * a per-backend list of the tests a driver cannot run). docs/conformance.md
+ * shows the same list for readers.
+ *
+ * Only what the platform cannot express belongs here — never a probe that
+ * fails, and never a capability the platform already declares it lacks: a
+ * platform without capture makes every PROBE_NEEDS_CAPTURE probe N/A by
+ * itself (suite.c), with no entry. The runner fails an N/A that is not
+ * listed (a driver hook went missing) and a listed probe that ran (the list
+ * went stale).
+ *
+ * The sim expresses every probe under both strategies: its list is empty.
+ * The host-ordered strategy needed no entry: the probes that hold a launch
+ * hold its first task kernel instead of the resident scheduler (fw.h), the
+ * probes whose expectations differ (which run of an overlap completes)
+ * follow the strategy, and the probes that count prepare's device work use
+ * a control that exists under both (support.h, probes_resources.c).
+ */
+#include "suite.h"
+
+#include <string.h>
+
+typedef struct expected_na {
+    const char *platform;
+    kctx_strategy strategy; /* KCTX_STRATEGY_DEFAULT: under every strategy */
+    const char *probe;
+    const char *reason;
+} expected_na;
+
+static const expected_na k_expected[] = {
+    /* { "opencl", KCTX_STRATEGY_DEFAULT, "kernel_lifecycle_makes_no_lifecycle_calls",
+     *   "OpenCL has no device lifecycle calls to count" }, — when the OpenCL
+     *   platform is built (its driver then has no lifecycle hook) */
+    {NULL, KCTX_STRATEGY_DEFAULT, NULL, NULL},
+};
+
+const char *suite_expected_na(const char *platform, kctx_strategy strategy, const char *name) {
+    for (const expected_na *e = k_expected; e->platform; e++)
+        if (strcmp(e->platform, platform) == 0 && strcmp(e->probe, name) == 0 &&
+            (e->strategy == KCTX_STRATEGY_DEFAULT || e->strategy == strategy))
+            return e->reason;
+    return NULL;
+}
