@@ -566,6 +566,74 @@ KCTX_API kctx_status kctx_get_context_caps(kctx_context ctx, kctx_platform_caps 
  * (no callable is prepared under `id`). */
 KCTX_API kctx_status kctx_capturable(kctx_context ctx, uint64_t id);
 
+/* ------------------------------------------------------------------------
+ * Fault injection and call counting at the platform seam (test support)
+ *
+ * Every call kctx makes into a platform's tables — the kernel ops, program
+ * mode's lifecycle ops, and the calls whose failure is itself an answer (a
+ * stream query's "not ready", a range check's miss) — goes through one
+ * wrapper in the core. That wrapper counts the call (per context:
+ * kctx_platform_calls; per thread and operation: kctx_thread_platform_calls)
+ * and can fail it before the platform is called, with the status class the
+ * fault names, so that fault sweeps run on every platform, not only on the
+ * sim. An injected failure goes through the same mapping as a real one
+ * (K29's quarantine included); its message says "injected fault".
+ * ---------------------------------------------------------------------- */
+#define KCTX_PLATFORM_OP_MAP(X)                                                            \
+    X(DEVICE_COUNT, device_count) X(DEVICE_INFO, device_info) X(STREAM_CREATE, stream_create) \
+    X(STREAM_DESTROY, stream_destroy) X(STREAM_SYNC, stream_sync) X(STREAM_QUERY, stream_query) \
+    X(STREAM_INFO, stream_info) X(EVENT_CREATE, event_create) X(EVENT_DESTROY, event_destroy) \
+    X(EVENT_RECORD, event_record) X(STREAM_WAIT_EVENT, stream_wait_event)                  \
+    X(MEM_ALLOC, mem_alloc) X(MEM_FREE, mem_free) X(MEMCPY_HTOD_ASYNC, memcpy_htod_async)   \
+    X(MEMSET_ASYNC, memset_async) X(MEMCPY_DTOH_ASYNC, memcpy_dtoh_async)                  \
+    X(ATOMIC_READ_U32, atomic_read_u32) X(ATOMIC_WRITE_U32, atomic_write_u32)              \
+    X(MODULE_LOAD, module_load) X(MODULE_UNLOAD, module_unload)                            \
+    X(MODULE_FUNCTION, module_function) X(LAUNCH, launch) X(CURRENT_DEVICE, current_device) \
+    X(DEVICE_EPOCH, device_epoch) X(MEM_RANGE_CHECK, mem_range_check)                      \
+    X(FUNCTION_ADDRESS, function_address) X(EXCHANGE_CAPTURE_MODE, exchange_capture_mode)  \
+    X(GRAPH_ATTACH_HOOK, graph_attach_hook) X(BOUND_DEVICE, bound_device)                  \
+    X(LIFECYCLE_INIT, init) X(LIFECYCLE_FINALIZE, finalize)                                \
+    X(LIFECYCLE_SET_DEVICE, set_device) X(LIFECYCLE_RESET_DEVICE, reset_device)
+
+/* The operations of kctx/platform.h's tables, as the seam counts them. */
+typedef enum kctx_platform_op {
+    KCTX_POP_ANY = -1,
+#define KCTX_POP_ENUM_(NAME, member) KCTX_POP_##NAME,
+    KCTX_PLATFORM_OP_MAP(KCTX_POP_ENUM_)
+#undef KCTX_POP_ENUM_
+        KCTX_POP_COUNT
+} kctx_platform_op;
+/* "stream_sync", ...; "any" for KCTX_POP_ANY, "unknown" otherwise. */
+KCTX_API const char *kctx_platform_op_name(int op);
+
+/* The `nth` (1-based) matching call made after arming — of operation `op`
+ * (KCTX_POP_ANY: any), made by the arming thread when `this_thread_only`,
+ * on any context — fails with `error` instead of reaching the platform.
+ * With `persistent`, that call and every later matching one fail.
+ * `error` names the status class of the failure: PLATFORM_ERROR,
+ * OUT_OF_MEMORY, BUSY (work not ready), DEVICE_LOST, CAPTURE_BROKEN,
+ * TIMEOUT, DEVICE_ERROR or UNSUPPORTED. At most KCTX_MAX_FAULTS are armed at
+ * once (CAPACITY beyond). Errors: INVALID_ARGUMENT, CAPACITY. */
+#define KCTX_MAX_FAULTS 16
+typedef struct kctx_fault {
+    size_t size; /* sizeof(kctx_fault) */
+    int op;      /* kctx_platform_op */
+    uint64_t nth;
+    int persistent;
+    int this_thread_only;
+    kctx_status error;
+} kctx_fault;
+#define KCTX_FAULT_INIT \
+    { sizeof(kctx_fault), KCTX_POP_ANY, 1u, 0, 1, KCTX_PLATFORM_ERROR }
+KCTX_API kctx_status kctx_fault_arm(const kctx_fault *fault, int *fault_id);
+/* How many calls fault `fault_id` has failed. Errors: INVALID_ARGUMENT. */
+KCTX_API kctx_status kctx_fault_hits(int fault_id, uint64_t *hits);
+/* Disarm every fault. */
+KCTX_API void kctx_fault_clear_all(void);
+/* Calls of `op` (KCTX_POP_ANY: all) the calling thread made through the
+ * seam, on any context, injected failures included. */
+KCTX_API uint64_t kctx_thread_platform_calls(int op);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,12 +19,14 @@
  * knows, built or not; a built platform registers a kctx_platform_entry
  * (platform/<name>/adapter.c), one instance per process.
  *
- * The core never names a platform: it reaches the table through the KP()
- * wrapper of src/core/pcall.c, which counts the call, maps the status and
- * quarantines on a fatal error. The few calls whose failure is itself an
- * answer (a stream query's NOT_READY, a range check's miss, the capture-
- * mode restore) classify the status where they are made, count the call
- * the same way and hand any other failure to the same mapping.
+ * The core never names a platform: it reaches every op of both tables
+ * through the seam of src/core/pcall.c (KP, KPL, KP_RAW), which counts the
+ * call, can fail it with an injected fault before the platform is reached
+ * (kctx.h: kctx_fault_arm), maps the status and quarantines on a fatal
+ * error. The few calls whose failure is itself an answer (a stream query's
+ * NOT_READY, a range check's miss, the capture-mode restore) go through
+ * the same seam and classify its result where they are made. A platform's
+ * statuses must not use INT_MIN (the seam's "injected" status).
  *
  * Native handles (streams, events, modules, functions, graphs, device
  * addresses) are opaque 64-bit values; 0 means "none". A platform that uses

@@ -15,6 +15,7 @@
 
 #include "../dfx/trace.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -214,12 +215,40 @@ void kctx__struct_out(void *dst, const void *full, size_t full_size);
 
 /* The platform registry lives outside the core: src/platforms/registry.h. */
 
-/* pcall.c: the one way the core calls the platform. Each wrapper counts the
- * call, maps a failure to a kctx status with a message naming the operation,
- * and quarantines the context on a fatal (device-lost) status (K29). They
- * return KCTX_OK or the mapped status. */
+/* pcall.c: the one way the core calls the platform (the seam).
+ *
+ *   KP(c, what, op, args...)    call c->ops->op(args...), then map: KCTX_OK or
+ *                               the mapped status with a message naming
+ *                               `what`, quarantining on a fatal one (K29)
+ *   KPL(c, what, op, args...)   the same for program mode's lifecycle table
+ *   KP_RAW(c, op, args...)      call and return the platform status, for the
+ *                               calls whose failure is itself an answer
+ *                               (classify it with kp_classify, map the rest
+ *                               with kp_map)
+ *
+ * Every form counts the call (the context's counter and the thread's per-op
+ * counters) and may fail it before the platform is reached, when an armed
+ * fault (kctx_fault_arm) matches: the platform status is then KP_INJECTED,
+ * which kp_classify, kp_map and the messages understand. No call site
+ * counts by hand. */
+#define KP_INJECTED INT_MIN
+enum {
+#define KP_OP_ALIAS_(NAME, member) kp_op_##member = KCTX_POP_##NAME,
+    KCTX_PLATFORM_OP_MAP(KP_OP_ALIAS_)
+#undef KP_OP_ALIAS_
+};
+/* Count a call of `op`; true when an armed fault fails it. */
+bool kp_enter(kctx_ctx *c, int op);
 kctx_status kp_map(kctx_ctx *c, const char *what, int pst);
-#define KP(c, what, call) kp_map((c), (what), (atomic_fetch_add(&(c)->calls, 1), (c)->ops->call))
+kctx_pclass kp_classify(kctx_ctx *c, int pst);
+/* "SIM_TIMEOUT: ..." style detail of a platform status, for messages. */
+const char *kp_status_name(kctx_ctx *c, int pst);
+const char *kp_last_message(kctx_ctx *c, int pst);
+#define KP_RAW(c, op, ...) (kp_enter((c), kp_op_##op) ? KP_INJECTED : (c)->ops->op(__VA_ARGS__))
+#define KPL_RAW(c, op, ...) \
+    (kp_enter((c), kp_op_##op) ? KP_INJECTED : (c)->lifecycle->op(__VA_ARGS__))
+#define KP(c, what, op, ...) kp_map((c), (what), KP_RAW(c, op, __VA_ARGS__))
+#define KPL(c, what, op, ...) kp_map((c), (what), KPL_RAW(c, op, __VA_ARGS__))
 /* The device the calling thread works on (K4, K5): the platform's
  * bound_device when it has one (no thread-current device: OpenCL), else
  * its current_device. kp_current_device_raw counts the call and returns the

@@ -30,13 +30,11 @@ void kctx_device_poison(kctx_ctx *c) {
     /* Keep a device-side cause the host has not read yet (K10: the first
      * cause wins): a task failure already stops the graphs. */
     uint32_t now = KCTX_RT_ERR_NONE;
-    atomic_fetch_add(&c->calls, 1);
-    if (c->ops->atomic_read_u32(c->plat->self, w, &now) == 0 && now != KCTX_RT_ERR_NONE &&
+    if (KP_RAW(c, atomic_read_u32, c->plat->self, w, &now) == 0 && now != KCTX_RT_ERR_NONE &&
         now != KCTX_RT_ERR_CONCURRENT_LAUNCH)
         return;
-    atomic_fetch_add(&c->calls, 1);
     /* best effort: the host-side poison already refuses every later launch */
-    (void)c->ops->atomic_write_u32(c->plat->self, w, KCTX_RT_ERR_POISONED);
+    (void)KP_RAW(c, atomic_write_u32, c->plat->self, w, KCTX_RT_ERR_POISONED);
 }
 
 /* ------------------------------------------------------------------ */
@@ -98,16 +96,15 @@ static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const 
         return kctx_fail(c, KCTX_INVALID_ARGUMENT,
                          "the caller stream is one of the context's own streams");
     int dev = -1;
-    atomic_fetch_add(&c->calls, 1);
-    int pst = c->ops->stream_info(c->plat->self, caller, &dev, ccs, cid, graph);
+    int pst = KP_RAW(c, stream_info, c->plat->self, caller, &dev, ccs, cid, graph);
     if (pst) {
         /* A handle the platform rejects is a bad argument; any other failure
          * (out of memory, a lost device, ...) is the platform's, mapped by
          * class like every other (K29 included). */
-        if (c->ops->classify(c->plat->self, pst) == KCTX_PCLASS_INVALID)
+        if (kp_classify(c, pst) == KCTX_PCLASS_INVALID)
             return kctx_fail(c, KCTX_INVALID_ARGUMENT, "caller stream 0x%llx: %s (%s)",
-                             (unsigned long long)caller, c->ops->status_name(c->plat->self, pst),
-                             c->ops->last_message(c->plat->self));
+                             (unsigned long long)caller, kp_status_name(c, pst),
+                             kp_last_message(c, pst));
         return kp_map(c, "stream_info(caller)", pst);
     }
     if (dev != c->device)
@@ -116,10 +113,9 @@ static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const 
     if (!c->ops->mem_range_check) return KCTX_OK;
     for (uint32_t i = 0; i < nargs; i++) {
         if (u->pkind[i] == KCTX_PARAM_SCALAR) continue;
-        atomic_fetch_add(&c->calls, 1);
-        pst = c->ops->mem_range_check(c->plat->self, c->device, args[i].value, args[i].size);
+        pst = KP_RAW(c, mem_range_check, c->plat->self, c->device, args[i].value, args[i].size);
         if (pst == 0) continue;
-        if (c->ops->classify(c->plat->self, pst) == KCTX_PCLASS_INVALID)
+        if (kp_classify(c, pst) == KCTX_PCLASS_INVALID)
             return kctx_fail(
                 c, KCTX_INVALID_ARGUMENT,
                 "argument %u: [0x%llx, +%llu) is not inside one live allocation of device %d", i,
@@ -158,9 +154,8 @@ static kctx_status enqueue_tasks(kctx_ctx *c, const kctx_upload *u, const kctx_a
                 arg[i] = b->value; /* immediate */
         }
         kctx_status st =
-            KP(c, "launch(task)",
-               launch(c->plat->self, core, task->fn, KCTX_PTARGET_AICORE, task->block_dim, buf,
-                      sizeof *h + (size_t)task->nbindings * sizeof(uint64_t)));
+            KP(c, "launch(task)", launch, c->plat->self, core, task->fn, KCTX_PTARGET_AICORE,
+               task->block_dim, buf, sizeof *h + (size_t)task->nbindings * sizeof(uint64_t));
         if (st) return st;
         *started = true;
     }
@@ -194,65 +189,61 @@ static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_a
 
     chain ch = {0};
     kctx_status st;
-#define STEP(flag, what, call)  \
-    do {                        \
-        st = KP(c, what, call); \
-        if (st) goto failed;    \
-        ch.flag = true;         \
+#define STEP(flag, what, op, ...)          \
+    do {                                   \
+        st = KP(c, what, op, __VA_ARGS__); \
+        if (st) goto failed;               \
+        ch.flag = true;                    \
     } while (0)
-    STEP(caller_started, "event_record(START, caller)",
-         event_record(self, ev[KCTX_EV_START], caller));
+    STEP(caller_started, "event_record(START, caller)", event_record, self, ev[KCTX_EV_START],
+         caller);
     if (captured) {
         /* K25: the graph now holds a node of this launch, so it holds the
          * context: attach its lifetime token. Not earlier: a launch refused
          * before anything was enqueued must leave no token behind (K9). */
         atomic_fetch_add(&c->tokens_in_use, 1);
-        st = KP(c, "graph_attach_hook(lifetime token)",
-                graph_attach_hook(self, graph, token_hook, (void *)(uintptr_t)c->handle));
+        st = KP(c, "graph_attach_hook(lifetime token)", graph_attach_hook, self, graph, token_hook,
+                (void *)(uintptr_t)c->handle);
         if (st) {
             atomic_fetch_sub(&c->tokens_in_use, 1);
             goto failed;
         }
     }
-    STEP(aicpu_waited, "stream_wait_event(AICPU, START)",
-         stream_wait_event(self, cpu, ev[KCTX_EV_START]));
+    STEP(aicpu_waited, "stream_wait_event(AICPU, START)", stream_wait_event, self, cpu,
+         ev[KCTX_EV_START]);
     if (ho)
-        STEP(acquire, "launch(acquire)",
-             launch(self, cpu, c->prog_fn[KCTX_PROG_ACQUIRE], KCTX_PTARGET_AICPU, 1, &step,
-                    sizeof step));
+        STEP(acquire, "launch(acquire)", launch, self, cpu, c->prog_fn[KCTX_PROG_ACQUIRE],
+             KCTX_PTARGET_AICPU, 1, &step, sizeof step);
     else
-        STEP(acquire, "launch(acquire)",
-             launch(self, cpu, c->prog_fn[KCTX_PROG_ACQUIRE], KCTX_PTARGET_AICPU, 1, &ap,
-                    sizeof ap));
-    STEP(aicore_started, "event_record(AICORE_START, AICPU)",
-         event_record(self, ev[KCTX_EV_AICORE_START], cpu));
-    STEP(aicore_waited, "stream_wait_event(AICore, AICORE_START)",
-         stream_wait_event(self, core, ev[KCTX_EV_AICORE_START]));
+        STEP(acquire, "launch(acquire)", launch, self, cpu, c->prog_fn[KCTX_PROG_ACQUIRE],
+             KCTX_PTARGET_AICPU, 1, &ap, sizeof ap);
+    STEP(aicore_started, "event_record(AICORE_START, AICPU)", event_record, self,
+         ev[KCTX_EV_AICORE_START], cpu);
+    STEP(aicore_waited, "stream_wait_event(AICore, AICORE_START)", stream_wait_event, self, core,
+         ev[KCTX_EV_AICORE_START]);
     if (ho) {
         st = enqueue_tasks(c, u, args, core, id, sbuf, &ch.worker);
         if (st) goto failed;
     } else {
-        STEP(worker, "launch(worker)",
-             launch(self, core, c->prog_fn[KCTX_PROG_WORKER], KCTX_PTARGET_AICORE, c->core_count,
-                    &wp, sizeof wp));
+        STEP(worker, "launch(worker)", launch, self, core, c->prog_fn[KCTX_PROG_WORKER],
+             KCTX_PTARGET_AICORE, c->core_count, &wp, sizeof wp);
     }
-    STEP(aicore_done, "event_record(AICORE_DONE, AICore)",
-         event_record(self, ev[KCTX_EV_AICORE_DONE], core));
+    STEP(aicore_done, "event_record(AICORE_DONE, AICore)", event_record, self,
+         ev[KCTX_EV_AICORE_DONE], core);
     if (!ho)
-        STEP(scheduler, "launch(scheduler)",
-             launch(self, cpu, c->prog_fn[KCTX_PROG_SCHEDULER], KCTX_PTARGET_AICPU, 1, sp, ssize));
-    STEP(aicpu_joined, "stream_wait_event(AICPU, AICORE_DONE)",
-         stream_wait_event(self, cpu, ev[KCTX_EV_AICORE_DONE]));
+        STEP(scheduler, "launch(scheduler)", launch, self, cpu, c->prog_fn[KCTX_PROG_SCHEDULER],
+             KCTX_PTARGET_AICPU, 1, sp, ssize);
+    STEP(aicpu_joined, "stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event, self, cpu,
+         ev[KCTX_EV_AICORE_DONE]);
     if (ho) /* after the tasks: the holder's guard is released only once they ran */
-        STEP(scheduler, "launch(finalize)",
-             launch(self, cpu, c->prog_fn[KCTX_PROG_FINALIZE], KCTX_PTARGET_AICPU, 1, &step,
-                    sizeof step));
-    STEP(aicpu_done, "event_record(AICPU_DONE, AICPU)",
-         event_record(self, ev[KCTX_EV_AICPU_DONE], cpu));
-    STEP(caller_joined, "stream_wait_event(caller, AICPU_DONE)",
-         stream_wait_event(self, caller, ev[KCTX_EV_AICPU_DONE]));
-    st = KP(c, "event_record(SERIAL_TAIL, caller)",
-            event_record(self, ev[KCTX_EV_SERIAL_TAIL], caller));
+        STEP(scheduler, "launch(finalize)", launch, self, cpu, c->prog_fn[KCTX_PROG_FINALIZE],
+             KCTX_PTARGET_AICPU, 1, &step, sizeof step);
+    STEP(aicpu_done, "event_record(AICPU_DONE, AICPU)", event_record, self, ev[KCTX_EV_AICPU_DONE],
+         cpu);
+    STEP(caller_joined, "stream_wait_event(caller, AICPU_DONE)", stream_wait_event, self, caller,
+         ev[KCTX_EV_AICPU_DONE]);
+    st = KP(c, "event_record(SERIAL_TAIL, caller)", event_record, self, ev[KCTX_EV_SERIAL_TAIL],
+            caller);
     if (st) goto failed;
     return KCTX_OK;
 #undef STEP
@@ -270,47 +261,47 @@ failed:;
      * hold the guard and workers may be waiting for the run: the scheduler
      * in abort mode ends the run (workers leave) and releases the guard. */
     kctx_status comp = KCTX_OK, cs;
-#define COMP(what, call)            \
-    do {                            \
-        cs = KP(c, what, call);     \
-        if (cs && !comp) comp = cs; \
+#define COMP(what, op, ...)                \
+    do {                                   \
+        cs = KP(c, what, op, __VA_ARGS__); \
+        if (cs && !comp) comp = cs;        \
     } while (0)
     kctx_pdevptr abort_word =
         c->mem[KCTX_MEM_RUNTIME_IMAGE].h + offsetof(kctx_rt_image, abort_launch);
     if (!ho && ch.acquire && !ch.scheduler) {
         sp->mode = KCTX_RT_SCHED_ABORT;
         sp->nargs = 0; /* the abort carries no snapshot */
-        COMP("launch(scheduler abort)",
-             launch(self, cpu, c->prog_fn[1], KCTX_PTARGET_AICPU, 1, sp, sizeof *sp));
+        COMP("launch(scheduler abort)", launch, self, cpu, c->prog_fn[1], KCTX_PTARGET_AICPU, 1, sp,
+             sizeof *sp);
         /* The abort could not be enqueued either (the launch path fails the
          * same way twice): tell the device through a path that cannot fail
          * like an enqueue, the streamless host write K35 uses. The acquire
          * then takes no guard (or its guard is freed) and the workers leave,
          * so the chain still comes back to the caller. */
         if (cs && c->phase != KCTX_PHASE_QUARANTINED)
-            COMP("atomic_write_u32(abort word)", atomic_write_u32(self, abort_word, (uint32_t)id));
+            COMP("atomic_write_u32(abort word)", atomic_write_u32, self, abort_word, (uint32_t)id);
     }
     if (ch.aicore_waited && !ch.aicore_done)
-        COMP("event_record(AICORE_DONE, AICore)",
-             event_record(self, ev[KCTX_EV_AICORE_DONE], core));
+        COMP("event_record(AICORE_DONE, AICore)", event_record, self, ev[KCTX_EV_AICORE_DONE],
+             core);
     if (ch.aicore_waited && !ch.aicpu_joined)
-        COMP("stream_wait_event(AICPU, AICORE_DONE)",
-             stream_wait_event(self, cpu, ev[KCTX_EV_AICORE_DONE]));
+        COMP("stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event, self, cpu,
+             ev[KCTX_EV_AICORE_DONE]);
     if (ho && ch.acquire && !ch.scheduler) {
         /* Host-ordered: the finalize releases the guard after the tasks
          * that were enqueued (gated: the context is poisoned below). If it
          * cannot be enqueued, the abort word frees the guard for the next
          * acquire. */
-        COMP("launch(finalize)", launch(self, cpu, c->prog_fn[KCTX_PROG_FINALIZE],
-                                        KCTX_PTARGET_AICPU, 1, &step, sizeof step));
+        COMP("launch(finalize)", launch, self, cpu, c->prog_fn[KCTX_PROG_FINALIZE],
+             KCTX_PTARGET_AICPU, 1, &step, sizeof step);
         if (cs && c->phase != KCTX_PHASE_QUARANTINED)
-            COMP("atomic_write_u32(abort word)", atomic_write_u32(self, abort_word, (uint32_t)id));
+            COMP("atomic_write_u32(abort word)", atomic_write_u32, self, abort_word, (uint32_t)id);
     }
     if (ch.aicpu_waited && !ch.aicpu_done)
-        COMP("event_record(AICPU_DONE, AICPU)", event_record(self, ev[KCTX_EV_AICPU_DONE], cpu));
+        COMP("event_record(AICPU_DONE, AICPU)", event_record, self, ev[KCTX_EV_AICPU_DONE], cpu);
     if (ch.aicpu_waited && !ch.caller_joined)
-        COMP("stream_wait_event(caller, AICPU_DONE)",
-             stream_wait_event(self, caller, ev[KCTX_EV_AICPU_DONE]));
+        COMP("stream_wait_event(caller, AICPU_DONE)", stream_wait_event, self, caller,
+             ev[KCTX_EV_AICPU_DONE]);
 #undef COMP
     char msg[3 * KCTX_MSG];
     snprintf(msg, sizeof msg, "launch failed after enqueueing started: %s%s%s", sub,
@@ -352,8 +343,8 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
     kctx_pgraph graph = 0, xgraph = 0;
     if (!st) st = check_platform_args(c, cb->up, args, nargs, caller, &ccs, &cid, &graph);
     if (!st)
-        st = KP(c, "stream_info(AICPU)",
-                stream_info(c->plat->self, c->streams[0].h, NULL, &xcs, &xid, &xgraph));
+        st = KP(c, "stream_info(AICPU)", stream_info, c->plat->self, c->streams[0].h, NULL, &xcs,
+                &xid, &xgraph);
     if (!st && ccs == KCTX_PCAPTURE_INVALIDATED)
         st =
             kctx_fail(c, KCTX_CAPTURE_BROKEN, "the caller stream's capture is already invalidated");
@@ -410,20 +401,20 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
     uint32_t err = 0, refused = 0, conc = 0, dlo = 0, dhi = 0;
     void *self = c->plat->self;
     if (!st)
-        st = KP(c, "atomic_read(error)",
-                atomic_read_u32(self, img + offsetof(kctx_rt_image, error), &err));
+        st = KP(c, "atomic_read(error)", atomic_read_u32, self,
+                img + offsetof(kctx_rt_image, error), &err);
     if (!st)
-        st = KP(c, "atomic_read(refused)",
-                atomic_read_u32(self, img + offsetof(kctx_rt_image, refused_replays), &refused));
+        st = KP(c, "atomic_read(refused)", atomic_read_u32, self,
+                img + offsetof(kctx_rt_image, refused_replays), &refused);
     if (!st)
-        st = KP(c, "atomic_read(concurrent)",
-                atomic_read_u32(self, img + offsetof(kctx_rt_image, concurrent_launches), &conc));
+        st = KP(c, "atomic_read(concurrent)", atomic_read_u32, self,
+                img + offsetof(kctx_rt_image, concurrent_launches), &conc);
     if (!st)
-        st = KP(c, "atomic_read(detail)",
-                atomic_read_u32(self, img + offsetof(kctx_rt_image, error_detail), &dlo));
+        st = KP(c, "atomic_read(detail)", atomic_read_u32, self,
+                img + offsetof(kctx_rt_image, error_detail), &dlo);
     if (!st)
-        st = KP(c, "atomic_read(detail)",
-                atomic_read_u32(self, img + offsetof(kctx_rt_image, error_detail) + 4, &dhi));
+        st = KP(c, "atomic_read(detail)", atomic_read_u32, self,
+                img + offsetof(kctx_rt_image, error_detail) + 4, &dhi);
     kctx_status dev = KCTX_OK;
     /* A failure that never reached the error word: a caller stream's error
      * travels with the chain's event waits into the context's own streams
@@ -433,10 +424,9 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
     const char *failed_stream = NULL;
     for (int i = 0; !st && err == KCTX_RT_ERR_NONE && i < KCTX_STREAM_COUNT; i++) {
         if (!c->streams[i].live) continue;
-        atomic_fetch_add(&c->calls, 1);
-        int pst = c->ops->stream_query(self, c->streams[i].h);
+        int pst = KP_RAW(c, stream_query, self, c->streams[i].h);
         if (pst == 0) continue;
-        kctx_pclass k = c->ops->classify(self, pst);
+        kctx_pclass k = kp_classify(c, pst);
         if (k == KCTX_PCLASS_DEVICE_ERROR) {
             static const char *const names[KCTX_STREAM_COUNT] = {"AICPU", "AICore", "upload"};
             failed_stream = names[i];
@@ -478,9 +468,8 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
          * failure already does; a concurrent launch is turned into poison,
          * effective before check returns. */
         if (err == KCTX_RT_ERR_CONCURRENT_LAUNCH)
-            st = KP(
-                c, "atomic_write_u32(poison)",
-                atomic_write_u32(self, img + offsetof(kctx_rt_image, error), KCTX_RT_ERR_POISONED));
+            st = KP(c, "atomic_write_u32(poison)", atomic_write_u32, self,
+                    img + offsetof(kctx_rt_image, error), KCTX_RT_ERR_POISONED);
         if (!st) st = kctx_fail(c, dev, "%s", msg);
     } else if (!st && c->phase == KCTX_PHASE_POISONED) {
         dev = KCTX_POISONED;
@@ -524,8 +513,8 @@ kctx_status kctx_run(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t
      * caller (the chain's caller steps are then in-stream no-ops). */
     st = enqueue_chain(c, cb->up, args, nargs, c->streams[0].h, 0);
     if (!st)
-        st = KP(c, "stream_sync(AICPU, run)",
-                stream_sync(c->plat->self, c->streams[0].h, c->prepare_timeout_ms));
+        st = KP(c, "stream_sync(AICPU, run)", stream_sync, c->plat->self, c->streams[0].h,
+                c->prepare_timeout_ms);
     kp_relaxed_end(c);
     kctx_ctx_release(c);
     return st;

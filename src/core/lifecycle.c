@@ -127,7 +127,7 @@ static kctx_status read_device(kctx_ctx *c, int device) {
     kctx_device_info info;
     memset(&info, 0, sizeof info);
     info.size = sizeof info;
-    kctx_status st = KP(c, "device_info", device_info(c->plat->self, device, &info));
+    kctx_status st = KP(c, "device_info", device_info, c->plat->self, device, &info);
     if (st) return st;
     if (info.aicore_count == 0 || info.aicore_count > 1024)
         return kctx_fail(c, KCTX_UNSUPPORTED, "device %d reports %u cores", device,
@@ -142,7 +142,7 @@ static kctx_status read_device(kctx_ctx *c, int device) {
      * may still lack one */
     c->has_epoch = c->plat->has_epoch && info.has_epoch != 0;
     c->epoch = 0;
-    if (c->has_epoch) st = KP(c, "device_epoch", device_epoch(c->plat->self, device, &c->epoch));
+    if (c->has_epoch) st = KP(c, "device_epoch", device_epoch, c->plat->self, device, &c->epoch);
     return st;
 }
 
@@ -290,7 +290,7 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) 
         return st;
     }
     int count = 0;
-    st = KP(c, "device_count", device_count(c->plat->self, &count));
+    st = KP(c, "device_count", device_count, c->plat->self, &count);
     if (!st && cfg->device >= count)
         st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "device %d out of range (platform has %d)",
                        cfg->device, count);
@@ -308,10 +308,8 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) 
     c->args_capacity = cfg->args_capacity;
     c->token_capacity = 1;
     c->prepare_timeout_ms = cfg->prepare_timeout_ms;
-    atomic_fetch_add(&c->calls, 2);
-    int pst = c->lifecycle->init(c->plat->self);
-    if (!pst) pst = c->lifecycle->set_device(c->plat->self, cfg->device);
-    st = kp_map(c, "lifecycle init/set_device", pst);
+    st = KPL(c, "lifecycle init", init, c->plat->self);
+    if (!st) st = KPL(c, "lifecycle set_device", set_device, c->plat->self, cfg->device);
     if (!st) st = kp_relaxed_begin(c);
     if (st) {
         c->device = -1;
@@ -335,17 +333,10 @@ kctx_status kctx_program_recover(kctx_ctx *c) {
     bool switched = kp_current_device_raw(c, &prev) != 0 || prev != c->device;
     int pst = 0;
     if (switched) {
-        atomic_fetch_add(&c->calls, 1);
-        pst = c->lifecycle->set_device(self, c->device);
+        pst = KPL_RAW(c, set_device, self, c->device);
     }
-    if (!pst) {
-        atomic_fetch_add(&c->calls, 1);
-        pst = c->lifecycle->reset_device(self);
-    }
-    if (switched && prev >= 0) {
-        atomic_fetch_add(&c->calls, 1);
-        (void)c->lifecycle->set_device(self, prev);
-    }
+    if (!pst) pst = KPL_RAW(c, reset_device, self);
+    if (switched && prev >= 0) (void)KPL_RAW(c, set_device, self, prev);
     kctx_resources_abandon(c);
     kctx_set_runtime_error(c, KCTX_DEVICE_LOST,
                            "fatal device error: program mode reset its device and abandoned "
@@ -394,8 +385,7 @@ kctx_status kctx_close(kctx_context h) {
      * epoch works on a lost device. */
     if (c->has_epoch) {
         uint64_t now = 0;
-        atomic_fetch_add(&c->calls, 1);
-        if (c->ops->device_epoch(c->plat->self, c->device, &now) == 0 && now != c->epoch) {
+        if (KP_RAW(c, device_epoch, c->plat->self, c->device, &now) == 0 && now != c->epoch) {
             kctx_resources_abandon(c);
             c->phase = KCTX_PHASE_CLOSED;
             kctx_claim_release(c);

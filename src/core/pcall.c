@@ -32,13 +32,175 @@ static kctx_status class_to_status(kctx_pclass k) {
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* fault injection and call counting (kctx.h, test support)            */
+
+typedef struct seam_fault {
+    bool armed;
+    int op;
+    uint64_t nth, seen, hits;
+    bool persistent;
+    uint64_t thread; /* 0: any thread */
+    kctx_pclass cls;
+} seam_fault;
+
+static pthread_mutex_t g_fault_lock = PTHREAD_MUTEX_INITIALIZER;
+static seam_fault g_faults[KCTX_MAX_FAULTS];
+static atomic_int g_nfaults; /* armed faults: the fast path looks at nothing else */
+static _Thread_local uint64_t tl_calls[KCTX_POP_COUNT];
+static _Thread_local kctx_pclass tl_injected; /* the class of the thread's last injected failure */
+
+static uint64_t thread_id(void) {
+    static atomic_ullong next = 1;
+    static _Thread_local uint64_t mine;
+    if (!mine) mine = atomic_fetch_add(&next, 1);
+    return mine;
+}
+
+const char *kctx_platform_op_name(int op) {
+    switch (op) {
+    case KCTX_POP_ANY:
+        return "any";
+#define KP_OP_NAME_(NAME, member) \
+    case KCTX_POP_##NAME:         \
+        return #member;
+        KCTX_PLATFORM_OP_MAP(KP_OP_NAME_)
+#undef KP_OP_NAME_
+    default:
+        return "unknown";
+    }
+}
+
+static bool status_class(kctx_status s, kctx_pclass *k) {
+    switch (s) {
+    case KCTX_INVALID_ARGUMENT:
+        *k = KCTX_PCLASS_INVALID;
+        return true;
+    case KCTX_PLATFORM_ERROR:
+        *k = KCTX_PCLASS_OTHER;
+        return true;
+    case KCTX_OUT_OF_MEMORY:
+        *k = KCTX_PCLASS_NO_MEMORY;
+        return true;
+    case KCTX_BUSY:
+        *k = KCTX_PCLASS_NOT_READY;
+        return true;
+    case KCTX_DEVICE_LOST:
+        *k = KCTX_PCLASS_DEVICE_LOST;
+        return true;
+    case KCTX_CAPTURE_BROKEN:
+        *k = KCTX_PCLASS_CAPTURE;
+        return true;
+    case KCTX_TIMEOUT:
+        *k = KCTX_PCLASS_TIMEOUT;
+        return true;
+    case KCTX_DEVICE_ERROR:
+        *k = KCTX_PCLASS_DEVICE_ERROR;
+        return true;
+    case KCTX_UNSUPPORTED:
+        *k = KCTX_PCLASS_UNSUPPORTED;
+        return true;
+    default:
+        return false;
+    }
+}
+
+kctx_status kctx_fault_arm(const kctx_fault *f, int *id) {
+    kctx_pclass cls;
+    if (!f || !id || f->size < sizeof *f)
+        return kctx_fail(NULL, KCTX_INVALID_ARGUMENT,
+                         "fault or fault_id is NULL, or fault->size "
+                         "is too small (use KCTX_FAULT_INIT)");
+    if (f->op < KCTX_POP_ANY || f->op >= KCTX_POP_COUNT || f->nth == 0 ||
+        !status_class(f->error, &cls))
+        return kctx_fail(NULL, KCTX_INVALID_ARGUMENT,
+                         "fault: op %d, nth %llu or error %s is not allowed", f->op,
+                         (unsigned long long)f->nth, kctx_status_name(f->error));
+    pthread_mutex_lock(&g_fault_lock);
+    int slot = -1;
+    for (int i = 0; i < KCTX_MAX_FAULTS && slot < 0; i++)
+        if (!g_faults[i].armed) slot = i;
+    if (slot >= 0) {
+        g_faults[slot] = (seam_fault){
+            true, f->op, f->nth, 0, 0, f->persistent != 0, f->this_thread_only ? thread_id() : 0,
+            cls};
+        atomic_fetch_add(&g_nfaults, 1);
+    }
+    pthread_mutex_unlock(&g_fault_lock);
+    if (slot < 0)
+        return kctx_fail(NULL, KCTX_CAPACITY, "%d faults are armed already", KCTX_MAX_FAULTS);
+    *id = slot;
+    return KCTX_OK;
+}
+
+kctx_status kctx_fault_hits(int id, uint64_t *hits) {
+    if (!hits || id < 0 || id >= KCTX_MAX_FAULTS)
+        return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "fault id %d or hits is NULL", id);
+    pthread_mutex_lock(&g_fault_lock);
+    *hits = g_faults[id].hits;
+    pthread_mutex_unlock(&g_fault_lock);
+    return KCTX_OK;
+}
+
+void kctx_fault_clear_all(void) {
+    pthread_mutex_lock(&g_fault_lock);
+    for (int i = 0; i < KCTX_MAX_FAULTS; i++) g_faults[i].armed = false;
+    atomic_store(&g_nfaults, 0);
+    pthread_mutex_unlock(&g_fault_lock);
+}
+
+uint64_t kctx_thread_platform_calls(int op) {
+    if (op >= 0 && op < KCTX_POP_COUNT) return tl_calls[op];
+    if (op != KCTX_POP_ANY) return 0;
+    uint64_t n = 0;
+    for (int i = 0; i < KCTX_POP_COUNT; i++) n += tl_calls[i];
+    return n;
+}
+
+bool kp_enter(kctx_ctx *c, int op) {
+    atomic_fetch_add(&c->calls, 1);
+    tl_calls[op]++;
+    if (atomic_load_explicit(&g_nfaults, memory_order_relaxed) == 0) return false;
+    bool fail = false;
+    uint64_t me = thread_id();
+    pthread_mutex_lock(&g_fault_lock);
+    for (int i = 0; i < KCTX_MAX_FAULTS; i++) {
+        seam_fault *f = &g_faults[i];
+        if (!f->armed || (f->op != KCTX_POP_ANY && f->op != op) || (f->thread && f->thread != me))
+            continue;
+        f->seen++;
+        if (!fail && (f->seen == f->nth || (f->persistent && f->seen > f->nth))) {
+            f->hits++;
+            tl_injected = f->cls;
+            fail = true;
+        }
+    }
+    pthread_mutex_unlock(&g_fault_lock);
+    return fail;
+}
+
+kctx_pclass kp_classify(kctx_ctx *c, int pst) {
+    if (pst == 0) return KCTX_PCLASS_OK;
+    if (pst == KP_INJECTED) return tl_injected;
+    return c->ops->classify(c->plat->self, pst);
+}
+
+const char *kp_status_name(kctx_ctx *c, int pst) {
+    return pst == KP_INJECTED ? "an injected fault" : c->ops->status_name(c->plat->self, pst);
+}
+
+const char *kp_last_message(kctx_ctx *c, int pst) {
+    return pst == KP_INJECTED ? "kctx_fault_arm" : c->ops->last_message(c->plat->self);
+}
+
+/* ------------------------------------------------------------------ */
+
 kctx_status kp_map(kctx_ctx *c, const char *what, int pst) {
     if (pst == 0) return KCTX_OK;
-    void *self = c->plat->self;
-    kctx_pclass k = c->ops->classify(self, pst);
+    kctx_pclass k = kp_classify(c, pst);
     kctx_status st = class_to_status(k);
     kctx_fail(c, st, "platform %s: %s failed with %s (%s)", c->plat->name, what,
-              c->ops->status_name(self, pst), c->ops->last_message(self));
+              kp_status_name(c, pst), kp_last_message(c, pst));
     if (st != KCTX_DEVICE_LOST) return st;
     /* K29: a fatal error quarantines a kernel context wherever it happens:
      * READY or POISONED, during init's creation or rollback (NEW, latched)
@@ -62,21 +224,20 @@ kctx_status kp_map(kctx_ctx *c, const char *what, int pst) {
 }
 
 int kp_current_device_raw(kctx_ctx *c, int *device) {
-    atomic_fetch_add(&c->calls, 1);
-    if (c->ops->bound_device) return c->ops->bound_device(c->plat->self, device);
-    return c->ops->current_device(c->plat->self, device);
+    if (c->ops->bound_device) return KP_RAW(c, bound_device, c->plat->self, device);
+    return KP_RAW(c, current_device, c->plat->self, device);
 }
 
 kctx_status kp_current_device(kctx_ctx *c, int *device) {
-    if (c->ops->bound_device) return KP(c, "bound_device", bound_device(c->plat->self, device));
-    return KP(c, "current_device", current_device(c->plat->self, device));
+    if (c->ops->bound_device) return KP(c, "bound_device", bound_device, c->plat->self, device);
+    return KP(c, "current_device", current_device, c->plat->self, device);
 }
 
 kctx_status kp_relaxed_begin(kctx_ctx *c) {
     if (c->relaxed_depth++ > 0) return KCTX_OK;
     if (!c->ops->exchange_capture_mode) return KCTX_OK; /* no capture, no capture mode */
     kctx_pcapture_mode m = KCTX_PCAPTURE_MODE_RELAXED;
-    kctx_status st = KP(c, "exchange_capture_mode", exchange_capture_mode(c->plat->self, &m));
+    kctx_status st = KP(c, "exchange_capture_mode", exchange_capture_mode, c->plat->self, &m);
     if (st) {
         c->relaxed_depth--;
         return st;
@@ -92,18 +253,16 @@ void kp_relaxed_end(kctx_ctx *c) {
     /* Restoring cannot be skipped: retry once; a platform that cannot even
      * exchange the mode back leaves the thread relaxed, which only makes
      * later calls on this thread more permissive. */
-    atomic_fetch_add(&c->calls, 1);
-    if (c->ops->exchange_capture_mode(c->plat->self, &m) != 0) {
+    if (KP_RAW(c, exchange_capture_mode, c->plat->self, &m) != 0) {
         m = c->saved_mode;
-        atomic_fetch_add(&c->calls, 1);
-        (void)c->ops->exchange_capture_mode(c->plat->self, &m);
+        (void)KP_RAW(c, exchange_capture_mode, c->plat->self, &m);
     }
 }
 
 kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status *st) {
     uint64_t id = 0;
     kctx_pgraph g = 0;
-    return KP(c, "stream_info", stream_info(c->plat->self, s, NULL, st, &id, &g));
+    return KP(c, "stream_info", stream_info, c->plat->self, s, NULL, st, &id, &g);
 }
 
 kctx_status kctx_check_device(kctx_ctx *c) {
@@ -136,10 +295,9 @@ kctx_status kp_require_uncaptured(kctx_ctx *c, kctx_status refusal, const char *
 
 kctx_status kp_require_stream_idle(kctx_ctx *c, int which, const char *what) {
     if (!c->streams[which].live) return KCTX_OK;
-    int pst =
-        (atomic_fetch_add(&c->calls, 1), c->ops->stream_query(c->plat->self, c->streams[which].h));
+    int pst = KP_RAW(c, stream_query, c->plat->self, c->streams[which].h);
     if (pst == 0) return KCTX_OK;
-    kctx_pclass k = c->ops->classify(c->plat->self, pst);
+    kctx_pclass k = kp_classify(c, pst);
     if (k == KCTX_PCLASS_NOT_READY)
         return kctx_fail(
             c, KCTX_BUSY,

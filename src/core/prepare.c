@@ -35,7 +35,7 @@ static kctx_status upload_release(kctx_ctx *c, kctx_upload *u) {
     void *self = c->plat->self;
     kctx_status first = KCTX_OK, st;
     if (u->table.live) {
-        st = KP(c, "mem_free(callable table)", mem_free(self, u->table.h));
+        st = KP(c, "mem_free(callable table)", mem_free, self, u->table.h);
         if (kctx_lost(c)) return st; /* K29: stop; program mode's recovery freed `u` */
         if (st) {
             kctx_set_teardown_error(c, st, kctx_thread_last_error());
@@ -46,7 +46,7 @@ static kctx_status upload_release(kctx_ctx *c, kctx_upload *u) {
     }
     for (uint32_t i = u->nchildren; i-- > 0;) {
         if (!u->modules[i].live) continue;
-        st = KP(c, "module_unload(child)", module_unload(self, u->modules[i].h));
+        st = KP(c, "module_unload(child)", module_unload, self, u->modules[i].h);
         if (kctx_lost(c)) return st; /* as above */
         if (st) {
             kctx_set_teardown_error(c, st, kctx_thread_last_error());
@@ -200,10 +200,9 @@ static kctx_status check_marker(kctx_ctx *c, kctx_upload *u, uint32_t i, const c
     char name[KCTX_IMAGE_MAX_NAME + sizeof KCTX_TASK_MARKER_PREFIX];
     snprintf(name, sizeof name, "%s%s", KCTX_TASK_MARKER_PREFIX, entry);
     kctx_pfunction marker = 0;
-    atomic_fetch_add(&c->calls, 1);
-    int pst = c->ops->module_function(c->plat->self, u->modules[i].h, name, &marker);
+    int pst = KP_RAW(c, module_function, c->plat->self, u->modules[i].h, name, &marker);
     if (pst == 0) return KCTX_OK;
-    if (c->ops->classify(c->plat->self, pst) != KCTX_PCLASS_INVALID)
+    if (kp_classify(c, pst) != KCTX_PCLASS_INVALID)
         return kp_map(c, "module_function(task ABI marker)", pst);
     return kctx_fail(c, KCTX_INCOMPATIBLE_IMAGE,
                      "child %u's kernel '%s' is not a task kernel: its module lacks the task ABI "
@@ -254,15 +253,15 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
         kctx_image_variant var;
         kctx_image_find_variant(v, i, (kctx_variant_kind)c->plat->variant_kind,
                                 &var); /* compatibility checked */
-        st = KP(c, "module_load(child)",
-                module_load(self, var.blob, var.blob_size, &u->modules[i].h));
+        st = KP(c, "module_load(child)", module_load, self, var.blob, var.blob_size,
+                &u->modules[i].h);
         if (st) break;
         u->modules[i].live = true;
-        st = KP(c, "module_function(child entry)",
-                module_function(self, u->modules[i].h, ch.entry, &u->fns[i]));
+        st = KP(c, "module_function(child entry)", module_function, self, u->modules[i].h, ch.entry,
+                &u->fns[i]);
         if (!st) st = check_marker(c, u, i, ch.entry);
         if (!st && !ho && c->ops->function_address)
-            st = KP(c, "function_address", function_address(self, u->fns[i], &entries[ch.func_id]));
+            st = KP(c, "function_address", function_address, self, u->fns[i], &entries[ch.func_id]);
     }
     if (ho) {
         /* Nothing goes to the device: launch builds each task's parameter
@@ -282,15 +281,15 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
     free(entries);
     if (!st && !table) st = kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
     if (!st) {
-        st = KP(c, "mem_alloc(callable table)", mem_alloc(self, bytes, &u->table.h));
+        st = KP(c, "mem_alloc(callable table)", mem_alloc, self, bytes, &u->table.h);
         if (!st) {
             u->table.live = true;
             u->table_bytes = bytes;
         }
     }
     if (!st)
-        st = KP(c, "memcpy_htod_async(callable table)",
-                memcpy_htod_async(self, u->table.h, table, bytes, c->streams[0].h));
+        st = KP(c, "memcpy_htod_async(callable table)", memcpy_htod_async, self, u->table.h, table,
+                bytes, c->streams[0].h);
     if (st) {
         char msg[KCTX_MSG];
         snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
@@ -300,8 +299,8 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
         return st;
     }
     /* The upload is in flight: wait for it on the AICPU stream only (K15). */
-    st = KP(c, "stream_sync(AICPU, prepare upload)",
-            stream_sync(self, c->streams[0].h, c->prepare_timeout_ms));
+    st = KP(c, "stream_sync(AICPU, prepare upload)", stream_sync, self, c->streams[0].h,
+            c->prepare_timeout_ms);
     if (st) {
         /* K17: the device may still read the upload: keep it (and the host
          * table it copies from) until close, and poison. */

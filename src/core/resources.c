@@ -48,24 +48,23 @@ static kctx_status init_device_memory(kctx_ctx *c, bool *in_flight) {
     for (uint32_t i = 0; i < c->core_count; i++)
         arch->mailbox[i] = c->mem[KCTX_MEM_RUNTIME_IMAGE].h + sizeof(kctx_rt_image) +
                            (uint64_t)i * KCTX_RT_MAILBOX_STRIDE;
-    kctx_status st = KP(c, "memset_async(runtime image)",
-                        memset_async(self, c->mem[KCTX_MEM_RUNTIME_IMAGE].h, 0,
-                                     c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE], s));
+    kctx_status st =
+        KP(c, "memset_async(runtime image)", memset_async, self, c->mem[KCTX_MEM_RUNTIME_IMAGE].h,
+           0, c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE], s);
     if (!st) *in_flight = true;
     if (!st)
-        st = KP(c, "memcpy_htod_async(runtime image)",
-                memcpy_htod_async(self, c->mem[KCTX_MEM_RUNTIME_IMAGE].h, img, sizeof *img, s));
+        st = KP(c, "memcpy_htod_async(runtime image)", memcpy_htod_async, self,
+                c->mem[KCTX_MEM_RUNTIME_IMAGE].h, img, sizeof *img, s);
     if (!st)
-        st = KP(c, "memcpy_htod_async(arch table)",
-                memcpy_htod_async(self, c->mem[KCTX_MEM_ARCH_TABLE].h, arch, ab, s));
+        st = KP(c, "memcpy_htod_async(arch table)", memcpy_htod_async, self,
+                c->mem[KCTX_MEM_ARCH_TABLE].h, arch, ab, s);
     if (!st)
-        st = KP(c, "memset_async(args block)",
-                memset_async(self, c->mem[KCTX_MEM_ARGS_BLOCK].h, 0,
-                             c->mem_bytes[KCTX_MEM_ARGS_BLOCK], s));
+        st = KP(c, "memset_async(args block)", memset_async, self, c->mem[KCTX_MEM_ARGS_BLOCK].h, 0,
+                c->mem_bytes[KCTX_MEM_ARGS_BLOCK], s);
     if (!*in_flight) return st;
     /* Something was enqueued: wait for it even if a later enqueue failed. */
     kctx_status ws =
-        KP(c, "stream_sync(AICPU, init upload)", stream_sync(self, s, c->prepare_timeout_ms));
+        KP(c, "stream_sync(AICPU, init upload)", stream_sync, self, s, c->prepare_timeout_ms);
     if (ws != KCTX_OK)
         return st ? st : ws; /* still in flight: keep everything (K17's rule for init) */
     *in_flight = false;
@@ -82,28 +81,28 @@ kctx_status kctx_resources_create(kctx_ctx *c, bool *in_flight) {
     static const char *const stream_names[KCTX_STREAM_COUNT] = {
         "stream_create(AICPU)", "stream_create(AICore)", "stream_create(upload)"};
     for (int i = 0; i < KCTX_STREAM_COUNT; i++) {
-        st = KP(c, stream_names[i], stream_create(self, &c->streams[i].h));
+        st = KP(c, stream_names[i], stream_create, self, &c->streams[i].h);
         if (st) return st;
         c->streams[i].live = true;
     }
     for (int i = 0; i < KCTX_EVENT_COUNT; i++) {
         char what[48];
         snprintf(what, sizeof what, "event_create(%s)", k_event_names[i]);
-        st = KP(c, what, event_create(self, &c->events[i].h));
+        st = KP(c, what, event_create, self, &c->events[i].h);
         if (st) return st;
         c->events[i].live = true;
     }
     if (!c->plat->programs || !c->plat->programs_size)
         return kctx_fail(c, KCTX_UNSUPPORTED, "platform %s has no runtime device programs",
                          c->plat->name);
-    st = KP(c, "module_load(device programs)",
-            module_load(self, c->plat->programs, c->plat->programs_size, &c->programs.h));
+    st = KP(c, "module_load(device programs)", module_load, self, c->plat->programs,
+            c->plat->programs_size, &c->programs.h);
     if (st) return st;
     c->programs.live = true;
     for (int i = 0; i < KCTX_PROG_COUNT; i++) {
         const char *name = k_prog_names[c->strategy == KCTX_STRATEGY_HOST_ORDERED][i];
         if (!name) continue;
-        st = KP(c, name, module_function(self, c->programs.h, name, &c->prog_fn[i]));
+        st = KP(c, name, module_function, self, c->programs.h, name, &c->prog_fn[i]);
         if (st) return st;
     }
     c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE] = image_bytes(c->core_count);
@@ -116,7 +115,7 @@ kctx_status kctx_resources_create(kctx_ctx *c, bool *in_flight) {
         "mem_alloc(trace ring)"};
     for (int i = 0; i < KCTX_MEM_COUNT; i++) {
         if (!c->mem_bytes[i]) continue; /* the trace ring exists only when tracing is on */
-        st = KP(c, mem_names[i], mem_alloc(self, c->mem_bytes[i], &c->mem[i].h));
+        st = KP(c, mem_names[i], mem_alloc, self, c->mem_bytes[i], &c->mem[i].h);
         if (st) return st;
         c->mem[i].live = true;
     }
@@ -155,19 +154,19 @@ kctx_status kctx_resources_release(kctx_ctx *c) {
     if (st) first = st;
     for (int i = KCTX_MEM_COUNT - 1; i >= 0 && !kctx_lost(c); i--)
         if (c->mem[i].live)
-            release_one(c, &c->mem[i], KP(c, "mem_free", mem_free(self, c->mem[i].h)), &first);
+            release_one(c, &c->mem[i], KP(c, "mem_free", mem_free, self, c->mem[i].h), &first);
     if (c->programs.live && !kctx_lost(c))
         release_one(c, &c->programs,
-                    KP(c, "module_unload(device programs)", module_unload(self, c->programs.h)),
+                    KP(c, "module_unload(device programs)", module_unload, self, c->programs.h),
                     &first);
     for (int i = KCTX_EVENT_COUNT - 1; i >= 0 && !kctx_lost(c); i--)
         if (c->events[i].live)
             release_one(c, &c->events[i],
-                        KP(c, "event_destroy", event_destroy(self, c->events[i].h)), &first);
+                        KP(c, "event_destroy", event_destroy, self, c->events[i].h), &first);
     for (int i = KCTX_STREAM_COUNT - 1; i >= 0 && !kctx_lost(c); i--)
         if (c->streams[i].live)
             release_one(c, &c->streams[i],
-                        KP(c, "stream_destroy", stream_destroy(self, c->streams[i].h)), &first);
+                        KP(c, "stream_destroy", stream_destroy, self, c->streams[i].h), &first);
     return first;
 }
 

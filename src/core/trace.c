@@ -94,17 +94,15 @@ kctx_status kctx_trace_collect(kctx_ctx *c, bool *in_flight) {
     kctx_pdevptr ring = c->mem[KCTX_MEM_TRACE_RING].h;
     const uint64_t cap = c->trace_dev_cap, rec = sizeof(kctx_rt_trace_rec);
     uint32_t dropped = 0;
-    kctx_status st =
-        KP(c, "atomic_read(trace dropped)",
-           atomic_read_u32(self, img + offsetof(kctx_rt_image, trace_dropped), &dropped));
+    kctx_status st = KP(c, "atomic_read(trace dropped)", atomic_read_u32, self,
+                        img + offsetof(kctx_rt_image, trace_dropped), &dropped);
     if (st) return st;
     uint64_t n = 0; /* committed records from the tail */
     for (; n < cap; n++) {
         uint64_t i = c->trace_tail + n;
         uint32_t commit = 0;
-        st = KP(c, "atomic_read(trace commit)",
-                atomic_read_u32(self, ring + (i % cap) * rec + offsetof(kctx_rt_trace_rec, commit),
-                                &commit));
+        st = KP(c, "atomic_read(trace commit)", atomic_read_u32, self,
+                ring + (i % cap) * rec + offsetof(kctx_rt_trace_rec, commit), &commit);
         if (st) return st;
         if (commit != (uint32_t)(i + 1)) break;
     }
@@ -116,22 +114,20 @@ kctx_status kctx_trace_collect(kctx_ctx *c, bool *in_flight) {
         kctx_pstream s = c->streams[KCTX_STREAM_UPLOAD].h;
         uint64_t first = c->trace_tail % cap;
         uint64_t len1 = take < cap - first ? take : cap - first;
-        st = KP(c, "memcpy_dtoh_async(trace ring)",
-                memcpy_dtoh_async(self, c->devrecs + c->ndevrecs, ring + first * rec,
-                                  (size_t)(len1 * rec), s));
+        st = KP(c, "memcpy_dtoh_async(trace ring)", memcpy_dtoh_async, self,
+                c->devrecs + c->ndevrecs, ring + first * rec, (size_t)(len1 * rec), s);
         if (!st) *in_flight = true;
         if (!st && take > len1)
-            st = KP(c, "memcpy_dtoh_async(trace ring, wrapped)",
-                    memcpy_dtoh_async(self, c->devrecs + c->ndevrecs + len1, ring,
-                                      (size_t)((take - len1) * rec), s));
+            st = KP(c, "memcpy_dtoh_async(trace ring, wrapped)", memcpy_dtoh_async, self,
+                    c->devrecs + c->ndevrecs + len1, ring, (size_t)((take - len1) * rec), s);
         if (*in_flight) {
             /* Something was enqueued: wait for it even if a later enqueue
              * failed. The copy writes into c->devrecs: until it is known to
              * be over, nothing it touches may be freed (close answers BUSY). */
             char msg[KCTX_MSG] = "";
             if (st) snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
-            kctx_status ws = KP(c, "stream_sync(upload, trace copy-back)",
-                                stream_sync(self, s, c->prepare_timeout_ms));
+            kctx_status ws = KP(c, "stream_sync(upload, trace copy-back)", stream_sync, self, s,
+                                c->prepare_timeout_ms);
             if (!st && ws) {
                 st = ws;
                 snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
@@ -151,9 +147,8 @@ kctx_status kctx_trace_collect(kctx_ctx *c, bool *in_flight) {
     c->trace_tail += n;
     /* The slots are free again: tell the writers. A failure only keeps them
      * busy a while (the next collect writes the tail again). */
-    return KP(
-        c, "atomic_write(trace tail)",
-        atomic_write_u32(self, img + offsetof(kctx_rt_image, trace_tail), (uint32_t)c->trace_tail));
+    return KP(c, "atomic_write(trace tail)", atomic_write_u32, self,
+              img + offsetof(kctx_rt_image, trace_tail), (uint32_t)c->trace_tail);
 }
 
 kctx_status kctx_trace_write(kctx_ctx *c) {
