@@ -425,6 +425,8 @@ typedef struct kctx_check_report {
  * stream, see kctx_launch) is reported the same way: DEVICE_ERROR, the
  * context poisoned. Accepted in READY, POISONED and QUARANTINED (there it
  * returns DEVICE_LOST without touching the device). `report` may be NULL.
+ * A report from a newer kctx.h (larger size) is filled as far as this
+ * library knows and its unknown tail zeroed.
  * Errors: INVALID_HANDLE, INVALID_ARGUMENT (report->size), INVALID_STATE
  * (phase, or another current device: K5), CAPTURE_ACTIVE, DEVICE_LOST,
  * DEVICE_ERROR, CONCURRENT_LAUNCH, POISONED, a query's mapped status. */

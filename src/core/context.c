@@ -60,7 +60,7 @@ static _Thread_local char tl_msg[KCTX_MSG];
 
 const char *kctx_thread_last_error(void) { return tl_msg; }
 
-kctx_status kctx_vfail(kctx_ctx *c, kctx_status s, const char *fmt, va_list ap) {
+kctx_status kctx__vfail(kctx_ctx *c, kctx_status s, const char *fmt, va_list ap) {
     int n = snprintf(tl_msg, sizeof tl_msg, "%s: ", kctx_status_name(s));
     if (n > 0 && (size_t)n < sizeof tl_msg)
         vsnprintf(tl_msg + n, sizeof tl_msg - (size_t)n, fmt, ap);
@@ -68,26 +68,26 @@ kctx_status kctx_vfail(kctx_ctx *c, kctx_status s, const char *fmt, va_list ap) 
     return s;
 }
 
-void kctx_restore_msg(kctx_ctx *c, const char *msg) {
+void kctx__restore_msg(kctx_ctx *c, const char *msg) {
     if (msg != tl_msg) snprintf(tl_msg, sizeof tl_msg, "%s", msg);
     if (c) memcpy(c->last_msg, tl_msg, sizeof c->last_msg);
 }
 
-kctx_status kctx_fail(kctx_ctx *c, kctx_status s, const char *fmt, ...) {
+kctx_status kctx__fail(kctx_ctx *c, kctx_status s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    kctx_vfail(c, s, fmt, ap);
+    kctx__vfail(c, s, fmt, ap);
     va_end(ap);
     return s;
 }
 
-void kctx_set_runtime_error(kctx_ctx *c, kctx_status s, const char *msg) {
+void kctx__set_runtime_error(kctx_ctx *c, kctx_status s, const char *msg) {
     if (c->rt_status != KCTX_OK) return; /* the first cause wins */
     c->rt_status = s;
     snprintf(c->rt_msg, sizeof c->rt_msg, "%s", msg);
 }
 
-void kctx_set_teardown_error(kctx_ctx *c, kctx_status s, const char *msg) {
+void kctx__set_teardown_error(kctx_ctx *c, kctx_status s, const char *msg) {
     if (c->td_status != KCTX_OK) return;
     c->td_status = s;
     snprintf(c->td_msg, sizeof c->td_msg, "%s", msg);
@@ -111,11 +111,11 @@ static kctx_status struct_size_ok(kctx_ctx *c, const char *what, const void *p, 
         const unsigned char *b = p;
         for (size_t i = known; input && i < size; i++)
             if (b[i])
-                return kctx_fail(c, KCTX_INVALID_ARGUMENT,
-                                 "%s of size %zu: byte %zu, beyond the %zu bytes this library "
-                                 "knows, is not zero (a field of a newer kctx.h this library "
-                                 "cannot honour)",
-                                 what, size, i, known);
+                return kctx__fail(c, KCTX_INVALID_ARGUMENT,
+                                  "%s of size %zu: byte %zu, beyond the %zu bytes this library "
+                                  "knows, is not zero (a field of a newer kctx.h this library "
+                                  "cannot honour)",
+                                  what, size, i, known);
         return KCTX_OK;
     }
     char list[64] = "";
@@ -125,10 +125,10 @@ static kctx_status struct_size_ok(kctx_ctx *c, const char *what, const void *p, 
         int w = snprintf(list + len, sizeof list - len, "%s%zu", i ? ", " : "", sizes[i]);
         if (w > 0 && (size_t)w < sizeof list - len) len += (size_t)w;
     }
-    return kctx_fail(c, KCTX_INVALID_ARGUMENT,
-                     "%s size %zu is not the size of any of its versions (%s bytes, or larger "
-                     "for a newer kctx.h); set it with its _INIT macro",
-                     what, size, list);
+    return kctx__fail(c, KCTX_INVALID_ARGUMENT,
+                      "%s size %zu is not the size of any of its versions (%s bytes, or larger "
+                      "for a newer kctx.h); set it with its _INIT macro",
+                      what, size, list);
 }
 
 kctx_status kctx__struct_in(kctx_ctx *c, const char *what, const void *given, const size_t *sizes,
@@ -192,32 +192,32 @@ static void ctx_put(kctx_ctx *c) {
     }
 }
 
-kctx_status kctx_ctx_acquire(kctx_context h, kctx_ctx **out) {
+kctx_status kctx__ctx_acquire(kctx_context h, kctx_ctx **out) {
     pthread_mutex_lock(&g_ctx_lock);
     kctx_ctx *c = slot_get(h);
     if (c) atomic_fetch_add(&c->refs, 1);
     pthread_mutex_unlock(&g_ctx_lock);
     if (!c)
-        return kctx_fail(NULL, KCTX_INVALID_HANDLE, "0x%llx is not a live context",
-                         (unsigned long long)h);
+        return kctx__fail(NULL, KCTX_INVALID_HANDLE, "0x%llx is not a live context",
+                          (unsigned long long)h);
     pthread_mutex_lock(&c->lock);
     if (atomic_load(&c->dead)) { /* a racing destroy won */
         pthread_mutex_unlock(&c->lock);
         ctx_put(c);
-        return kctx_fail(NULL, KCTX_INVALID_HANDLE, "0x%llx is not a live context",
-                         (unsigned long long)h);
+        return kctx__fail(NULL, KCTX_INVALID_HANDLE, "0x%llx is not a live context",
+                          (unsigned long long)h);
     }
     *out = c;
     return KCTX_OK;
 }
 
-void kctx_ctx_release(kctx_ctx *c) {
+void kctx__ctx_release(kctx_ctx *c) {
     pthread_mutex_unlock(&c->lock);
     ctx_put(c);
 }
 
 kctx_status kctx_context_create(const char *platform, kctx_context *out) {
-    if (!out) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "out is NULL");
+    if (!out) return kctx__fail(NULL, KCTX_INVALID_ARGUMENT, "out is NULL");
     /* An explicit name is taken as it is ("" names no platform); only an
      * absent name falls back to KCTX_PLATFORM (unset or empty: "sim"). */
     const char *name = kctx__platform_default(platform);
@@ -233,15 +233,15 @@ kctx_status kctx_context_create(const char *platform, kctx_context *out) {
                              kctx__platform_at(i)->name);
             if (w > 0 && (size_t)w < sizeof known - len) len += (size_t)w;
         }
-        return kctx_fail(NULL, KCTX_NOT_FOUND, "no platform is named '%s' (known: %s)", name,
-                         known);
+        return kctx__fail(NULL, KCTX_NOT_FOUND, "no platform is named '%s' (known: %s)", name,
+                          known);
     }
-    if (!f->built) return kctx_fail(NULL, KCTX_NOT_FOUND, "platform '%s' is %s", name, f->reason);
+    if (!f->built) return kctx__fail(NULL, KCTX_NOT_FOUND, "platform '%s' is %s", name, f->reason);
     if (!f->available)
-        return kctx_fail(NULL, KCTX_UNSUPPORTED, "platform '%s' is built but %s", name, f->reason);
+        return kctx__fail(NULL, KCTX_UNSUPPORTED, "platform '%s' is built but %s", name, f->reason);
     const kctx_platform_desc *p = f->desc;
     kctx_ctx *c = calloc(1, sizeof *c);
-    if (!c) return kctx_fail(NULL, KCTX_OUT_OF_MEMORY, "host allocation failed");
+    if (!c) return kctx__fail(NULL, KCTX_OUT_OF_MEMORY, "host allocation failed");
     pthread_mutex_init(&c->lock, NULL);
     c->plat = p;
     c->ops = p->ops;
@@ -255,8 +255,8 @@ kctx_status kctx_context_create(const char *platform, kctx_context *out) {
         pthread_mutex_unlock(&g_ctx_lock);
         pthread_mutex_destroy(&c->lock);
         free(c);
-        return kctx_fail(NULL, KCTX_CAPACITY, "%u contexts are live; destroy some first",
-                         CT_MAX - 1);
+        return kctx__fail(NULL, KCTX_CAPACITY, "%u contexts are live; destroy some first",
+                          CT_MAX - 1);
     }
     g_slots[idx].gen++; /* 1.. UINT32_MAX: never wraps (see above) */
     g_slots[idx].ctx = c;
@@ -268,19 +268,19 @@ kctx_status kctx_context_create(const char *platform, kctx_context *out) {
 
 kctx_status kctx_destroy(kctx_context h) {
     kctx_ctx *c;
-    kctx_status st = kctx_ctx_acquire(h, &c);
+    kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
     if (c->phase != KCTX_PHASE_NEW && c->phase != KCTX_PHASE_CLOSED) {
-        st = kctx_fail(c, KCTX_BUSY,
-                       "context is %s: close it first (destroying it would leave device work "
-                       "and resources nobody can release)",
-                       kctx_phase_name(c->phase));
-        kctx_ctx_release(c);
+        st = kctx__fail(c, KCTX_BUSY,
+                        "context is %s: close it first (destroying it would leave device work "
+                        "and resources nobody can release)",
+                        kctx_phase_name(c->phase));
+        kctx__ctx_release(c);
         return st;
     }
     if (c->claimed) { /* NEW after a failed rollback never keeps a claim; defensive */
-        st = kctx_fail(c, KCTX_BUSY, "context still holds its device claim; close it first");
-        kctx_ctx_release(c);
+        st = kctx__fail(c, KCTX_BUSY, "context still holds its device claim; close it first");
+        kctx__ctx_release(c);
         return st;
     }
     /* No platform calls here (K28). */
@@ -288,13 +288,13 @@ kctx_status kctx_destroy(kctx_context h) {
     g_slots[(uint32_t)(h & 0xffffffu)].ctx = NULL;
     atomic_store(&c->dead, true);
     pthread_mutex_unlock(&g_ctx_lock);
-    kctx_callables_free_host(c);
-    kctx_trace_free(c);
-    kctx_ctx_release(c); /* frees it once no other entry holds it */
+    kctx__callables_free_host(c);
+    kctx__trace_free(c);
+    kctx__ctx_release(c); /* frees it once no other entry holds it */
     return KCTX_OK;
 }
 
-void kctx_token_release(kctx_context h) {
+void kctx__token_release(kctx_context h) {
     pthread_mutex_lock(&g_ctx_lock);
     kctx_ctx *c = slot_get(h); /* published means not yet freed */
     if (c && atomic_load(&c->tokens_in_use) > 0) atomic_fetch_sub(&c->tokens_in_use, 1);
@@ -312,7 +312,7 @@ typedef struct claim {
 } claim;
 static claim g_claims[CLAIM_MAX];
 
-kctx_status kctx_claim_take(kctx_ctx *c, int device) {
+kctx_status kctx__claim_take(kctx_ctx *c, int device) {
     pthread_mutex_lock(&g_ctx_lock);
     int free_slot = -1;
     for (int i = 0; i < CLAIM_MAX; i++) {
@@ -323,14 +323,14 @@ kctx_status kctx_claim_take(kctx_ctx *c, int device) {
         if (g_claims[i].plat == c->plat && g_claims[i].device == device) {
             kctx_context owner = g_claims[i].owner;
             pthread_mutex_unlock(&g_ctx_lock);
-            return kctx_fail(c, KCTX_BUSY,
-                             "device %d of platform %s is claimed by kernel context 0x%llx", device,
-                             c->plat->name, (unsigned long long)owner);
+            return kctx__fail(c, KCTX_BUSY,
+                              "device %d of platform %s is claimed by kernel context 0x%llx",
+                              device, c->plat->name, (unsigned long long)owner);
         }
     }
     if (free_slot < 0) {
         pthread_mutex_unlock(&g_ctx_lock);
-        return kctx_fail(c, KCTX_CAPACITY, "too many claimed devices (%d)", CLAIM_MAX);
+        return kctx__fail(c, KCTX_CAPACITY, "too many claimed devices (%d)", CLAIM_MAX);
     }
     g_claims[free_slot] = (claim){c->plat, device, c->handle};
     c->claimed = true;
@@ -338,7 +338,7 @@ kctx_status kctx_claim_take(kctx_ctx *c, int device) {
     return KCTX_OK;
 }
 
-void kctx_claim_release(kctx_ctx *c) {
+void kctx__claim_release(kctx_ctx *c) {
     if (!c->claimed) return;
     pthread_mutex_lock(&g_ctx_lock);
     for (int i = 0; i < CLAIM_MAX; i++)
@@ -353,18 +353,18 @@ void kctx_claim_release(kctx_ctx *c) {
 
 /* Check order (section 0): the handle first, then the arguments (`bad`
  * names the first bad argument, NULL when they are fine), then the body. */
-#define QUERY(h, bad, body)                                    \
-    kctx_ctx *c;                                               \
-    kctx_status st_ = kctx_ctx_acquire((h), &c);               \
-    if (st_) return st_;                                       \
-    const char *bad_ = (bad);                                  \
-    if (bad_) {                                                \
-        st_ = kctx_fail(c, KCTX_INVALID_ARGUMENT, "%s", bad_); \
-        kctx_ctx_release(c);                                   \
-        return st_;                                            \
-    }                                                          \
-    body;                                                      \
-    kctx_ctx_release(c);                                       \
+#define QUERY(h, bad, body)                                     \
+    kctx_ctx *c;                                                \
+    kctx_status st_ = kctx__ctx_acquire((h), &c);               \
+    if (st_) return st_;                                        \
+    const char *bad_ = (bad);                                   \
+    if (bad_) {                                                 \
+        st_ = kctx__fail(c, KCTX_INVALID_ARGUMENT, "%s", bad_); \
+        kctx__ctx_release(c);                                   \
+        return st_;                                             \
+    }                                                           \
+    body;                                                       \
+    kctx__ctx_release(c);                                       \
     return st_
 
 kctx_status kctx_get_phase(kctx_context h, kctx_phase *phase) {
@@ -381,9 +381,9 @@ kctx_status kctx_get_device(kctx_context h, int *device) {
 
 const char *kctx_platform_name(kctx_context h) {
     kctx_ctx *c;
-    if (kctx_ctx_acquire(h, &c)) return "";
+    if (kctx__ctx_acquire(h, &c)) return "";
     const char *n = c->plat->name;
-    kctx_ctx_release(c);
+    kctx__ctx_release(c);
     return n;
 }
 
@@ -410,9 +410,9 @@ kctx_status kctx_teardown_error(kctx_context h, kctx_status *status, char *msg, 
 const char *kctx_last_error(kctx_context h) {
     static _Thread_local char copy[KCTX_MSG];
     kctx_ctx *c;
-    if (kctx_ctx_acquire(h, &c)) return tl_msg;
+    if (kctx__ctx_acquire(h, &c)) return tl_msg;
     memcpy(copy, c->last_msg, sizeof copy);
-    kctx_ctx_release(c);
+    kctx__ctx_release(c);
     return copy;
 }
 
@@ -465,12 +465,12 @@ kctx_status kctx_get_resources(kctx_context h, kctx_resource_info *info) {
 static const size_t k_caps_sizes[] = {sizeof(kctx_platform_caps)};
 
 kctx_status kctx_get_platform_caps(const char *name, kctx_platform_caps *caps) {
-    if (!caps) return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "caps is NULL");
+    if (!caps) return kctx__fail(NULL, KCTX_INVALID_ARGUMENT, "caps is NULL");
     kctx_status st = kctx__struct_out_check(NULL, "kctx_platform_caps", caps, k_caps_sizes, 1);
     if (st) return st;
     name = kctx__platform_default(name);
     const kctx__platform_facts *f = kctx__platform_lookup(name);
-    if (!f) return kctx_fail(NULL, KCTX_NOT_FOUND, "no platform is named '%s'", name);
+    if (!f) return kctx__fail(NULL, KCTX_NOT_FOUND, "no platform is named '%s'", name);
     kctx_platform_caps full;
     kctx__platform_caps(f, &full);
     kctx__struct_out(caps, &full, sizeof full);
@@ -491,22 +491,22 @@ kctx_status kctx_get_context_caps(kctx_context h, kctx_platform_caps *caps) {
 
 kctx_status kctx_capturable(kctx_context h, uint64_t id) {
     kctx_ctx *c;
-    kctx_status st = kctx_ctx_acquire(h, &c);
+    kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
     bool prepared = false;
     for (uint32_t i = 0; i < c->ncallables && !prepared; i++) prepared = c->callables[i].id == id;
     if (c->mode != KCTX_MODE_KERNEL)
-        st = kctx_fail(c, KCTX_INVALID_STATE,
-                       "a %s context launches nothing onto a caller's stream: only kernel mode "
-                       "does (K3)",
-                       c->mode == KCTX_MODE_PROGRAM ? "program-mode" : "mode-less");
+        st = kctx__fail(c, KCTX_INVALID_STATE,
+                        "a %s context launches nothing onto a caller's stream: only kernel mode "
+                        "does (K3)",
+                        c->mode == KCTX_MODE_PROGRAM ? "program-mode" : "mode-less");
     else if (!c->plat->has_capture)
-        st = kctx_fail(c, KCTX_UNSUPPORTED,
-                       "platform %s has no capture: this context's launches run eagerly only",
-                       c->plat->name);
+        st = kctx__fail(c, KCTX_UNSUPPORTED,
+                        "platform %s has no capture: this context's launches run eagerly only",
+                        c->plat->name);
     else if (!prepared)
-        st = kctx_fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
-                       (unsigned long long)id);
-    kctx_ctx_release(c);
+        st = kctx__fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
+                        (unsigned long long)id);
+    kctx__ctx_release(c);
     return st;
 }

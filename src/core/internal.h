@@ -183,23 +183,23 @@ typedef struct kctx_ctx {
 /* context.c */
 /* Look up and lock a context; INVALID_HANDLE (thread message set) if not
  * live. On success the caller holds c->lock. */
-kctx_status kctx_ctx_acquire(kctx_context h, kctx_ctx **out);
-void kctx_ctx_release(kctx_ctx *c);
+kctx_status kctx__ctx_acquire(kctx_context h, kctx_ctx **out);
+void kctx__ctx_release(kctx_ctx *c);
 /* Set the per-thread and per-context last error; returns s. */
-kctx_status kctx_fail(kctx_ctx *c, kctx_status s, const char *fmt, ...)
+kctx_status kctx__fail(kctx_ctx *c, kctx_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-kctx_status kctx_vfail(kctx_ctx *c, kctx_status s, const char *fmt, va_list ap);
+kctx_status kctx__vfail(kctx_ctx *c, kctx_status s, const char *fmt, va_list ap);
 /* Put back a message saved from kctx_thread_last_error() (a later call
  * overwrote it). */
-void kctx_restore_msg(kctx_ctx *c, const char *msg);
-void kctx_set_runtime_error(kctx_ctx *c, kctx_status s, const char *msg);
-void kctx_set_teardown_error(kctx_ctx *c, kctx_status s, const char *msg);
+void kctx__restore_msg(kctx_ctx *c, const char *msg);
+void kctx__set_runtime_error(kctx_ctx *c, kctx_status s, const char *msg);
+void kctx__set_teardown_error(kctx_ctx *c, kctx_status s, const char *msg);
 /* Claims (K6, K7). */
-kctx_status kctx_claim_take(kctx_ctx *c, int device);
-void kctx_claim_release(kctx_ctx *c);
+kctx_status kctx__claim_take(kctx_ctx *c, int device);
+void kctx__claim_release(kctx_ctx *c);
 /* A graph holding a launch of context `h` is gone (K25). Safe from any
  * thread, also after the context was destroyed. */
-void kctx_token_release(kctx_context h);
+void kctx__token_release(kctx_context h);
 
 /* Structs that grow (kctx.h): `sizes` lists a struct's published sizes,
  * ascending, the last one this library's sizeof. An input struct is copied
@@ -276,50 +276,50 @@ kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status 
  * working: kernel mode quarantined, program mode's recovery abandoned every
  * handle (CLOSED). Whoever is releasing must stop at once: the objects it
  * iterates may be gone. */
-static inline bool kctx_lost(const kctx_ctx *c) {
+static inline bool kctx__lost(const kctx_ctx *c) {
     return c->phase == KCTX_PHASE_QUARANTINED || c->phase == KCTX_PHASE_CLOSED;
 }
 
 /* resources.c */
 /* On failure *in_flight tells whether an upload may still be running (then
  * nothing may be released until the streams are idle). */
-kctx_status kctx_resources_create(kctx_ctx *c, bool *in_flight);
+kctx_status kctx__resources_create(kctx_ctx *c, bool *in_flight);
 /* Release what is live, in reverse order; keeps what fails. Returns the
  * first failure. */
-kctx_status kctx_resources_release(kctx_ctx *c);
+kctx_status kctx__resources_release(kctx_ctx *c);
 /* Forget every handle without platform calls (K36, K31). */
-void kctx_resources_abandon(kctx_ctx *c);
+void kctx__resources_abandon(kctx_ctx *c);
 
 /* prepare.c */
-void kctx_callables_free_host(kctx_ctx *c);
-kctx_status kctx_uploads_release(kctx_ctx *c);
-void kctx_uploads_abandon(kctx_ctx *c);
+void kctx__callables_free_host(kctx_ctx *c);
+kctx_status kctx__uploads_release(kctx_ctx *c);
+void kctx__uploads_abandon(kctx_ctx *c);
 
 /* lifecycle.c */
-kctx_status kctx_admit(kctx_ctx *c, const char *what);
-kctx_status kctx_program_recover(kctx_ctx *c);
+kctx_status kctx__admit(kctx_ctx *c, const char *what);
+kctx_status kctx__program_recover(kctx_ctx *c);
 
 /* trace.c (K32) */
-uint64_t kctx_now_ns(void);
+uint64_t kctx__now_ns(void);
 /* Validate the trace settings and make the host buffers (before the latch:
  * a refusal here is an argument error). */
-kctx_status kctx_trace_setup(kctx_ctx *c, uint32_t flags, uint32_t dev_records,
-                             uint32_t host_records, const char *path);
-void kctx_trace_span(kctx_ctx *c, uint32_t kind, uint64_t t0, uint64_t id, uint64_t launch_id,
-                     kctx_status st);
+kctx_status kctx__trace_setup(kctx_ctx *c, uint32_t flags, uint32_t dev_records,
+                              uint32_t host_records, const char *path);
+void kctx__trace_span(kctx_ctx *c, uint32_t kind, uint64_t t0, uint64_t id, uint64_t launch_id,
+                      kctx_status st);
 /* Copy the device ring's committed records back on the upload stream and
  * consume them (legal while launches and replays run: it never reads a
  * record being written). On failure *in_flight tells whether the copy may
  * still run into the host buffer (then nothing it touches may be freed). */
-kctx_status kctx_trace_collect(kctx_ctx *c, bool *in_flight);
+kctx_status kctx__trace_collect(kctx_ctx *c, bool *in_flight);
 /* Write the file; a failure is returned with a message. */
-kctx_status kctx_trace_write(kctx_ctx *c);
-void kctx_trace_free(kctx_ctx *c);
+kctx_status kctx__trace_write(kctx_ctx *c);
+void kctx__trace_free(kctx_ctx *c);
 
 /* launch.c: write the device poison word (K35), best effort. */
-void kctx_device_poison(kctx_ctx *c);
+void kctx__device_poison(kctx_ctx *c);
 
 /* Common entry checks. */
-kctx_status kctx_check_device(kctx_ctx *c);
+kctx_status kctx__check_device(kctx_ctx *c);
 
 #endif

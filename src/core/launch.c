@@ -24,7 +24,7 @@ static kctx_callable *find_id(kctx_ctx *c, uint64_t id) {
 /* Poison the device side (K35): from now on the context's captured graphs
  * refuse to run. One atomic host write of the device error word, ordered
  * with no stream: no enqueue that a capture could take in, no wait. */
-void kctx_device_poison(kctx_ctx *c) {
+void kctx__device_poison(kctx_ctx *c) {
     if (!c->mem[KCTX_MEM_RUNTIME_IMAGE].live || c->phase == KCTX_PHASE_QUARANTINED) return;
     kctx_pdevptr w = c->mem[KCTX_MEM_RUNTIME_IMAGE].h + offsetof(kctx_rt_image, error);
     /* Keep a device-side cause the host has not read yet (K10: the first
@@ -44,42 +44,42 @@ void kctx_device_poison(kctx_ctx *c) {
  * is gone. `user` is the context handle: the context may have been closed
  * and destroyed meanwhile (after an owner reset, K36), so it is looked up,
  * never dereferenced blindly. */
-static void token_hook(void *user) { kctx_token_release((kctx_context)(uintptr_t)user); }
+static void token_hook(void *user) { kctx__token_release((kctx_context)(uintptr_t)user); }
 
 /* ------------------------------------------------------------------ */
 
 static kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args,
                               uint32_t nargs) {
     if (nargs != u->nparams)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "the callable takes %u arguments, %u given",
-                         u->nparams, nargs);
-    if (nargs && !args) return kctx_fail(c, KCTX_INVALID_ARGUMENT, "args is NULL");
+        return kctx__fail(c, KCTX_INVALID_ARGUMENT, "the callable takes %u arguments, %u given",
+                          u->nparams, nargs);
+    if (nargs && !args) return kctx__fail(c, KCTX_INVALID_ARGUMENT, "args is NULL");
     /* K11: a request that needs more than a fixed capacity is CAPACITY. */
     uint64_t bytes = (uint64_t)nargs * sizeof(kctx_rt_arg);
     if (bytes > c->args_capacity)
-        return kctx_fail(c, KCTX_CAPACITY,
-                         "%llu bytes of arguments exceed the kernel-args capacity (%u, K11)",
-                         (unsigned long long)bytes, c->args_capacity);
+        return kctx__fail(c, KCTX_CAPACITY,
+                          "%llu bytes of arguments exceed the kernel-args capacity (%u, K11)",
+                          (unsigned long long)bytes, c->args_capacity);
     if (bytes + sizeof(kctx_rt_scheduler_params) > c->max_params)
-        return kctx_fail(c, KCTX_CAPACITY,
-                         "%llu bytes of arguments exceed the device's kernel parameter limit (%u "
-                         "bytes with the scheduler's header, K11)",
-                         (unsigned long long)bytes, c->max_params);
+        return kctx__fail(c, KCTX_CAPACITY,
+                          "%llu bytes of arguments exceed the device's kernel parameter limit (%u "
+                          "bytes with the scheduler's header, K11)",
+                          (unsigned long long)bytes, c->max_params);
     for (uint32_t i = 0; i < nargs; i++) {
         bool tensor = u->pkind[i] != KCTX_PARAM_SCALAR;
         if (tensor && args[i].size == 0)
-            return kctx_fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a tensor: size must be > 0",
-                             i);
+            return kctx__fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a tensor: size must be > 0",
+                              i);
         if (!tensor && args[i].size != 0)
-            return kctx_fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a scalar: size must be 0",
-                             i);
+            return kctx__fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a scalar: size must be 0",
+                              i);
         if (tensor && args[i].size < u->min_size[i])
-            return kctx_fail(
+            return kctx__fail(
                 c, KCTX_INVALID_ARGUMENT,
                 "argument %u: %llu bytes, but a task binding reads from byte offset %llu", i,
                 (unsigned long long)args[i].size, (unsigned long long)(u->min_size[i] - 1));
         if (tensor && args[i].value + args[i].size < args[i].value)
-            return kctx_fail(c, KCTX_INVALID_ARGUMENT, "argument %u: address range overflows", i);
+            return kctx__fail(c, KCTX_INVALID_ARGUMENT, "argument %u: address range overflows", i);
     }
     return KCTX_OK;
 }
@@ -93,8 +93,8 @@ static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const 
                                        kctx_pgraph *graph) {
     if (caller == c->streams[KCTX_STREAM_AICPU].h || caller == c->streams[KCTX_STREAM_AICORE].h ||
         caller == c->streams[KCTX_STREAM_UPLOAD].h)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT,
-                         "the caller stream is one of the context's own streams");
+        return kctx__fail(c, KCTX_INVALID_ARGUMENT,
+                          "the caller stream is one of the context's own streams");
     int dev = -1;
     int pst = KP_RAW(c, stream_info, c->plat->self, caller, &dev, ccs, cid, graph);
     if (pst) {
@@ -102,21 +102,21 @@ static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const 
          * (out of memory, a lost device, ...) is the platform's, mapped by
          * class like every other (K29 included). */
         if (kp_classify(c, pst) == KCTX_PCLASS_INVALID)
-            return kctx_fail(c, KCTX_INVALID_ARGUMENT, "caller stream 0x%llx: %s (%s)",
-                             (unsigned long long)caller, kp_status_name(c, pst),
-                             kp_last_message(c, pst));
+            return kctx__fail(c, KCTX_INVALID_ARGUMENT, "caller stream 0x%llx: %s (%s)",
+                              (unsigned long long)caller, kp_status_name(c, pst),
+                              kp_last_message(c, pst));
         return kp_map(c, "stream_info(caller)", pst);
     }
     if (dev != c->device)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT,
-                         "the caller stream is on device %d, the context on %d", dev, c->device);
+        return kctx__fail(c, KCTX_INVALID_ARGUMENT,
+                          "the caller stream is on device %d, the context on %d", dev, c->device);
     if (!c->ops->mem_range_check) return KCTX_OK;
     for (uint32_t i = 0; i < nargs; i++) {
         if (u->pkind[i] == KCTX_PARAM_SCALAR) continue;
         pst = KP_RAW(c, mem_range_check, c->plat->self, c->device, args[i].value, args[i].size);
         if (pst == 0) continue;
         if (kp_classify(c, pst) == KCTX_PCLASS_INVALID)
-            return kctx_fail(
+            return kctx__fail(
                 c, KCTX_INVALID_ARGUMENT,
                 "argument %u: [0x%llx, +%llu) is not inside one live allocation of device %d", i,
                 (unsigned long long)args[i].value, (unsigned long long)args[i].size, c->device);
@@ -308,33 +308,33 @@ failed:;
              comp ? "; compensation also failed: " : "", comp ? kctx_thread_last_error() : "");
     if (c->phase == KCTX_PHASE_READY) {
         c->phase = KCTX_PHASE_POISONED;
-        kctx_set_runtime_error(c, st, msg);
-        kctx_device_poison(c);
+        kctx__set_runtime_error(c, st, msg);
+        kctx__device_poison(c);
     }
     if (captured) st = KCTX_CAPTURE_BROKEN;
-    kctx_fail(c, st, "%s%s", msg, captured ? " (inside a capture: discard that capture)" : "");
+    kctx__fail(c, st, "%s%s", msg, captured ? " (inside a capture: discard that capture)" : "");
     return st;
 }
 
 kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t nargs,
                         uint64_t caller) {
     kctx_ctx *c;
-    kctx_status st = kctx_ctx_acquire(h, &c);
+    kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
-    uint64_t t0 = c->trace ? kctx_now_ns() : 0;
+    uint64_t t0 = c->trace ? kctx__now_ns() : 0;
     if (!caller)
-        st = kctx_fail(c, KCTX_INVALID_ARGUMENT,
-                       "caller stream is 0 (the %s platform has no NULL stream)", c->plat->name);
+        st = kctx__fail(c, KCTX_INVALID_ARGUMENT,
+                        "caller stream is 0 (the %s platform has no NULL stream)", c->plat->name);
     else if (c->mode != KCTX_MODE_KERNEL)
-        st = kctx_fail(c, KCTX_INVALID_STATE,
-                       "launch needs a kernel context (K3; program mode uses kctx_run)");
+        st = kctx__fail(c, KCTX_INVALID_STATE,
+                        "launch needs a kernel context (K3; program mode uses kctx_run)");
     else
-        st = kctx_admit(c, "launch");
-    if (!st) st = kctx_check_device(c);
+        st = kctx__admit(c, "launch");
+    if (!st) st = kctx__check_device(c);
     kctx_callable *cb = st ? NULL : find_id(c, id);
     if (!st && !cb)
-        st = kctx_fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
-                       (unsigned long long)id);
+        st = kctx__fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
+                        (unsigned long long)id);
     if (!st) st = check_args(c, cb->up, args, nargs);
     /* capture state (K25, K34): the only queries of the launch path; the
      * caller's comes with its device check */
@@ -346,27 +346,27 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
         st = KP(c, "stream_info(AICPU)", stream_info, c->plat->self, c->streams[0].h, NULL, &xcs,
                 &xid, &xgraph);
     if (!st && ccs == KCTX_PCAPTURE_INVALIDATED)
-        st =
-            kctx_fail(c, KCTX_CAPTURE_BROKEN, "the caller stream's capture is already invalidated");
+        st = kctx__fail(c, KCTX_CAPTURE_BROKEN,
+                        "the caller stream's capture is already invalidated");
     if (!st && xcs != KCTX_PCAPTURE_NONE && (ccs != KCTX_PCAPTURE_ACTIVE || cid != xid))
-        st = kctx_fail(
+        st = kctx__fail(
             c, KCTX_CAPTURE_ACTIVE,
             "the context's streams belong to another capture until it ends; launch refused (K34)");
     bool captured = !st && ccs == KCTX_PCAPTURE_ACTIVE;
     if (captured && !graph)
-        st = kctx_fail(c, KCTX_PLATFORM_ERROR,
-                       "platform %s reports an active capture of the caller stream without its "
-                       "graph",
-                       c->plat->name);
+        st = kctx__fail(c, KCTX_PLATFORM_ERROR,
+                        "platform %s reports an active capture of the caller stream without its "
+                        "graph",
+                        c->plat->name);
     /* K25: an exhausted token pool refuses before anything is enqueued. */
     if (captured && atomic_load(&c->tokens_in_use) >= c->token_capacity)
-        st = kctx_fail(c, KCTX_CAPACITY,
-                       "all %u graph lifetime tokens are held by live graphs (K25)",
-                       c->token_capacity);
+        st = kctx__fail(c, KCTX_CAPACITY,
+                        "all %u graph lifetime tokens are held by live graphs (K25)",
+                        c->token_capacity);
     if (!st) st = enqueue_chain(c, cb->up, args, nargs, caller, captured ? graph : 0);
-    kctx_trace_span(c, KCTX_DFX_LAUNCH, t0, id, st ? 0 : c->launch_seq,
-                    st); /* preallocated: no allocation (K19) */
-    kctx_ctx_release(c);
+    kctx__trace_span(c, KCTX_DFX_LAUNCH, t0, id, st ? 0 : c->launch_seq,
+                     st); /* preallocated: no allocation (K19) */
+    kctx__ctx_release(c);
     return st;
 }
 
@@ -375,26 +375,28 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
 
 kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
     kctx_ctx *c;
-    kctx_status st = kctx_ctx_acquire(h, &c);
+    kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
-    if (rep && rep->size < sizeof *rep)
-        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "report->size too small");
-    else if (c->mode == KCTX_MODE_NONE ||
-             (c->phase != KCTX_PHASE_READY && c->phase != KCTX_PHASE_POISONED &&
-              c->phase != KCTX_PHASE_QUARANTINED))
-        st = kctx_fail(c, KCTX_INVALID_STATE, "check of a %s context", kctx_phase_name(c->phase));
-    else if (c->phase == KCTX_PHASE_QUARANTINED)
-        st = kctx_fail(c, KCTX_DEVICE_LOST, "the context is quarantined: %s", c->rt_msg);
+    /* kctx.h: a report of a newer header is filled as far as this library
+     * knows, its unknown tail zeroed */
+    static const size_t report_sizes[] = {sizeof(kctx_check_report)};
+    if (rep) st = kctx__struct_out_check(c, "kctx_check_report", rep, report_sizes, 1);
+    if (!st && (c->mode == KCTX_MODE_NONE ||
+                (c->phase != KCTX_PHASE_READY && c->phase != KCTX_PHASE_POISONED &&
+                 c->phase != KCTX_PHASE_QUARANTINED)))
+        st = kctx__fail(c, KCTX_INVALID_STATE, "check of a %s context", kctx_phase_name(c->phase));
+    else if (!st && c->phase == KCTX_PHASE_QUARANTINED)
+        st = kctx__fail(c, KCTX_DEVICE_LOST, "the context is quarantined: %s", c->rt_msg);
     if (st) {
-        kctx_ctx_release(c);
+        kctx__ctx_release(c);
         return st;
     }
     st = kp_relaxed_begin(c);
     if (st) {
-        kctx_ctx_release(c);
+        kctx__ctx_release(c);
         return st;
     }
-    st = kctx_check_device(c);
+    st = kctx__check_device(c);
     if (!st)
         st = kp_require_uncaptured(c, KCTX_CAPTURE_ACTIVE, "check is not allowed during capture");
     uint64_t img = c->mem[KCTX_MEM_RUNTIME_IMAGE].h;
@@ -444,10 +446,10 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
                  failed_stream);
         if (c->phase == KCTX_PHASE_READY) {
             c->phase = KCTX_PHASE_POISONED;
-            kctx_set_runtime_error(c, dev, msg);
-            kctx_device_poison(c); /* K35: its graphs stop too */
+            kctx__set_runtime_error(c, dev, msg);
+            kctx__device_poison(c); /* K35: its graphs stop too */
         }
-        st = kctx_fail(c, dev, "%s", msg);
+        st = kctx__fail(c, dev, "%s", msg);
     } else if (!st && err != KCTX_RT_ERR_NONE && err != KCTX_RT_ERR_POISONED) {
         dev = err == KCTX_RT_ERR_CONCURRENT_LAUNCH ? KCTX_CONCURRENT_LAUNCH : KCTX_DEVICE_ERROR;
         char msg[KCTX_MSG];
@@ -462,7 +464,7 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
                      (unsigned long long)(((uint64_t)dhi << 32) | dlo), err);
         if (c->phase == KCTX_PHASE_READY) {
             c->phase = KCTX_PHASE_POISONED;
-            kctx_set_runtime_error(c, dev, msg);
+            kctx__set_runtime_error(c, dev, msg);
         }
         /* From now on the context's graphs refuse to run (K35): a task
          * failure already does; a concurrent launch is turned into poison,
@@ -470,19 +472,17 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
         if (err == KCTX_RT_ERR_CONCURRENT_LAUNCH)
             st = KP(c, "atomic_write_u32(poison)", atomic_write_u32, self,
                     img + offsetof(kctx_rt_image, error), KCTX_RT_ERR_POISONED);
-        if (!st) st = kctx_fail(c, dev, "%s", msg);
+        if (!st) st = kctx__fail(c, dev, "%s", msg);
     } else if (!st && c->phase == KCTX_PHASE_POISONED) {
         dev = KCTX_POISONED;
-        st = kctx_fail(c, KCTX_POISONED, "%s", c->rt_msg);
+        st = kctx__fail(c, KCTX_POISONED, "%s", c->rt_msg);
     }
     if (rep && (st == KCTX_OK || st == dev)) {
-        rep->device_status = dev;
-        rep->refused_replays = refused;
-        rep->concurrent_launches = conc;
-        rep->error_detail = ((uint64_t)dhi << 32) | dlo;
+        kctx_check_report full = {sizeof full, dev, refused, conc, ((uint64_t)dhi << 32) | dlo};
+        kctx__struct_out(rep, &full, sizeof full);
     }
     kp_relaxed_end(c);
-    kctx_ctx_release(c);
+    kctx__ctx_release(c);
     return st;
 }
 
@@ -491,22 +491,22 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
 
 kctx_status kctx_run(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t nargs) {
     kctx_ctx *c;
-    kctx_status st = kctx_ctx_acquire(h, &c);
+    kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
     if (c->mode != KCTX_MODE_PROGRAM)
-        st = kctx_fail(c, KCTX_INVALID_STATE,
-                       "run needs a program context (K3; kernel mode uses kctx_launch)");
+        st = kctx__fail(c, KCTX_INVALID_STATE,
+                        "run needs a program context (K3; kernel mode uses kctx_launch)");
     else
-        st = kctx_admit(c, "run");
+        st = kctx__admit(c, "run");
     kctx_callable *cb = st ? NULL : find_id(c, id);
     if (!st && !cb)
-        st = kctx_fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
-                       (unsigned long long)id);
+        st = kctx__fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
+                        (unsigned long long)id);
     if (!st) st = check_args(c, cb->up, args, nargs);
-    if (!st) st = kctx_check_device(c); /* K5: run acts on the device the context owns */
+    if (!st) st = kctx__check_device(c); /* K5: run acts on the device the context owns */
     if (!st) st = kp_relaxed_begin(c);
     if (st) {
-        kctx_ctx_release(c);
+        kctx__ctx_release(c);
         return st;
     }
     /* The program context owns its streams: its AICPU stream plays the
@@ -516,6 +516,6 @@ kctx_status kctx_run(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t
         st = KP(c, "stream_sync(AICPU, run)", stream_sync, c->plat->self, c->streams[0].h,
                 c->prepare_timeout_ms);
     kp_relaxed_end(c);
-    kctx_ctx_release(c);
+    kctx__ctx_release(c);
     return st;
 }

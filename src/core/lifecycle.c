@@ -16,18 +16,18 @@ static kctx_status admit(kctx_ctx *c, const char *what) {
     case KCTX_PHASE_READY:
         return KCTX_OK;
     case KCTX_PHASE_POISONED:
-        return kctx_fail(c, KCTX_POISONED, "%s refused: the context is poisoned (%s)", what,
-                         c->rt_msg);
+        return kctx__fail(c, KCTX_POISONED, "%s refused: the context is poisoned (%s)", what,
+                          c->rt_msg);
     case KCTX_PHASE_QUARANTINED:
-        return kctx_fail(c, KCTX_DEVICE_LOST,
-                         "%s refused: the context is quarantined after a fatal device error (%s)",
-                         what, c->rt_msg);
+        return kctx__fail(c, KCTX_DEVICE_LOST,
+                          "%s refused: the context is quarantined after a fatal device error (%s)",
+                          what, c->rt_msg);
     default:
-        return kctx_fail(c, KCTX_INVALID_STATE, "%s refused: the context is %s", what,
-                         kctx_phase_name(c->phase));
+        return kctx__fail(c, KCTX_INVALID_STATE, "%s refused: the context is %s", what,
+                          kctx_phase_name(c->phase));
     }
 }
-kctx_status kctx_admit(kctx_ctx *c, const char *what) { return admit(c, what); }
+kctx_status kctx__admit(kctx_ctx *c, const char *what) { return admit(c, what); }
 
 /* Failure after the latch: roll back; a complete rollback releases the
  * claim and leaves a NEW (latched) context, an incomplete one CLOSING. */
@@ -38,10 +38,10 @@ static kctx_status init_failed(kctx_ctx *c, kctx_status st, bool in_flight) {
         /* K29/K30: the device was lost while init created or released: a
          * lost device cannot honour releases, so everything (and the claim)
          * is kept; close completes once the owner reset the device (K36). */
-        kctx_fail(c, st,
-                  "%s (the device is lost: the context is QUARANTINED; close completes after "
-                  "the owner resets the device)",
-                  msg);
+        kctx__fail(c, st,
+                   "%s (the device is lost: the context is QUARANTINED; close completes after "
+                   "the owner resets the device)",
+                   msg);
         return st;
     }
     if (in_flight) {
@@ -49,24 +49,24 @@ static kctx_status init_failed(kctx_ctx *c, kctx_status st, bool in_flight) {
          * memory the device writes. Keep everything (and the claim); close
          * releases once the streams are idle. */
         c->phase = KCTX_PHASE_CLOSING;
-        kctx_fail(
+        kctx__fail(
             c, st,
             "%s (an init upload may still be in flight: the context is CLOSING; close releases it "
             "once idle)",
             msg);
         return st;
     }
-    kctx_status rb = kctx_resources_release(c);
+    kctx_status rb = kctx__resources_release(c);
     if (rb == KCTX_OK) {
-        kctx_claim_release(c);
-        kctx_trace_free(c); /* nothing of this init is kept */
+        kctx__claim_release(c);
+        kctx__trace_free(c); /* nothing of this init is kept */
         c->phase = KCTX_PHASE_NEW;
         c->device = -1;
     } else {
         c->phase = KCTX_PHASE_CLOSING; /* sticky: close retries the rest (K7 keeps the claim) */
     }
-    kctx_fail(c, st, "%s%s", msg,
-              rb ? " (rollback incomplete: the context is CLOSING; close retries)" : "");
+    kctx__fail(c, st, "%s%s", msg,
+               rb ? " (rollback incomplete: the context is CLOSING; close retries)" : "");
     return st;
 }
 
@@ -94,19 +94,19 @@ static kctx_status choose_strategy(kctx_ctx *c, uint32_t asked, kctx_strategy *o
         else if (strcmp(env, "host-ordered") == 0)
             asked = KCTX_STRATEGY_HOST_ORDERED;
         else
-            return kctx_fail(c, KCTX_INVALID_ARGUMENT,
-                             "KCTX_STRATEGY='%s' names no strategy (resident or host-ordered)",
-                             env);
+            return kctx__fail(c, KCTX_INVALID_ARGUMENT,
+                              "KCTX_STRATEGY='%s' names no strategy (resident or host-ordered)",
+                              env);
     }
     if (asked == KCTX_STRATEGY_DEFAULT) asked = c->plat->default_strategy;
     if (asked != KCTX_STRATEGY_RESIDENT && asked != KCTX_STRATEGY_HOST_ORDERED)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "strategy %u is not a kctx_strategy", asked);
+        return kctx__fail(c, KCTX_INVALID_ARGUMENT, "strategy %u is not a kctx_strategy", asked);
     if (!(c->plat->strategies & KCTX_STRATEGY_BIT(asked))) {
         char offers[64];
-        return kctx_fail(c, KCTX_UNSUPPORTED,
-                         "platform %s does not offer the %s strategy (it offers: %s)",
-                         c->plat->name, kctx_strategy_name((kctx_strategy)asked),
-                         strategy_list(c->plat->strategies, offers, sizeof offers));
+        return kctx__fail(c, KCTX_UNSUPPORTED,
+                          "platform %s does not offer the %s strategy (it offers: %s)",
+                          c->plat->name, kctx_strategy_name((kctx_strategy)asked),
+                          strategy_list(c->plat->strategies, offers, sizeof offers));
     }
     *out = (kctx_strategy)asked;
     return KCTX_OK;
@@ -115,10 +115,10 @@ static kctx_status choose_strategy(kctx_ctx *c, uint32_t asked, kctx_strategy *o
 static kctx_status check_common_config(kctx_ctx *c, uint32_t args_capacity, uint32_t timeout_ms,
                                        uint32_t strategy, kctx_strategy *chosen) {
     if (args_capacity < 64 || args_capacity > 65536)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "args_capacity %u out of range 64..65536",
-                         args_capacity);
+        return kctx__fail(c, KCTX_INVALID_ARGUMENT, "args_capacity %u out of range 64..65536",
+                          args_capacity);
     if (timeout_ms == 0)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "prepare_timeout_ms must be > 0");
+        return kctx__fail(c, KCTX_INVALID_ARGUMENT, "prepare_timeout_ms must be > 0");
     return choose_strategy(c, strategy, chosen);
 }
 
@@ -130,8 +130,8 @@ static kctx_status read_device(kctx_ctx *c, int device) {
     kctx_status st = KP(c, "device_info", device_info, c->plat->self, device, &info);
     if (st) return st;
     if (info.aicore_count == 0 || info.aicore_count > 1024)
-        return kctx_fail(c, KCTX_UNSUPPORTED, "device %d reports %u cores", device,
-                         info.aicore_count);
+        return kctx__fail(c, KCTX_UNSUPPORTED, "device %d reports %u cores", device,
+                          info.aicore_count);
     c->core_count = info.aicore_count;
     /* the smallest of the platform's declared limit, the device's and the
      * snapshot kctx keeps on the launch path's stack */
@@ -151,14 +151,14 @@ static kctx_status read_device(kctx_ctx *c, int device) {
  * trace the init, restore the capture mode and leave the context. */
 static kctx_status finish_init(kctx_ctx *c, kctx_status st, uint64_t t0) {
     bool in_flight = false;
-    if (!st) st = kctx_resources_create(c, &in_flight);
+    if (!st) st = kctx__resources_create(c, &in_flight);
     if (st)
         st = init_failed(c, st, in_flight);
     else
         c->phase = KCTX_PHASE_READY;
-    kctx_trace_span(c, KCTX_DFX_INIT, t0, 0, 0, st);
+    kctx__trace_span(c, KCTX_DFX_INIT, t0, 0, 0, st);
     kp_relaxed_end(c);
-    kctx_ctx_release(c);
+    kctx__ctx_release(c);
     return st;
 }
 
@@ -173,21 +173,21 @@ static const size_t k_program_config_sizes[] = {offsetof(kctx_program_config, st
 static kctx_status check_config_head(kctx_ctx *c, uint32_t version, uint32_t reserved,
                                      const char *init) {
     if (version != KCTX_CONFIG_VERSION)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT,
-                         "config version %u not supported (this library reads version %u; use "
-                         "%s)",
-                         version, KCTX_CONFIG_VERSION, init);
+        return kctx__fail(c, KCTX_INVALID_ARGUMENT,
+                          "config version %u not supported (this library reads version %u; use "
+                          "%s)",
+                          version, KCTX_CONFIG_VERSION, init);
     if (reserved != 0)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT,
-                         "config field 'reserved' is %u, not 0 (a field of a newer kctx.h this "
-                         "library cannot honour)",
-                         reserved);
+        return kctx__fail(c, KCTX_INVALID_ARGUMENT,
+                          "config field 'reserved' is %u, not 0 (a field of a newer kctx.h this "
+                          "library cannot honour)",
+                          reserved);
     return KCTX_OK;
 }
 
 kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *given) {
     kctx_ctx *c;
-    kctx_status st = kctx_ctx_acquire(h, &c);
+    kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
     kctx_strategy strategy = KCTX_STRATEGY_RESIDENT;
     /* arguments and config first (K2); an older caller's config is copied
@@ -195,48 +195,48 @@ kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *given) {
     kctx_kernel_config config = KCTX_KERNEL_CONFIG_INIT;
     const kctx_kernel_config *cfg = &config;
     if (!given)
-        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config is NULL");
+        st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "config is NULL");
     else if ((st = kctx__struct_in(c, "kernel config", given, k_kernel_config_sizes, 2, &config)))
         ;
     else if ((st = check_config_head(c, cfg->version, cfg->reserved, "KCTX_KERNEL_CONFIG_INIT")))
         ;
     else if (cfg->token_capacity == 0 || cfg->token_capacity > 65536)
-        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "token_capacity %u out of range 1..65536",
-                       cfg->token_capacity);
+        st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "token_capacity %u out of range 1..65536",
+                        cfg->token_capacity);
     else
         st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms, cfg->strategy,
                                  &strategy);
     /* then the latch and the phase (K1) */
     if (!st && c->mode == KCTX_MODE_PROGRAM)
-        st = kctx_fail(c, KCTX_INVALID_STATE, "the context is latched to PROGRAM mode (K1)");
+        st = kctx__fail(c, KCTX_INVALID_STATE, "the context is latched to PROGRAM mode (K1)");
     if (!st && c->phase != KCTX_PHASE_NEW)
-        st = kctx_fail(c, KCTX_INVALID_STATE, "kernel init of a %s context",
-                       kctx_phase_name(c->phase));
-    uint64_t t0 = kctx_now_ns();
+        st = kctx__fail(c, KCTX_INVALID_STATE, "kernel init of a %s context",
+                        kctx_phase_name(c->phase));
+    uint64_t t0 = kctx__now_ns();
     /* the trace settings are config too: checked (and their host buffers
      * made) before the latch (K2) */
     if (!st)
-        st = kctx_trace_setup(c, cfg->flags, cfg->trace_device_records, cfg->trace_host_records,
-                              cfg->trace_path);
+        st = kctx__trace_setup(c, cfg->flags, cfg->trace_device_records, cfg->trace_host_records,
+                               cfg->trace_path);
     if (st) {
-        kctx_ctx_release(c);
+        kctx__ctx_release(c);
         return st;
     }
     st = kp_relaxed_begin(c);
     if (st) {
-        kctx_trace_free(c);
-        kctx_ctx_release(c);
+        kctx__trace_free(c);
+        kctx__ctx_release(c);
         return st;
     }
     int device = -1;
     /* Borrow the caller's current device (K4): read it, never set it. */
     st = kp_current_device(c, &device);
     if (!st) st = read_device(c, device);
-    if (!st) st = kctx_claim_take(c, device); /* before the latch (K2, K6) */
+    if (!st) st = kctx__claim_take(c, device); /* before the latch (K2, K6) */
     if (st) {
-        kctx_trace_free(c);
+        kctx__trace_free(c);
         kp_relaxed_end(c);
-        kctx_ctx_release(c);
+        kctx__ctx_release(c);
         return st;
     }
     c->mode = KCTX_MODE_KERNEL; /* the latch: never rolled back (K1) */
@@ -251,52 +251,52 @@ kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *given) {
 
 kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) {
     kctx_ctx *c;
-    kctx_status st = kctx_ctx_acquire(h, &c);
+    kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
     kctx_strategy strategy = KCTX_STRATEGY_RESIDENT;
     kctx_program_config config = KCTX_PROGRAM_CONFIG_INIT;
     const kctx_program_config *cfg = &config;
     if (!given)
-        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "config is NULL");
+        st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "config is NULL");
     else if ((st = kctx__struct_in(c, "program config", given, k_program_config_sizes, 2, &config)))
         ;
     else if ((st = check_config_head(c, cfg->version, cfg->reserved, "KCTX_PROGRAM_CONFIG_INIT")))
         ;
     else if (cfg->device < 0)
-        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "device %d", cfg->device);
+        st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "device %d", cfg->device);
     else
         st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms, cfg->strategy,
                                  &strategy);
     if (!st && c->mode == KCTX_MODE_KERNEL)
-        st = kctx_fail(c, KCTX_INVALID_STATE, "the context is latched to KERNEL mode (K1, K3)");
+        st = kctx__fail(c, KCTX_INVALID_STATE, "the context is latched to KERNEL mode (K1, K3)");
     if (!st && c->phase != KCTX_PHASE_NEW)
-        st = kctx_fail(c, KCTX_INVALID_STATE, "program init of a %s context",
-                       kctx_phase_name(c->phase));
+        st = kctx__fail(c, KCTX_INVALID_STATE, "program init of a %s context",
+                        kctx_phase_name(c->phase));
     /* Program mode's authority: the lifecycle table comes from the registry,
      * never from the descriptor a kernel context holds (K4). */
     const kctx_platform_lifecycle_ops *lifecycle = NULL;
     if (!st && !(lifecycle = kctx__platform_lifecycle(c->plat)))
-        st = kctx_fail(c, KCTX_UNSUPPORTED,
-                       "platform %s offers no program mode (no lifecycle table)", c->plat->name);
+        st = kctx__fail(c, KCTX_UNSUPPORTED,
+                        "platform %s offers no program mode (no lifecycle table)", c->plat->name);
     if (st) {
-        kctx_ctx_release(c);
+        kctx__ctx_release(c);
         return st;
     }
-    uint64_t t0 = kctx_now_ns();
-    st = kctx_trace_setup(c, cfg->flags, cfg->trace_device_records, cfg->trace_host_records,
-                          cfg->trace_path);
+    uint64_t t0 = kctx__now_ns();
+    st = kctx__trace_setup(c, cfg->flags, cfg->trace_device_records, cfg->trace_host_records,
+                           cfg->trace_path);
     if (st) {
-        kctx_ctx_release(c);
+        kctx__ctx_release(c);
         return st;
     }
     int count = 0;
     st = KP(c, "device_count", device_count, c->plat->self, &count);
     if (!st && cfg->device >= count)
-        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "device %d out of range (platform has %d)",
-                       cfg->device, count);
+        st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "device %d out of range (platform has %d)",
+                        cfg->device, count);
     if (st) {
-        kctx_trace_free(c);
-        kctx_ctx_release(c);
+        kctx__trace_free(c);
+        kctx__ctx_release(c);
         return st;
     }
     /* Program mode owns the device: it initialises the platform and makes
@@ -313,8 +313,8 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) 
     if (!st) st = kp_relaxed_begin(c);
     if (st) {
         c->device = -1;
-        kctx_trace_free(c);
-        kctx_ctx_release(c);
+        kctx__trace_free(c);
+        kctx__ctx_release(c);
         return st;
     }
     return finish_init(c, read_device(c, c->device), t0);
@@ -323,7 +323,7 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) 
 /* Program mode's recovery policy (K31): it owns the device, so a fatal
  * error resets it (a lifecycle call only program mode can make), abandons
  * every handle and reports. Kernel mode never runs this. */
-kctx_status kctx_program_recover(kctx_ctx *c) {
+kctx_status kctx__program_recover(kctx_ctx *c) {
     if (c->mode != KCTX_MODE_PROGRAM || !c->lifecycle) return KCTX_INVALID_STATE;
     /* The lifecycle table resets the calling thread's current device: make
      * it the context's own first (only the device it owns may be reset,
@@ -337,10 +337,10 @@ kctx_status kctx_program_recover(kctx_ctx *c) {
     }
     if (!pst) pst = KPL_RAW(c, reset_device, self);
     if (switched && prev >= 0) (void)KPL_RAW(c, set_device, self, prev);
-    kctx_resources_abandon(c);
-    kctx_set_runtime_error(c, KCTX_DEVICE_LOST,
-                           "fatal device error: program mode reset its device and abandoned "
-                           "its resources (K31)");
+    kctx__resources_abandon(c);
+    kctx__set_runtime_error(c, KCTX_DEVICE_LOST,
+                            "fatal device error: program mode reset its device and abandoned "
+                            "its resources (K31)");
     c->phase = KCTX_PHASE_CLOSED; /* its handles died with the reset */
     return pst ? kp_map(c, "lifecycle reset_device", pst) : KCTX_DEVICE_LOST;
 }
@@ -356,9 +356,9 @@ static kctx_status close_checks(kctx_ctx *c) {
     if (st) return st;
     unsigned graphs = atomic_load(&c->tokens_in_use);
     if (graphs)
-        return kctx_fail(c, KCTX_BUSY,
-                         "close refused: %u live captured graph(s) still hold the context (K25)",
-                         graphs);
+        return kctx__fail(c, KCTX_BUSY,
+                          "close refused: %u live captured graph(s) still hold the context (K25)",
+                          graphs);
     return KCTX_OK;
 }
 
@@ -366,19 +366,19 @@ static kctx_status close_checks(kctx_ctx *c) {
  * teardown slot and does not undo CLOSED. */
 static void finish_trace(kctx_ctx *c) {
     if (!c->trace) return;
-    if (kctx_trace_write(c) != KCTX_OK)
-        kctx_set_teardown_error(c, KCTX_PLATFORM_ERROR, kctx_thread_last_error());
-    kctx_trace_free(c);
+    if (kctx__trace_write(c) != KCTX_OK)
+        kctx__set_teardown_error(c, KCTX_PLATFORM_ERROR, kctx_thread_last_error());
+    kctx__trace_free(c);
 }
 
 kctx_status kctx_close(kctx_context h) {
     kctx_ctx *c;
-    kctx_status st = kctx_ctx_acquire(h, &c);
+    kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
-    uint64_t t0 = kctx_now_ns();
+    uint64_t t0 = kctx__now_ns();
     if (c->phase == KCTX_PHASE_CLOSED || c->phase == KCTX_PHASE_NEW) {
         c->phase = KCTX_PHASE_CLOSED;
-        kctx_ctx_release(c);
+        kctx__ctx_release(c);
         return KCTX_OK;
     }
     /* K36: an owner reset means every handle is already gone. Reading the
@@ -386,34 +386,34 @@ kctx_status kctx_close(kctx_context h) {
     if (c->has_epoch) {
         uint64_t now = 0;
         if (KP_RAW(c, device_epoch, c->plat->self, c->device, &now) == 0 && now != c->epoch) {
-            kctx_resources_abandon(c);
+            kctx__resources_abandon(c);
             c->phase = KCTX_PHASE_CLOSED;
-            kctx_claim_release(c);
+            kctx__claim_release(c);
             finish_trace(c); /* host spans only: the device ring went with the reset */
-            kctx_ctx_release(c);
+            kctx__ctx_release(c);
             return KCTX_OK;
         }
     }
     if (c->phase == KCTX_PHASE_QUARANTINED) {
-        st = kctx_fail(
+        st = kctx__fail(
             c, KCTX_DEVICE_LOST,
             "close refused: the device is lost; its owner must reset it before the context can "
             "close "
             "(K30, K36)%s",
             c->has_epoch ? "" : "; this platform has no device epoch, so quarantine is terminal");
-        kctx_ctx_release(c);
+        kctx__ctx_release(c);
         return st;
     }
     st = kp_relaxed_begin(c);
     if (st) {
-        kctx_ctx_release(c);
+        kctx__ctx_release(c);
         return st;
     }
-    st = kctx_check_device(c);     /* K5: releases act on the current device */
+    st = kctx__check_device(c);    /* K5: releases act on the current device */
     if (!st) st = close_checks(c); /* also on a CLOSING retry: work may still be in flight */
     if (st) {
         kp_relaxed_end(c);
-        kctx_ctx_release(c);
+        kctx__ctx_release(c);
         return st;
     }
     /* K26/K32: the device trace comes back before any device memory is
@@ -423,32 +423,32 @@ kctx_status kctx_close(kctx_context h) {
      * trace is still written with the host spans) and teardown goes on. */
     if (c->trace && !c->trace_collected) {
         bool in_flight = false;
-        st = kctx_trace_collect(c, &in_flight);
+        st = kctx__trace_collect(c, &in_flight);
         if (st && in_flight) {
             char cause[KCTX_MSG];
             snprintf(cause, sizeof cause, "%s", kctx_thread_last_error());
-            st = kctx_fail(c, KCTX_BUSY,
-                           "close refused: the trace copy-back may still be running into the host "
-                           "buffer (%s); retry close once the upload stream is idle (K25, K32)",
-                           cause);
+            st = kctx__fail(c, KCTX_BUSY,
+                            "close refused: the trace copy-back may still be running into the host "
+                            "buffer (%s); retry close once the upload stream is idle (K25, K32)",
+                            cause);
         }
         if (st == KCTX_DEVICE_LOST || (st && in_flight)) {
             kp_relaxed_end(c);
-            kctx_ctx_release(c);
+            kctx__ctx_release(c);
             return st; /* quarantined (K30) or still copying: nothing released */
         }
-        if (st) kctx_set_teardown_error(c, st, kctx_thread_last_error());
+        if (st) kctx__set_teardown_error(c, st, kctx_thread_last_error());
         c->trace_collected = true;
     }
     c->phase = KCTX_PHASE_CLOSING; /* sticky from the first destructive step (K26) */
-    st = kctx_resources_release(c);
+    st = kctx__resources_release(c);
     if (st == KCTX_OK) {
         c->phase = KCTX_PHASE_CLOSED;
-        kctx_claim_release(c); /* only now (K7) */
-        kctx_trace_span(c, KCTX_DFX_CLOSE, t0, 0, 0, KCTX_OK);
+        kctx__claim_release(c); /* only now (K7) */
+        kctx__trace_span(c, KCTX_DFX_CLOSE, t0, 0, 0, KCTX_OK);
         finish_trace(c);
     }
     kp_relaxed_end(c);
-    kctx_ctx_release(c);
+    kctx__ctx_release(c);
     return st;
 }

@@ -108,14 +108,14 @@ static bool status_class(kctx_status s, kctx_pclass *k) {
 kctx_status kctx_fault_arm(const kctx_fault *f, int *id) {
     kctx_pclass cls;
     if (!f || !id || f->size < sizeof *f)
-        return kctx_fail(NULL, KCTX_INVALID_ARGUMENT,
-                         "fault or fault_id is NULL, or fault->size "
-                         "is too small (use KCTX_FAULT_INIT)");
+        return kctx__fail(NULL, KCTX_INVALID_ARGUMENT,
+                          "fault or fault_id is NULL, or fault->size "
+                          "is too small (use KCTX_FAULT_INIT)");
     if (f->op < KCTX_POP_ANY || f->op >= KCTX_POP_COUNT || f->nth == 0 ||
         !status_class(f->error, &cls))
-        return kctx_fail(NULL, KCTX_INVALID_ARGUMENT,
-                         "fault: op %d, nth %llu or error %s is not allowed", f->op,
-                         (unsigned long long)f->nth, kctx_status_name(f->error));
+        return kctx__fail(NULL, KCTX_INVALID_ARGUMENT,
+                          "fault: op %d, nth %llu or error %s is not allowed", f->op,
+                          (unsigned long long)f->nth, kctx_status_name(f->error));
     pthread_mutex_lock(&g_fault_lock);
     int slot = -1;
     for (int i = 0; i < KCTX_MAX_FAULTS && slot < 0; i++)
@@ -128,14 +128,14 @@ kctx_status kctx_fault_arm(const kctx_fault *f, int *id) {
     }
     pthread_mutex_unlock(&g_fault_lock);
     if (slot < 0)
-        return kctx_fail(NULL, KCTX_CAPACITY, "%d faults are armed already", KCTX_MAX_FAULTS);
+        return kctx__fail(NULL, KCTX_CAPACITY, "%d faults are armed already", KCTX_MAX_FAULTS);
     *id = slot;
     return KCTX_OK;
 }
 
 kctx_status kctx_fault_hits(int id, uint64_t *hits) {
     if (!hits || id < 0 || id >= KCTX_MAX_FAULTS)
-        return kctx_fail(NULL, KCTX_INVALID_ARGUMENT, "fault id %d or hits is NULL", id);
+        return kctx__fail(NULL, KCTX_INVALID_ARGUMENT, "fault id %d or hits is NULL", id);
     pthread_mutex_lock(&g_fault_lock);
     *hits = g_faults[id].hits;
     pthread_mutex_unlock(&g_fault_lock);
@@ -199,8 +199,8 @@ kctx_status kp_map(kctx_ctx *c, const char *what, int pst) {
     if (pst == 0) return KCTX_OK;
     kctx_pclass k = kp_classify(c, pst);
     kctx_status st = class_to_status(k);
-    kctx_fail(c, st, "platform %s: %s failed with %s (%s)", c->plat->name, what,
-              kp_status_name(c, pst), kp_last_message(c, pst));
+    kctx__fail(c, st, "platform %s: %s failed with %s (%s)", c->plat->name, what,
+               kp_status_name(c, pst), kp_last_message(c, pst));
     if (st != KCTX_DEVICE_LOST) return st;
     /* K29: a fatal error quarantines a kernel context wherever it happens:
      * READY or POISONED, during init's creation or rollback (NEW, latched)
@@ -210,14 +210,14 @@ kctx_status kp_map(kctx_ctx *c, const char *what, int pst) {
                    c->phase == KCTX_PHASE_CLOSING;
     if (c->mode == KCTX_MODE_KERNEL && (working || (c->phase == KCTX_PHASE_NEW && c->claimed))) {
         c->phase = KCTX_PHASE_QUARANTINED;
-        kctx_set_runtime_error(c, st, kctx_thread_last_error());
+        kctx__set_runtime_error(c, st, kctx_thread_last_error());
     } else if (working) {
         if (c->mode == KCTX_MODE_PROGRAM) {
             char msg[KCTX_MSG];
             snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
-            kctx_program_recover(c); /* K31: program mode owns the device */
-            kctx_fail(c, st, "%s; program mode reset its device and abandoned its resources (K31)",
-                      msg);
+            kctx__program_recover(c); /* K31: program mode owns the device */
+            kctx__fail(c, st, "%s; program mode reset its device and abandoned its resources (K31)",
+                       msg);
         }
     }
     return st;
@@ -265,12 +265,12 @@ kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status 
     return KP(c, "stream_info", stream_info, c->plat->self, s, NULL, st, &id, &g);
 }
 
-kctx_status kctx_check_device(kctx_ctx *c) {
+kctx_status kctx__check_device(kctx_ctx *c) {
     int cur = -1;
     kctx_status st = kp_current_device(c, &cur);
     if (st) return st;
     if (cur != c->device)
-        return kctx_fail(
+        return kctx__fail(
             c, KCTX_INVALID_STATE,
             "the calling thread's current device is %d, but the context %s device %d (K5)", cur,
             c->mode == KCTX_MODE_KERNEL ? "borrowed" : "owns", c->device);
@@ -286,9 +286,9 @@ kctx_status kp_require_uncaptured(kctx_ctx *c, kctx_status refusal, const char *
         kctx_status st = kp_capture_status(c, c->streams[i].h, &cs);
         if (st) return st;
         if (cs != KCTX_PCAPTURE_NONE)
-            return kctx_fail(c, refusal, "%s: the context's %s stream is part of an %s capture",
-                             what, k_stream_names[i],
-                             cs == KCTX_PCAPTURE_ACTIVE ? "active" : "invalidated");
+            return kctx__fail(c, refusal, "%s: the context's %s stream is part of an %s capture",
+                              what, k_stream_names[i],
+                              cs == KCTX_PCAPTURE_ACTIVE ? "active" : "invalidated");
     }
     return KCTX_OK;
 }
@@ -299,7 +299,7 @@ kctx_status kp_require_stream_idle(kctx_ctx *c, int which, const char *what) {
     if (pst == 0) return KCTX_OK;
     kctx_pclass k = kp_classify(c, pst);
     if (k == KCTX_PCLASS_NOT_READY)
-        return kctx_fail(
+        return kctx__fail(
             c, KCTX_BUSY,
             "%s: work (a launch, an upload or a trace copy-back) is still in flight on "
             "the context's %s stream",

@@ -23,7 +23,7 @@ static void upload_free_host(kctx_upload *u) {
     free(u);
 }
 
-void kctx_callables_free_host(kctx_ctx *c) {
+void kctx__callables_free_host(kctx_ctx *c) {
     free(c->callables);
     c->callables = NULL;
     c->ncallables = c->capcallables = 0;
@@ -36,9 +36,9 @@ static kctx_status upload_release(kctx_ctx *c, kctx_upload *u) {
     kctx_status first = KCTX_OK, st;
     if (u->table.live) {
         st = KP(c, "mem_free(callable table)", mem_free, self, u->table.h);
-        if (kctx_lost(c)) return st; /* K29: stop; program mode's recovery freed `u` */
+        if (kctx__lost(c)) return st; /* K29: stop; program mode's recovery freed `u` */
         if (st) {
-            kctx_set_teardown_error(c, st, kctx_thread_last_error());
+            kctx__set_teardown_error(c, st, kctx_thread_last_error());
             first = st;
         } else {
             u->table.live = false;
@@ -47,9 +47,9 @@ static kctx_status upload_release(kctx_ctx *c, kctx_upload *u) {
     for (uint32_t i = u->nchildren; i-- > 0;) {
         if (!u->modules[i].live) continue;
         st = KP(c, "module_unload(child)", module_unload, self, u->modules[i].h);
-        if (kctx_lost(c)) return st; /* as above */
+        if (kctx__lost(c)) return st; /* as above */
         if (st) {
-            kctx_set_teardown_error(c, st, kctx_thread_last_error());
+            kctx__set_teardown_error(c, st, kctx_thread_last_error());
             if (!first) first = st;
         } else {
             u->modules[i].live = false;
@@ -65,14 +65,14 @@ static bool upload_live(const kctx_upload *u) {
     return false;
 }
 
-kctx_status kctx_uploads_release(kctx_ctx *c) {
+kctx_status kctx__uploads_release(kctx_ctx *c) {
     kctx_status first = KCTX_OK;
     kctx_upload **pp = &c->uploads;
     while (*pp) {
         kctx_upload *u = *pp;
         kctx_status st = upload_release(c, u);
         if (st && !first) first = st;
-        if (kctx_lost(c)) return first; /* K29: stop; `u` may be gone (program recovery) */
+        if (kctx__lost(c)) return first; /* K29: stop; `u` may be gone (program recovery) */
         if (!upload_live(u)) {
             *pp = u->next;
             upload_free_host(u);
@@ -80,17 +80,17 @@ kctx_status kctx_uploads_release(kctx_ctx *c) {
             pp = &u->next;
         }
     }
-    if (!c->uploads) kctx_callables_free_host(c);
+    if (!c->uploads) kctx__callables_free_host(c);
     return first;
 }
 
-void kctx_uploads_abandon(kctx_ctx *c) {
+void kctx__uploads_abandon(kctx_ctx *c) {
     while (c->uploads) {
         kctx_upload *u = c->uploads;
         c->uploads = u->next;
         upload_free_host(u);
     }
-    kctx_callables_free_host(c);
+    kctx__callables_free_host(c);
 }
 
 static kctx_callable *find_id(kctx_ctx *c, uint64_t id) {
@@ -103,7 +103,7 @@ static kctx_status register_id(kctx_ctx *c, uint64_t id, kctx_upload *u) {
     if (c->ncallables == c->capcallables) {
         uint32_t nc = c->capcallables ? c->capcallables * 2 : 16;
         kctx_callable *n = realloc(c->callables, nc * sizeof *n);
-        if (!n) return kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+        if (!n) return kctx__fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
         c->callables = n;
         c->capcallables = nc;
     }
@@ -204,10 +204,10 @@ static kctx_status check_marker(kctx_ctx *c, kctx_upload *u, uint32_t i, const c
     if (pst == 0) return KCTX_OK;
     if (kp_classify(c, pst) != KCTX_PCLASS_INVALID)
         return kp_map(c, "module_function(task ABI marker)", pst);
-    return kctx_fail(c, KCTX_INCOMPATIBLE_IMAGE,
-                     "child %u's kernel '%s' is not a task kernel: its module lacks the task ABI "
-                     "marker %s (write it with KCTX_TASK, kctx/task_abi.h)",
-                     i, entry, name);
+    return kctx__fail(c, KCTX_INCOMPATIBLE_IMAGE,
+                      "child %u's kernel '%s' is not a task kernel: its module lacks the task ABI "
+                      "marker %s (write it with KCTX_TASK, kctx/task_abi.h)",
+                      i, entry, name);
 }
 
 /* HOST_ORDERED: the tasks in the image's order (a topological order: a
@@ -219,7 +219,7 @@ static kctx_status build_ho_tasks(kctx_ctx *c, kctx_upload *u) {
     u->ho_tasks = calloc(nt ? nt : 1, sizeof *u->ho_tasks);
     u->ho_binds = calloc(nb ? nb : 1, sizeof *u->ho_binds);
     if (!u->ho_tasks || !u->ho_binds)
-        return kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+        return kctx__fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
     uint32_t bi = 0;
     for (uint32_t t = 0; t < nt; t++) {
         kctx_image_task task = kctx_image_task_at(v, t);
@@ -228,10 +228,10 @@ static kctx_status build_ho_tasks(kctx_ctx *c, kctx_upload *u) {
             if (kctx_image_child_at(v, i).func_id == task.func_id) fn = u->fns[i];
         u->ho_tasks[t] = (kctx_ho_task){fn, task.block_dim, task.func_id, bi, task.binding_count};
         if (sizeof(kctx_task_header) + (uint64_t)task.binding_count * 8 > c->max_params)
-            return kctx_fail(c, KCTX_INCOMPATIBLE_IMAGE,
-                             "task %u's parameter block (%u bindings) exceeds the device's kernel "
-                             "parameter limit (%u bytes)",
-                             t, task.binding_count, c->max_params);
+            return kctx__fail(c, KCTX_INCOMPATIBLE_IMAGE,
+                              "task %u's parameter block (%u bindings) exceeds the device's kernel "
+                              "parameter limit (%u bytes)",
+                              t, task.binding_count, c->max_params);
         for (uint32_t i = 0; i < task.binding_count; i++, bi++) {
             kctx_image_binding b = kctx_image_binding_at(v, t, i);
             u->ho_binds[bi] = (kctx_ho_binding){(uint32_t)b.kind, b.param, b.value};
@@ -247,7 +247,7 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
     kctx_status st = KCTX_OK;
     const bool ho = c->strategy == KCTX_STRATEGY_HOST_ORDERED;
     uint64_t *entries = calloc(u->nchildren ? u->nchildren : 1, sizeof *entries);
-    if (!entries) return kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+    if (!entries) return kctx__fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
     for (uint32_t i = 0; !st && i < u->nchildren; i++) {
         kctx_image_child ch = kctx_image_child_at(v, i);
         kctx_image_variant var;
@@ -272,14 +272,14 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
             char msg[KCTX_MSG];
             snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
             upload_release(c, u);
-            kctx_restore_msg(c, msg);
+            kctx__restore_msg(c, msg);
         }
         return st;
     }
     size_t bytes = 0;
     void *table = st ? NULL : build_table(u, entries, &bytes);
     free(entries);
-    if (!st && !table) st = kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+    if (!st && !table) st = kctx__fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
     if (!st) {
         st = KP(c, "mem_alloc(callable table)", mem_alloc, self, bytes, &u->table.h);
         if (!st) {
@@ -295,7 +295,7 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
         snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
         free(table);
         upload_release(c, u); /* nothing is kept; what fails to release stays listed for close */
-        kctx_fail(c, st, "%s", msg);
+        kctx__fail(c, st, "%s", msg);
         return st;
     }
     /* The upload is in flight: wait for it on the AICPU stream only (K15). */
@@ -309,10 +309,10 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
                  kctx_thread_last_error());
         if (c->phase == KCTX_PHASE_READY) {
             c->phase = KCTX_PHASE_POISONED;
-            kctx_set_runtime_error(c, st, msg);
-            kctx_device_poison(c);
+            kctx__set_runtime_error(c, st, msg);
+            kctx__device_poison(c);
         }
-        kctx_fail(c, st, "%s", msg);
+        kctx__fail(c, st, "%s", msg);
         u->staging = table; /* a copy may still read it: freed with the upload at close */
         return st;
     }
@@ -324,34 +324,34 @@ static kctx_status prepare_locked(kctx_ctx *c, uint64_t id, const void *image, s
 
 kctx_status kctx_prepare(kctx_context h, uint64_t id, const void *image, size_t size) {
     kctx_ctx *c;
-    kctx_status st = kctx_ctx_acquire(h, &c);
+    kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
-    uint64_t t0 = kctx_now_ns();
+    uint64_t t0 = kctx__now_ns();
     st = prepare_locked(c, id, image, size);
-    kctx_trace_span(c, KCTX_DFX_PREPARE, t0, id, 0, st);
-    kctx_ctx_release(c);
+    kctx__trace_span(c, KCTX_DFX_PREPARE, t0, id, 0, st);
+    kctx__ctx_release(c);
     return st;
 }
 
 static kctx_status prepare_locked(kctx_ctx *c, uint64_t id, const void *image, size_t size) {
     kctx_status st;
     if (!image || size == 0) {
-        st = kctx_fail(c, KCTX_INVALID_ARGUMENT, "image is NULL or size is 0");
+        st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "image is NULL or size is 0");
         return st;
     }
     /* K13: the whole image is validated before anything else is done. */
     kctx_image_view view;
     kctx_image_error ierr;
     if (kctx_image_view_open(&view, image, size, &ierr) != KCTX_IMAGE_OK) {
-        st = kctx_fail(c, KCTX_INVALID_IMAGE, "%s at offset %llu: %s",
-                       kctx_image_reason_name(ierr.reason), (unsigned long long)ierr.offset,
-                       ierr.message);
+        st = kctx__fail(c, KCTX_INVALID_IMAGE, "%s at offset %llu: %s",
+                        kctx_image_reason_name(ierr.reason), (unsigned long long)ierr.offset,
+                        ierr.message);
         return st;
     }
     if (c->mode == KCTX_MODE_NONE)
-        st = kctx_fail(c, KCTX_INVALID_STATE, "prepare on an uninitialised context");
+        st = kctx__fail(c, KCTX_INVALID_STATE, "prepare on an uninitialised context");
     else
-        st = kctx_admit(c, "prepare");
+        st = kctx__admit(c, "prepare");
     if (st) {
         return st;
     }
@@ -359,22 +359,22 @@ static kctx_status prepare_locked(kctx_ctx *c, uint64_t id, const void *image, s
     if (st) {
         return st;
     }
-    st = kctx_check_device(c); /* K5 */
+    st = kctx__check_device(c); /* K5 */
     if (!st) st = kp_require_uncaptured(c, KCTX_CAPTURE_ACTIVE, "prepare refused (K16)");
     if (!st && find_id(c, id))
-        st = kctx_fail(c, KCTX_DUPLICATE_ID, "callable id %llu is already prepared (K14)",
-                       (unsigned long long)id);
+        st = kctx__fail(c, KCTX_DUPLICATE_ID, "callable id %llu is already prepared (K14)",
+                        (unsigned long long)id);
     if (!st) st = kp_require_idle(c, "prepare refused (K15)");
     uint32_t nchildren = kctx_image_child_count(&view);
     for (uint32_t i = 0; !st && i < nchildren; i++) {
         kctx_image_variant var;
         if (kctx_image_find_variant(&view, i, (kctx_variant_kind)c->plat->variant_kind, &var) != 0)
-            st = kctx_fail(c, KCTX_INCOMPATIBLE_IMAGE,
-                           "child '%s' has no variant platform %s can load",
-                           kctx_image_child_at(&view, i).name, c->plat->name);
+            st = kctx__fail(c, KCTX_INCOMPATIBLE_IMAGE,
+                            "child '%s' has no variant platform %s can load",
+                            kctx_image_child_at(&view, i).name, c->plat->name);
     }
     if (!st && c->ncallables >= UINT32_MAX / 2)
-        st = kctx_fail(c, KCTX_CAPACITY, "too many prepared callables");
+        st = kctx__fail(c, KCTX_CAPACITY, "too many prepared callables");
     if (st) {
         kp_relaxed_end(c);
         return st;
@@ -400,7 +400,7 @@ static kctx_status prepare_locked(kctx_ctx *c, uint64_t id, const void *image, s
             u->image = NULL;
             upload_free_host(u);
         }
-        st = kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+        st = kctx__fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
         kp_relaxed_end(c);
         return st;
     }

@@ -35,7 +35,7 @@ static kctx_status init_device_memory(kctx_ctx *c, bool *in_flight) {
     kctx_rt_arch *arch = calloc(1, ab);
     c->staging[0] = img;
     c->staging[1] = arch;
-    if (!img || !arch) return kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+    if (!img || !arch) return kctx__fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
     img->magic = KCTX_RT_MAGIC;
     if (c->mem[KCTX_MEM_TRACE_RING].live) { /* K32: the device programs write here */
         img->trace_ring = c->mem[KCTX_MEM_TRACE_RING].h;
@@ -74,7 +74,7 @@ static kctx_status init_device_memory(kctx_ctx *c, bool *in_flight) {
     return st;
 }
 
-kctx_status kctx_resources_create(kctx_ctx *c, bool *in_flight) {
+kctx_status kctx__resources_create(kctx_ctx *c, bool *in_flight) {
     void *self = c->plat->self;
     kctx_status st;
     *in_flight = false;
@@ -93,8 +93,8 @@ kctx_status kctx_resources_create(kctx_ctx *c, bool *in_flight) {
         c->events[i].live = true;
     }
     if (!c->plat->programs || !c->plat->programs_size)
-        return kctx_fail(c, KCTX_UNSUPPORTED, "platform %s has no runtime device programs",
-                         c->plat->name);
+        return kctx__fail(c, KCTX_UNSUPPORTED, "platform %s has no runtime device programs",
+                          c->plat->name);
     st = KP(c, "module_load(device programs)", module_load, self, c->plat->programs,
             c->plat->programs_size, &c->programs.h);
     if (st) return st;
@@ -133,7 +133,7 @@ static void release_one(kctx_ctx *c, kctx_res *r, kctx_status st, kctx_status *f
         r->h = 0;
         return;
     }
-    kctx_set_teardown_error(c, st, kctx_thread_last_error());
+    kctx__set_teardown_error(c, st, kctx_thread_last_error());
     if (*first == KCTX_OK) *first = st;
 }
 
@@ -143,36 +143,36 @@ static void free_staging(kctx_ctx *c) {
     c->staging[0] = c->staging[1] = NULL;
 }
 
-kctx_status kctx_resources_release(kctx_ctx *c) {
+kctx_status kctx__resources_release(kctx_ctx *c) {
     void *self = c->plat->self;
     kctx_status first = KCTX_OK;
     free_staging(c); /* callers release only once the streams are idle */
     /* After a fatal error (K29) nothing more is released: every later
      * release would fail the same way, and program mode's recovery already
      * abandoned the handles these loops walk. */
-    kctx_status st = kctx_uploads_release(c);
+    kctx_status st = kctx__uploads_release(c);
     if (st) first = st;
-    for (int i = KCTX_MEM_COUNT - 1; i >= 0 && !kctx_lost(c); i--)
+    for (int i = KCTX_MEM_COUNT - 1; i >= 0 && !kctx__lost(c); i--)
         if (c->mem[i].live)
             release_one(c, &c->mem[i], KP(c, "mem_free", mem_free, self, c->mem[i].h), &first);
-    if (c->programs.live && !kctx_lost(c))
+    if (c->programs.live && !kctx__lost(c))
         release_one(c, &c->programs,
                     KP(c, "module_unload(device programs)", module_unload, self, c->programs.h),
                     &first);
-    for (int i = KCTX_EVENT_COUNT - 1; i >= 0 && !kctx_lost(c); i--)
+    for (int i = KCTX_EVENT_COUNT - 1; i >= 0 && !kctx__lost(c); i--)
         if (c->events[i].live)
             release_one(c, &c->events[i],
                         KP(c, "event_destroy", event_destroy, self, c->events[i].h), &first);
-    for (int i = KCTX_STREAM_COUNT - 1; i >= 0 && !kctx_lost(c); i--)
+    for (int i = KCTX_STREAM_COUNT - 1; i >= 0 && !kctx__lost(c); i--)
         if (c->streams[i].live)
             release_one(c, &c->streams[i],
                         KP(c, "stream_destroy", stream_destroy, self, c->streams[i].h), &first);
     return first;
 }
 
-void kctx_resources_abandon(kctx_ctx *c) {
+void kctx__resources_abandon(kctx_ctx *c) {
     free_staging(c); /* the owner's reset completed or abandoned all work */
-    kctx_uploads_abandon(c);
+    kctx__uploads_abandon(c);
     memset(c->streams, 0, sizeof c->streams);
     memset(c->events, 0, sizeof c->events);
     memset(&c->programs, 0, sizeof c->programs);

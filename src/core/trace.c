@@ -13,7 +13,7 @@
 
 #define TRACE_MAX_RECORDS (16u << 20)
 
-uint64_t kctx_now_ns(void) {
+uint64_t kctx__now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -26,24 +26,24 @@ static uint64_t thread_number(void) {
     return mine;
 }
 
-kctx_status kctx_trace_setup(kctx_ctx *c, uint32_t flags, uint32_t dev_records,
-                             uint32_t host_records, const char *path) {
+kctx_status kctx__trace_setup(kctx_ctx *c, uint32_t flags, uint32_t dev_records,
+                              uint32_t host_records, const char *path) {
     if (flags & ~KCTX_TRACE_ENABLE)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT, "unknown flags 0x%x", flags);
+        return kctx__fail(c, KCTX_INVALID_ARGUMENT, "unknown flags 0x%x", flags);
     if (!(flags & KCTX_TRACE_ENABLE)) return KCTX_OK; /* tracing off: nothing allocated */
     if (dev_records == 0 || dev_records > TRACE_MAX_RECORDS || host_records == 0 ||
         host_records > TRACE_MAX_RECORDS)
-        return kctx_fail(c, KCTX_INVALID_ARGUMENT,
-                         "trace_device_records %u / trace_host_records %u out of range 1..%u",
-                         dev_records, host_records, TRACE_MAX_RECORDS);
+        return kctx__fail(c, KCTX_INVALID_ARGUMENT,
+                          "trace_device_records %u / trace_host_records %u out of range 1..%u",
+                          dev_records, host_records, TRACE_MAX_RECORDS);
     char name[64];
     if (!path) snprintf(name, sizeof name, "kctx-trace-%llx.json", (unsigned long long)c->handle);
     c->trace_path = strdup(path ? path : name);
     c->spans = calloc(host_records, sizeof *c->spans);
     c->devrecs = calloc(dev_records, sizeof *c->devrecs);
     if (!c->trace_path || !c->spans || !c->devrecs) {
-        kctx_trace_free(c);
-        return kctx_fail(c, KCTX_OUT_OF_MEMORY, "host allocation of the trace buffers failed");
+        kctx__trace_free(c);
+        return kctx__fail(c, KCTX_OUT_OF_MEMORY, "host allocation of the trace buffers failed");
     }
     c->trace = true;
     c->trace_collected = false;
@@ -56,7 +56,7 @@ kctx_status kctx_trace_setup(kctx_ctx *c, uint32_t flags, uint32_t dev_records,
     return KCTX_OK;
 }
 
-void kctx_trace_free(kctx_ctx *c) {
+void kctx__trace_free(kctx_ctx *c) {
     free(c->trace_path);
     free(c->spans);
     free(c->devrecs);
@@ -66,15 +66,15 @@ void kctx_trace_free(kctx_ctx *c) {
     c->trace = false;
 }
 
-void kctx_trace_span(kctx_ctx *c, uint32_t kind, uint64_t t0, uint64_t id, uint64_t launch_id,
-                     kctx_status st) {
+void kctx__trace_span(kctx_ctx *c, uint32_t kind, uint64_t t0, uint64_t id, uint64_t launch_id,
+                      kctx_status st) {
     if (!c->trace) return;
     if (c->nspans >= c->trace_host_cap) { /* full: the newest is dropped, and counted */
         c->spans_dropped++;
         return;
     }
-    c->spans[c->nspans++] =
-        (kctx_dfx_host_span){t0, kctx_now_ns(), id, launch_id, kind, (uint32_t)st, thread_number()};
+    c->spans[c->nspans++] = (kctx_dfx_host_span){t0,           kctx__now_ns(), id, launch_id, kind,
+                                                 (uint32_t)st, thread_number()};
 }
 
 /* The device ring (rt_layout.h) is circular: writers reserve indices from
@@ -86,7 +86,7 @@ void kctx_trace_span(kctx_ctx *c, uint32_t kind, uint64_t t0, uint64_t id, uint6
  * then moves the device-visible tail, which frees the slots for writers.
  * Nothing is read twice and nothing being written is read, so this is
  * legal while launches and replays run (K32). */
-kctx_status kctx_trace_collect(kctx_ctx *c, bool *in_flight) {
+kctx_status kctx__trace_collect(kctx_ctx *c, bool *in_flight) {
     *in_flight = false;
     if (!c->trace || !c->mem[KCTX_MEM_TRACE_RING].live) return KCTX_OK;
     void *self = c->plat->self;
@@ -135,7 +135,7 @@ kctx_status kctx_trace_collect(kctx_ctx *c, bool *in_flight) {
             if (ws == KCTX_OK || kp_require_stream_idle(c, KCTX_STREAM_UPLOAD, "trace") == KCTX_OK)
                 *in_flight = false;
             if (st) {
-                kctx_restore_msg(c, msg);
+                kctx__restore_msg(c, msg);
                 return st; /* the records stay on the device for a retry */
             }
         }
@@ -151,7 +151,7 @@ kctx_status kctx_trace_collect(kctx_ctx *c, bool *in_flight) {
               img + offsetof(kctx_rt_image, trace_tail), (uint32_t)c->trace_tail);
 }
 
-kctx_status kctx_trace_write(kctx_ctx *c) {
+kctx_status kctx__trace_write(kctx_ctx *c) {
     if (!c->trace) return KCTX_OK;
     kctx_dfx_trace t = {
         .platform = c->plat->name,
@@ -167,38 +167,38 @@ kctx_status kctx_trace_write(kctx_ctx *c) {
     };
     char err[KCTX_MSG];
     if (kctx_dfx_write_chrome(c->trace_path, &t, err, sizeof err) != 0)
-        return kctx_fail(c, KCTX_PLATFORM_ERROR, "writing the trace to %s failed: %s",
-                         c->trace_path, err);
+        return kctx__fail(c, KCTX_PLATFORM_ERROR, "writing the trace to %s failed: %s",
+                          c->trace_path, err);
     return KCTX_OK;
 }
 
 kctx_status kctx_trace_flush(kctx_context h) {
     kctx_ctx *c;
-    kctx_status st = kctx_ctx_acquire(h, &c);
+    kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
-    uint64_t t0 = kctx_now_ns();
+    uint64_t t0 = kctx__now_ns();
     if (!c->trace)
-        st = kctx_fail(c, KCTX_UNSUPPORTED, "tracing is not enabled on this context");
+        st = kctx__fail(c, KCTX_UNSUPPORTED, "tracing is not enabled on this context");
     else if (c->phase == KCTX_PHASE_QUARANTINED)
-        st =
-            kctx_fail(c, KCTX_DEVICE_LOST, "the context is quarantined: its device cannot be read");
+        st = kctx__fail(c, KCTX_DEVICE_LOST,
+                        "the context is quarantined: its device cannot be read");
     else if (c->phase != KCTX_PHASE_READY && c->phase != KCTX_PHASE_POISONED)
-        st = kctx_fail(c, KCTX_INVALID_STATE, "flush of a %s context", kctx_phase_name(c->phase));
+        st = kctx__fail(c, KCTX_INVALID_STATE, "flush of a %s context", kctx_phase_name(c->phase));
     if (!st) st = kp_relaxed_begin(c);
     if (st) {
-        kctx_ctx_release(c);
+        kctx__ctx_release(c);
         return st;
     }
-    st = kctx_check_device(c);
+    st = kctx__check_device(c);
     if (!st)
         st = kp_require_uncaptured(c, KCTX_CAPTURE_ACTIVE, "flush is not allowed during capture");
     bool in_flight = false; /* the host buffers live as long as the context: nothing to pin */
-    if (!st) st = kctx_trace_collect(c, &in_flight);
+    if (!st) st = kctx__trace_collect(c, &in_flight);
     if (!st) {
-        kctx_trace_span(c, KCTX_DFX_FLUSH, t0, 0, 0, KCTX_OK);
-        st = kctx_trace_write(c);
+        kctx__trace_span(c, KCTX_DFX_FLUSH, t0, 0, 0, KCTX_OK);
+        st = kctx__trace_write(c);
     }
     kp_relaxed_end(c);
-    kctx_ctx_release(c);
+    kctx__ctx_release(c);
     return st;
 }

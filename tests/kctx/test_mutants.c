@@ -13,8 +13,8 @@
  *  - K28: a platform call added to kctx_destroy, on every destruction path;
  *  - K25: the token-pool check of a captured launch;
  *  - K35: the device poison written when prepare's upload wait failed
- *    (kctx_device_poison in do_upload, src/core/prepare.c);
- *  - K33: the claim check and the claim insert of kctx_claim_take in one
+ *    (kctx__device_poison in do_upload, src/core/prepare.c);
+ *  - K33: the claim check and the claim insert of kctx__claim_take in one
  *    critical section (a stress test: see its comment for why no hold
  *    point makes it deterministic).
  */
@@ -207,8 +207,8 @@ KT_TEST(args_beyond_the_args_capacity_are_refused_before_anything_is_enqueued) {
 
 /* ---- K5: check and launch on another current device ------------------------------------- */
 
-/* Kills: deleting `st = kctx_check_device(c);` in kctx_check, and deleting
- * `if (!st) st = kctx_check_device(c);` in kctx_launch (src/core/launch.c).
+/* Kills: deleting `st = kctx__check_device(c);` in kctx_check, and deleting
+ * `if (!st) st = kctx__check_device(c);` in kctx_launch (src/core/launch.c).
  * The caller stream is on the context's device, so nothing later in the
  * preflight refuses the launch. */
 KT_TEST(check_and_launch_on_another_current_device_are_refused_and_change_nothing) { /* K5 */
@@ -338,7 +338,7 @@ static void accepted_destroy_calls_nothing(kctx_context c, const char *what) {
 }
 
 /* Kills: any platform call added to kctx_destroy (src/core/context.c) —
- * e.g. a kctx_check_device(c) or kp_relaxed_begin/end pair before its
+ * e.g. a kctx__check_device(c) or kp_relaxed_begin/end pair before its
  * phase check — on each path: NEW (mode-less and after a rollback), CLOSED
  * (after a close, after an abandoning close, program mode), and the
  * refused READY, POISONED, QUARANTINED and CLOSING. */
@@ -488,7 +488,7 @@ KT_TEST(an_exhausted_token_pool_refuses_a_captured_launch_until_a_graph_is_gone)
 
 /* ---- K35: a failed prepare wait poisons the device side too --------------------------------- */
 
-/* Kills: deleting `kctx_device_poison(c);` in do_upload
+/* Kills: deleting `kctx__device_poison(c);` in do_upload
  * (src/core/prepare.c). A graph captured before the failed prepare must
  * refuse to run afterwards: the host-side poison cannot stop a replay, only
  * the device error word can. Both ways a prepare wait fails: an injected
@@ -564,7 +564,7 @@ KT_TEST(a_graph_captured_before_a_failed_prepare_wait_refuses_to_replay) { /* K3
 
 /* ---- K33: the claim is checked and inserted in one step ---------------------------------------- */
 
-/* The mutation: kctx_claim_take (src/core/context.c) checks for an owner
+/* The mutation: kctx__claim_take (src/core/context.c) checks for an owner
  * under g_ctx_lock, unlocks, and inserts its claim under a second lock, so
  * two kernel inits on one device can both pass the check and both win.
  *

@@ -247,6 +247,26 @@ KT_TEST(a_resource_info_size_that_is_no_version_is_refused) {
     kt_finish(c);
 }
 
+KT_TEST(a_check_report_grows_like_every_output_struct) { /* kctx.h */
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    struct {
+        kctx_check_report known;
+        uint64_t future[2];
+    } n;
+    memset(&n, 0x5a, sizeof n);
+    n.known.size = sizeof n;
+    CHECK_OK(kctx_check(c, &n.known));
+    CHECK_EQ(n.known.size, sizeof n);
+    CHECK_K(n.known.device_status, KCTX_OK);
+    CHECK_EQ(n.known.refused_replays, 0);
+    for (int i = 0; i < 2; i++) CHECK_EQ(n.future[i], 0); /* the unknown tail zeroed */
+    kctx_check_report small = KCTX_CHECK_REPORT_INIT;
+    small.size = sizeof small - 1;
+    CHECK_K(kctx_check(c, &small), KCTX_INVALID_ARGUMENT);
+    kt_finish(c);
+}
+
 KT_TEST(platform_caps_grow_like_every_output_struct) {
     struct {
         kctx_platform_caps known;
