@@ -185,6 +185,10 @@ static int kb_parse_long(const char *opt, const char *s, long min, long max, lon
     return 0;
 }
 
+const char *kb_strategy_name(int strategy) {
+    return strategy == 1 ? "resident" : strategy == 2 ? "host-ordered" : "default";
+}
+
 int kb_parse_options(int argc, char **argv, kb_options *opts, int repeats, long n,
                      int quick_repeats, long quick_n) {
     long rep = -1, ops = -1;
@@ -202,17 +206,32 @@ int kb_parse_options(int argc, char **argv, kb_options *opts, int repeats, long 
                 return -1;
             }
             if (kb_parse_long(a, argv[++i], 1, max, dst) != 0) return -1;
+        } else if (strcmp(a, "--strategy") == 0) {
+            const char *v = i + 1 < argc ? argv[++i] : NULL;
+            if (v && strcmp(v, "resident") == 0) {
+                opts->strategy = 1;
+            } else if (v && strcmp(v, "host-ordered") == 0) {
+                opts->strategy = 2;
+            } else {
+                kb_error("--strategy wants resident or host-ordered%s%s%s", v ? ", not \"" : "",
+                         v ? v : "", v ? "\"" : "");
+                return -1;
+            }
         } else if (strcmp(a, "--baseline-only") == 0) {
             opts->baseline_only = 1;
         } else if (strcmp(a, "--no-baseline") == 0) {
             opts->kctx_only = 1;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("usage: %s [--quick] [--repeats R] [--n N] [--baseline-only | --no-baseline]\n"
+                   "       [--strategy resident|host-ordered]\n"
                    "  --quick          %d repeats of %ld operations (default %d of %ld)\n"
                    "  --repeats R      interleaved repeats (median reported)\n"
                    "  --n N            operations per measurement\n"
                    "  --baseline-only  measure only the baseline\n"
                    "  --no-baseline    skip the baseline (baseline=none)\n"
+                   "  --strategy S     the kernel contexts' execution strategy (default:\n"
+                   "                   KCTX_STRATEGY, else the platform's; the benchmarks\n"
+                   "                   that report a figure per strategy measure both)\n"
                    "Metric lines go to stdout, progress to stderr.\n",
                    kb_program, quick_repeats, quick_n, repeats, n);
             return 1;

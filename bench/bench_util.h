@@ -89,7 +89,16 @@ typedef struct kb_options {
     long n;            /* --n N: operations per measurement */
     int baseline_only; /* --baseline-only: measure only the baseline side */
     int kctx_only;     /* --no-baseline: skip the baseline (baseline=none) */
+    /* --strategy resident|host-ordered: the execution strategy of the
+     * kernel contexts a benchmark creates, as a kctx_strategy value (1
+     * resident, 2 host-ordered); 0 when not given (KCTX_STRATEGY, else the
+     * platform's default; launch_overhead and task_dispatch then measure
+     * both). Benchmarks without a kernel context ignore it. */
+    int strategy;
 } kb_options;
+
+/* "resident" / "host-ordered" for 1 / 2, "default" for 0. */
+const char *kb_strategy_name(int strategy);
 
 /* Parse the common options. Defaults: repeats/n, or quick_repeats/quick_n
  * with --quick; explicit --repeats/--n win over either. Returns 0 to run,

@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
     }
 
     reading base = read_now(device);
-    kctx_context ctx = lb_context_open();
+    kctx_context ctx = lb_context_open((uint32_t)opt.strategy);
     reading ready = read_now(device);
     lb_kctx_check(kctx_prepare(ctx, 1, imgs[0].bytes, imgs[0].size), "kctx_prepare");
     reading one = read_now(device);

@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
     if (rc != 0) return rc > 0 ? EXIT_SUCCESS : 2;
     const long n = opt.n;
 
-    kctx_context ctx = lb_context_open();
+    kctx_context ctx = lb_context_open((uint32_t)opt.strategy);
     lb_image img = lb_image_vadd(4);
     lb_kctx_check(kctx_prepare(ctx, 1, img.bytes, img.size), "kctx_prepare(vector_add)");
     lb_image_free(&img);

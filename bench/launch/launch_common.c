@@ -148,12 +148,36 @@ void lb_image_free(lb_image *img) {
 
 /* ---- kernel contexts ---------------------------------------------------------- */
 
-kctx_context lb_context_open(void) {
+kctx_context lb_context_open(uint32_t strategy) {
     kctx_context ctx = 0;
     kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    cfg.strategy = strategy;
     lb_kctx_check(kctx_context_create("sim", &ctx), "kctx_context_create(sim)");
     lb_kctx_check(kctx_kernel_init(ctx, &cfg), "kctx_kernel_init");
     return ctx;
+}
+
+kctx_strategy lb_context_strategy(kctx_context ctx) {
+    kctx_platform_caps caps;
+    memset(&caps, 0, sizeof caps); /* the INIT macro trips -Wmissing-field-initializers */
+    caps.size = sizeof caps;
+    lb_kctx_check(kctx_get_context_caps(ctx, &caps), "kctx_get_context_caps");
+    return (kctx_strategy)caps.strategy;
+}
+
+int lb_strategies(int opt_strategy, kctx_strategy out[2]) {
+    if (opt_strategy == KCTX_STRATEGY_RESIDENT || opt_strategy == KCTX_STRATEGY_HOST_ORDERED) {
+        out[0] = (kctx_strategy)opt_strategy;
+        return 1;
+    }
+    out[0] = KCTX_STRATEGY_RESIDENT;
+    out[1] = KCTX_STRATEGY_HOST_ORDERED;
+    return 2;
+}
+
+const char *lb_metric_name(char *buf, size_t size, const char *base, kctx_strategy s) {
+    snprintf(buf, size, "%s%s", base, s == KCTX_STRATEGY_HOST_ORDERED ? "_host_ordered" : "");
+    return buf;
 }
 
 void lb_context_close(kctx_context ctx) {
@@ -246,9 +270,9 @@ int lb_chain_enqueue(lb_chain *ch, const kctx_platform_ops *ops, sim_stream call
                      int read_device) {
     int st, dev = -1;
     uint64_t id = ++ch->seq;
-    uint64_t acquire_params[2] = {0, id};       /* 16 B */
-    uint64_t worker_params[4] = {0, id, 0, 0};  /* 32 B */
-    _Alignas(16) uint64_t sched[SCHED_MAX / 8]; /* 48 B + 16 B per arg */
+    uint64_t acquire_params[2] = {0, id};         /* 16 B */
+    uint64_t worker_params[5] = {0, id, 0, 0, 0}; /* 40 B */
+    _Alignas(16) uint64_t sched[SCHED_MAX / 8];   /* 48 B + 16 B per arg */
     size_t ssize = 48 + (size_t)nargs * 16;
     if (ssize > SCHED_MAX) return SIM_INVALID_VALUE;
     sched[0] = 0, sched[1] = id, sched[2] = 0, sched[3] = 0;
@@ -270,6 +294,43 @@ int lb_chain_enqueue(lb_chain *ch, const kctx_platform_ops *ops, sim_stream call
     if ((st = ops->launch(self, ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, sched, ssize)) != 0)
         return st;
     if ((st = ops->stream_wait_event(self, ch->cpu, ch->ev[EV_AICORE_DONE])) != 0) return st;
+    if ((st = ops->event_record(self, ch->ev[EV_AICPU_DONE], ch->cpu)) != 0) return st;
+    if ((st = ops->stream_wait_event(self, caller, ch->ev[EV_AICPU_DONE])) != 0) return st;
+    return ops->event_record(self, ch->ev[EV_SERIAL_TAIL], caller);
+}
+
+int lb_chain_enqueue_ho(lb_chain *ch, const kctx_platform_ops *ops, sim_stream caller,
+                        uint32_t ntasks, uint32_t block_dim, uint32_t nbindings, int read_device) {
+    int st, dev = -1;
+    uint64_t id = ++ch->seq;
+    uint64_t step[3] = {0, id, 0}; /* 24 B: arch, launch id, flags */
+    enum {
+        MAX_BINDINGS = 64
+    };
+    if (nbindings > MAX_BINDINGS) return SIM_INVALID_VALUE;
+    _Alignas(16) uint64_t block[4 + MAX_BINDINGS]; /* the task ABI's header, then the bindings */
+    void *self = NULL;
+    if (read_device && (st = ops->current_device(self, &dev)) != 0) return st;
+    if ((st = ops->event_record(self, ch->ev[EV_START], caller)) != 0) return st;
+    if ((st = ops->stream_wait_event(self, ch->cpu, ch->ev[EV_START])) != 0) return st;
+    if ((st = ops->launch(self, ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, step, sizeof step)) != 0)
+        return st;
+    if ((st = ops->event_record(self, ch->ev[EV_AICORE_START], ch->cpu)) != 0) return st;
+    if ((st = ops->stream_wait_event(self, ch->core, ch->ev[EV_AICORE_START])) != 0) return st;
+    for (uint32_t t = 0; t < ntasks; t++) {
+        block[0] = 0;                                              /* runtime image */
+        block[1] = id;                                             /* launch id */
+        block[2] = 2u | ((uint64_t)t << 32);                       /* flags (gated), task */
+        block[3] = (uint64_t)nbindings << 32;                      /* function id, bindings */
+        for (uint32_t i = 0; i < nbindings; i++) block[4 + i] = i; /* from the args */
+        if ((st = ops->launch(self, ch->core, ch->noop, KCTX_PTARGET_AICORE, block_dim, block,
+                              32 + (size_t)nbindings * 8)) != 0)
+            return st;
+    }
+    if ((st = ops->event_record(self, ch->ev[EV_AICORE_DONE], ch->core)) != 0) return st;
+    if ((st = ops->stream_wait_event(self, ch->cpu, ch->ev[EV_AICORE_DONE])) != 0) return st;
+    if ((st = ops->launch(self, ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, step, sizeof step)) != 0)
+        return st;
     if ((st = ops->event_record(self, ch->ev[EV_AICPU_DONE], ch->cpu)) != 0) return st;
     if ((st = ops->stream_wait_event(self, caller, ch->ev[EV_AICPU_DONE])) != 0) return st;
     return ops->event_record(self, ch->ev[EV_SERIAL_TAIL], caller);

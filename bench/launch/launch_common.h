@@ -62,8 +62,20 @@ void lb_image_free(lb_image *img);
 /* ---- kernel contexts ---------------------------------------------------------- */
 
 /* Create a context on the sim and kernel-init it on the calling thread's
- * current device with the default config. */
-kctx_context lb_context_open(void);
+ * current device with the default config and `strategy` (a kctx_strategy;
+ * KCTX_STRATEGY_DEFAULT: KCTX_STRATEGY, else the sim's default). */
+kctx_context lb_context_open(uint32_t strategy);
+/* The strategy in effect of a context (kctx_get_context_caps). */
+kctx_strategy lb_context_strategy(kctx_context ctx);
+
+/* The strategies a benchmark that reports a figure per strategy measures:
+ * the one --strategy names (opt_strategy 1 or 2), else both, RESIDENT
+ * first. Returns the count (1 or 2). */
+int lb_strategies(int opt_strategy, kctx_strategy out[2]);
+/* The metric name of a per-strategy figure: `base` under RESIDENT (the
+ * names the figures always had), `base`_host_ordered under HOST_ORDERED.
+ * Returns buf. */
+const char *lb_metric_name(char *buf, size_t size, const char *base, kctx_strategy s);
 /* kctx_check (must be OK), then close — retried for a while when BUSY
  * because a destroyed graph's lifetime token is released by a sim thread
  * shortly after the destroy — then destroy. */
@@ -93,10 +105,11 @@ typedef struct lb_chain {
 void lb_chain_open(lb_chain *ch);
 void lb_chain_close(lb_chain *ch);
 
-/* Enqueue the K20 sequence through `ops`, exactly as kctx's launch does it:
+/* Enqueue the K20 sequence through `ops`, exactly as kctx's RESIDENT launch
+ * does it:
  *   caller: record START
  *   AICPU:  wait START; kernel (16 B params); record AICORE_START
- *   AICore: wait AICORE_START; kernel x cores (32 B); record AICORE_DONE
+ *   AICore: wait AICORE_START; kernel x cores (40 B); record AICORE_DONE
  *   AICPU:  kernel (48 B + 16 B per arg); wait AICORE_DONE; record AICPU_DONE
  *   caller: wait AICPU_DONE; record SERIAL_TAIL
  * preceded, when `read_device`, by one current-device read. The parameter
@@ -104,6 +117,19 @@ void lb_chain_close(lb_chain *ch);
  * failing platform status (0 on success). */
 int lb_chain_enqueue(lb_chain *ch, const kctx_platform_ops *ops, sim_stream caller, uint32_t nargs,
                      int read_device);
+
+/* The same for a HOST_ORDERED launch (contract section 0b) of `ntasks`
+ * tasks of `block_dim` blocks and `nbindings` bindings each:
+ *   caller: record START
+ *   AICPU:  wait START; acquire kernel (24 B); record AICORE_START
+ *   AICore: wait AICORE_START; per task: kernel x block_dim (the task ABI's
+ *           32 B header + 8 B per binding); record AICORE_DONE
+ *   AICPU:  wait AICORE_DONE; finalize kernel (24 B); record AICPU_DONE
+ *   caller: wait AICPU_DONE; record SERIAL_TAIL
+ * every kernel k_noop, each task's block built per call like kctx builds
+ * it from the args. */
+int lb_chain_enqueue_ho(lb_chain *ch, const kctx_platform_ops *ops, sim_stream caller,
+                        uint32_t ntasks, uint32_t block_dim, uint32_t nbindings, int read_device);
 
 /* ---- misc ------------------------------------------------------------------------ */
 

@@ -1,32 +1,41 @@
 /*
  * launch_overhead — host time of one kctx_launch on the sim, steady state,
- * with device execution held so that only the host path is timed.
+ * with device execution held so that only the host path is timed, under
+ * each execution strategy.
  *
  * kctx side (value): N launches of a prepared callable on a caller stream,
  * timed on the host, divided by N. Before the timing, a sim hold is armed on
  * the first execution of the context's acquire program (the first kernel of
- * its AICPU stream), one launch is made and the hold is waited for: from
- * then on nothing of the context runs, so the N launches only enqueue. The
- * hold is released and the caller stream synchronised after every repeat
- * (a held device queue grows: N = 500 keeps the sim's allocator, which
- * serves ~17 host blocks per held launch, from dominating both sides).
+ * its AICPU stream: kctx_rt_acquire under RESIDENT, kctx_rt_ho_acquire under
+ * HOST_ORDERED), one launch is made and the hold is waited for: from then on
+ * nothing of the context runs, so the N launches only enqueue. The hold is
+ * released and the caller stream synchronised after every repeat (a held
+ * device queue grows: N = 500 keeps the sim's allocator, which serves ~17
+ * host blocks per held launch, from dominating both sides).
  *
- * Baseline: the K20 platform operations — 5 event records, 4 waits, 3 kernel
- * launches with kctx's parameter sizes (16 B, 32 B, 48 B + 16 B per arg) —
- * plus one current-device read, issued through a platform table of thin sim
- * wrappers on plain sim streams and events, held the same way. libkctx's own
- * sim table is internal to the library (hidden), so the benchmark carries a
- * copy of its shape (lb_sim_ops).
+ * Baseline: the platform operations of the strategy's launch, plus one
+ * current-device read, issued through a platform table of thin sim wrappers
+ * on plain sim streams and events, held the same way. RESIDENT: the K20
+ * sequence — 5 event records, 4 waits, 3 kernel launches with kctx's
+ * parameter sizes (16 B, 40 B, 48 B + 16 B per arg). HOST_ORDERED (section
+ * 0b): 5 records, 4 waits, the acquire and finalize kernels (24 B) and one
+ * kernel per task with the task ABI's block (32 B + 8 B per binding).
+ * libkctx's own sim table is internal to the library (hidden), so the
+ * benchmark carries a copy of its shape (lb_sim_ops).
  *
- * A B A B for R repeats (the order reversed on odd repeats); medians. Lines:
+ * Each strategy is measured in its own phase, with its own context and its
+ * own baseline: A B A B for R repeats (the order reversed on odd repeats);
+ * medians. Without --strategy both strategies are measured, RESIDENT first;
+ * the RESIDENT figures keep their names, the HOST_ORDERED ones end in
+ * _host_ordered. Lines (per strategy):
  *   metric launch_overhead value=<ns> unit=ns baseline=<ns> ratio=<kctx/base> n=<R>
- *       an empty callable (no arguments)
+ *       an empty callable (one task of the empty kernel, no arguments)
  *   metric launch_overhead_args4 value=<ns> unit=ns baseline=<ns> ratio=<..> n=<R>
  *       vector add: 3 tensors + 1 scalar (per-tensor range checks included)
  *   metric launch_overhead_queries value=<ns> unit=ns n=<R>
  *       the baseline plus the platform queries kctx's launch makes besides
- *       the K20 sequence (caller stream's device, two capture-info queries):
- *       the difference to launch_overhead is kctx's own logic.
+ *       the launch's sequence (caller stream's device, two capture-info
+ *       queries): the difference to launch_overhead is kctx's own logic.
  */
 #include "launch_common.h"
 
@@ -44,6 +53,7 @@ enum {
 #define QUICK_N 300L
 
 typedef struct bench {
+    kctx_strategy strategy;
     kctx_context ctx;
     sim_stream caller;  /* kctx's caller stream */
     sim_stream bcaller; /* the baseline's caller stream */
@@ -91,6 +101,15 @@ static double run_kctx(bench *B, uint64_t id, const kctx_arg *args, uint32_t nar
     return (double)(t1 - t0) / (double)n;
 }
 
+/* One launch's platform operations, the strategy's way (the empty callable:
+ * one task of one block, no binding; vector add: one task of 4 blocks, 4
+ * bindings). */
+static int base_chain(bench *B, uint32_t nargs) {
+    if (B->strategy == KCTX_STRATEGY_HOST_ORDERED)
+        return lb_chain_enqueue_ho(&B->chain, B->ops, B->bcaller, 1, nargs ? 4 : 1, nargs, 1);
+    return lb_chain_enqueue(&B->chain, B->ops, B->bcaller, nargs, 1);
+}
+
 /* The platform queries of kctx's launch besides K20 (for the no-argument
  * callable): the caller stream's device and the capture state of the caller
  * stream and of the AICPU stream. */
@@ -109,13 +128,12 @@ static int queries(bench *B) {
  * queries when `with_queries`). */
 static double run_base(bench *B, uint32_t nargs, int with_queries, long n) {
     int h = hold_arm(B->device, B->chain.noop);
-    lb_sim_check((sim_status)lb_chain_enqueue(&B->chain, B->ops, B->bcaller, nargs, 1),
-                 "baseline chain (hold)");
+    lb_sim_check((sim_status)base_chain(B, nargs), "baseline chain (hold)");
     hold_wait(h);
     uint64_t t0 = kb_now_ns();
     for (long i = 0; i < n; i++) {
         int st = with_queries ? queries(B) : 0;
-        if (!st) st = lb_chain_enqueue(&B->chain, B->ops, B->bcaller, nargs, 1);
+        if (!st) st = base_chain(B, nargs);
         if (st) lb_sim_check((sim_status)st, "baseline chain");
     }
     uint64_t t1 = kb_now_ns();
@@ -123,20 +141,25 @@ static double run_base(bench *B, uint32_t nargs, int with_queries, long n) {
     return (double)(t1 - t0) / (double)n;
 }
 
-int main(int argc, char **argv) {
-    kb_options opt;
-    kb_set_program_name("kctx_bench_launch_overhead");
-    int rc = kb_parse_options(argc, argv, &opt, DEFAULT_REPEATS, DEFAULT_N, QUICK_REPEATS, QUICK_N);
-    if (rc != 0) return rc > 0 ? EXIT_SUCCESS : 2;
-    const int R = opt.repeats;
-    const long n = opt.n;
-    const int run_k = !opt.baseline_only, run_b = !opt.kctx_only;
+/* One strategy's phase: its own context, callables, streams and baseline
+ * chain; R interleaved repeats; its metric lines. Returns non-zero when a
+ * line could not be printed. */
+static int measure(kctx_strategy strategy, const kb_options *opt) {
+    const int R = opt->repeats;
+    const long n = opt->n;
+    const int run_k = !opt->baseline_only, run_b = !opt->kctx_only;
+    const int ho = strategy == KCTX_STRATEGY_HOST_ORDERED;
+    const char *sname = kctx_strategy_name(strategy);
 
     bench B;
     memset(&B, 0, sizeof B);
+    B.strategy = strategy;
     lb_sim_check(sim_get_device(&B.device), "sim_get_device");
     B.ops = lb_sim_ops();
-    B.ctx = lb_context_open();
+    B.ctx = lb_context_open(strategy);
+    if (lb_context_strategy(B.ctx) != strategy)
+        kb_fatal("the context runs the %s strategy, not %s",
+                 kctx_strategy_name(lb_context_strategy(B.ctx)), sname);
     lb_image noop = lb_image_noop("empty"), vadd = lb_image_vadd(4);
     lb_kctx_check(kctx_prepare(B.ctx, 1, noop.bytes, noop.size), "kctx_prepare(empty)");
     lb_kctx_check(kctx_prepare(B.ctx, 2, vadd.bytes, vadd.size), "kctx_prepare(vector_add)");
@@ -158,8 +181,9 @@ int main(int argc, char **argv) {
     memset(&info, 0, sizeof info); /* KCTX_RESOURCE_INFO_INIT trips -Wmissing-field-initializers */
     info.size = sizeof info;
     lb_kctx_check(kctx_get_resources(B.ctx, &info), "kctx_get_resources");
-    lb_sim_check(sim_module_get_function(&B.acquire, info.programs_module, "kctx_rt_acquire"),
-                 "sim_module_get_function(kctx_rt_acquire)");
+    const char *acquire = ho ? "kctx_rt_ho_acquire" : "kctx_rt_acquire";
+    lb_sim_check(sim_module_get_function(&B.acquire, info.programs_module, acquire),
+                 "sim_module_get_function(acquire program)");
     lb_chain_open(&B.chain);
 
     /* warm both sides (and count kctx's platform calls per launch) */
@@ -167,21 +191,20 @@ int main(int argc, char **argv) {
     lb_kctx_check(kctx_platform_calls(B.ctx, &calls0), "kctx_platform_calls");
     for (int i = 0; i < WARMUP; i++) {
         lb_kctx_check(kctx_launch(B.ctx, 1, NULL, 0, B.caller), "kctx_launch (warm-up)");
-        lb_sim_check((sim_status)lb_chain_enqueue(&B.chain, B.ops, B.bcaller, 0, 1),
-                     "baseline chain (warm-up)");
+        lb_sim_check((sim_status)base_chain(&B, 0), "baseline chain (warm-up)");
     }
     lb_kctx_check(kctx_platform_calls(B.ctx, &calls1), "kctx_platform_calls");
     for (int i = 0; i < WARMUP; i++) {
         lb_kctx_check(kctx_launch(B.ctx, 2, B.vargs, 4, B.caller), "kctx_launch (warm-up)");
-        lb_sim_check((sim_status)lb_chain_enqueue(&B.chain, B.ops, B.bcaller, 4, 1),
-                     "baseline chain (warm-up)");
+        lb_sim_check((sim_status)base_chain(&B, 4), "baseline chain (warm-up)");
     }
     lb_sim_check(sim_stream_synchronize(B.caller), "sim_stream_synchronize");
     lb_sim_check(sim_stream_synchronize(B.bcaller), "sim_stream_synchronize");
-    kb_progress("kctx makes %.1f platform calls per launch of the empty callable (baseline: 13)",
-                (double)(calls1 - calls0) / WARMUP);
-    kb_progress("%d interleaved repeats of %ld held launches per side%s", R, n,
-                opt.quick ? " (quick)" : "");
+    kb_progress("%s: kctx makes %.1f platform calls per launch of the empty callable (baseline: "
+                "13)",
+                sname, (double)(calls1 - calls0) / WARMUP);
+    kb_progress("%s: %d interleaved repeats of %ld held launches per side%s", sname, R, n,
+                opt->quick ? " (quick)" : "");
 
     double *k0 = lb_doubles(R), *b0 = lb_doubles(R), *k4 = lb_doubles(R), *b4 = lb_doubles(R),
            *q0 = lb_doubles(R);
@@ -201,9 +224,9 @@ int main(int argc, char **argv) {
             if (run_b) b0[r] = run_base(&B, 0, 0, n);
             if (run_k) k0[r] = run_kctx(&B, 1, NULL, 0, n);
         }
-        kb_progress("repeat %d/%d: empty kctx %.0f ns, baseline %.0f ns (+queries %.0f ns); "
+        kb_progress("%s: repeat %d/%d: empty kctx %.0f ns, baseline %.0f ns (+queries %.0f ns); "
                     "4 args kctx %.0f ns, baseline %.0f ns",
-                    r + 1, R, k0[r], b0[r], q0[r], k4[r], b4[r]);
+                    sname, r + 1, R, k0[r], b0[r], q0[r], k4[r], b4[r]);
     }
 
     lb_chain_close(&B.chain);
@@ -215,14 +238,17 @@ int main(int argc, char **argv) {
     lb_sim_check(sim_free(B.c), "sim_free");
 
     int bad = 0;
+    char name[96];
     if (run_k) {
-        bad |= kb_metric_print_compared("launch_overhead", kb_median(k0, (size_t)R), "ns", run_b,
-                                        kb_median(b0, (size_t)R), R) != 0;
-        bad |= kb_metric_print_compared("launch_overhead_args4", kb_median(k4, (size_t)R), "ns",
-                                        run_b, kb_median(b4, (size_t)R), R) != 0;
+        bad |= kb_metric_print_compared(
+                   lb_metric_name(name, sizeof name, "launch_overhead", strategy),
+                   kb_median(k0, (size_t)R), "ns", run_b, kb_median(b0, (size_t)R), R) != 0;
+        bad |= kb_metric_print_compared(
+                   lb_metric_name(name, sizeof name, "launch_overhead_args4", strategy),
+                   kb_median(k4, (size_t)R), "ns", run_b, kb_median(b4, (size_t)R), R) != 0;
     }
     if (run_b) {
-        kb_metric m = {"launch_overhead_queries",
+        kb_metric m = {lb_metric_name(name, sizeof name, "launch_overhead_queries", strategy),
                        kb_median(q0, (size_t)R),
                        "ns",
                        KB_BASELINE_OMIT,
@@ -233,5 +259,17 @@ int main(int argc, char **argv) {
         bad |= kb_metric_print(&m) != 0;
     }
     free(k0), free(b0), free(k4), free(b4), free(q0);
+    return bad;
+}
+
+int main(int argc, char **argv) {
+    kb_options opt;
+    kb_set_program_name("kctx_bench_launch_overhead");
+    int rc = kb_parse_options(argc, argv, &opt, DEFAULT_REPEATS, DEFAULT_N, QUICK_REPEATS, QUICK_N);
+    if (rc != 0) return rc > 0 ? EXIT_SUCCESS : 2;
+    kctx_strategy strategies[2];
+    int ns = lb_strategies(opt.strategy, strategies);
+    int bad = 0;
+    for (int i = 0; i < ns; i++) bad |= measure(strategies[i], &opt);
     return bad ? EXIT_FAILURE : EXIT_SUCCESS;
 }

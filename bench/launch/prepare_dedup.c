@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
         R, img.size, n, opt.quick ? " (quick)" : "");
     double *first = lb_doubles(R), *dedup = lb_doubles(R), *delta = lb_doubles(R);
     for (int r = 0; r < R; r++) {
-        kctx_context ctx = lb_context_open();
+        kctx_context ctx = lb_context_open((uint32_t)opt.strategy);
         uint64_t t0 = kb_now_ns();
         lb_kctx_check(kctx_prepare(ctx, 1, img.bytes, img.size), "kctx_prepare (first)");
         uint64_t t1 = kb_now_ns();

@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
     kside K = {0, 0};
     bside Bs;
     memset(&Bs, 0, sizeof Bs);
-    K.ctx = lb_context_open();
+    K.ctx = lb_context_open((uint32_t)opt.strategy);
     lb_image img = lb_image_noop("empty");
     lb_kctx_check(kctx_prepare(K.ctx, 1, img.bytes, img.size), "kctx_prepare(empty)");
     lb_image_free(&img);

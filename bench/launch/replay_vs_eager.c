@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
 
     work w;
     memset(&w, 0, sizeof w);
-    w.ctx = lb_context_open();
+    w.ctx = lb_context_open((uint32_t)opt.strategy);
     lb_image img = lb_image_vadd(4);
     lb_kctx_check(kctx_prepare(w.ctx, 1, img.bytes, img.size), "kctx_prepare(vector_add)");
     lb_image_free(&img);

@@ -15,9 +15,12 @@
  * figure: a scheduler that skipped tasks would otherwise look fast.
  *
  * kctx side (value): L x (kctx_launch of the DAG callable, synchronise the
- * caller stream); time / (L x tasks). Everything of a launch is included:
- * the host launch, the acquire step, the workers reporting in, dispatch
- * through the mailboxes, completion and exit.
+ * caller stream); time / (L x tasks). Everything of a launch is included.
+ * RESIDENT: the host launch, the acquire step, the workers reporting in,
+ * dispatch through the ready queue, completion and exit. HOST_ORDERED: the
+ * host launch enqueueing one kernel per task in topological order (each
+ * with its by-value block), the acquire and finalize steps, and the AICore
+ * stream running the task kernels one after another.
  *
  * Baseline: a pool of `cores` threads, started once, sharing a FIFO of
  * ready tasks under one mutex with a condition variable; a worker runs a
@@ -26,11 +29,15 @@
  * thread pushes the root and waits on a second condition variable until
  * every task is done. L runs; time / (L x tasks).
  *
- * A B A B for R repeats; medians. Goal: ratio <= 1.5.
+ * Each strategy is measured in its own phase, with its own context, against
+ * the same pool: A B A B for R repeats; medians. Without --strategy both
+ * are measured, RESIDENT first; the RESIDENT figures keep their names, the
+ * HOST_ORDERED ones end in _host_ordered. Goal (RESIDENT): ratio <= 1.5.
  *   metric task_dispatch value=<ns per task> unit=ns baseline=<ns per task> ratio=<kctx/pool> n=<R>
  *   metric task_dispatch_one_task value=<ns per launch + synchronise of a 1-task callable> unit=ns n=<R>
  *       (the 1-task callable is the DAG's root alone, counted the same way)
  *       (information: the fixed cost of a launch that the DAG's figure includes)
+ *   metric task_dispatch_host_ordered ... and task_dispatch_one_task_host_ordered ...
  */
 #include "launch_common.h"
 
@@ -251,60 +258,61 @@ static double run_pool(pool *p, long runs) {
     return ns;
 }
 
-int main(int argc, char **argv) {
-    kb_options opt;
-    int rc = kb_parse_options(argc, argv, &opt, DEFAULT_REPEATS, DEFAULT_N, QUICK_REPEATS, QUICK_N);
-    if (rc != 0) return rc > 0 ? EXIT_SUCCESS : 2;
-    const int R = opt.repeats;
-    const long runs = opt.n;
-    const int run_k = !opt.baseline_only, run_b = !opt.kctx_only;
+/* One strategy's phase against the pool: its own context and counted
+ * callables. Returns non-zero when a line could not be printed. */
+static int measure(kctx_strategy strategy, const kb_options *opt, pool *p, uint32_t cores) {
+    const int R = opt->repeats;
+    const long runs = opt->n;
+    const int run_k = !opt->baseline_only, run_b = !opt->kctx_only;
+    const char *sname = kctx_strategy_name(strategy);
+    char side[64], side1[64];
+    snprintf(side, sizeof side, "kctx (%s)", sname);
+    snprintf(side1, sizeof side1, "kctx (%s), 1 task", sname);
 
-    const uint32_t cores = lb_core_count();
-    kctx_context ctx = lb_context_open();
+    kctx_context ctx = lb_context_open(strategy);
+    if (lb_context_strategy(ctx) != strategy)
+        kb_fatal("the context runs the %s strategy, not %s",
+                 kctx_strategy_name(lb_context_strategy(ctx)), sname);
     counted wide, one;
     counted_open(&wide, ctx, 1, WIDTH);
     counted_open(&one, ctx, 2, 0);
     const uint32_t ntasks = wide.ntasks;
+    if (p->d->ntasks != ntasks)
+        kb_fatal("DAG mismatch: %u tasks in the image, %u in the pool's", ntasks, p->d->ntasks);
     sim_stream s = 0;
     lb_sim_check(sim_stream_create(&s), "sim_stream_create");
 
-    dag d;
-    dag_build(&d, WIDTH);
-    if (d.ntasks != ntasks)
-        kb_fatal("DAG mismatch: %u tasks in the image, %u in the pool's", ntasks, d.ntasks);
-    pool p;
-    pool_start(&p, &d, (int)cores);
-
-    (void)run_kctx(ctx, &wide, s, WARMUP, "kctx (warm-up)");
-    (void)run_kctx(ctx, &one, s, WARMUP, "kctx, 1 task (warm-up)");
-    (void)run_pool(&p, WARMUP);
-    kb_progress("DAG of %u counting tasks (1 root, %d wide, %u joins, 1 sink), %u cores / pool "
-                "threads; "
-                "%d interleaved repeats of %ld runs per side%s",
-                ntasks, WIDTH, ntasks - WIDTH - 2, cores, R, runs, opt.quick ? " (quick)" : "");
+    (void)run_kctx(ctx, &wide, s, WARMUP, side);
+    (void)run_kctx(ctx, &one, s, WARMUP, side1);
+    (void)run_pool(p, WARMUP);
+    kb_progress("%s: DAG of %u counting tasks (1 root, %d wide, %u joins, 1 sink), %u cores / pool "
+                "threads; %d interleaved repeats of %ld runs per side%s",
+                sname, ntasks, WIDTH, ntasks - WIDTH - 2, cores, R, runs,
+                opt->quick ? " (quick)" : "");
     double *kv = lb_doubles(R), *bv = lb_doubles(R), *ov = lb_doubles(R);
     for (int r = 0; r < R; r++) {
-        if (run_k) kv[r] = run_kctx(ctx, &wide, s, runs, "kctx");
-        if (run_b) bv[r] = run_pool(&p, runs);
-        if (run_k) ov[r] = run_kctx(ctx, &one, s, runs, "kctx, 1 task");
-        kb_progress("repeat %d/%d: kctx %.0f ns/task (%.1f us/launch; a 1-task launch %.1f us), "
-                    "pool %.0f ns/task",
-                    r + 1, R, kv[r], kv[r] * ntasks / 1000.0, ov[r] / 1000.0, bv[r]);
+        if (run_k) kv[r] = run_kctx(ctx, &wide, s, runs, side);
+        if (run_b) bv[r] = run_pool(p, runs);
+        if (run_k) ov[r] = run_kctx(ctx, &one, s, runs, side1);
+        kb_progress("%s: repeat %d/%d: kctx %.0f ns/task (%.1f us/launch; a 1-task launch %.1f "
+                    "us), pool %.0f ns/task",
+                    sname, r + 1, R, kv[r], kv[r] * ntasks / 1000.0, ov[r] / 1000.0, bv[r]);
     }
 
-    pool_stop(&p);
-    dag_free(&d);
     lb_sim_check(sim_stream_destroy(s), "sim_stream_destroy");
     lb_context_close(ctx);
     counted_close(&wide);
     counted_close(&one);
-    kb_progress("every task ran exactly once per run on every side measured (%d repeats)", R);
+    kb_progress("%s: every task ran exactly once per run on every side measured (%d repeats)",
+                sname, R);
 
     int bad = 0;
+    char name[96];
     if (run_k) {
-        bad |= kb_metric_print_compared("task_dispatch", kb_median(kv, (size_t)R), "ns", run_b,
-                                        kb_median(bv, (size_t)R), R) != 0;
-        kb_metric m = {"task_dispatch_one_task",
+        bad |= kb_metric_print_compared(
+                   lb_metric_name(name, sizeof name, "task_dispatch", strategy),
+                   kb_median(kv, (size_t)R), "ns", run_b, kb_median(bv, (size_t)R), R) != 0;
+        kb_metric m = {lb_metric_name(name, sizeof name, "task_dispatch_one_task", strategy),
                        kb_median(ov, (size_t)R),
                        "ns",
                        KB_BASELINE_OMIT,
@@ -315,5 +323,24 @@ int main(int argc, char **argv) {
         bad |= kb_metric_print(&m) != 0;
     }
     free(kv), free(bv), free(ov);
+    return bad;
+}
+
+int main(int argc, char **argv) {
+    kb_options opt;
+    int rc = kb_parse_options(argc, argv, &opt, DEFAULT_REPEATS, DEFAULT_N, QUICK_REPEATS, QUICK_N);
+    if (rc != 0) return rc > 0 ? EXIT_SUCCESS : 2;
+
+    const uint32_t cores = lb_core_count();
+    dag d;
+    dag_build(&d, WIDTH);
+    pool p;
+    pool_start(&p, &d, (int)cores);
+    kctx_strategy strategies[2];
+    int ns = lb_strategies(opt.strategy, strategies);
+    int bad = 0;
+    for (int i = 0; i < ns; i++) bad |= measure(strategies[i], &opt, &p, cores);
+    pool_stop(&p);
+    dag_free(&d);
     return bad ? EXIT_FAILURE : EXIT_SUCCESS;
 }

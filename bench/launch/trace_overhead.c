@@ -29,10 +29,11 @@ typedef struct side {
     sim_function acquire;
 } side;
 
-static void side_open(side *s, int device, const char *trace_path) {
+static void side_open(side *s, int device, const char *trace_path, uint32_t strategy) {
     s->device = device;
     lb_sim_check(sim_set_device(device), "sim_set_device (the framework picks the device)");
     kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    cfg.strategy = strategy;
     if (trace_path) {
         cfg.flags = KCTX_TRACE_ENABLE;
         cfg.trace_path = trace_path;
@@ -49,8 +50,11 @@ static void side_open(side *s, int device, const char *trace_path) {
     memset(&info, 0, sizeof info);
     info.size = sizeof info;
     lb_kctx_check(kctx_get_resources(s->ctx, &info), "kctx_get_resources");
-    lb_sim_check(sim_module_get_function(&s->acquire, info.programs_module, "kctx_rt_acquire"),
-                 "sim_module_get_function");
+    const char *acquire = lb_context_strategy(s->ctx) == KCTX_STRATEGY_HOST_ORDERED
+                              ? "kctx_rt_ho_acquire"
+                              : "kctx_rt_acquire";
+    lb_sim_check(sim_module_get_function(&s->acquire, info.programs_module, acquire),
+                 "sim_module_get_function(acquire program)");
     for (int i = 0; i < WARMUP; i++)
         lb_kctx_check(kctx_launch(s->ctx, 1, NULL, 0, s->caller), "kctx_launch");
     lb_sim_check(sim_stream_synchronize(s->caller), "sim_stream_synchronize");
@@ -95,8 +99,8 @@ int main(int argc, char **argv) {
     char path[128];
     snprintf(path, sizeof path, "/tmp/kctx-bench-trace-%d.json", (int)getpid());
     side off, on;
-    side_open(&off, 0, NULL);
-    side_open(&on, 1, path);
+    side_open(&off, 0, NULL, (uint32_t)opt.strategy);
+    side_open(&on, 1, path, (uint32_t)opt.strategy);
     const int R = opt.repeats;
     double *a = lb_doubles(R), *b = lb_doubles(R);
     for (int r = 0; r < R; r++) {

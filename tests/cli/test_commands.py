@@ -101,6 +101,8 @@ def case_usage(c):
         ["demo", "--seed", "0xZZ"],
         ["demo", "--device", "x"],
         ["demo", "--bogus"],
+        ["demo", "--strategy", "fastest"],
+        ["demo", "--no-capture=1"],
         ["probe", "extra"],
         ["probe", "--platform"],
         ["probe", "--only", "no_such_probe"],
@@ -115,6 +117,7 @@ def case_usage(c):
         ["bench", "--timeout", "0"],
         ["bench", "--timeout", "soon"],
         ["bench", "--quick=1"],
+        ["bench", "--strategy", "fastest"],
         ["platforms", "extra"],
         ["platforms", "--jsn"],
     ]
@@ -225,10 +228,13 @@ def case_demo_out(c):
     p = c.run("demo", "--requests", "20", "--seed", "7", "--out", out)
     expect_exit(p, 0, "demo --requests 20 --out DIR")
     f = demo_report(p)
-    for key in ("device", "callables", "graphs", "requests", "replays", "eager", "errors",
+    for key in ("platform", "device", "callables", "graphs", "requests", "replays", "eager", "errors",
                 "verification", "timing", "trace", "lifecycle", "teardown", "result"):
         check(key in f, f"the report has a '{key}' line", p)
     check(f["result"] == "PASS", "the demo passed", p)
+    check(p.out.splitlines()[1].startswith("  platform      sim, strategy resident (the platform's default); "
+                                           "framework driver sim"),
+          "the second line names the platform and the strategy in effect", p)
     check(f["graphs"].startswith("6 captured, buckets 1 2 4 8 16 32"), "six bucket graphs", p)
     check(f["requests"].startswith("20 of 20 served (seed 0x7)"), "20 requests served", p)
     check(f["verification"].startswith("PASS"), "verified", p)
@@ -262,6 +268,28 @@ def case_demo_out(c):
     q = c.run("demo", "--requests", "20", "--seed", "7")
     expect_exit(q, 0, "the same demo again")
     check(demo_report(q)["requests"] == f["requests"], "the same seed serves the same mix", q)
+    # under the host-ordered strategy: the same requests, verified the same way
+    for argv, env, how in ((["--strategy", "host-ordered"], None, "(--strategy)"),
+                           ([], {"KCTX_STRATEGY": "host-ordered"}, "(KCTX_STRATEGY)")):
+        h = c.run("demo", "--requests", "20", "--seed", "7", *argv, env=env)
+        expect_exit(h, 0, "demo under host-ordered")
+        g = demo_report(h)
+        check(g["platform"].startswith(f"sim, strategy host-ordered {how}"), "names the strategy", h)
+        check(g["result"] == "PASS" and g["verification"].startswith("PASS") and
+              g["requests"] == f["requests"] and g["graphs"].startswith("6 captured"),
+              "the host-ordered demo serves the same mix from graphs, verified", h)
+        check("0 device bytes (host-ordered: prepare loads the kernels, uploads nothing)" in g["callables"],
+              "host-ordered prepare uploads nothing", h)
+    # eager serving, as on a platform without capture
+    e = c.run("demo", "--requests", "20", "--seed", "7", "--no-capture")
+    expect_exit(e, 0, "demo --no-capture")
+    g = demo_report(e)
+    check(g["graphs"] == "none: every request is an eager launch (--no-capture)" and
+          g["replays"] == "0 (eager serving)" and g["eager"].startswith("116 launches (6 warm-up, 20 requests, 90 timing)"),
+          "every request is an eager launch", e)
+    check(g["result"] == "PASS" and g["requests"] == f["requests"], "verified, the same mix", e)
+    check(len(re.findall(r"^\s+(1|2|4|8|16|32)\s+\d+\.\d$", e.out, re.M)) == 6,
+          "an eager timing row per bucket", e)
 
 
 def case_demo_errors(c):
@@ -291,6 +319,13 @@ def case_demo_errors(c):
     p = c.run("demo", "--device", "99", "--requests", "5")
     expect_exit(p, 1, "demo on a missing device")
     check("device 99 does not exist" in p.out, "says which device", p)
+    # a platform that is not built, a strategy from the environment that names none
+    for argv, env, want in ((["--platform", "opencl"], None, "platform 'opencl' is not built"),
+                            ([], {"KCTX_STRATEGY": "fastest"}, "KCTX_STRATEGY='fastest' names no strategy")):
+        p = c.run("demo", "--requests", "5", *argv, env=env)
+        expect_exit(p, 1, " ".join(["demo", *argv]))
+        check(p.out == "" and p.err.startswith("kctx demo: error: ") and want in p.err,
+              f"stderr says '{want}', nothing runs", p)
     # --out that is not a directory
     blocker = c.path("file")
     with open(blocker, "w") as w:
@@ -336,6 +371,19 @@ def case_bench_errors(c):
           "metric lines (only) on stdout, --quick passed on", p)
     check("progress" in p.err and "chatter" in p.err and "[1/1] sim_enqueue" in p.err,
           "everything else and the progress on stderr", p)
+    check("kctx bench: platform sim, strategy resident (the platform's default)" in p.err,
+          "the platform and the strategy in effect on stderr", p)
+    # --strategy is passed on to every benchmark, and named
+    echo = c.path("echo")
+    fake_bench(echo, "launch_overhead", 'echo "metric args_seen value=1 unit=count" "$@" | tr -d -- "-"\n')
+    p = c.run("bench", "--bench-dir", echo, "--strategy", "host-ordered")
+    expect_exit(p, 0, "bench --strategy host-ordered")
+    check(p.out.splitlines() == ["metric args_seen value=1 unit=count strategy hostordered"],
+          "--strategy host-ordered passed on", p)
+    check("kctx bench: platform sim, strategy host-ordered (--strategy)" in p.err, "named on stderr", p)
+    p = c.run("bench", "--bench-dir", echo, "--platform", "opencl")
+    expect_exit(p, 1, "bench --platform opencl")
+    check(p.out == "" and "platform 'opencl' is not built" in p.err, "not built: nothing runs", p)
     p = c.run("bench", "--bench-dir", d, "--only", "task_dispatch")
     expect_exit(p, 1, "--only a benchmark that is not built")
     check("benchmark 'task_dispatch' is not built" in p.err, "says so", p)

@@ -10,10 +10,20 @@
  * output to stderr. Running them as processes keeps each benchmark's own
  * process-wide setup (allocator interposition, sim environment) out of the
  * tool.
+ *
+ * Strategies: launch_overhead and task_dispatch report a figure per
+ * execution strategy (the host-ordered ones end in _host_ordered), each
+ * measured side by side with its own baseline. --strategy passes
+ * `--strategy NAME` to every benchmark: those two then measure only that
+ * strategy, and every other benchmark's kernel contexts use it. The
+ * benchmarks time the sim's own operations as their baselines, so they run
+ * on the sim only (--platform sim).
  */
 #include "cli.h"
 #include "commands.h"
 #include "paths.h"
+#include "platforms.h"
+#include "suite.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -32,7 +42,9 @@ enum {
     OPT_ONLY,
     OPT_LIST,
     OPT_BENCH_DIR,
-    OPT_TIMEOUT
+    OPT_TIMEOUT,
+    OPT_STRATEGY,
+    OPT_PLATFORM
 };
 
 static const cli_option k_options[] = {
@@ -43,6 +55,13 @@ static const cli_option k_options[] = {
      "where the kctx_bench_* programs are (default: the build's)"},
     {OPT_TIMEOUT, "timeout", 0, "SECONDS",
      "kill a benchmark running longer (default 600; 60 with --quick)"},
+    {OPT_STRATEGY, "strategy", 's', "NAME",
+     "execution strategy of the benchmarks' kernel contexts: resident or host-ordered (default: "
+     "launch_overhead and task_dispatch measure both; the others use $KCTX_STRATEGY, else the "
+     "platform's default)"},
+    {OPT_PLATFORM, "platform", 'p', "NAME",
+     "platform to benchmark (default: $KCTX_PLATFORM, else sim; the benchmarks run on the sim "
+     "only)"},
     {0, NULL, 0, NULL, NULL},
 };
 
@@ -126,8 +145,8 @@ static void take_line(const char *name, char *line, run_result *r) {
     }
 }
 
-static void run_bench(const char *dir, const char *name, int quick, double timeout_s,
-                      run_result *r) {
+static void run_bench(const char *dir, const char *name, int quick, const char *strategy,
+                      double timeout_s, run_result *r) {
     memset(r, 0, sizeof *r);
     char file[256];
     snprintf(file, sizeof file, PREFIX "%s", name);
@@ -146,7 +165,13 @@ static void run_bench(const char *dir, const char *name, int quick, double timeo
         dup2(fds[1], STDOUT_FILENO);
         close(fds[0]);
         close(fds[1]);
-        char *args[3] = {path, quick ? "--quick" : NULL, NULL};
+        char *args[5] = {path, NULL, NULL, NULL, NULL};
+        int na = 1;
+        if (quick) args[na++] = "--quick";
+        if (strategy) {
+            args[na++] = "--strategy";
+            args[na++] = (char *)strategy;
+        }
         execv(path, args);
         fprintf(stderr, "kctx bench: cannot run %s: %s\n", path, strerror(errno));
         _exit(127);
@@ -225,7 +250,7 @@ static int run_bench_cmd(const cli_command *cmd, int argc, char **argv) {
     cli_parser_init(&p, cmd, argc, argv);
     int quick = 0, list = 0;
     double timeout_s = 0;
-    const char *dir_opt = NULL;
+    const char *dir_opt = NULL, *strategy_opt = NULL, *platform_opt = NULL;
     const char *only[MAX_BENCHES];
     int nonly = 0;
     for (int id; (id = cli_next(&p)) != CLI_END;) {
@@ -246,6 +271,15 @@ static int run_bench_cmd(const cli_command *cmd, int argc, char **argv) {
         case OPT_BENCH_DIR:
             dir_opt = p.value;
             break;
+        case OPT_STRATEGY:
+            if (suite_strategy_parse(p.value) == KCTX_STRATEGY_DEFAULT)
+                return cli_usage_error(cmd, "--strategy wants resident or host-ordered, not '%s'",
+                                       p.value);
+            strategy_opt = p.value;
+            break;
+        case OPT_PLATFORM:
+            platform_opt = p.value;
+            break;
         case OPT_TIMEOUT: {
             char *end = NULL;
             timeout_s = strtod(p.value, &end);
@@ -265,6 +299,32 @@ static int run_bench_cmd(const cli_command *cmd, int argc, char **argv) {
         }
     }
     if (timeout_s == 0) timeout_s = quick ? 60 : 600;
+
+    /* the platform and the strategy in effect */
+    const char *platform = platforms_default(platform_opt);
+    const tool_platform *pl = platforms_find(platform);
+    char why[256];
+    kctx_strategy strategy = KCTX_STRATEGY_DEFAULT;
+    if (pl == NULL) {
+        fprintf(stderr, "kctx bench: error: unknown platform '%s' (known: %s)\n", platform,
+                platforms_names());
+        return CLI_EXIT_FAILURE;
+    }
+    if (!platforms_built(pl, why, sizeof why)) {
+        fprintf(stderr, "kctx bench: error: platform '%s' is %s\n", platform, why);
+        return CLI_EXIT_FAILURE;
+    }
+    if (strcmp(platform, "sim") != 0) {
+        fprintf(stderr,
+                "kctx bench: error: platform '%s' is built, but the benchmarks run on the sim "
+                "only (their baselines are the sim's own operations)\n",
+                platform);
+        return CLI_EXIT_FAILURE;
+    }
+    if (suite_strategy_resolve(platform, strategy_opt, &strategy, why, sizeof why) != 0) {
+        fprintf(stderr, "kctx bench: error: %s\n", why);
+        return CLI_EXIT_FAILURE;
+    }
 
     char *tried = NULL;
     char *dir = paths_find_build_dir(dir_opt, "bench", NULL, &tried);
@@ -309,13 +369,23 @@ static int run_bench_cmd(const cli_command *cmd, int argc, char **argv) {
                 run[nrun++] = only[j];
             }
         }
+        if (strategy_opt)
+            fprintf(stderr, "kctx bench: platform %s, strategy %s (--strategy)\n", platform,
+                    kctx_strategy_name(strategy));
+        else
+            fprintf(stderr,
+                    "kctx bench: platform %s, strategy %s (%s); launch_overhead and "
+                    "task_dispatch measure resident and host-ordered side by side\n",
+                    platform, kctx_strategy_name(strategy),
+                    getenv("KCTX_STRATEGY") && *getenv("KCTX_STRATEGY") ? "KCTX_STRATEGY"
+                                                                        : "the platform's default");
         double t0 = now_s();
         int metrics = 0, failed = 0, unmeasured = 0;
         for (int i = 0; i < nrun && rc == CLI_EXIT_OK; i++) {
             fprintf(stderr, "kctx bench: [%d/%d] %s%s\n", i + 1, nrun, run[i],
                     quick ? " --quick" : "");
             run_result r;
-            run_bench(dir, run[i], quick, timeout_s, &r);
+            run_bench(dir, run[i], quick, strategy_opt, timeout_s, &r);
             metrics += r.metrics;
             if (r.failed) {
                 failed++;
@@ -342,13 +412,19 @@ static int run_bench_cmd(const cli_command *cmd, int argc, char **argv) {
 const cli_command kctx_cmd_bench = {
     "bench",
     "Run the benchmarks (metric lines on stdout)",
-    "[--quick] [--only NAME]... [--list] [--bench-dir DIR] [--timeout SECONDS]",
+    "[--quick] [--only NAME]... [--list] [--bench-dir DIR] [--timeout SECONDS]\n"
+    "       [--strategy resident|host-ordered] [--platform NAME]",
     "Runs the benchmark programs of docs/benchmarks.md that the build made\n"
     "(<build>/bench/kctx_bench_NAME), one after another, and prints their\n"
     "`metric <name> value=... unit=... [baseline=...] [ratio=...] [n=...]` lines\n"
     "on stdout; everything else they print, and a progress line per benchmark,\n"
     "goes to stderr. --quick passes --quick to each (a reduced run: seconds in\n"
-    "all). A benchmark that exits 0 without a metric line could not measure in\n"
+    "all). launch_overhead and task_dispatch report their figures for both\n"
+    "execution strategies (the host-ordered ones end in _host_ordered), each side\n"
+    "by side with its own baseline; --strategy restricts them to one and sets the\n"
+    "strategy of every benchmark's kernel contexts. The platform and the strategy\n"
+    "in effect are printed on stderr first.\n"
+    "A benchmark that exits 0 without a metric line could not measure in\n"
     "this build (it says why); that is reported, not a failure. Exit status 1 if\n"
     "a benchmark fails, is killed or times out, prints a malformed metric line,\n"
     "or is asked for with --only but not built.\n",

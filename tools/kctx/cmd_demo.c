@@ -6,6 +6,8 @@
 #include "commands.h"
 #include "demo.h"
 #include "paths.h"
+#include "platforms.h"
+#include "suite.h"
 #include "util.h"
 
 #include <errno.h>
@@ -20,7 +22,10 @@ enum {
     OPT_SEED,
     OPT_OUT,
     OPT_IMAGES,
-    OPT_DEVICE
+    OPT_DEVICE,
+    OPT_PLATFORM,
+    OPT_STRATEGY,
+    OPT_NO_CAPTURE
 };
 
 static const cli_option k_options[] = {
@@ -29,7 +34,14 @@ static const cli_option k_options[] = {
     {OPT_OUT, "out", 'o', "DIR", "also write report.txt and requests.csv into DIR"},
     {OPT_IMAGES, "images", 0, "DIR",
      "where mlp_block_{narrow,wide}.kctx are (default: the build's)"},
-    {OPT_DEVICE, "device", 'd', "N", "the sim device the framework makes current (default 0)"},
+    {OPT_DEVICE, "device", 'd', "N", "the device the framework makes current (default 0)"},
+    {OPT_PLATFORM, "platform", 'p', "NAME",
+     "platform to run on (default: $KCTX_PLATFORM, else sim)"},
+    {OPT_STRATEGY, "strategy", 0, "NAME",
+     "the kernel context's execution strategy: resident or host-ordered (default: "
+     "$KCTX_STRATEGY, else the platform's default)"},
+    {OPT_NO_CAPTURE, "no-capture", 0, NULL,
+     "serve with eager launches, as on a platform without capture"},
     {0, NULL, 0, NULL, NULL},
 };
 
@@ -50,40 +62,64 @@ static const char *yes_no(int ok) { return ok ? "PASS" : "FAIL"; }
 
 static void print_report(FILE *out, const demo_state *d) {
     const demo_bucket *b = d->b;
+    const int ho = d->opt.strategy == KCTX_STRATEGY_HOST_ORDERED;
     fprintf(out,
             "kctx demo: serving an MLP block, Y = relu(X*W1 + b1)*W2 + b2 "
             "(D=%d, H=%d, O=%d, float32)\n",
             DEMO_D, DEMO_H, DEMO_O);
-    fprintf(out,
-            "  device        sim device %d (%s, %d AICore cores), made current by the framework; "
-            "kctx borrows it\n",
-            d->opt.device, d->props.name[0] ? d->props.name : "?", d->props.aicore_count);
+    fprintf(out, "  platform      %s, strategy %s (%s); framework driver %s\n", d->opt.platform,
+            kctx_strategy_name(d->opt.strategy), d->opt.strategy_from, d->opt.fw->name);
+    if (d->device_name[0])
+        fprintf(out,
+                "  device        %s device %d (%s, %u cores), made current by the framework; kctx "
+                "borrows it\n",
+                d->opt.platform, d->opt.device, d->device_name, d->device_cores);
+    else
+        fprintf(out,
+                "  device        %s device %d, made current by the framework; kctx borrows it\n",
+                d->opt.platform, d->opt.device);
     fprintf(out,
             "  callables     %u ids prepared (one per bucket) from mlp_block_narrow (rows <= 4) "
             "and mlp_block_wide",
             d->prepared);
     if (d->have_res)
-        fprintf(out, "; %u uploads, %" PRIu64 " device bytes\n", d->res.uploads,
-                d->res.upload_bytes);
+        fprintf(out, "; %u uploads, %" PRIu64 " device bytes%s\n", d->res.uploads,
+                d->res.upload_bytes,
+                ho ? " (host-ordered: prepare loads the kernels, uploads nothing)" : "");
     else
         fputc('\n', out);
-    fprintf(out, "  graphs        %u captured, buckets", d->graphs_captured);
-    for (int i = 0; i < DEMO_BUCKETS; i++) fprintf(out, " %u", b[i].rows);
-    if (d->have_res)
-        fprintf(out, "; all share one context (its 5 events), %u lifetime tokens held\n",
-                d->res.tokens_in_use);
-    else
-        fputc('\n', out);
+    if (!d->capture) {
+        fprintf(out, "  graphs        none: every request is an eager launch (%s)\n",
+                d->opt.no_capture ? "--no-capture" : "the platform has no capture");
+    } else {
+        fprintf(out, "  graphs        %u captured, buckets", d->graphs_captured);
+        for (int i = 0; i < DEMO_BUCKETS; i++) fprintf(out, " %u", b[i].rows);
+        if (d->have_res)
+            fprintf(out, "; all share one context (its 5 events), %u lifetime tokens held\n",
+                    d->res.tokens_in_use);
+        else
+            fputc('\n', out);
+    }
     fprintf(out,
             "  requests      %" PRIu64 " of %" PRIu64 " served (seed 0x%" PRIx64 "), %" PRIu64
             " rows; per bucket:",
             d->requests_ok, d->opt.requests, d->opt.seed, d->rows_total);
     for (int i = 0; i < DEMO_BUCKETS; i++) fprintf(out, " %u:%" PRIu64, b[i].rows, b[i].requests);
     fputc('\n', out);
-    fprintf(out, "  replays       %" PRIu64 " (%" PRIu64 " requests, %" PRIu64 " timing)\n",
-            d->replays, d->requests_done, d->replays - d->requests_done);
-    fprintf(out, "  eager         %" PRIu64 " launches (%" PRIu64 " warm-up, %" PRIu64 " timing)\n",
-            d->eager_launches, d->warmup_checked, d->eager_launches - d->warmup_checked);
+    if (d->capture) {
+        fprintf(out, "  replays       %" PRIu64 " (%" PRIu64 " requests, %" PRIu64 " timing)\n",
+                d->replays, d->requests_done, d->replays - d->requests_done);
+        fprintf(out,
+                "  eager         %" PRIu64 " launches (%" PRIu64 " warm-up, %" PRIu64 " timing)\n",
+                d->eager_launches, d->warmup_checked, d->eager_launches - d->warmup_checked);
+    } else {
+        fprintf(out, "  replays       0 (eager serving)\n");
+        fprintf(out,
+                "  eager         %" PRIu64 " launches (%" PRIu64 " warm-up, %" PRIu64
+                " requests, %" PRIu64 " timing)\n",
+                d->eager_launches, d->warmup_checked, d->requests_done,
+                d->eager_launches - d->warmup_checked - d->requests_done);
+    }
     if (d->checked)
         fprintf(out,
                 "  errors        %s: kctx_check %s (device %s, %u refused replays, %u concurrent "
@@ -112,7 +148,7 @@ static void print_report(FILE *out, const demo_state *d) {
     }
     if (b[DEMO_BUCKETS - 1].eager_us <= 0.0) {
         fprintf(out, "  timing        not reached\n");
-    } else {
+    } else if (d->capture) {
         fprintf(out,
                 "  timing        per launch, submit to stream sync done, median of %d "
                 "interleaved pairs:\n",
@@ -121,6 +157,13 @@ static void print_report(FILE *out, const demo_state *d) {
         for (int i = 0; i < DEMO_BUCKETS; i++)
             fprintf(out, "                %6u  %10.1f  %10.1f   %12.3f\n", b[i].rows,
                     b[i].replay_us, b[i].eager_us, b[i].replay_us / b[i].eager_us);
+    } else {
+        fprintf(out,
+                "  timing        per eager launch, submit to stream sync done, median of %d:\n",
+                DEMO_TIMING_ROUNDS);
+        fprintf(out, "                bucket    eager_us\n");
+        for (int i = 0; i < DEMO_BUCKETS; i++)
+            fprintf(out, "                %6u  %10.1f\n", b[i].rows, b[i].eager_us);
     }
     if (d->opt.trace_path == NULL)
         fprintf(out, "  trace         off\n");
@@ -134,14 +177,18 @@ static void print_report(FILE *out, const demo_state *d) {
                 "  lifecycle     %" PRIu64 " device lifecycle calls while kctx held the device "
                 "(K4: must be 0)\n",
                 d->kctx_lifecycle_calls);
+    else
+        fprintf(out, "  lifecycle     not counted (the %s driver has no lifecycle counters)\n",
+                d->opt.fw->name);
+    const char *device = !d->teardown_checked ? "not checked (the driver cannot count its objects)"
+                         : d->teardown_clean  ? "back to its baseline"
+                                              : "NOT back to its baseline";
     if (d->ctx_made)
         fprintf(out,
                 "  teardown      graphs destroyed, kctx_close %s, kctx_destroy %s, device %s\n",
-                kctx_status_name(d->close_status), kctx_status_name(d->destroy_status),
-                d->teardown_clean ? "back to its baseline" : "NOT back to its baseline");
+                kctx_status_name(d->close_status), kctx_status_name(d->destroy_status), device);
     else
-        fprintf(out, "  teardown      no kernel context was created; device %s\n",
-                d->teardown_clean ? "back to its baseline" : "not checked");
+        fprintf(out, "  teardown      no kernel context was created; device %s\n", device);
     if (d->failed)
         fprintf(out, "  result        FAIL: %s\n", d->failure);
     else
@@ -169,7 +216,8 @@ static int run_demo(const cli_command *cmd, int argc, char **argv) {
     cli_parser p;
     cli_parser_init(&p, cmd, argc, argv);
     uint64_t requests = DEFAULT_REQUESTS, seed = DEFAULT_SEED, device = 0;
-    const char *out_dir = NULL, *images = NULL;
+    const char *out_dir = NULL, *images = NULL, *platform_opt = NULL, *strategy_opt = NULL;
+    int no_capture = 0;
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         switch (id) {
         case CLI_HELP:
@@ -198,8 +246,46 @@ static int run_demo(const cli_command *cmd, int argc, char **argv) {
             if (parse_u64(p.value, &device) != 0 || device > 1024)
                 return cli_usage_error(cmd, "--device wants a device number, not '%s'", p.value);
             break;
+        case OPT_PLATFORM:
+            platform_opt = p.value;
+            break;
+        case OPT_STRATEGY:
+            if (suite_strategy_parse(p.value) == KCTX_STRATEGY_DEFAULT)
+                return cli_usage_error(cmd, "--strategy wants resident or host-ordered, not '%s'",
+                                       p.value);
+            strategy_opt = p.value;
+            break;
+        case OPT_NO_CAPTURE:
+            no_capture = 1;
+            break;
         }
     }
+
+    /* the platform, its framework driver, and the strategy in effect */
+    const char *platform = platforms_default(platform_opt);
+    const tool_platform *pl = platforms_find(platform);
+    char why[256];
+    const fw_driver *fw = NULL;
+    kctx_strategy strategy = KCTX_STRATEGY_DEFAULT;
+    if (pl == NULL)
+        fprintf(stderr, "kctx demo: error: unknown platform '%s' (known: %s)\n", platform,
+                platforms_names());
+    else if (!platforms_built(pl, why, sizeof why))
+        fprintf(stderr, "kctx demo: error: platform '%s' is %s\n", platform, why);
+    else if ((fw = suite_driver(platform)) == NULL)
+        fprintf(stderr,
+                "kctx demo: error: platform '%s' is built, but there is no framework driver for "
+                "it (tests/conformance/fw.h) to play the framework\n",
+                platform);
+    else if (suite_strategy_resolve(platform, strategy_opt, &strategy, why, sizeof why) != 0) {
+        fprintf(stderr, "kctx demo: error: %s\n", why);
+        fw = NULL;
+    }
+    if (fw == NULL) return CLI_EXIT_FAILURE;
+    const char *env_strategy = getenv("KCTX_STRATEGY");
+    const char *strategy_from = strategy_opt                    ? "--strategy"
+                                : env_strategy && *env_strategy ? "KCTX_STRATEGY"
+                                                                : "the platform's default";
 
     char *tried = NULL;
     char *images_dir =
@@ -248,6 +334,11 @@ static int run_demo(const cli_command *cmd, int argc, char **argv) {
     d->opt.requests = requests;
     d->opt.seed = seed;
     d->opt.device = (int)device;
+    d->opt.fw = fw;
+    d->opt.platform = fw->platform;
+    d->opt.strategy = strategy;
+    d->opt.strategy_from = strategy_from;
+    d->opt.no_capture = no_capture;
     d->opt.images_dir = images_dir;
     d->opt.requests_csv = csv;
     d->opt.progress_tty = isatty(STDERR_FILENO);
@@ -291,21 +382,26 @@ static int run_demo(const cli_command *cmd, int argc, char **argv) {
 
 const cli_command kctx_cmd_demo = {
     "demo",
-    "Run a serving scenario on the sim: bucket graphs sharing one kernel context",
-    "[--requests N] [--seed S] [--out DIR] [--images DIR] [--device N]",
-    "The framework side (the demo's own code, on the sim's runtime API) makes a\n"
-    "device current, creates its streams and buffers and owns capture; kctx\n"
-    "borrows the device with one kernel context. The demo prepares an MLP block\n"
-    "(blocked matmul, bias, ReLU, blocked matmul, bias) once per batch-size bucket\n"
-    "(1, 2, 4, 8, 16, 32), verifies an eager launch of each, captures one graph per\n"
-    "bucket, then serves a seeded stream of requests of mixed batch sizes: pick the\n"
-    "bucket, copy inputs in, replay its graph, copy outputs out, and check every\n"
-    "output element against a float64 host reference within the float32 rounding\n"
-    "bound. It times replay against an eager launch of the same work side by side,\n"
-    "checks the context (kctx_check), tears everything down (graphs, kctx_close,\n"
-    "kctx_destroy) and proves the device is back to its baseline and that kctx\n"
-    "made no device lifecycle call. The report goes to stdout, progress to stderr.\n"
-    "Exit status 1 on any failure.\n",
+    "Run a serving scenario: bucket graphs sharing one kernel context",
+    "[--requests N] [--seed S] [--out DIR] [--images DIR] [--device N]\n"
+    "       [--platform NAME] [--strategy resident|host-ordered] [--no-capture]",
+    "The framework side (the demo's own code, through the platform's framework\n"
+    "driver, the conformance suite's fw.h) makes a device current, creates its\n"
+    "streams and buffers and owns capture; kctx borrows the device with one kernel\n"
+    "context, under the execution strategy asked for. The demo prepares an MLP\n"
+    "block (blocked matmul, bias, ReLU, blocked matmul, bias) once per batch-size\n"
+    "bucket (1, 2, 4, 8, 16, 32), verifies an eager launch of each, captures one\n"
+    "graph per bucket, then serves a seeded stream of requests of mixed batch\n"
+    "sizes: pick the bucket, copy inputs in, replay its graph, copy outputs out,\n"
+    "and check every output element against a float64 host reference within the\n"
+    "float32 rounding bound. Where the platform has no capture (or with\n"
+    "--no-capture) every request is an eager launch instead. It times replay\n"
+    "against an eager launch of the same work side by side, checks the context\n"
+    "(kctx_check), tears everything down (graphs, kctx_close, kctx_destroy) and\n"
+    "proves the device is back to its baseline and that kctx made no device\n"
+    "lifecycle call. The report (its second line names the platform and the\n"
+    "strategy in effect) goes to stdout, progress to stderr. Exit status 1 on any\n"
+    "failure.\n",
     k_options,
     run_demo,
 };

@@ -1,10 +1,12 @@
 /*
  * demo_run.c — the serving scenario of `kctx demo` (see demo.h).
  *
- * Every call is checked; the first failure is recorded with what was being
- * done and the library's own message, the remaining steps are skipped, and
- * teardown still runs: graphs first (they hold the context, K25), then
- * kctx_close and kctx_destroy, then the framework's buffers and streams.
+ * The framework side goes through the platform's framework driver (fw.h),
+ * so the demo runs wherever the conformance suite does. Every call is
+ * checked; the first failure is recorded with what was being done and the
+ * library's own message, the remaining steps are skipped, and teardown
+ * still runs: graphs first (they hold the context, K25), then kctx_close
+ * and kctx_destroy, then the framework's buffers and streams.
  */
 #include "demo.h"
 
@@ -38,12 +40,15 @@ static int fail(demo_state *d, const char *fmt, ...) {
     return 0;
 }
 
-/* A sim call of the framework side. */
-static int sim_ok(demo_state *d, sim_status st, const char *what) {
-    if (st == SIM_OK) return 1;
-    return fail(d, "framework: %s: %s (%s)", what, sim_status_name(st), sim_last_error_message());
+/* A framework driver call. */
+static int fw_ok(demo_state *d, fw_status st, const char *what) {
+    if (st == FW_OK) return 1;
+    return fail(d, "framework: %s: %s (%s)", what, fw_status_name(st), d->opt.fw->last_error());
 }
-#define SIM_OK_(d, expr) sim_ok((d), (expr), #expr)
+#define FW_OK_(d, expr) fw_ok((d), (expr), #expr)
+
+/* The stream waits of the framework: generous, a sanitizer build is slow. */
+#define SYNC_MS 120000u
 
 /* A kctx call. */
 static int kctx_ok(demo_state *d, kctx_status st, const char *what) {
@@ -79,45 +84,48 @@ static double median(double *v, size_t n) {
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
-static uint64_t lifecycle_total(int device) {
-    uint64_t total = 0;
-    for (int op = 0; op < SIM_LIFECYCLE_COUNT_; op++) {
-        uint64_t n = 0;
-        if (sim_lifecycle_count(device, (sim_lifecycle_op)op, &n) == SIM_OK) total += n;
-    }
+/* The device's lifecycle calls so far (the driver's K4 counters); 0 and
+ * *known 0 when the driver has none. */
+static uint64_t lifecycle_total(const demo_state *d, int *known) {
+    const fw_lifecycle *lc = d->opt.fw->lifecycle;
+    uint64_t n[FW_LIFECYCLE_MAX_OPS], total = 0;
+    *known = lc != NULL && lc->counts(d->opt.device, n) == 0;
+    for (unsigned op = 0; *known && op < lc->nops; op++) total += n[op];
     return total;
 }
 
 /* ------------------------------------------------------------------ */
 /* the framework's device, streams and buffers                         */
 
-static int upload(demo_state *d, sim_devptr dst, const void *src, size_t bytes) {
-    return SIM_OK_(d, sim_memcpy((void *)(uintptr_t)dst, src, bytes, SIM_COPY_HOST_TO_DEVICE));
+static int upload(demo_state *d, fw_devptr dst, const void *src, size_t bytes) {
+    return FW_OK_(d, d->opt.fw->upload(dst, src, bytes));
 }
 
 static int select_device(demo_state *d) {
-    int count = 0;
-    if (!SIM_OK_(d, sim_device_count(&count))) return 0;
-    if (d->opt.device < 0 || d->opt.device >= count)
-        return fail(d, "framework: device %d does not exist (the sim has %d devices)",
-                    d->opt.device, count);
+    const fw_driver *fw = d->opt.fw;
     /* The framework owns the device: it makes it current for its thread. */
-    if (!SIM_OK_(d, sim_set_device(d->opt.device))) return 0;
-    d->props.size = sizeof d->props;
-    return SIM_OK_(d, sim_device_get_props(d->opt.device, &d->props));
+    fw_status st = d->opt.device < 0 ? FW_ERROR : fw->set_device(d->opt.device);
+    if (st != FW_OK)
+        return fail(d, "framework: device %d does not exist or cannot be made current (%s: %s)",
+                    d->opt.device, fw_status_name(st), fw->last_error());
+    if (fw->device_info)
+        return FW_OK_(d, fw->device_info(d->opt.device, d->device_name, sizeof d->device_name,
+                                         &d->device_cores));
+    return 1;
 }
 
 static int framework_setup(demo_state *d) {
+    const fw_driver *fw = d->opt.fw;
     const uint32_t D = DEMO_D, H = DEMO_H, O = DEMO_O;
-    if (!SIM_OK_(d, sim_stream_create(&d->capture_stream)) ||
-        !SIM_OK_(d, sim_stream_create(&d->serve_stream)))
+    if (!FW_OK_(d, fw->stream_create(&d->capture_stream)) ||
+        !FW_OK_(d, fw->stream_create(&d->serve_stream)))
         return 0;
     if (demo_model_init(&d->model, D, H, O, d->opt.seed) != 0)
         return fail(d, "out of host memory for the model");
-    if (!SIM_OK_(d, sim_malloc(&d->W1, (size_t)D * H * 4)) ||
-        !SIM_OK_(d, sim_malloc(&d->b1, (size_t)H * 4)) ||
-        !SIM_OK_(d, sim_malloc(&d->W2, (size_t)H * O * 4)) ||
-        !SIM_OK_(d, sim_malloc(&d->b2, (size_t)O * 4)))
+    if (!FW_OK_(d, fw->mem_alloc((size_t)D * H * 4, &d->W1)) ||
+        !FW_OK_(d, fw->mem_alloc((size_t)H * 4, &d->b1)) ||
+        !FW_OK_(d, fw->mem_alloc((size_t)H * O * 4, &d->W2)) ||
+        !FW_OK_(d, fw->mem_alloc((size_t)O * 4, &d->b2)))
         return 0;
     if (!upload(d, d->W1, d->model.W1, (size_t)D * H * 4) ||
         !upload(d, d->b1, d->model.b1, (size_t)H * 4) ||
@@ -129,9 +137,9 @@ static int framework_setup(demo_state *d) {
         b->rows = k_bucket_rows[i];
         b->id = ID_BASE + b->rows;
         b->image = b->rows <= NARROW_MAX_ROWS ? "mlp_block_narrow" : "mlp_block_wide";
-        if (!SIM_OK_(d, sim_malloc(&b->x, (size_t)b->rows * D * 4)) ||
-            !SIM_OK_(d, sim_malloc(&b->h, (size_t)b->rows * H * 4)) ||
-            !SIM_OK_(d, sim_malloc(&b->y, (size_t)b->rows * O * 4)))
+        if (!FW_OK_(d, fw->mem_alloc((size_t)b->rows * D * 4, &b->x)) ||
+            !FW_OK_(d, fw->mem_alloc((size_t)b->rows * H * 4, &b->h)) ||
+            !FW_OK_(d, fw->mem_alloc((size_t)b->rows * O * 4, &b->y)))
             return 0;
         b->stage_x = calloc((size_t)b->rows * D, sizeof(float));
         b->out_y = calloc((size_t)b->rows * O, sizeof(float));
@@ -175,17 +183,27 @@ static int read_image(demo_state *d, const char *name, void **bytes, size_t *siz
 }
 
 static int kctx_setup(demo_state *d) {
-    if (!kctx_ok(d, kctx_context_create("sim", &d->ctx), "kctx_context_create(\"sim\")")) return 0;
+    char created[96];
+    snprintf(created, sizeof created, "kctx_context_create(\"%s\")", d->opt.platform);
+    if (!kctx_ok(d, kctx_context_create(d->opt.platform, &d->ctx), created)) return 0;
     d->ctx_created = d->ctx_made = 1;
     /* Borrow the framework's current device: no set, reset, init or
      * finalize of it (K4). */
     kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    cfg.strategy = (uint32_t)d->opt.strategy;
     if (d->opt.trace_path) { /* K32: trace from init to close */
         cfg.flags = KCTX_TRACE_ENABLE;
         cfg.trace_path = d->opt.trace_path;
         cfg.trace_device_records = 1u << 18;
     }
     if (!kctx_ok(d, kctx_kernel_init(d->ctx, &cfg), "kctx_kernel_init")) return 0;
+    /* the strategy in effect, as the context reports it */
+    kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
+    if (!kctx_ok(d, kctx_get_context_caps(d->ctx, &caps), "kctx_get_context_caps")) return 0;
+    d->strategy_in_effect = (kctx_strategy)caps.strategy;
+    if (d->strategy_in_effect != d->opt.strategy)
+        return fail(d, "kctx: the context runs the %s strategy, not the %s one asked for",
+                    kctx_strategy_name(d->strategy_in_effect), kctx_strategy_name(d->opt.strategy));
     const char *const images[2] = {"mlp_block_narrow", "mlp_block_wide"};
     void *bytes[2] = {NULL, NULL};
     size_t sizes[2] = {0, 0};
@@ -246,17 +264,32 @@ static void stage_inputs(demo_state *d, demo_bucket *b, uint32_t rows, uint64_t 
            (size_t)(b->rows - rows) * DEMO_D * sizeof(float));
 }
 
+/* The inputs go in before the work is enqueued: the serve stream is idle
+ * (every request ends with a synchronise), so a synchronous upload is in
+ * order with the launch or replay that follows. */
 static int copy_in(demo_state *d, demo_bucket *b) {
-    return SIM_OK_(d, sim_memcpy_async((void *)(uintptr_t)b->x, b->stage_x,
-                                       (size_t)b->rows * DEMO_D * sizeof(float),
-                                       SIM_COPY_HOST_TO_DEVICE, d->serve_stream));
+    return upload(d, b->x, b->stage_x, (size_t)b->rows * DEMO_D * sizeof(float));
 }
 
 static int copy_out_and_wait(demo_state *d, demo_bucket *b, uint32_t rows) {
-    return SIM_OK_(d, sim_memcpy_async(b->out_y, (const void *)(uintptr_t)b->y,
-                                       (size_t)rows * DEMO_O * sizeof(float),
-                                       SIM_COPY_DEVICE_TO_HOST, d->serve_stream)) &&
-           SIM_OK_(d, sim_stream_synchronize(d->serve_stream));
+    return FW_OK_(d, d->opt.fw->stream_sync(d->serve_stream, SYNC_MS)) &&
+           FW_OK_(d, d->opt.fw->download(b->out_y, b->y, (size_t)rows * DEMO_O * sizeof(float)));
+}
+
+/* One unit of work for bucket b on the serve stream: a replay of its graph,
+ * or (eager serving) a launch. */
+static int run_bucket(demo_state *d, demo_bucket *b, int replay) {
+    if (replay) {
+        if (!FW_OK_(d, d->opt.fw->graph_launch(b->exec, d->serve_stream))) return 0;
+        d->replays++;
+        return 1;
+    }
+    kctx_arg a[NARGS];
+    bucket_args(d, b, a);
+    if (!kctx_ok(d, kctx_launch(d->ctx, b->id, a, NARGS, d->serve_stream), "eager kctx_launch"))
+        return 0;
+    d->eager_launches++;
+    return 1;
 }
 
 /* An eager launch of every bucket, verified: the callables work before
@@ -284,26 +317,31 @@ static int warm_up(demo_state *d, double *scratch) {
  * global mode. All of them share the context, its streams and its five
  * events (K12); each holds one graph lifetime token (K25). */
 static int capture_graphs(demo_state *d) {
+    const fw_driver *fw = d->opt.fw;
     for (int i = 0; i < DEMO_BUCKETS; i++) {
         demo_bucket *b = &d->b[i];
         kctx_arg a[NARGS];
         bucket_args(d, b, a);
-        if (!SIM_OK_(d, sim_stream_begin_capture(d->capture_stream, SIM_CAPTURE_MODE_GLOBAL)))
-            return 0;
+        if (!FW_OK_(d, fw->begin_capture(d->capture_stream))) return 0;
         kctx_status ls = kctx_launch(d->ctx, b->id, a, NARGS, d->capture_stream);
-        sim_graph g = 0;
-        sim_status es = sim_stream_end_capture(d->capture_stream, &g);
+        fw_graph g = 0;
+        fw_status es = fw->end_capture(d->capture_stream, &g);
         if (!kctx_ok(d, ls, "captured kctx_launch")) {
-            if (es == SIM_OK && g) sim_graph_destroy(g); /* discard the capture */
+            if (es == FW_OK && g) fw->graph_destroy(g); /* discard the capture */
             return 0;
         }
-        if (!sim_ok(d, es, "sim_stream_end_capture")) return 0;
+        if (!fw_ok(d, es, "end_capture")) return 0;
         b->graph = g;
-        if (!SIM_OK_(d, sim_graph_node_count(g, &d->graph_nodes[i])) ||
-            !SIM_OK_(d, sim_graph_instantiate(&b->exec, g)))
+        if ((fw->graph_node_count && !FW_OK_(d, fw->graph_node_count(g, &d->graph_nodes[i]))) ||
+            !FW_OK_(d, fw->graph_instantiate(g, &b->exec)))
             return 0;
         d->graphs_captured++;
     }
+    return 1;
+}
+
+/* The context's resources (uploads, lifetime tokens) for the report. */
+static int read_resources(demo_state *d) {
     d->res.size = sizeof d->res;
     d->have_res = kctx_ok(d, kctx_get_resources(d->ctx, &d->res), "kctx_get_resources");
     return d->have_res;
@@ -322,8 +360,8 @@ static demo_bucket *bucket_for(demo_state *d, uint32_t rows) {
     return NULL;
 }
 
-/* The request stream: pick the bucket, copy inputs in, replay its graph,
- * copy outputs out, verify. */
+/* The request stream: pick the bucket, copy inputs in, replay its graph
+ * (eager serving: launch it), copy outputs out, verify. */
 static int serve(demo_state *d, double *scratch) {
     uint64_t rng = d->opt.seed;
     uint64_t step = d->opt.requests >= 20 ? d->opt.requests / 4 : d->opt.requests;
@@ -333,8 +371,7 @@ static int serve(demo_state *d, double *scratch) {
         demo_bucket *b = bucket_for(d, rows);
         if (b == NULL) return fail(d, "no bucket for %u rows", rows);
         stage_inputs(d, b, rows, &rng);
-        if (!copy_in(d, b) || !SIM_OK_(d, sim_graph_launch(b->exec, d->serve_stream))) return 0;
-        d->replays++;
+        if (!copy_in(d, b) || !run_bucket(d, b, d->capture)) return 0;
         d->requests_done++;
         if (!copy_out_and_wait(d, b, rows)) return 0;
         char when[48];
@@ -356,32 +393,25 @@ static int serve(demo_state *d, double *scratch) {
 /* Time per replay against an eager launch of the same work, measured side
  * by side: DEMO_TIMING_ROUNDS interleaved pairs per bucket (A B, B A, ...),
  * each timed from submission to the end of a stream synchronisation;
- * medians. The outputs are verified once more afterwards. */
+ * medians (eager serving: the eager launches alone). The outputs are
+ * verified once more afterwards. */
 static int time_buckets(demo_state *d, double *scratch) {
     double rep[DEMO_TIMING_ROUNDS], eag[DEMO_TIMING_ROUNDS];
     for (int i = 0; i < DEMO_BUCKETS; i++) {
         demo_bucket *b = &d->b[i];
-        kctx_arg a[NARGS];
-        bucket_args(d, b, a);
         for (int r = 0; r < DEMO_TIMING_ROUNDS; r++) {
             /* A B, then B A: neither always runs right after the other */
             for (int k = 0; k < 2; k++) {
                 int replay = (k == 0) == (r % 2 == 0);
+                if (replay && !d->capture) continue;
                 double t0 = now_us();
-                if (replay) {
-                    if (!SIM_OK_(d, sim_graph_launch(b->exec, d->serve_stream))) return 0;
-                    d->replays++;
-                } else {
-                    if (!kctx_ok(d, kctx_launch(d->ctx, b->id, a, NARGS, d->serve_stream),
-                                 "eager kctx_launch"))
-                        return 0;
-                    d->eager_launches++;
-                }
-                if (!SIM_OK_(d, sim_stream_synchronize(d->serve_stream))) return 0;
+                if (!run_bucket(d, b, replay) ||
+                    !FW_OK_(d, d->opt.fw->stream_sync(d->serve_stream, SYNC_MS)))
+                    return 0;
                 (replay ? rep : eag)[r] = now_us() - t0;
             }
         }
-        b->replay_us = median(rep, DEMO_TIMING_ROUNDS);
+        b->replay_us = d->capture ? median(rep, DEMO_TIMING_ROUNDS) : 0.0;
         b->eager_us = median(eag, DEMO_TIMING_ROUNDS);
         /* the buffers still hold this bucket's last inputs (padding rows
          * included, zero): the outputs of the last launch must match */
@@ -409,15 +439,15 @@ static int check_context(demo_state *d) {
 /* ------------------------------------------------------------------ */
 /* teardown                                                            */
 
-static void teardown(demo_state *d, const sim_object_counts *base, uint64_t base_allocs,
-                     uint64_t base_bytes) {
+static void teardown(demo_state *d, const fw_counts *base) {
+    const fw_driver *fw = d->opt.fw;
     /* Nothing may still be running on the framework's streams. */
-    if (d->serve_stream) sim_stream_synchronize(d->serve_stream);
+    if (d->serve_stream) fw->stream_sync(d->serve_stream, SYNC_MS);
     /* Graphs first: while one lives, it holds the context (K25). */
     for (int i = 0; i < DEMO_BUCKETS; i++) {
         demo_bucket *b = &d->b[i];
-        if (b->exec) SIM_OK_(d, sim_graph_exec_destroy(b->exec));
-        if (b->graph) SIM_OK_(d, sim_graph_destroy(b->graph));
+        if (b->exec) FW_OK_(d, fw->exec_destroy(b->exec));
+        if (b->graph) FW_OK_(d, fw->graph_destroy(b->graph));
         b->exec = 0;
         b->graph = 0;
     }
@@ -432,97 +462,106 @@ static void teardown(demo_state *d, const sim_object_counts *base, uint64_t base
     }
     for (int i = 0; i < DEMO_BUCKETS; i++) {
         demo_bucket *b = &d->b[i];
-        if (b->x) SIM_OK_(d, sim_free(b->x));
-        if (b->h) SIM_OK_(d, sim_free(b->h));
-        if (b->y) SIM_OK_(d, sim_free(b->y));
+        if (b->x) FW_OK_(d, fw->mem_free(b->x));
+        if (b->h) FW_OK_(d, fw->mem_free(b->h));
+        if (b->y) FW_OK_(d, fw->mem_free(b->y));
         b->x = b->h = b->y = 0;
         free(b->stage_x);
         free(b->out_y);
         b->stage_x = b->out_y = NULL;
     }
-    sim_devptr *w[4] = {&d->W1, &d->b1, &d->W2, &d->b2};
+    fw_devptr *w[4] = {&d->W1, &d->b1, &d->W2, &d->b2};
     for (int i = 0; i < 4; i++) {
-        if (*w[i]) SIM_OK_(d, sim_free(*w[i]));
+        if (*w[i]) FW_OK_(d, fw->mem_free(*w[i]));
         *w[i] = 0;
     }
-    if (d->capture_stream) SIM_OK_(d, sim_stream_destroy(d->capture_stream));
-    if (d->serve_stream) SIM_OK_(d, sim_stream_destroy(d->serve_stream));
+    if (d->capture_stream) FW_OK_(d, fw->stream_destroy(d->capture_stream));
+    if (d->serve_stream) FW_OK_(d, fw->stream_destroy(d->serve_stream));
     d->capture_stream = d->serve_stream = 0;
     demo_model_free(&d->model);
 
     /* Proof: the device holds exactly what it held before the demo. */
-    sim_object_counts now = SIM_OBJECT_COUNTS_INIT;
-    uint64_t allocs = 0, bytes = 0;
-    if (base == NULL) return; /* the demo never got as far as the device */
-    if (sim_object_counts_get(d->opt.device, &now) == SIM_OK &&
-        sim_mem_stats(d->opt.device, &allocs, &bytes) == SIM_OK) {
+    if (base == NULL) return; /* the demo never got as far as the device, or cannot count */
+    fw_counts now;
+    if (fw->live_counts(d->opt.device, &now) == FW_OK) {
+        d->teardown_checked = 1;
         d->teardown_clean = now.streams == base->streams && now.events == base->events &&
                             now.modules == base->modules && now.graphs == base->graphs &&
                             now.graph_execs == base->graph_execs &&
-                            now.hooks_pending == base->hooks_pending && allocs == base_allocs &&
-                            bytes == base_bytes;
+                            now.hooks_pending == base->hooks_pending &&
+                            now.allocations == base->allocations && now.bytes == base->bytes;
         snprintf(d->teardown_detail, sizeof d->teardown_detail,
                  "streams %llu, events %llu, modules %llu, graphs %llu, executable graphs %llu, "
                  "pending hooks %llu, allocations %llu (%llu bytes)",
                  (unsigned long long)now.streams, (unsigned long long)now.events,
                  (unsigned long long)now.modules, (unsigned long long)now.graphs,
                  (unsigned long long)now.graph_execs, (unsigned long long)now.hooks_pending,
-                 (unsigned long long)allocs, (unsigned long long)bytes);
+                 (unsigned long long)now.allocations, (unsigned long long)now.bytes);
         if (!d->teardown_clean)
             fail(d, "teardown: the device did not return to its baseline: %s", d->teardown_detail);
     } else {
-        fail(d, "teardown: cannot read the device's live objects: %s", sim_last_error_message());
+        fail(d, "teardown: cannot read the device's live objects: %s", fw->last_error());
     }
 }
 
 int demo_run(demo_state *d) {
     double *scratch = malloc(2 * DEMO_H * sizeof(double));
     if (scratch == NULL) return fail(d, "out of host memory"), 1;
-    sim_object_counts base = SIM_OBJECT_COUNTS_INIT;
-    uint64_t base_allocs = 0, base_bytes = 0;
+    fw_counts base;
+    memset(&base, 0, sizeof base);
+    d->capture = fw_has_capture(d->opt.fw) && !d->opt.no_capture;
 
-    progress(d, "framework: sim device %d, its streams, the weights", d->opt.device);
+    progress(d, "framework: %s device %d, its streams, the weights", d->opt.platform,
+             d->opt.device);
     int ok = select_device(d);
     /* The teardown proof's baseline: the device before the demo's own
      * objects. From here on every lifecycle call would be kctx's: set
      * device was the framework's, and it makes no other (K4). */
-    uint64_t lc0 = lifecycle_total(d->opt.device);
-    if (ok)
-        ok = SIM_OK_(d, sim_object_counts_get(d->opt.device, &base)) &&
-             SIM_OK_(d, sim_mem_stats(d->opt.device, &base_allocs, &base_bytes));
-    int have_base = ok;
+    int lc_known = 0;
+    uint64_t lc0 = ok ? lifecycle_total(d, &lc_known) : 0;
+    int have_base = 0;
+    if (ok && d->opt.fw->live_counts) {
+        ok = FW_OK_(d, d->opt.fw->live_counts(d->opt.device, &base));
+        have_base = ok;
+    }
+    int reached_device = ok;
     if (ok) ok = framework_setup(d);
     if (ok) {
-        progress(d, "kernel context: init on the borrowed device, prepare %d buckets",
-                 DEMO_BUCKETS);
+        progress(d, "kernel context: init on the borrowed device (%s strategy), prepare %d buckets",
+                 kctx_strategy_name(d->opt.strategy), DEMO_BUCKETS);
         ok = kctx_setup(d);
     }
     if (ok) {
         progress(d, "warm-up: one eager launch per bucket, verified");
         ok = warm_up(d, scratch);
     }
-    if (ok) {
+    if (ok && d->capture) {
         progress(d, "capture: one graph per bucket");
         ok = capture_graphs(d);
     }
+    if (ok) ok = read_resources(d);
     if (ok) {
-        progress(d, "serving %llu requests", (unsigned long long)d->opt.requests);
+        progress(d, "serving %llu requests (%s)", (unsigned long long)d->opt.requests,
+                 d->capture ? "graph replays" : "eager launches");
         ok = serve(d, scratch);
         if (d->opt.progress_tty) fputc('\n', stderr);
     }
     if (ok) {
-        progress(d, "timing: replay against eager launch, %d pairs per bucket", DEMO_TIMING_ROUNDS);
+        progress(d,
+                 d->capture ? "timing: replay against eager launch, %d pairs per bucket"
+                            : "timing: eager launches, %d per bucket",
+                 DEMO_TIMING_ROUNDS);
         ok = time_buckets(d, scratch);
     }
     if (ok) ok = check_context(d);
     progress(d, "teardown: graphs, kctx_close, kctx_destroy, framework objects");
-    if (have_base)
-        teardown(d, &base, base_allocs, base_bytes);
-    else
-        teardown(d, NULL, 0, 0);
-    d->kctx_lifecycle_calls = lifecycle_total(d->opt.device) - lc0;
-    d->lifecycle_known = have_base;
-    if (have_base && d->kctx_lifecycle_calls != 0)
+    teardown(d,
+             have_base ? &base : NULL); /* without live counts: not checked, the report says so */
+    int lc_known_after = 0;
+    uint64_t lc1 = reached_device ? lifecycle_total(d, &lc_known_after) : 0;
+    d->lifecycle_known = lc_known && lc_known_after;
+    d->kctx_lifecycle_calls = d->lifecycle_known ? lc1 - lc0 : 0;
+    if (d->lifecycle_known && d->kctx_lifecycle_calls != 0)
         fail(d, "K4: %llu device lifecycle calls were made while kctx held the device",
              (unsigned long long)d->kctx_lifecycle_calls);
     free(scratch);
