@@ -212,5 +212,8 @@ typedef struct fw_lifecycle {
 
 /* The sim's driver (fw_sim.c). */
 const fw_driver *fw_sim_driver(void);
+/* The same without the CAPTURE group ("sim-nocapture"): a platform without
+ * capture, played on the sim. */
+const fw_driver *fw_sim_driver_without_capture(void);
 
 #endif

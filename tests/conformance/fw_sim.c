@@ -22,6 +22,8 @@
 
 #include <kctx/sim.h>
 
+#include <pthread.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -311,3 +313,27 @@ static const fw_driver k_sim_driver = {
 };
 
 const fw_driver *fw_sim_driver(void) { return &k_sim_driver; }
+
+/* The sim's driver without its CAPTURE group: the framework side of a
+ * platform without capture (OpenCL), to prove on the sim that the suite's
+ * eager probes, the demo's eager serving and the capability rule work. */
+static fw_driver g_sim_nocapture;
+static pthread_once_t g_sim_nocapture_once = PTHREAD_ONCE_INIT;
+
+static void make_sim_nocapture(void) {
+    g_sim_nocapture = k_sim_driver;
+    g_sim_nocapture.name = "sim-nocapture";
+    g_sim_nocapture.begin_capture = NULL;
+    g_sim_nocapture.end_capture = NULL;
+    g_sim_nocapture.capture_status = NULL;
+    g_sim_nocapture.graph_instantiate = NULL;
+    g_sim_nocapture.graph_launch = NULL;
+    g_sim_nocapture.graph_destroy = NULL;
+    g_sim_nocapture.exec_destroy = NULL;
+    g_sim_nocapture.graph_node_count = NULL;
+}
+
+const fw_driver *fw_sim_driver_without_capture(void) {
+    pthread_once(&g_sim_nocapture_once, make_sim_nocapture);
+    return &g_sim_nocapture;
+}

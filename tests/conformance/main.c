@@ -1,7 +1,8 @@
 /*
  * main.c — the conformance runner of the test suite (ctest):
  *
- *   kctx_conformance [--platform NAME] [--strategy resident|host-ordered]
+ *   kctx_conformance [--platform NAME | --driver NAME]
+ *                    [--strategy resident|host-ordered]
  *                    [--images DIR] [--seed N] [--list] [PROBE...]
  *
  * Runs every probe (or the ones named) in table order against the
@@ -22,7 +23,10 @@
  * usage error or a platform or strategy that cannot run here.
  *
  * --platform: the kctx platform (default: KCTX_PLATFORM, else sim; the
- * suite has a framework driver for the sim only). --strategy: default
+ * suite has a framework driver for the sim only). --driver: a driver by
+ * name instead, variants included: "sim-nocapture" plays a platform without
+ * capture on the sim (ctest's conformance_sim_without_capture). --strategy:
+ * default
  * KCTX_STRATEGY, else the platform's default; every context a probe creates
  * is initialised with it explicitly. --images: where the example callables'
  * images are (default: the build's examples/callables). --seed: the seed of
@@ -43,7 +47,8 @@
 
 static int usage(const char *argv0) {
     fprintf(stderr,
-            "usage: %s [--platform NAME] [--strategy resident|host-ordered] [--images DIR] "
+            "usage: %s [--platform NAME | --driver NAME] [--strategy resident|host-ordered] "
+            "[--images DIR] "
             "[--seed N] [--list] [PROBE...]\n",
             argv0);
     return 2;
@@ -56,7 +61,7 @@ int main(int argc, char **argv) {
     env.seed = DEFAULT_SEED;
     env.out = stdout;
     env.allocs = hostalloc_counter();
-    const char *platform = NULL, *strategy = NULL;
+    const char *platform = NULL, *strategy = NULL, *driver = NULL;
 
     size_t count = 0;
     const probe_def *all = suite_probes(&count);
@@ -71,6 +76,8 @@ int main(int argc, char **argv) {
             env.seed = strtoull(argv[++i], NULL, 0);
         } else if (strcmp(argv[i], "--platform") == 0 && i + 1 < argc) {
             platform = argv[++i];
+        } else if (strcmp(argv[i], "--driver") == 0 && i + 1 < argc) {
+            driver = argv[++i];
         } else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) {
             strategy = argv[++i];
         } else if (strcmp(argv[i], "--list") == 0) {
@@ -103,10 +110,10 @@ int main(int argc, char **argv) {
         const char *env_platform = getenv("KCTX_PLATFORM");
         platform = env_platform && *env_platform ? env_platform : "sim";
     }
-    env.fw = suite_driver(platform);
+    env.fw = driver ? suite_driver_named(driver) : suite_driver(platform);
     if (!env.fw) {
-        fprintf(stderr, "%s: the suite has no framework driver for platform '%s'\n", argv[0],
-                platform);
+        fprintf(stderr, "%s: the suite has no framework driver %s '%s'\n", argv[0],
+                driver ? "named" : "for platform", driver ? driver : platform);
         free(chosen);
         return 2;
     }

@@ -90,10 +90,11 @@ static kctx_phase phase_of(kctx_context ctx) {
     return ph;
 }
 
-/* Wait until nothing of the context runs on its own streams any more: the
- * way a framework lets work finish before it retries a close that said
- * BUSY (work in flight). Only for contexts a failure left with work that
- * may still be running (an upload whose wait failed). */
+/* Wait until nothing of the context runs on its own streams any more (the
+ * AICPU, AICore and upload streams): the way a framework lets work finish
+ * before it retries a close that said BUSY (work in flight). Only for
+ * contexts a failure left with work that may still be running (an upload
+ * whose wait failed). */
 static void drain_context(probe *p, kctx_context ctx) {
     kctx_resource_info res;
     if (get_resources(ctx, &res) != KCTX_OK) return;
@@ -103,6 +104,9 @@ static void drain_context(probe *p, kctx_context ctx) {
     if (res.aicore_stream)
         CHECK(p, p->fw->stream_sync(res.aicore_stream, HANG_MS) != FW_TIMEOUT,
               "the context's AICore stream is still busy after %u ms", HANG_MS);
+    if (res.upload_stream)
+        CHECK(p, p->fw->stream_sync(res.upload_stream, HANG_MS) != FW_TIMEOUT,
+              "the context's upload stream is still busy after %u ms", HANG_MS);
 }
 
 /* An operation may succeed although one of its platform calls failed only
@@ -188,8 +192,8 @@ static void k4_ordinary_lifecycle(probe *p, int *paths) {
     } else {
         pr_dropped(p,
                    "a captured launch, its replay and close refused while its graph lives "
-                   "(the %s platform has no capture)",
-                   p->env->platform);
+                   "(the %s framework driver has no capture)",
+                   p->fw->name);
     }
     if (!CHECK_KCTX(p, kctx_check(r.ctx, NULL), KCTX_OK)) goto done;
     /* a prepare whose first platform call fails */
@@ -308,9 +312,9 @@ void probe_kernel_lifecycle_makes_no_lifecycle_calls(probe *p) {
     for (unsigned op = 0; op < lc->nops && n < sizeof ops; op++)
         n += (size_t)snprintf(ops + n, sizeof ops - n, "%s%s", op ? ", " : "", lc->op_names[op]);
     pr_note(p,
-            "counters proven (one call each of %s, on purpose); init, prepare, launches, capture, "
-            "replay, check, close, destroy and %d failure paths%s made 0 lifecycle calls",
-            ops, paths,
+            "counters proven (one call each of %s, on purpose); init, prepare, launches, %scheck, "
+            "close, destroy and %d failure paths%s made 0 lifecycle calls",
+            ops, fw_has_capture(p->fw) ? "capture, replay, " : "", paths,
             fatal ? " (a fatal device error among them: only the owner's reset was counted)"
                   : " (the driver cannot make a device fatal: quarantine not exercised)");
 }

@@ -39,17 +39,27 @@ const probe_def *suite_find(const char *name) {
 /* ------------------------------------------------------------------ */
 /* platforms and strategies                                            */
 
-/* One framework driver per platform the suite can play the framework on. */
+/* The framework drivers: the first one of a platform is its driver; the
+ * others are variants for tests. */
 static const struct {
     const char *platform;
+    const char *name;
     const fw_driver *(*driver)(void);
 } k_drivers[] = {
-    {"sim", fw_sim_driver},
+    {"sim", "sim", fw_sim_driver},
+    {"sim", "sim-nocapture", fw_sim_driver_without_capture},
 };
+#define NDRIVERS (sizeof k_drivers / sizeof k_drivers[0])
 
 const fw_driver *suite_driver(const char *platform) {
-    for (size_t i = 0; platform && i < sizeof k_drivers / sizeof k_drivers[0]; i++)
+    for (size_t i = 0; platform && i < NDRIVERS; i++)
         if (strcmp(k_drivers[i].platform, platform) == 0) return k_drivers[i].driver();
+    return NULL;
+}
+
+const fw_driver *suite_driver_named(const char *name) {
+    for (size_t i = 0; name && i < NDRIVERS; i++)
+        if (strcmp(k_drivers[i].name, name) == 0) return k_drivers[i].driver();
     return NULL;
 }
 
@@ -113,8 +123,9 @@ void suite_run(const probe_env *env, const probe_def *def, suite_outcome *o) {
     int capability_na = 0;
     if ((def->needs & PROBE_NEEDS_CAPTURE) && !fw_has_capture(env->fw)) {
         /* implied by what the platform declares: not run at all */
-        pr_na(&p, "the %s platform has no capture (this probe replays captured graphs)",
-              env->platform);
+        pr_na(&p,
+              "no capture: the %s framework driver has none (this probe replays captured graphs)",
+              env->fw->name);
         capability_na = 1;
     } else {
         def->fn(&p);

@@ -80,6 +80,9 @@ const probe_def *suite_find(const char *name);
 
 /* The framework driver of a kctx platform; NULL when the suite has none. */
 const fw_driver *suite_driver(const char *platform);
+/* A driver by its name, variants included ("sim-nocapture": the sim's
+ * driver without capture, fw.h); NULL when there is none. */
+const fw_driver *suite_driver_named(const char *name);
 
 /* "resident" / "host-ordered" -> the strategy; KCTX_STRATEGY_DEFAULT for
  * any other name. */
