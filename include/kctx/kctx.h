@@ -288,15 +288,26 @@ KCTX_API kctx_status kctx_program_init(kctx_context ctx, const kctx_program_conf
  * full image validation (INVALID_IMAGE; nothing is parsed past the header,
  * hashed, allocated or uploaded before the image is proven well-formed),
  * phase (POISONED / DEVICE_LOST / INVALID_STATE), current device
- * (INVALID_STATE), capture state (CAPTURE_ACTIVE), duplicate id
- * (DUPLICATE_ID: the first registration is undisturbed), idle context
- * (BUSY while a launch is in flight), platform compatibility
- * (INCOMPATIBLE_IMAGE), then load and upload on the context's own AICPU
- * stream. Returns only once the upload has completed (bounded wait on that
- * stream only). Identical bytes under a new id share one upload. The caller
- * may free `image` as soon as prepare returns. If the upload started but
- * its wait failed, the context is POISONED and the upload kept until close
- * (K17). */
+ * (INVALID_STATE), duplicate id (DUPLICATE_ID: the first registration is
+ * undisturbed), platform compatibility (INCOMPATIBLE_IMAGE: no loadable
+ * variant, or a child whose kernel lacks the task ABI's marker), then load
+ * the children and (RESIDENT) upload the callable's table on the context's
+ * UPLOAD stream, which no launch uses. Returns only once the upload has
+ * completed (bounded wait on that stream only), so no launch ever depends on
+ * a stream position behind a prepare. Identical bytes under a new id share
+ * one upload, also between prepares that race. The caller may free `image`
+ * as soon as prepare returns. If the upload started but its wait failed,
+ * the context is POISONED and the upload kept until close (K17).
+ *
+ * Cold capture (K16): prepare works inside an active capture — also one
+ * that holds the context's own streams after a captured launch, in any
+ * capture mode, from any thread — and beside launches in flight (K15): it
+ * never enqueues on, queries or synchronises the AICPU or AICore stream,
+ * adds no node to any graph, and restores the thread's capture mode. Its
+ * loads and its upload run without the context's lock: a launch of another
+ * id is never delayed by a prepare; close answers BUSY while a prepare is
+ * still loading or uploading. Other errors: OUT_OF_MEMORY, CAPACITY, TIMEOUT
+ * and the mapped platform statuses of its loads and upload. */
 KCTX_API kctx_status kctx_prepare(kctx_context ctx, uint64_t id, const void *image, size_t size);
 
 /* Close (K25, K26, K36, K30). Order:

@@ -64,13 +64,15 @@ kctx_status kctx__vfail(kctx_ctx *c, kctx_status s, const char *fmt, va_list ap)
     int n = snprintf(tl_msg, sizeof tl_msg, "%s: ", kctx_status_name(s));
     if (n > 0 && (size_t)n < sizeof tl_msg)
         vsnprintf(tl_msg + n, sizeof tl_msg - (size_t)n, fmt, ap);
-    if (c) memcpy(c->last_msg, tl_msg, sizeof c->last_msg);
+    /* unlocked (kp_unlocked_begin): the context's copy is made once the
+     * entry holds the lock again */
+    if (c && !kp_unlocked(c)) memcpy(c->last_msg, tl_msg, sizeof c->last_msg);
     return s;
 }
 
 void kctx__restore_msg(kctx_ctx *c, const char *msg) {
     if (msg != tl_msg) snprintf(tl_msg, sizeof tl_msg, "%s", msg);
-    if (c) memcpy(c->last_msg, tl_msg, sizeof c->last_msg);
+    if (c && !kp_unlocked(c)) memcpy(c->last_msg, tl_msg, sizeof c->last_msg);
 }
 
 kctx_status kctx__fail(kctx_ctx *c, kctx_status s, const char *fmt, ...) {
@@ -82,12 +84,14 @@ kctx_status kctx__fail(kctx_ctx *c, kctx_status s, const char *fmt, ...) {
 }
 
 void kctx__set_runtime_error(kctx_ctx *c, kctx_status s, const char *msg) {
+    if (kp_unlocked(c)) return;          /* the entry sets it once it holds the lock */
     if (c->rt_status != KCTX_OK) return; /* the first cause wins */
     c->rt_status = s;
     snprintf(c->rt_msg, sizeof c->rt_msg, "%s", msg);
 }
 
 void kctx__set_teardown_error(kctx_ctx *c, kctx_status s, const char *msg) {
+    if (kp_unlocked(c)) return; /* the entry sets it once it holds the lock */
     if (c->td_status != KCTX_OK) return;
     c->td_status = s;
     snprintf(c->td_msg, sizeof c->td_msg, "%s", msg);

@@ -176,8 +176,7 @@ typedef struct kctx_ctx {
 
     uint64_t launch_seq; /* launch identities: 1, 2, ... (never 0) */
     atomic_ullong calls;
-    int relaxed_depth;
-    kctx_pcapture_mode saved_mode;
+    uint32_t preparing; /* prepares in their unlocked phase (K16): close waits for them */
 } kctx_ctx;
 
 /* context.c */
@@ -240,6 +239,18 @@ enum {
 /* Count a call of `op`; true when an armed fault fails it. */
 bool kp_enter(kctx_ctx *c, int op);
 kctx_status kp_map(kctx_ctx *c, const char *what, int pst);
+/* A fatal status `st` (K29): quarantine (kernel mode) or program mode's
+ * recovery (K31), as far as the phase allows. Context lock held. */
+void kp_fatal(kctx_ctx *c, kctx_status st);
+/* An entry's unlocked phase (prepare's validation, loads and upload, K16):
+ * between begin and end, the calling thread works on `c` without its lock,
+ * so nothing it calls writes the context's shared state: messages go to
+ * the thread only, the error slots are left alone, and a fatal status is
+ * only noted (kctx__lost answers from the note); end returns whether one
+ * was seen, for kp_fatal once the lock is held again. */
+void kp_unlocked_begin(const kctx_ctx *c);
+bool kp_unlocked_end(void);
+bool kp_unlocked(const kctx_ctx *c);
 kctx_pclass kp_classify(kctx_ctx *c, int pst);
 /* "SIM_TIMEOUT: ..." style detail of a platform status, for messages. */
 const char *kp_status_name(kctx_ctx *c, int pst);
@@ -276,9 +287,7 @@ kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status 
  * working: kernel mode quarantined, program mode's recovery abandoned every
  * handle (CLOSED). Whoever is releasing must stop at once: the objects it
  * iterates may be gone. */
-static inline bool kctx__lost(const kctx_ctx *c) {
-    return c->phase == KCTX_PHASE_QUARANTINED || c->phase == KCTX_PHASE_CLOSED;
-}
+bool kctx__lost(const kctx_ctx *c);
 
 /* resources.c */
 /* On failure *in_flight tells whether an upload may still be running (then

@@ -381,6 +381,16 @@ kctx_status kctx_close(kctx_context h) {
         kctx__ctx_release(c);
         return KCTX_OK;
     }
+    /* A prepare in its unlocked phase still works with the context's
+     * handles (K16): close waits for it, whatever else holds. */
+    if (c->preparing) {
+        st = kctx__fail(c, KCTX_BUSY,
+                        "close refused: %u prepare(s) still loading or uploading (K16); retry "
+                        "once they returned",
+                        c->preparing);
+        kctx__ctx_release(c);
+        return st;
+    }
     /* K36: an owner reset means every handle is already gone. Reading the
      * epoch works on a lost device. */
     if (c->has_epoch) {

@@ -195,6 +195,29 @@ const char *kp_last_message(kctx_ctx *c, int pst) {
 
 /* ------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------ */
+/* the unlocked phase of an entry (prepare, K16)                        */
+
+static _Thread_local const kctx_ctx *tl_unlocked; /* the context this thread works on unlocked */
+static _Thread_local bool tl_fatal;               /* a fatal status was seen meanwhile */
+
+void kp_unlocked_begin(const kctx_ctx *c) {
+    tl_unlocked = c;
+    tl_fatal = false;
+}
+
+bool kp_unlocked_end(void) {
+    tl_unlocked = NULL;
+    return tl_fatal;
+}
+
+bool kp_unlocked(const kctx_ctx *c) { return c && tl_unlocked == c; }
+
+bool kctx__lost(const kctx_ctx *c) {
+    if (kp_unlocked(c)) return tl_fatal;
+    return c->phase == KCTX_PHASE_QUARANTINED || c->phase == KCTX_PHASE_CLOSED;
+}
+
 kctx_status kp_map(kctx_ctx *c, const char *what, int pst) {
     if (pst == 0) return KCTX_OK;
     kctx_pclass k = kp_classify(c, pst);
@@ -202,6 +225,15 @@ kctx_status kp_map(kctx_ctx *c, const char *what, int pst) {
     kctx__fail(c, st, "platform %s: %s failed with %s (%s)", c->plat->name, what,
                kp_status_name(c, pst), kp_last_message(c, pst));
     if (st != KCTX_DEVICE_LOST) return st;
+    if (kp_unlocked(c)) { /* applied by kp_fatal once the context lock is held again */
+        tl_fatal = true;
+        return st;
+    }
+    kp_fatal(c, st);
+    return st;
+}
+
+void kp_fatal(kctx_ctx *c, kctx_status st) {
     /* K29: a fatal error quarantines a kernel context wherever it happens:
      * READY or POISONED, during init's creation or rollback (NEW, latched)
      * and during close's releases (CLOSING): admission is shut, every
@@ -220,7 +252,6 @@ kctx_status kp_map(kctx_ctx *c, const char *what, int pst) {
                        msg);
         }
     }
-    return st;
 }
 
 int kp_current_device_raw(kctx_ctx *c, int *device) {
@@ -233,28 +264,34 @@ kctx_status kp_current_device(kctx_ctx *c, int *device) {
     return KP(c, "current_device", current_device, c->plat->self, device);
 }
 
+/* The capture mode is the calling thread's, so is the state of its
+ * exchange (an entry may run on several threads at once on one context:
+ * prepare's unlocked phase, K16). */
+static _Thread_local int tl_relaxed_depth;
+static _Thread_local kctx_pcapture_mode tl_saved_mode;
+
 kctx_status kp_relaxed_begin(kctx_ctx *c) {
-    if (c->relaxed_depth++ > 0) return KCTX_OK;
+    if (tl_relaxed_depth++ > 0) return KCTX_OK;
     if (!c->ops->exchange_capture_mode) return KCTX_OK; /* no capture, no capture mode */
     kctx_pcapture_mode m = KCTX_PCAPTURE_MODE_RELAXED;
     kctx_status st = KP(c, "exchange_capture_mode", exchange_capture_mode, c->plat->self, &m);
     if (st) {
-        c->relaxed_depth--;
+        tl_relaxed_depth--;
         return st;
     }
-    c->saved_mode = m;
+    tl_saved_mode = m;
     return KCTX_OK;
 }
 
 void kp_relaxed_end(kctx_ctx *c) {
-    if (--c->relaxed_depth > 0) return;
+    if (--tl_relaxed_depth > 0) return;
     if (!c->ops->exchange_capture_mode) return;
-    kctx_pcapture_mode m = c->saved_mode;
+    kctx_pcapture_mode m = tl_saved_mode;
     /* Restoring cannot be skipped: retry once; a platform that cannot even
      * exchange the mode back leaves the thread relaxed, which only makes
      * later calls on this thread more permissive. */
     if (KP_RAW(c, exchange_capture_mode, c->plat->self, &m) != 0) {
-        m = c->saved_mode;
+        m = tl_saved_mode;
         (void)KP_RAW(c, exchange_capture_mode, c->plat->self, &m);
     }
 }

@@ -241,7 +241,7 @@ static kctx_status build_ho_tasks(kctx_ctx *c, kctx_upload *u) {
     return KCTX_OK;
 }
 
-static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
+static kctx_status do_upload(kctx_ctx *c, kctx_upload *u, bool *wait_failed) {
     void *self = c->plat->self;
     const kctx_image_view *v = &u->view;
     kctx_status st = KCTX_OK;
@@ -287,32 +287,30 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
             u->table_bytes = bytes;
         }
     }
+    /* K16: on the upload stream, which no launch uses, so it is never part
+     * of a capture and never waits behind a launch */
+    kctx_pstream us = c->streams[KCTX_STREAM_UPLOAD].h;
     if (!st)
         st = KP(c, "memcpy_htod_async(callable table)", memcpy_htod_async, self, u->table.h, table,
-                bytes, c->streams[0].h);
+                bytes, us);
     if (st) {
         char msg[KCTX_MSG];
         snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
         free(table);
         upload_release(c, u); /* nothing is kept; what fails to release stays listed for close */
-        kctx__fail(c, st, "%s", msg);
+        kctx__restore_msg(c, msg);
         return st;
     }
-    /* The upload is in flight: wait for it on the AICPU stream only (K15). */
-    st = KP(c, "stream_sync(AICPU, prepare upload)", stream_sync, self, c->streams[0].h,
-            c->prepare_timeout_ms);
+    /* The upload is in flight: wait for it (bounded) on the upload stream
+     * only (K15, K16). */
+    st = KP(c, "stream_sync(upload, prepare upload)", stream_sync, self, us, c->prepare_timeout_ms);
     if (st) {
         /* K17: the device may still read the upload: keep it (and the host
-         * table it copies from) until close, and poison. */
-        char msg[KCTX_MSG];
-        snprintf(msg, sizeof msg, "prepare: the upload was started but its wait failed: %s",
-                 kctx_thread_last_error());
-        if (c->phase == KCTX_PHASE_READY) {
-            c->phase = KCTX_PHASE_POISONED;
-            kctx__set_runtime_error(c, st, msg);
-            kctx__device_poison(c);
-        }
-        kctx__fail(c, st, "%s", msg);
+         * table it copies from) until close; the caller poisons. */
+        *wait_failed = true;
+        char cause[KCTX_MSG];
+        snprintf(cause, sizeof cause, "%s", kctx_thread_last_error());
+        kctx__fail(c, st, "prepare: the upload was started but its wait failed: %s", cause);
         u->staging = table; /* a copy may still read it: freed with the upload at close */
         return st;
     }
@@ -320,74 +318,79 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u) {
     return KCTX_OK;
 }
 
-static kctx_status prepare_locked(kctx_ctx *c, uint64_t id, const void *image, size_t size);
-
-kctx_status kctx_prepare(kctx_context h, uint64_t id, const void *image, size_t size) {
-    kctx_ctx *c;
-    kctx_status st = kctx__ctx_acquire(h, &c);
-    if (st) return st;
-    uint64_t t0 = kctx__now_ns();
-    st = prepare_locked(c, id, image, size);
-    kctx__trace_span(c, KCTX_DFX_PREPARE, t0, id, 0, st);
-    kctx__ctx_release(c);
-    return st;
-}
-
-static kctx_status prepare_locked(kctx_ctx *c, uint64_t id, const void *image, size_t size) {
-    kctx_status st;
-    if (!image || size == 0) {
-        st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "image is NULL or size is 0");
-        return st;
-    }
-    /* K13: the whole image is validated before anything else is done. */
+/* Prepare in three phases (K13-K17, K16's cold capture):
+ *  1. under the context lock: arguments, full image validation (K13),
+ *     phase, current device (K5), duplicate id, compatibility, capacity,
+ *     and identical bytes (K14: registered at once, nothing to upload);
+ *  2. unlocked: the host copy, the children's modules, their entry points
+ *     and markers, and the upload on the upload stream with its bounded
+ *     wait — a launch of another id never waits behind it, and nothing here
+ *     writes the context's shared state (kp_unlocked_begin); close waits
+ *     for it (c->preparing);
+ *  3. under the lock again: publish the id — unless the phase changed or
+ *     another prepare published the same id meanwhile — and apply what the
+ *     unlocked phase saw (a fatal status: K29/K31; a failed wait: K17). */
+typedef struct prep {
     kctx_image_view view;
+    uint32_t nchildren;
+    bool done; /* phase 1 finished the prepare (a refusal or a shared upload) */
+} prep;
+
+static kctx_status prepare_check(kctx_ctx *c, uint64_t id, const void *image, size_t size,
+                                 prep *p) {
+    kctx_status st;
+    p->done = true;
+    if (!image || size == 0)
+        return kctx__fail(c, KCTX_INVALID_ARGUMENT, "image is NULL or size is 0");
+    /* K13: the whole image is validated before anything else is done. */
     kctx_image_error ierr;
-    if (kctx_image_view_open(&view, image, size, &ierr) != KCTX_IMAGE_OK) {
-        st = kctx__fail(c, KCTX_INVALID_IMAGE, "%s at offset %llu: %s",
-                        kctx_image_reason_name(ierr.reason), (unsigned long long)ierr.offset,
-                        ierr.message);
-        return st;
-    }
+    if (kctx_image_view_open(&p->view, image, size, &ierr) != KCTX_IMAGE_OK)
+        return kctx__fail(c, KCTX_INVALID_IMAGE, "%s at offset %llu: %s",
+                          kctx_image_reason_name(ierr.reason), (unsigned long long)ierr.offset,
+                          ierr.message);
     if (c->mode == KCTX_MODE_NONE)
-        st = kctx__fail(c, KCTX_INVALID_STATE, "prepare on an uninitialised context");
-    else
-        st = kctx__admit(c, "prepare");
-    if (st) {
-        return st;
-    }
-    st = kp_relaxed_begin(c);
-    if (st) {
-        return st;
-    }
-    st = kctx__check_device(c); /* K5 */
-    if (!st) st = kp_require_uncaptured(c, KCTX_CAPTURE_ACTIVE, "prepare refused (K16)");
+        return kctx__fail(c, KCTX_INVALID_STATE, "prepare on an uninitialised context");
+    st = kctx__admit(c, "prepare");
+    if (!st) st = kp_relaxed_begin(c);
+    if (st) return st;
+    /* K5; no capture or idleness check: prepare works inside an active
+     * capture and beside launches in flight (K15, K16) */
+    st = kctx__check_device(c);
     if (!st && find_id(c, id))
         st = kctx__fail(c, KCTX_DUPLICATE_ID, "callable id %llu is already prepared (K14)",
                         (unsigned long long)id);
-    if (!st) st = kp_require_idle(c, "prepare refused (K15)");
-    uint32_t nchildren = kctx_image_child_count(&view);
-    for (uint32_t i = 0; !st && i < nchildren; i++) {
+    p->nchildren = kctx_image_child_count(&p->view);
+    for (uint32_t i = 0; !st && i < p->nchildren; i++) {
         kctx_image_variant var;
-        if (kctx_image_find_variant(&view, i, (kctx_variant_kind)c->plat->variant_kind, &var) != 0)
+        if (kctx_image_find_variant(&p->view, i, (kctx_variant_kind)c->plat->variant_kind, &var) !=
+            0)
             st = kctx__fail(c, KCTX_INCOMPATIBLE_IMAGE,
                             "child '%s' has no variant platform %s can load",
-                            kctx_image_child_at(&view, i).name, c->plat->name);
+                            kctx_image_child_at(&p->view, i).name, c->plat->name);
     }
     if (!st && c->ncallables >= UINT32_MAX / 2)
         st = kctx__fail(c, KCTX_CAPACITY, "too many prepared callables");
-    if (st) {
-        kp_relaxed_end(c);
-        return st;
-    }
-    /* K14: identical bytes share one upload. */
-    uint32_t crc = kctx_crc32c(image, size);
-    for (kctx_upload *u = c->uploads; u; u = u->next) {
-        if (u->refs && u->size == size && u->crc == crc && memcmp(u->image, image, size) == 0) {
-            st = register_id(c, id, u);
-            kp_relaxed_end(c);
-            return st;
+    if (!st) {
+        /* K14: identical bytes share one upload. */
+        uint32_t crc = kctx_crc32c(image, size);
+        for (kctx_upload *u = c->uploads; u; u = u->next) {
+            if (u->refs && u->size == size && u->crc == crc && memcmp(u->image, image, size) == 0) {
+                st = register_id(c, id, u);
+                kp_relaxed_end(c);
+                return st;
+            }
         }
+        p->done = false; /* on to the unlocked phase */
+        return KCTX_OK;
     }
+    kp_relaxed_end(c);
+    return st;
+}
+
+/* The host side of a new upload: our own copy of the image (the caller may
+ * free theirs once prepare returns) and the launch preflight facts. */
+static kctx_upload *upload_new(const void *image, size_t size, const prep *p) {
+    uint32_t nchildren = p->nchildren;
     kctx_upload *u = calloc(1, sizeof *u);
     uint8_t *copy = u ? aligned_alloc(8, (size + 7) & ~(size_t)7) : NULL;
     if (u && copy) {
@@ -400,17 +403,14 @@ static kctx_status prepare_locked(kctx_ctx *c, uint64_t id, const void *image, s
             u->image = NULL;
             upload_free_host(u);
         }
-        st = kctx__fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
-        kp_relaxed_end(c);
-        return st;
+        return NULL;
     }
     memcpy(copy, image, size);
     u->image = copy;
     u->size = size;
-    u->crc = crc;
+    u->crc = kctx_crc32c(image, size);
     u->nchildren = nchildren;
-    /* the view now refers to our own copy: the caller may free `image` */
-    kctx_image_view_open(&u->view, copy, size, NULL);
+    kctx_image_view_open(&u->view, copy, size, NULL); /* validated: our copy now */
     u->nparams = kctx_image_param_count(&u->view);
     for (uint32_t i = 0; i < u->nparams; i++)
         u->pkind[i] = (uint8_t)kctx_image_param_at(&u->view, i).kind;
@@ -423,16 +423,90 @@ static kctx_status prepare_locked(kctx_ctx *c, uint64_t id, const void *image, s
                 u->min_size[bd.param] = need;
         }
     }
-    st = do_upload(c, u);
-    if (st == KCTX_OK) st = register_id(c, id, u);
+    return u;
+}
+
+static kctx_status prepare_publish(kctx_ctx *c, uint64_t id, kctx_upload *u, kctx_status st,
+                                   bool fatal, bool wait_failed) {
+    if (fatal) kp_fatal(c, KCTX_DEVICE_LOST); /* K29 / K31, seen unlocked */
     if (c->mode == KCTX_MODE_PROGRAM && c->phase == KCTX_PHASE_CLOSED) {
         upload_free_host(u); /* K31: the recovery's reset took every handle of it */
-    } else if (st == KCTX_OK || upload_live(u)) {
+        return st;
+    }
+    if (wait_failed && c->phase == KCTX_PHASE_READY) {
+        /* K17: the device may still read the upload: poisoned; the upload
+         * is kept until close */
+        c->phase = KCTX_PHASE_POISONED;
+        kctx__set_runtime_error(c, st, kctx_thread_last_error());
+        kctx__device_poison(c);
+    }
+    if (!st && find_id(c, id)) /* another prepare published it meanwhile (K14) */
+        st = kctx__fail(c, KCTX_DUPLICATE_ID, "callable id %llu is already prepared (K14)",
+                        (unsigned long long)id);
+    else if (!st)
+        st = kctx__admit(c, "prepare"); /* the context changed phase meanwhile */
+    kctx_upload *same = NULL; /* K14: identical bytes published meanwhile by a racing prepare */
+    for (kctx_upload *o = c->uploads; !st && o && !same; o = o->next)
+        if (o->refs && o->size == u->size && o->crc == u->crc &&
+            memcmp(o->image, u->image, u->size) == 0)
+            same = o;
+    if (same) {
+        st = register_id(c, id, same);
+        if (!st) {
+            upload_release(c, u); /* ours is not needed: device memory does not grow */
+            if (upload_live(u)) {
+                u->next = c->uploads; /* a release that failed: close retries it */
+                c->uploads = u;
+            } else {
+                upload_free_host(u);
+            }
+            return KCTX_OK;
+        }
+    }
+    if (st == KCTX_OK) st = register_id(c, id, u);
+    if (st && !wait_failed && upload_live(u) && !kctx__lost(c)) {
+        /* refused at publication, or failed: give the fresh upload back */
+        char msg[KCTX_MSG];
+        snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
+        upload_release(c, u);
+        kctx__restore_msg(c, msg);
+    }
+    if (st == KCTX_OK || upload_live(u)) {
         u->next = c->uploads; /* kept: registered, or awaiting release at close */
         c->uploads = u;
     } else {
         upload_free_host(u);
     }
-    kp_relaxed_end(c);
+    return st;
+}
+
+kctx_status kctx_prepare(kctx_context h, uint64_t id, const void *image, size_t size) {
+    kctx_ctx *c;
+    kctx_status st = kctx__ctx_acquire(h, &c);
+    if (st) return st;
+    uint64_t t0 = kctx__now_ns();
+    prep p = {0};
+    st = prepare_check(c, id, image, size, &p); /* 1 */
+    if (!p.done) {
+        c->preparing++;
+        pthread_mutex_unlock(&c->lock); /* 2: our reference keeps c alive */
+        kp_unlocked_begin(c);
+        bool wait_failed = false;
+        kctx_upload *u = upload_new(image, size, &p);
+        if (!u)
+            st = kctx__fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+        else
+            st = do_upload(c, u, &wait_failed);
+        bool fatal = kp_unlocked_end();
+        char msg[KCTX_MSG];
+        snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
+        pthread_mutex_lock(&c->lock); /* 3 */
+        c->preparing--;
+        if (st) kctx__restore_msg(c, msg); /* the context's copy of the message */
+        if (u) st = prepare_publish(c, id, u, st, fatal, wait_failed);
+        kp_relaxed_end(c);
+    }
+    kctx__trace_span(c, KCTX_DFX_PREPARE, t0, id, 0, st);
+    kctx__ctx_release(c);
     return st;
 }

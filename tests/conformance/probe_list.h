@@ -18,7 +18,7 @@ PROBE(capture_while_another_graph_lives, "K12", 0, CAPTURE, "a second graph capt
 PROBE(replay_enqueues_nothing_on_context_streams, "K20", 0, CAPTURE, "replays run inside the graph only")
 PROBE(capture_isolation_control_and_kctx_never_trips_it, "K21", 0, CAPTURE, "isolation error is real; kctx avoids it")
 PROBE(launch_on_uncaptured_stream_stays_out_of_graph, "K20", 0, CAPTURE, "caller-stream negative control")
-PROBE(prepare_and_foreign_launch_refused_during_capture, "K16,K34", 1, CAPTURE, "CAPTURE_ACTIVE, capture kept")
+PROBE(prepare_works_and_foreign_launch_refused_during_capture, "K16,K34", 1, CAPTURE, "prepare OK, launch CAPTURE_ACTIVE, capture kept")
 PROBE(bucket_graphs_replay_in_random_order, "K12", 0, CAPTURE, "40 bucket graphs, seeded random replay order")
 /* The launch guard, graph lifetimes, poison and quarantine (items 9-11) */
 PROBE(unordered_replays_detected_as_concurrent_launch, "K23", 1, CAPTURE, "held overlap: refused, reported, no hang")

@@ -112,8 +112,8 @@ KT_TEST(
 
 /* K36 from every phase that holds handles (POISONED: test_poison.c). */
 KT_TEST(an_owner_reset_lets_close_complete_from_any_phase_without_release_calls) { /* K36 */
-    kt_image noop = kt_image_noop();
-    REQUIRE(noop.bytes);
+    kt_image noop = kt_image_noop(), append = kt_image_append();
+    REQUIRE(noop.bytes && append.bytes);
     for (int row = 0; row < 4; row++) {
         kctx_context c = kt_kernel_ctx();
         REQUIRE(c);
@@ -128,7 +128,8 @@ KT_TEST(an_owner_reset_lets_close_complete_from_any_phase_without_release_calls)
         } else if (row == 2) {
             phase = "QUARANTINED";
             CHECK_SIM_OK(sim_device_make_fatal(0));
-            CHECK_K(kctx_prepare(c, 2, noop.bytes, noop.size), KCTX_DEVICE_LOST);
+            /* other bytes than id 1's: this prepare must load (K14 would share) */
+            CHECK_K(kctx_prepare(c, 2, append.bytes, append.size), KCTX_DEVICE_LOST);
             CHECK_PHASE(c, KCTX_PHASE_QUARANTINED);
         } else if (row == 3) {
             phase = "READY, device lost and not yet noticed";
@@ -160,8 +161,8 @@ KT_TEST(a_rollback_that_failed_is_finished_by_close_after_an_owner_reset) { /* K
 }
 
 KT_TEST(program_mode_resets_its_own_device_on_a_fatal_error) { /* K31 */
-    kt_image noop = kt_image_noop();
-    REQUIRE(noop.bytes);
+    kt_image noop = kt_image_noop(), append = kt_image_append();
+    REQUIRE(noop.bytes && append.bytes);
     kctx_context p = kt_create();
     REQUIRE(p);
     kctx_program_config pcfg = KCTX_PROGRAM_CONFIG_INIT;
@@ -173,8 +174,8 @@ KT_TEST(program_mode_resets_its_own_device_on_a_fatal_error) { /* K31 */
     CHECK_SIM_OK(sim_device_epoch(0, &epoch0));
     CHECK_SIM_OK(sim_device_make_fatal(0));
     kt_expect_lifecycle(0, SIM_LIFECYCLE_RESET_DEVICE, 1); /* program mode's recovery policy */
-    CHECK_K(kctx_prepare(p, 2, noop.bytes, noop.size),
-            KCTX_DEVICE_LOST); /* the failure is reported */
+    CHECK_K(kctx_prepare(p, 2, append.bytes, append.size),
+            KCTX_DEVICE_LOST); /* the failure is reported (new bytes: it must load) */
     CHECK_EQ(lc(0, SIM_LIFECYCLE_RESET_DEVICE), resets + 1);
     CHECK_SIM_OK(sim_device_epoch(0, &epoch1));
     CHECK_EQ(epoch1, epoch0 + 1);

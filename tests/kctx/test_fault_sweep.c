@@ -228,7 +228,7 @@ KT_TEST(fault_sweep_prepare_first) {
                 kt_snap now = kt_snap_take(0);
                 ok &= CHECK_EQ(now.live_count, pre.live_count + 1);
                 ok &= CHECK_SIM_OK(
-                    sim_stream_synchronize(r.aicpu_stream)); /* let the device finish */
+                    sim_stream_synchronize(r.upload_stream)); /* let the device finish */
             } else {
                 ok &= CHECK(!"prepare failed into an unexpected phase");
             }

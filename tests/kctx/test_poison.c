@@ -28,7 +28,7 @@ static kctx_status poison_by_failed_wait(kctx_context c, kt_image img, uint64_t 
     kctx_status st = kctx_prepare(c, id, img.bytes, img.size);
     sim_fault_clear_all();
     /* the device may still be copying: wait for it before anyone closes */
-    CHECK_SIM_OK(sim_stream_synchronize(kt_aicpu_stream(c)));
+    CHECK_SIM_OK(sim_stream_synchronize(kt_resources(c).upload_stream));
     return st;
 }
 
@@ -39,7 +39,7 @@ KT_TEST(an_upload_whose_wait_timed_out_poisons_and_is_kept_until_close) { /* K17
     REQUIRE(c);
     kctx_kernel_config cfg = kt_config(500); /* a short bound on prepare's wait */
     REQUIRE_OK(kctx_kernel_init(c, &cfg));
-    sim_stream s = kt_aicpu_stream(c);
+    sim_stream s = kt_resources(c).upload_stream;
     kt_snap before = kt_snap_take(0);
     sim_hold h = SIM_HOLD_INIT;
     h.kind = SIM_EXEC_COPY; /* the upload of the callable table never finishes in time */
