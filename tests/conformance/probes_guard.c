@@ -35,9 +35,15 @@ static int has_holds(probe *p) {
  *      wait until held: A's acquire step ran, A holds the launch guard;
  *   2. hold the next launch again, replay B, wait until held: B's acquire
  *      step ran and found the guard held (it wrote CONCURRENT_LAUNCH);
- *   3. release B, release A.
+ *   3. RESIDENT: release B, then A (B's worker gang may hold the cores
+ *      while it waits for its scheduler, so B goes first). HOST_ORDERED:
+ *      release A and let its stream drain first, then B: A's task runs only
+ *      after B's acquire wrote CONCURRENT_LAUNCH, so it must stop at its
+ *      gate — a hold that did not keep A after its acquire step (A not yet
+ *      holding the guard, B's acquire not yet run) lets A's task run and
+ *      write its outputs, and the probe sees it.
  * Both streams must then drain within HANG_MS. What the two runs did
- * depends on the strategy (overlap_outcome). */
+ * depends on the strategy (see the probes). */
 static int overlap_replays(rig *r, int ga, fw_stream sa, int gb, fw_stream sb) {
     probe *p = r->p;
     const fw_driver *fw = r->fw;
@@ -47,10 +53,19 @@ static int overlap_replays(rig *r, int ga, fw_stream sa, int gb, fw_stream sb) {
     if (!CHECK_HOOK(p, rig_arm_after_acquire(r, &hb))) goto out;
     if (!rig_replay(r, gb, sb) || !CHECK_HOOK(p, fw->hold_wait_reached(hb, HOLD_MS))) goto out;
     ok = 1;
-out:
-    if (hb >= 0) fw->hold_release(hb);
-    if (ha >= 0) fw->hold_release(ha);
-    fw_status a = fw->stream_sync(sa, HANG_MS), b = fw->stream_sync(sb, HANG_MS);
+out:;
+    fw_status a = FW_OK, b = FW_OK;
+    if (ok && pr_host_ordered(p)) {
+        fw->hold_release(ha);
+        a = fw->stream_sync(sa, HANG_MS);
+        fw->hold_release(hb);
+    } else {
+        if (hb >= 0) fw->hold_release(hb);
+        if (ha >= 0) fw->hold_release(ha);
+        a = fw->stream_sync(sa, HANG_MS);
+    }
+    b = fw->stream_sync(sb, HANG_MS);
+    if (a != FW_TIMEOUT) a = fw->stream_sync(sa, HANG_MS);
     if (a == FW_TIMEOUT || b == FW_TIMEOUT) {
         r->hung = 1;
         CHECK(p, 0, "the overlapping replays hang: stream A %s, stream B %s after %u ms",
