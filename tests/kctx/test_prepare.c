@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CHECK_REFUSED(ctx, call, want)         \
     do {                                       \
@@ -399,9 +400,8 @@ typedef struct prepare_call {
     atomic_int returned;
 } prepare_call;
 
-static void *prepare_thread(void *p) {
-    prepare_call *pc = p;
-    pc->st = kctx_prepare(pc->ctx, 1, pc->image, pc->size);
+static void *prepare_id(prepare_call *pc, uint64_t id) {
+    pc->st = kctx_prepare(pc->ctx, id, pc->image, pc->size);
     /* at the moment prepare returns, nothing of it may be in flight */
     pc->query_on_return = sim_stream_query(pc->aicpu);
     /* the caller may free the image right away */
@@ -409,6 +409,12 @@ static void *prepare_thread(void *p) {
     free(pc->image);
     atomic_store(&pc->returned, 1);
     return NULL;
+}
+
+static void *prepare_thread(void *p) { return prepare_id(p, 1); }
+static void *prepare_thread2(void *p) {
+    kt_set_device(0);
+    return prepare_id(p, 2);
 }
 
 KT_TEST(prepare_returns_only_after_its_upload_completed) { /* K15 */
@@ -437,6 +443,69 @@ KT_TEST(prepare_returns_only_after_its_upload_completed) { /* K15 */
     kt_image again = kt_image_noop();
     CHECK_OK(kctx_prepare(c, 2, again.bytes, again.size));
     CHECK_EQ(kt_resources(c).uploads, 1);
+    kt_finish(c);
+}
+
+typedef struct launch_call {
+    kctx_context ctx;
+    sim_stream stream;
+    kctx_status st;
+    sim_status synced;
+    atomic_int done;
+} launch_call;
+
+static void *launch_thread(void *p) {
+    launch_call *lc = p;
+    kt_set_device(0);
+    lc->st = kctx_launch(lc->ctx, 1, NULL, 0, lc->stream);
+    lc->synced = sim_stream_synchronize(lc->stream);
+    atomic_store(&lc->done, 1);
+    return NULL;
+}
+
+KT_TEST(a_slow_prepare_delays_no_launch_of_another_id_and_close_waits_for_it) { /* K16, K33 */
+    kt_image noop = kt_image_noop(), append = kt_image_append();
+    REQUIRE(noop.bytes && append.bytes);
+    kctx_context c = kt_create();
+    REQUIRE(c);
+    kctx_kernel_config cfg = kt_config(0);
+    cfg.strategy = KCTX_STRATEGY_RESIDENT; /* the prepare that has an upload to hold */
+    REQUIRE_OK(kctx_kernel_init(c, &cfg));
+    REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+    sim_stream s = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    /* prepare id 2 on another thread; its table upload is held on the device */
+    prepare_call pc = {
+        c, kt_image_dup(append), append.size, kt_resources(c).upload_stream, KCTX_OK, SIM_OK, 0};
+    REQUIRE(pc.image);
+    sim_hold h = SIM_HOLD_INIT;
+    h.kind = SIM_EXEC_COPY;
+    h.device = 0;
+    int hold = -1;
+    REQUIRE_SIM_OK(sim_hold_arm(&h, &hold));
+    pthread_t tp, tl;
+    REQUIRE(pthread_create(&tp, NULL, prepare_thread2, &pc) == 0);
+    CHECK_SIM_OK(sim_hold_wait_reached(hold, 10000)); /* the prepare is in its upload */
+    /* a launch of id 1 completes while that prepare is still held */
+    launch_call lc = {c, s, KCTX_INVALID_STATE, SIM_INVALID_VALUE, 0};
+    REQUIRE(pthread_create(&tl, NULL, launch_thread, &lc) == 0);
+    for (int i = 0; i < 500 && !atomic_load(&lc.done); i++) usleep(10000);
+    CHECK(atomic_load(&lc.done)); /* not delayed behind the prepare (5 s at most) */
+    CHECK_EQ(atomic_load(&pc.returned), 0);
+    if (atomic_load(&lc.done)) {
+        CHECK_OK(lc.st);
+        CHECK_SIM_OK(lc.synced);
+        /* close waits for the prepare: BUSY, nothing changed */
+        CHECK_K(kctx_close(c), KCTX_BUSY);
+        CHECK(strstr(kctx_last_error(c), "prepare") != NULL);
+        CHECK_PHASE(c, KCTX_PHASE_READY);
+    }
+    CHECK_SIM_OK(sim_hold_release(hold));
+    pthread_join(tp, NULL);
+    pthread_join(tl, NULL);
+    CHECK_OK(pc.st);
+    CHECK_EQ(kt_resources(c).callables, 2);
+    CHECK_SIM_OK(sim_stream_destroy(s));
     kt_finish(c);
 }
 
