@@ -213,32 +213,20 @@ kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *given) {
         st = kctx__fail(c, KCTX_INVALID_STATE, "kernel init of a %s context",
                         kctx_phase_name(c->phase));
     uint64_t t0 = kctx__now_ns();
+    int device = -1;
     /* the trace settings are config too: checked (and their host buffers
      * made) before the latch (K2) */
-    if (!st)
-        st = kctx__trace_setup(c, cfg->flags, cfg->trace_device_records, cfg->trace_host_records,
-                               cfg->trace_path);
-    if (st) {
-        kctx__ctx_release(c);
-        return st;
-    }
+    if (st) goto out;
+    st = kctx__trace_setup(c, cfg->flags, cfg->trace_device_records, cfg->trace_host_records,
+                           cfg->trace_path);
+    if (st) goto out;
     st = kp_relaxed_begin(c);
-    if (st) {
-        kctx__trace_free(c);
-        kctx__ctx_release(c);
-        return st;
-    }
-    int device = -1;
+    if (st) goto out_trace;
     /* Borrow the caller's current device (K4): read it, never set it. */
     st = kp_current_device(c, &device);
     if (!st) st = read_device(c, device);
     if (!st) st = kctx__claim_take(c, device); /* before the latch (K2, K6) */
-    if (st) {
-        kctx__trace_free(c);
-        kp_relaxed_end(c);
-        kctx__ctx_release(c);
-        return st;
-    }
+    if (st) goto out_relaxed;
     c->mode = KCTX_MODE_KERNEL; /* the latch: never rolled back (K1) */
     c->strategy = strategy;
     c->lifecycle = NULL; /* a kernel context holds no lifecycle table (K4) */
@@ -246,7 +234,16 @@ kctx_status kctx_kernel_init(kctx_context h, const kctx_kernel_config *given) {
     c->args_capacity = cfg->args_capacity;
     c->token_capacity = cfg->token_capacity;
     c->prepare_timeout_ms = cfg->prepare_timeout_ms;
-    return finish_init(c, KCTX_OK, t0);
+    return finish_init(c, KCTX_OK, t0); /* creates, or rolls back, and leaves */
+
+    /* refused before the latch: undo in reverse, nothing kept (K2) */
+out_relaxed:
+    kp_relaxed_end(c);
+out_trace:
+    kctx__trace_free(c);
+out:
+    kctx__ctx_release(c);
+    return st;
 }
 
 kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) {
@@ -278,27 +275,17 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) 
     if (!st && !(lifecycle = kctx__platform_lifecycle(c->plat)))
         st = kctx__fail(c, KCTX_UNSUPPORTED,
                         "platform %s offers no program mode (no lifecycle table)", c->plat->name);
-    if (st) {
-        kctx__ctx_release(c);
-        return st;
-    }
     uint64_t t0 = kctx__now_ns();
+    int count = 0;
+    if (st) goto out;
     st = kctx__trace_setup(c, cfg->flags, cfg->trace_device_records, cfg->trace_host_records,
                            cfg->trace_path);
-    if (st) {
-        kctx__ctx_release(c);
-        return st;
-    }
-    int count = 0;
+    if (st) goto out;
     st = KP(c, "device_count", device_count, c->plat->self, &count);
     if (!st && cfg->device >= count)
         st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "device %d out of range (platform has %d)",
                         cfg->device, count);
-    if (st) {
-        kctx__trace_free(c);
-        kctx__ctx_release(c);
-        return st;
-    }
+    if (st) goto out_trace;
     /* Program mode owns the device: it initialises the platform and makes
      * the device current through the lifecycle table, which only it holds. */
     c->mode = KCTX_MODE_PROGRAM;
@@ -311,13 +298,17 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) 
     st = KPL(c, "lifecycle init", init, c->plat->self);
     if (!st) st = KPL(c, "lifecycle set_device", set_device, c->plat->self, cfg->device);
     if (!st) st = kp_relaxed_begin(c);
-    if (st) {
-        c->device = -1;
-        kctx__trace_free(c);
-        kctx__ctx_release(c);
-        return st;
-    }
-    return finish_init(c, read_device(c, c->device), t0);
+    if (st) goto out_device;
+    return finish_init(c, read_device(c, c->device), t0); /* creates, or rolls back, and leaves */
+
+    /* undo in reverse */
+out_device:
+    c->device = -1;
+out_trace:
+    kctx__trace_free(c);
+out:
+    kctx__ctx_release(c);
+    return st;
 }
 
 /* Program mode's recovery policy (K31): it owns the device, so a fatal
@@ -378,8 +369,7 @@ kctx_status kctx_close(kctx_context h) {
     uint64_t t0 = kctx__now_ns();
     if (c->phase == KCTX_PHASE_CLOSED || c->phase == KCTX_PHASE_NEW) {
         c->phase = KCTX_PHASE_CLOSED;
-        kctx__ctx_release(c);
-        return KCTX_OK;
+        goto out;
     }
     /* A prepare in its unlocked phase still works with the context's
      * handles (K16): close waits for it, whatever else holds. */
@@ -388,44 +378,32 @@ kctx_status kctx_close(kctx_context h) {
                         "close refused: %u prepare(s) still loading or uploading (K16); retry "
                         "once they returned",
                         c->preparing);
-        kctx__ctx_release(c);
-        return st;
+        goto out;
     }
     /* K36: an owner reset means every handle is already gone. Reading the
      * epoch works on a lost device. */
-    if (c->has_epoch) {
-        uint64_t now = 0;
-        if (KP_RAW(c, device_epoch, c->plat->self, c->device, &now) == 0 && now != c->epoch) {
-            kctx__resources_abandon(c);
-            c->phase = KCTX_PHASE_CLOSED;
-            kctx__claim_release(c);
-            finish_trace(c); /* host spans only: the device ring went with the reset */
-            kctx__ctx_release(c);
-            return KCTX_OK;
-        }
+    uint64_t now = 0;
+    if (c->has_epoch && KP_RAW(c, device_epoch, c->plat->self, c->device, &now) == 0 &&
+        now != c->epoch) {
+        kctx__resources_abandon(c);
+        c->phase = KCTX_PHASE_CLOSED;
+        kctx__claim_release(c);
+        finish_trace(c); /* host spans only: the device ring went with the reset */
+        goto out;
     }
     if (c->phase == KCTX_PHASE_QUARANTINED) {
         st = kctx__fail(
             c, KCTX_DEVICE_LOST,
             "close refused: the device is lost; its owner must reset it before the context can "
-            "close "
-            "(K30, K36)%s",
+            "close (K30, K36)%s",
             c->has_epoch ? "" : "; this platform has no device epoch, so quarantine is terminal");
-        kctx__ctx_release(c);
-        return st;
+        goto out;
     }
     st = kp_relaxed_begin(c);
-    if (st) {
-        kctx__ctx_release(c);
-        return st;
-    }
+    if (st) goto out;
     st = kctx__check_device(c);    /* K5: releases act on the current device */
     if (!st) st = close_checks(c); /* also on a CLOSING retry: work may still be in flight */
-    if (st) {
-        kp_relaxed_end(c);
-        kctx__ctx_release(c);
-        return st;
-    }
+    if (st) goto out_relaxed;
     /* K26/K32: the device trace comes back before any device memory is
      * released. A copy that may still run keeps everything (BUSY, phase
      * unchanged: the retry collects again); a copy that failed and cannot
@@ -442,11 +420,8 @@ kctx_status kctx_close(kctx_context h) {
                             "buffer (%s); retry close once the upload stream is idle (K25, K32)",
                             cause);
         }
-        if (st == KCTX_DEVICE_LOST || (st && in_flight)) {
-            kp_relaxed_end(c);
-            kctx__ctx_release(c);
-            return st; /* quarantined (K30) or still copying: nothing released */
-        }
+        if (st == KCTX_DEVICE_LOST || (st && in_flight))
+            goto out_relaxed; /* quarantined (K30) or still copying: nothing released */
         if (st) kctx__set_teardown_error(c, st, kctx_thread_last_error());
         c->trace_collected = true;
     }
@@ -458,7 +433,9 @@ kctx_status kctx_close(kctx_context h) {
         kctx__trace_span(c, KCTX_DFX_CLOSE, t0, 0, 0, KCTX_OK);
         finish_trace(c);
     }
+out_relaxed:
     kp_relaxed_end(c);
+out:
     kctx__ctx_release(c);
     return st;
 }
