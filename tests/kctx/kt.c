@@ -1,11 +1,13 @@
 /*
- * kt.c — registration, checks, the per-test teardown proof (objects,
- * allocations, contexts, claims, lifecycle counters), the callable images
- * and main() of every kernel-context test executable.
+ * kt.c — registration, checks, skips, the per-test teardown proof (objects,
+ * allocations, contexts, claims, lifecycle counters), files, the callable
+ * images and main() of every kernel-context test executable.
  */
 #include "kt.h"
 
-#include <errno.h>
+#include "kctx_test_common.h"
+
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@ typedef struct kt_test {
 static kt_test g_tests[KT_MAX_TESTS];
 static int g_ntests;
 static atomic_int g_failures;
+static atomic_int g_skipped; /* the running test called kt_skip */
 
 void kt_register(const char *name, kt_test_fn fn) {
     if (g_ntests == KT_MAX_TESTS) {
@@ -34,6 +37,17 @@ void kt_register(const char *name, kt_test_fn fn) {
 
 int kt_failures(void) { return atomic_load(&g_failures); }
 static void failed(void) { atomic_fetch_add(&g_failures, 1); }
+
+void kt_skip(const char *fmt, ...) {
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    printf("    skipped: %s\n", why);
+    fflush(stdout);
+    atomic_store(&g_skipped, 1);
+}
 
 /* ---- checks ------------------------------------------------------------------ */
 
@@ -345,39 +359,29 @@ int kt_check_state(const kt_state *want, const kt_state *got, const char *file, 
     return kt_check_snap(&want->dev, &got->dev, "state: device", file, line) && ok;
 }
 
+/* ---- files -------------------------------------------------------------------------- */
+
+static void *read_file(const char *path, size_t *size) {
+    char why[512] = "";
+    void *buf = ktc_read_file(path, size, why, sizeof why);
+    if (!buf) fprintf(stderr, "kt: %s\n", why);
+    return buf;
+}
+
+char *kt_read_text(const char *path) { return read_file(path, NULL); }
+
+unsigned kt_count(const char *hay, const char *needle) {
+    if (!hay || !needle || !*needle) return 0;
+    unsigned n = 0;
+    size_t len = strlen(needle);
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += len) n++;
+    return n;
+}
+
 /* ---- images -------------------------------------------------------------------------- */
 
 static pthread_once_t g_images_once = PTHREAD_ONCE_INIT;
 static kt_image g_module, g_noop, g_append, g_opencl;
-
-static void *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "kt: cannot open %s: %s\n", path, strerror(errno));
-        return NULL;
-    }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap);
-            if (!nb) break;
-            buf = nb;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0) break;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (err || !buf) {
-        free(buf);
-        return NULL;
-    }
-    *size = len;
-    return buf;
-}
 
 static kt_image build(const char *name, const char *entry, int with_tensor, kctx_variant_kind kind,
                       const void *blob, size_t blob_size) {
@@ -568,11 +572,20 @@ static void recover(void) {
     pthread_mutex_unlock(&g_track_lock);
 }
 
+enum {
+    RUN_PASSED,
+    RUN_FAILED,
+    RUN_SKIPPED
+};
+
+/* Runs one test and its teardown proof. The proof runs whatever the test's
+ * outcome: a skipped test that left something behind is failed. */
 static int run_one(const kt_test *t) {
     kt_snap before[KT_MAX_DEVICES];
     printf("[ RUN  ] %s\n", t->name);
     fflush(stdout);
     atomic_store(&g_failures, 0);
+    atomic_store(&g_skipped, 0);
     restore_state();
     pthread_mutex_lock(&g_track_lock);
     g_ntracked = 0;
@@ -592,12 +605,15 @@ static int run_one(const kt_test *t) {
         kt_check_snap(&before[d], &after, what, __FILE__, __LINE__);
     }
     check_claims();
-    int ok = atomic_load(&g_failures) == 0;
+    int result = atomic_load(&g_failures) != 0 ? RUN_FAILED
+                 : atomic_load(&g_skipped)     ? RUN_SKIPPED
+                                               : RUN_PASSED;
+    static const char *const words[] = {" OK ", "FAIL", "SKIP"};
     fflush(stderr);
-    printf("[ %s ] %s\n", ok ? " OK " : "FAIL", t->name);
+    printf("[ %s ] %s\n", words[result], t->name);
     fflush(stdout);
-    if (!ok) recover();
-    return ok;
+    if (result == RUN_FAILED) recover();
+    return result;
 }
 
 int main(int argc, char **argv) {
@@ -610,7 +626,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < g_ntests; i++) printf("%s\n", g_tests[i].name);
         return 0;
     }
-    int passed = 0, nfailed = 0;
+    unsigned passed = 0, nfailed = 0, skipped = 0;
     for (int a = 1; a < argc; a++) {
         int found = 0;
         for (int i = 0; i < g_ntests; i++) found |= strcmp(argv[a], g_tests[i].name) == 0;
@@ -623,11 +639,17 @@ int main(int argc, char **argv) {
         int selected = argc == 1;
         for (int a = 1; a < argc; a++) selected |= strcmp(argv[a], g_tests[i].name) == 0;
         if (!selected) continue;
-        if (run_one(&g_tests[i]))
+        switch (run_one(&g_tests[i])) {
+        case RUN_PASSED:
             passed++;
-        else
+            break;
+        case RUN_SKIPPED:
+            skipped++;
+            break;
+        default:
             nfailed++;
+        }
     }
-    printf("%d passed, %d failed\n", passed, nfailed);
-    return nfailed ? 1 : 0;
+    /* "N passed, M failed[, K skipped]"; exit 1, 77 or 0 (tests/common) */
+    return ktc_summary(stdout, passed, nfailed, skipped);
 }

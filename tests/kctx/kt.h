@@ -9,8 +9,11 @@
  *   }
  *
  * Each test executable runs all its tests, or those named on its command
- * line (`--list` prints them), and prints "N passed, M failed" last (exit
- * status 1 on any failure).
+ * line (`--list` prints them), and prints "N passed, M failed" last, with
+ * ", K skipped" when a test could not run here (KT_SKIP, REQUIRE_DEVICES).
+ * Exit status (tests/common/kctx_test_common.h): 1 on any failure, else 77
+ * when a test was skipped (ctest's SKIP_RETURN_CODE: SKIPPED, never
+ * passed), else 0.
  *
  * Around every test the harness proves clean teardown, so that a test only
  * has to end with its contexts closed and destroyed:
@@ -24,6 +27,8 @@
  *    lifecycle calls the test made itself, as the framework that owns the
  *    device (kt_set_device, kt_owner_reset, kt_expect_lifecycle). kctx's
  *    kernel mode makes none, on any path.
+ * A skipped test gets the same proof: what it made before it skipped must
+ * be gone, or it fails.
  * After a failed test the harness releases holds, clears faults, resets
  * every device and closes what the test left, so later tests start clean.
  *
@@ -88,6 +93,26 @@ int kt_check_mode(kctx_context ctx, kctx_mode want, const char *ectx, const char
 
 /* Failed checks so far in the running test (for loops that stop early). */
 int kt_failures(void);
+
+/* ---- tests that cannot run here ---------------------------------------------- */
+/* Marks the running test skipped, printing the reason; the test should
+ * return at once (KT_SKIP does). A skipped test is never counted as passed;
+ * one that also failed a check (its own, or the teardown proof's) is
+ * counted as failed. */
+void kt_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define KT_SKIP(...)          \
+    do {                      \
+        kt_skip(__VA_ARGS__); \
+        return;               \
+    } while (0)
+/* Skips (and returns from) the test unless the sim has at least n devices
+ * (KCTX_SIM_DEVICES, 2 by default). */
+#define REQUIRE_DEVICES(n)                                                      \
+    do {                                                                        \
+        if (kt_device_count() < (n))                                            \
+            KT_SKIP("needs %d devices, the sim has %d (KCTX_SIM_DEVICES)", (n), \
+                    kt_device_count());                                         \
+    } while (0)
 
 /* ---- contexts ---------------------------------------------------------------- */
 /* A mode-less context on the default platform, tracked by the harness
@@ -180,6 +205,16 @@ void *kt_image_dup(kt_image img);
 kt_image kt_test_kernels_module(void);
 /* Load the test kernels module on the current device and look up `entry`. */
 sim_status kt_load_kernel(const char *entry, sim_module *module, sim_function *fn);
+
+/* ---- files --------------------------------------------------------------------------- */
+/* A whole file as a NUL-terminated string in malloc'd memory (free() it);
+ * NULL when it cannot be read, with the reason on stderr (no failed check:
+ * the caller decides, e.g. REQUIRE(text != NULL)). ktc_read_file of
+ * tests/common. */
+char *kt_read_text(const char *path);
+/* Non-overlapping occurrences of `needle` in `hay` (0 when either is NULL
+ * or needle is empty). */
+unsigned kt_count(const char *hay, const char *needle);
 
 /* ---- threads ---------------------------------------------------------------------- */
 /* Run fn(arg) on `n` threads released together (a barrier); join them. */

@@ -108,10 +108,7 @@ KT_TEST(lifecycle_counters_count_and_a_whole_kernel_lifecycle_makes_no_lifecycle
 }
 
 KT_TEST(kernel_init_borrows_the_calling_threads_current_device) { /* K4 */
-    if (kt_device_count() < 2) {
-        printf("    skipped: needs 2 devices\n");
-        return;
-    }
+    REQUIRE_DEVICES(2);
     kt_set_device(1); /* the framework chose device 1 for this thread */
     kctx_context c = kt_kernel_ctx();
     REQUIRE(c);
@@ -130,10 +127,7 @@ KT_TEST(kernel_init_borrows_the_calling_threads_current_device) { /* K4 */
 }
 
 KT_TEST(prepare_and_close_on_another_current_device_are_refused_and_change_nothing) { /* K5 */
-    if (kt_device_count() < 2) {
-        printf("    skipped: needs 2 devices\n");
-        return;
-    }
+    REQUIRE_DEVICES(2);
     kt_image noop = kt_image_noop();
     REQUIRE(noop.bytes);
     kctx_context c = kt_kernel_ctx();
@@ -167,10 +161,7 @@ static void *prepare_and_close_on_fresh_thread(void *p) {
 }
 
 KT_TEST(the_current_device_is_per_thread) { /* K5 */
-    if (kt_device_count() < 2) {
-        printf("    skipped: needs 2 devices\n");
-        return;
-    }
+    REQUIRE_DEVICES(2);
     kt_set_device(1);
     kctx_context c = kt_kernel_ctx();
     REQUIRE(c);

@@ -4,7 +4,6 @@
  */
 #include "kt.h"
 
-#include <stdio.h>
 #include <string.h>
 
 static kctx_status try_kernel_init(kctx_context c) {
@@ -43,10 +42,7 @@ KT_TEST(a_second_kernel_init_on_the_same_device_is_busy_and_takes_nothing) { /* 
 }
 
 KT_TEST(a_different_device_can_be_claimed_at_the_same_time) { /* K6 */
-    if (kt_device_count() < 2) {
-        printf("    skipped: needs 2 devices\n");
-        return;
-    }
+    REQUIRE_DEVICES(2);
     kctx_context a = kt_kernel_ctx();
     REQUIRE(a);
     kt_set_device(1);

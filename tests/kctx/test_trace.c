@@ -25,29 +25,6 @@ static kctx_kernel_config trace_config(const char *path, uint32_t device_records
     return cfg;
 }
 
-/* The whole file as a string (NULL if unreadable). */
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
-
-static unsigned count(const char *hay, const char *needle) {
-    unsigned n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
-    return n;
-}
-
 static void launch_noop(kctx_context c, uint64_t id, sim_stream s) {
     CHECK_OK(kctx_launch(c, id, NULL, 0, s));
 }
@@ -112,16 +89,16 @@ KT_TEST(a_captured_launch_replayed_n_times_shows_n_device_runs) { /* K32 */
     CHECK_SIM_OK(sim_graph_destroy(g));
     CHECK_SIM_OK(sim_stream_destroy(s));
     kt_finish(c); /* close writes the file after CLOSED */
-    char *json = slurp(path);
+    char *json = kt_read_text(path);
     REQUIRE(json != NULL);
     CHECK(strstr(json, "\"traceEvents\"") != NULL);
-    CHECK_EQ(count(json, "\"name\":\"scheduler\""),
-             REPLAYS + 1);                           /* every replay is a launch on the device */
-    CHECK_EQ(count(json, "\"name\":\"launch\""), 2); /* two host enqueues */
-    CHECK_EQ(count(json, "\"name\":\"task 0 f0/b0\""), REPLAYS + 1);
-    CHECK_EQ(count(json, "\"name\":\"init\""), 1);
-    CHECK_EQ(count(json, "\"name\":\"prepare\""), 1);
-    CHECK_EQ(count(json, "\"name\":\"close\""), 1);
+    CHECK_EQ(kt_count(json, "\"name\":\"scheduler\""),
+             REPLAYS + 1);                              /* every replay is a launch on the device */
+    CHECK_EQ(kt_count(json, "\"name\":\"launch\""), 2); /* two host enqueues */
+    CHECK_EQ(kt_count(json, "\"name\":\"task 0 f0/b0\""), REPLAYS + 1);
+    CHECK_EQ(kt_count(json, "\"name\":\"init\""), 1);
+    CHECK_EQ(kt_count(json, "\"name\":\"prepare\""), 1);
+    CHECK_EQ(kt_count(json, "\"name\":\"close\""), 1);
     CHECK(strstr(json, "\"dev_dropped\":0") != NULL);
     free(json);
     unlink(path);
@@ -142,7 +119,7 @@ KT_TEST(a_full_device_ring_drops_the_newest_records_and_counts_them) { /* K32 */
     CHECK_SIM_OK(sim_stream_synchronize(s));
     CHECK_SIM_OK(sim_stream_destroy(s));
     kt_finish(c);
-    char *json = slurp(path);
+    char *json = kt_read_text(path);
     REQUIRE(json != NULL);
     CHECK(strstr(json, "\"device_records\":3") != NULL);
     CHECK(strstr(json, "\"dev_dropped\":7") != NULL);
@@ -183,10 +160,10 @@ KT_TEST(flush_writes_what_was_collected_so_far) { /* K32 */
     for (int i = 0; i < 3; i++) launch_noop(c, 1, s);
     CHECK_SIM_OK(sim_stream_synchronize(s));
     CHECK_OK(kctx_trace_flush(c));
-    char *json = slurp(path);
+    char *json = kt_read_text(path);
     REQUIRE(json != NULL);
-    CHECK_EQ(count(json, "\"name\":\"scheduler\""), 3);
-    CHECK_EQ(count(json, "\"name\":\"flush\""), 1);
+    CHECK_EQ(kt_count(json, "\"name\":\"scheduler\""), 3);
+    CHECK_EQ(kt_count(json, "\"name\":\"flush\""), 1);
     free(json);
     for (int i = 0; i < 2; i++) launch_noop(c, 1, s);
     CHECK_SIM_OK(sim_stream_synchronize(s));
@@ -199,9 +176,9 @@ KT_TEST(flush_writes_what_was_collected_so_far) { /* K32 */
     CHECK_SIM_OK(sim_graph_destroy(g));
     CHECK_SIM_OK(sim_stream_destroy(s));
     kt_finish(c);
-    json = slurp(path);
+    json = kt_read_text(path);
     REQUIRE(json != NULL);
-    CHECK_EQ(count(json, "\"name\":\"scheduler\""), 5); /* nothing lost, nothing counted twice */
+    CHECK_EQ(kt_count(json, "\"name\":\"scheduler\""), 5); /* nothing lost, nothing counted twice */
     free(json);
     unlink(path);
     /* tracing off: flush is UNSUPPORTED */
@@ -306,7 +283,7 @@ KT_TEST(a_context_whose_task_failed_still_closes_with_tracing_on) { /* K32, K26 
     CHECK_OK(kctx_close(c));
     CHECK_PHASE(c, KCTX_PHASE_CLOSED);
     CHECK_OK(kctx_destroy(c));
-    char *json = slurp(path);
+    char *json = kt_read_text(path);
     REQUIRE(json != NULL);
     CHECK(strstr(json, "\"name\":\"launch\"") != NULL);
     free(json);
