@@ -214,7 +214,7 @@ KT_TEST(args_beyond_the_args_capacity_are_refused_before_anything_is_enqueued) {
 KT_TEST(check_and_launch_on_another_current_device_are_refused_and_change_nothing) { /* K5 */
     /* kt.h has no skip: this test needs two devices and fails without them
      * rather than pass without proving anything (KCTX_SIM_DEVICES >= 2). */
-    REQUIRE(kt_device_count() >= 2);
+    REQUIRE_DEVICES(2);
     kt_image noop = kt_image_noop();
     REQUIRE(noop.bytes);
     kctx_context c = kt_kernel_ctx();

@@ -30,28 +30,6 @@ static int fault_with(sim_op op, uint64_t nth, int persistent, sim_status error)
     return id;
 }
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
-
-static unsigned count(const char *hay, const char *needle) {
-    unsigned n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
-    return n;
-}
-
 /* A kernel context on the calling thread's current device under an explicit
  * strategy (tests whose subject exists under one strategy only pin it, so
  * that KCTX_STRATEGY does not change what they test). */
@@ -110,9 +88,9 @@ KT_TEST(close_refuses_while_the_trace_copy_back_may_still_run) { /* K25, K26, K3
     CHECK_SIM_OK(sim_stream_synchronize(kt_resources(c).upload_stream));
     CHECK_OK(kctx_close(c)); /* the retry collects again and completes */
     CHECK_OK(kctx_destroy(c));
-    char *json = slurp(path);
+    char *json = kt_read_text(path);
     REQUIRE(json != NULL);
-    CHECK_EQ(count(json, "\"name\":\"scheduler\""), 3); /* nothing lost, nothing twice */
+    CHECK_EQ(kt_count(json, "\"name\":\"scheduler\""), 3); /* nothing lost, nothing twice */
     free(json);
     unlink(path);
     CHECK_SIM_OK(sim_stream_destroy(s));
@@ -121,7 +99,7 @@ KT_TEST(close_refuses_while_the_trace_copy_back_may_still_run) { /* K25, K26, K3
 /* ---- 2. program mode: run checks the device; recovery resets its own device ---------------- */
 
 KT_TEST(program_run_checks_the_current_device_and_recovery_resets_only_its_own) { /* K31 K5 */
-    if (!CHECK(kt_device_count() >= 2)) return; /* the sim has two devices by default */
+    REQUIRE_DEVICES(2);
     kt_image noop = kt_image_noop();
     REQUIRE(noop.bytes);
     kctx_context k = kt_kernel_ctx(); /* a framework's kernel context on device 0 */
@@ -275,15 +253,15 @@ KT_TEST(flush_while_replays_run_loses_nothing_and_counts_nothing_twice) { /* K32
     CHECK_SIM_OK(sim_graph_exec_destroy(x));
     CHECK_SIM_OK(sim_graph_destroy(g));
     kt_finish(c);
-    char *json = slurp(path);
+    char *json = kt_read_text(path);
     REQUIRE(json != NULL);
     /* a record is dropped only when the device ring is full between two
      * flushes; those are counted, so records seen + dropped = runs */
-    unsigned seen = count(json, "\"name\":\"scheduler\"");
+    unsigned seen = kt_count(json, "\"name\":\"scheduler\"");
     const char *d = strstr(json, "\"dev_dropped\":");
     unsigned long dropped = d ? strtoul(d + strlen("\"dev_dropped\":"), NULL, 10) : 0;
     CHECK(d != NULL);
-    unsigned tasks = count(json, "\"name\":\"task 0 f0/b0\"");
+    unsigned tasks = kt_count(json, "\"name\":\"task 0 f0/b0\"");
     /* every run writes one scheduler and one task record */
     CHECK_EQ(seen + tasks + dropped, 2u * REPLAYS);
     CHECK(seen <= REPLAYS && tasks <= REPLAYS);
