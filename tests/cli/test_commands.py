@@ -236,6 +236,9 @@ def case_demo_out(c):
                                            "framework driver sim"),
           "the second line names the platform and the strategy in effect", p)
     check(f["graphs"].startswith("6 captured, buckets 1 2 4 8 16 32"), "six bucket graphs", p)
+    check(f["callables"].startswith("6 ids prepared (one per bucket, at its first use: 6 inside that "
+                                    "bucket's first capture)"),
+          "each bucket's callable is prepared inside its first capture (cold capture, K16)", p)
     check(f["requests"].startswith("20 of 20 served (seed 0x7)"), "20 requests served", p)
     check(f["verification"].startswith("PASS"), "verified", p)
     trace_json = os.path.join(out, "kctx-demo-trace.json")
@@ -288,6 +291,7 @@ def case_demo_out(c):
           g["replays"] == "0 (eager serving)" and g["eager"].startswith("116 launches (6 warm-up, 20 requests, 90 timing)"),
           "every request is an eager launch", e)
     check(g["result"] == "PASS" and g["requests"] == f["requests"], "verified, the same mix", e)
+    check(": 0 inside that bucket's first capture" in g["callables"], "no capture, no cold prepare", e)
     check(len(re.findall(r"^\s+(1|2|4|8|16|32)\s+\d+\.\d$", e.out, re.M)) == 6,
           "an eager timing row per bucket", e)
 

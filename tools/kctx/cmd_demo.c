@@ -79,9 +79,9 @@ static void print_report(FILE *out, const demo_state *d) {
                 "  device        %s device %d, made current by the framework; kctx borrows it\n",
                 d->opt.platform, d->opt.device);
     fprintf(out,
-            "  callables     %u ids prepared (one per bucket) from mlp_block_narrow (rows <= 4) "
-            "and mlp_block_wide",
-            d->prepared);
+            "  callables     %u ids prepared (one per bucket, at its first use: %u inside that "
+            "bucket's first capture) from mlp_block_narrow (rows <= 4) and mlp_block_wide",
+            d->prepared, d->prepared_in_capture);
     if (d->have_res)
         fprintf(out, "; %u uploads, %" PRIu64 " device bytes%s\n", d->res.uploads,
                 d->res.upload_bytes,

@@ -56,6 +56,7 @@ typedef struct demo_options {
 typedef struct demo_bucket {
     uint32_t rows;     /* the bucket's batch size */
     uint64_t id;       /* its callable id */
+    int is_prepared;   /* its id is prepared (lazily, at first use) */
     const char *image; /* the callable it was prepared from */
     fw_devptr x, h, y; /* framework buffers: inputs, hidden scratch, outputs */
     fw_graph graph;
@@ -81,6 +82,13 @@ typedef struct demo_state {
     const char *trace_svg; /* the rendered swimlane, once written */
     int ctx_created;       /* a live handle (cleared by a successful destroy) */
     int ctx_made;          /* a context was created at all */
+
+    /* the callables' images, read at setup; each bucket's id is prepared
+     * lazily at its first use — inside its first capture when the demo
+     * captures (cold capture, K16), as a framework would */
+    void *image_bytes[2];
+    size_t image_sizes[2];
+    unsigned prepared_in_capture; /* of `prepared`: inside an active capture */
 
     /* what happened */
     unsigned prepared;      /* ids prepared */

@@ -204,25 +204,30 @@ static int kctx_setup(demo_state *d) {
     if (d->strategy_in_effect != d->opt.strategy)
         return fail(d, "kctx: the context runs the %s strategy, not the %s one asked for",
                     kctx_strategy_name(d->strategy_in_effect), kctx_strategy_name(d->opt.strategy));
+    /* The images are read now; each bucket's id is prepared at its first
+     * use (ensure_prepared), inside its first capture when the demo
+     * captures — a framework captures an operator the first time it runs
+     * (K16). */
     const char *const images[2] = {"mlp_block_narrow", "mlp_block_wide"};
-    void *bytes[2] = {NULL, NULL};
-    size_t sizes[2] = {0, 0};
-    int ok = read_image(d, images[0], &bytes[0], &sizes[0]) &&
-             read_image(d, images[1], &bytes[1], &sizes[1]);
-    /* One id per bucket; identical bytes under several ids share one
-     * upload (K14). Prepare returns once the upload completed (K15). */
-    for (int i = 0; ok && i < DEMO_BUCKETS; i++) {
-        demo_bucket *b = &d->b[i];
-        int w = strcmp(b->image, images[0]) == 0 ? 0 : 1;
-        char what[96];
-        snprintf(what, sizeof what, "kctx_prepare(id %llu, %s)", (unsigned long long)b->id,
-                 b->image);
-        ok = kctx_ok(d, kctx_prepare(d->ctx, b->id, bytes[w], sizes[w]), what);
-        if (ok) d->prepared++;
-    }
-    free(bytes[0]);
-    free(bytes[1]);
-    return ok;
+    return read_image(d, images[0], &d->image_bytes[0], &d->image_sizes[0]) &&
+           read_image(d, images[1], &d->image_bytes[1], &d->image_sizes[1]);
+}
+
+/* Prepare bucket b's id unless it is prepared already. One id per bucket;
+ * identical bytes under several ids share one upload (K14). Prepare
+ * returns once its upload completed (K15), also inside a capture (K16). */
+static int ensure_prepared(demo_state *d, demo_bucket *b, int in_capture) {
+    if (b->is_prepared) return 1;
+    int w = strcmp(b->image, "mlp_block_narrow") == 0 ? 0 : 1;
+    char what[112];
+    snprintf(what, sizeof what, "kctx_prepare(id %llu, %s)%s", (unsigned long long)b->id, b->image,
+             in_capture ? " inside the bucket's first capture" : "");
+    if (!kctx_ok(d, kctx_prepare(d->ctx, b->id, d->image_bytes[w], d->image_sizes[w]), what))
+        return 0;
+    b->is_prepared = 1;
+    d->prepared++;
+    if (in_capture) d->prepared_in_capture++;
+    return 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -301,7 +306,7 @@ static int warm_up(demo_state *d, double *scratch) {
         kctx_arg a[NARGS];
         bucket_args(d, b, a);
         stage_inputs(d, b, b->rows, &rng);
-        if (!copy_in(d, b) ||
+        if (!ensure_prepared(d, b, 0) || !copy_in(d, b) ||
             !kctx_ok(d, kctx_launch(d->ctx, b->id, a, NARGS, d->serve_stream), "eager kctx_launch"))
             return 0;
         d->eager_launches++;
@@ -323,7 +328,10 @@ static int capture_graphs(demo_state *d) {
         kctx_arg a[NARGS];
         bucket_args(d, b, a);
         if (!FW_OK_(d, fw->begin_capture(d->capture_stream))) return 0;
-        kctx_status ls = kctx_launch(d->ctx, b->id, a, NARGS, d->capture_stream);
+        /* cold capture: the bucket's first use is this capture (K16) */
+        kctx_status ls = ensure_prepared(d, b, 1)
+                             ? kctx_launch(d->ctx, b->id, a, NARGS, d->capture_stream)
+                             : KCTX_INVALID_STATE;
         fw_graph g = 0;
         fw_status es = fw->end_capture(d->capture_stream, &g);
         if (!kctx_ok(d, ls, "captured kctx_launch")) {
@@ -527,17 +535,17 @@ int demo_run(demo_state *d) {
     int reached_device = ok;
     if (ok) ok = framework_setup(d);
     if (ok) {
-        progress(d, "kernel context: init on the borrowed device (%s strategy), prepare %d buckets",
-                 kctx_strategy_name(d->opt.strategy), DEMO_BUCKETS);
+        progress(d, "kernel context: init on the borrowed device (%s strategy)",
+                 kctx_strategy_name(d->opt.strategy));
         ok = kctx_setup(d);
+    }
+    if (ok && d->capture) {
+        progress(d, "capture: one graph per bucket, its callable prepared inside it (cold)");
+        ok = capture_graphs(d);
     }
     if (ok) {
         progress(d, "warm-up: one eager launch per bucket, verified");
         ok = warm_up(d, scratch);
-    }
-    if (ok && d->capture) {
-        progress(d, "capture: one graph per bucket");
-        ok = capture_graphs(d);
     }
     if (ok) ok = read_resources(d);
     if (ok) {
@@ -564,6 +572,9 @@ int demo_run(demo_state *d) {
     if (d->lifecycle_known && d->kctx_lifecycle_calls != 0)
         fail(d, "K4: %llu device lifecycle calls were made while kctx held the device",
              (unsigned long long)d->kctx_lifecycle_calls);
+    free(d->image_bytes[0]);
+    free(d->image_bytes[1]);
+    d->image_bytes[0] = d->image_bytes[1] = NULL;
     free(scratch);
     return d->failed ? 1 : 0;
 }
