@@ -11,12 +11,14 @@
  * listed (a driver hook went missing) and a listed probe that ran (the list
  * went stale).
  *
- * The sim expresses every probe under both strategies: its list is empty.
- * The host-ordered strategy needed no entry: the probes that hold a launch
- * hold its first task kernel instead of the resident scheduler (fw.h), the
- * probes whose expectations differ (which run of an overlap completes)
- * follow the strategy, and the probes that count prepare's device work use
- * a control that exists under both (support.h, probes_resources.c).
+ * The sim expresses every probe under RESIDENT. Under HOST_ORDERED one
+ * probe cannot run: the timeout of prepare's upload (K17), since a
+ * host-ordered prepare uploads nothing. No other probe needed an entry: the
+ * probes that hold a launch hold its first task kernel instead of the
+ * resident scheduler (fw.h), the probes whose expectations differ (which run
+ * of an overlap completes) follow the strategy, and the probes that count
+ * prepare's device work use a control that exists under both (support.h,
+ * probes_resources.c).
  */
 #include "suite.h"
 
@@ -30,6 +32,9 @@ typedef struct expected_na {
 } expected_na;
 
 static const expected_na k_expected[] = {
+    {"sim", KCTX_STRATEGY_HOST_ORDERED, "prepare_upload_timeout_poisons_and_close_waits",
+     "under HOST_ORDERED prepare uploads nothing to the device (the tasks stay on the host): "
+     "there is no upload whose wait could time out"},
     /* { "opencl", KCTX_STRATEGY_DEFAULT, "kernel_lifecycle_makes_no_lifecycle_calls",
      *   "OpenCL has no device lifecycle calls to count" }, — when the OpenCL
      *   platform is built (its driver then has no lifecycle hook) */

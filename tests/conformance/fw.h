@@ -99,6 +99,18 @@ typedef enum fw_hold_point {
     FW_HOLD_FIRST_TASK = 3
 } fw_hold_point;
 
+/* Capture modes (CUDA's cudaStreamCaptureMode): which "potentially unsafe"
+ * calls (allocations, frees, module loads, synchronous copies), made from
+ * which threads, invalidate a capture. GLOBAL: such a call from any thread
+ * whose own mode is GLOBAL; THREAD_LOCAL: from the capturing thread;
+ * RELAXED: none. A thread's own mode (cudaThreadExchangeStreamCaptureMode)
+ * says which captures its calls may invalidate. */
+typedef enum fw_capture_mode {
+    FW_CAPTURE_GLOBAL = 0,
+    FW_CAPTURE_THREAD_LOCAL = 1,
+    FW_CAPTURE_RELAXED = 2
+} fw_capture_mode;
+
 typedef struct fw_driver {
     const char *name;     /* the driver ("sim") */
     const char *platform; /* the kctx platform name for kctx_context_create */
@@ -188,6 +200,14 @@ typedef struct fw_driver {
 
     /* A device's name and compute-core count, for reports (kctx demo). */
     fw_status (*device_info)(int device, char *name, size_t name_size, unsigned *cores);
+
+    /* Capture modes beyond begin_capture's GLOBAL: begin a capture in
+     * `mode`; exchange the calling thread's own capture mode (*mode gets
+     * the old one). NULL: the platform captures in global mode only / has
+     * no per-thread mode (the cold-capture probe then checks global mode
+     * only, NOT CHECKED for the rest). */
+    fw_status (*begin_capture_mode)(fw_stream s, fw_capture_mode mode);
+    fw_status (*exchange_capture_mode)(fw_capture_mode *mode);
 } fw_driver;
 
 /* The driver offers capture and graphs (the CAPTURE group is filled). */

@@ -104,6 +104,19 @@ static fw_status s_stream_wait_event(fw_stream s, fw_event e) {
 static fw_status s_begin_capture(fw_stream s) {
     return map(sim_stream_begin_capture(s, SIM_CAPTURE_MODE_GLOBAL));
 }
+_Static_assert((int)FW_CAPTURE_GLOBAL == (int)SIM_CAPTURE_MODE_GLOBAL &&
+                   (int)FW_CAPTURE_THREAD_LOCAL == (int)SIM_CAPTURE_MODE_THREAD_LOCAL &&
+                   (int)FW_CAPTURE_RELAXED == (int)SIM_CAPTURE_MODE_RELAXED,
+               "fw and sim capture modes agree");
+static fw_status s_begin_capture_mode(fw_stream s, fw_capture_mode mode) {
+    return map(sim_stream_begin_capture(s, (sim_capture_mode)mode));
+}
+static fw_status s_exchange_capture_mode(fw_capture_mode *mode) {
+    sim_capture_mode m = (sim_capture_mode)*mode;
+    sim_status st = sim_thread_exchange_capture_mode(&m);
+    if (st == SIM_OK) *mode = (fw_capture_mode)m;
+    return map(st);
+}
 static fw_status s_end_capture(fw_stream s, fw_graph *g) {
     return map(sim_stream_end_capture(s, g));
 }
@@ -310,6 +323,8 @@ static const fw_driver k_sim_driver = {
     .fault_clear = s_fault_clear,
     .lifecycle = &k_sim_lifecycle,
     .device_info = s_device_info,
+    .begin_capture_mode = s_begin_capture_mode,
+    .exchange_capture_mode = s_exchange_capture_mode,
 };
 
 const fw_driver *fw_sim_driver(void) { return &k_sim_driver; }
@@ -331,6 +346,8 @@ static void make_sim_nocapture(void) {
     g_sim_nocapture.graph_destroy = NULL;
     g_sim_nocapture.exec_destroy = NULL;
     g_sim_nocapture.graph_node_count = NULL;
+    g_sim_nocapture.begin_capture_mode = NULL;
+    g_sim_nocapture.exchange_capture_mode = NULL;
 }
 
 const fw_driver *fw_sim_driver_without_capture(void) {

@@ -20,6 +20,13 @@ PROBE(capture_isolation_control_and_kctx_never_trips_it, "K21", 0, CAPTURE, "iso
 PROBE(launch_on_uncaptured_stream_stays_out_of_graph, "K20", 0, CAPTURE, "caller-stream negative control")
 PROBE(prepare_works_and_foreign_launch_refused_during_capture, "K16,K34", 1, CAPTURE, "prepare OK, launch CAPTURE_ACTIVE, capture kept")
 PROBE(bucket_graphs_replay_in_random_order, "K12", 0, CAPTURE, "40 bucket graphs, seeded random replay order")
+/* Cold capture: prepare inside an active capture, beside launches in flight (issue 13) */
+PROBE(cold_capture_prepares_in_every_capture_mode, "K16,K14", 0, CAPTURE, "launch A, prepare B, launch B, prepare C (A's bytes), launch C in one capture; 3 modes; 20 replays")
+PROBE(cold_capture_from_the_first_call, "K16", 0, CAPTURE, "begin capture, prepare A, launch A, end, replay")
+PROBE(prepare_on_another_thread_keeps_global_capture, "K16", 1, CAPTURE, "another thread prepares during a global-mode capture: it survives")
+PROBE(refused_prepares_inside_capture_keep_it_valid, "K16,K13,K14,K9", 0, CAPTURE, "invalid image, duplicate id, bad arguments inside a capture: still valid")
+PROBE(prepare_beside_launches_in_flight, "K15,K16", 1, EAGER, "prepare beside a held launch; a held prepare delays no launch of another id")
+PROBE(prepare_upload_timeout_poisons_and_close_waits, "K17", 0, EAGER, "a held upload times out: POISONED, kept, close BUSY until idle, then OK")
 /* The launch guard, graph lifetimes, poison and quarantine (items 9-11) */
 PROBE(unordered_replays_detected_as_concurrent_launch, "K23", 1, CAPTURE, "held overlap: refused, reported, no hang")
 PROBE(close_refused_while_graphs_live, "K25", 0, CAPTURE, "BUSY with the live-graph count, then OK")
