@@ -16,39 +16,6 @@
 /* ------------------------------------------------------------------ */
 /* sim                                                                 */
 
-static const sim_lifecycle_op k_sim_ops[SIM_LIFECYCLE_COUNT_] = {
-    SIM_LIFECYCLE_INIT, SIM_LIFECYCLE_FINALIZE, SIM_LIFECYCLE_SET_DEVICE,
-    SIM_LIFECYCLE_RESET_DEVICE};
-
-static int sim_lc_counts(int device, uint64_t *out) {
-    for (int i = 0; i < SIM_LIFECYCLE_COUNT_; i++)
-        if (sim_lifecycle_count(device, k_sim_ops[i], &out[i]) != SIM_OK) return -1;
-    return 0;
-}
-
-/* One call of each lifecycle op, as the device's owner. Finalize resets
- * every device, so it runs only when nothing lives (the probe calls this
- * before it creates anything); set device comes last to leave `device`
- * current. */
-static int sim_lc_prove(int device, char *why, size_t why_size) {
-    sim_status st = sim_init();
-    const char *step = "sim_init";
-    if (st == SIM_OK) step = "sim_set_device", st = sim_set_device(device);
-    if (st == SIM_OK) step = "sim_device_reset", st = sim_device_reset();
-    if (st == SIM_OK) step = "sim_finalize", st = sim_finalize();
-    if (st == SIM_OK) step = "sim_set_device", st = sim_set_device(device);
-    if (st == SIM_OK) return 0;
-    snprintf(why, why_size, "%s: %s (%s)", step, sim_status_name(st), sim_last_error_message());
-    return -1;
-}
-
-static const probe_lifecycle k_sim_lifecycle = {
-    SIM_LIFECYCLE_COUNT_,
-    {"init", "finalize", "set device", "reset device"},
-    sim_lc_counts,
-    sim_lc_prove,
-};
-
 static int sim_devices(FILE *out, json_writer *jw) {
     int count = 0, current = -1;
     sim_status st = sim_device_count(&count);
@@ -110,7 +77,7 @@ static int sim_devices(FILE *out, json_writer *jw) {
 
 /* What this tool can do per platform name. */
 static const tool_platform k_extras[] = {
-    {"sim", fw_sim_driver, &k_sim_lifecycle, sim_devices},
+    {"sim", fw_sim_driver, sim_devices},
 };
 #define NEXTRAS (sizeof k_extras / sizeof k_extras[0])
 
@@ -125,7 +92,7 @@ static void catalogue(void) {
     for (uint32_t i = 0; i < n && g_nall < MAX_PLATFORMS; i++) {
         const char *name = kctx_platform_name_at(i);
         if (!name) break;
-        tool_platform p = {name, NULL, NULL, NULL};
+        tool_platform p = {name, NULL, NULL};
         for (size_t k = 0; k < NEXTRAS; k++)
             if (strcmp(k_extras[k].name, name) == 0) p = k_extras[k];
         g_all[g_nall++] = p;

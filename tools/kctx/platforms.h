@@ -1,8 +1,8 @@
 /*
  * platforms.h — the platforms libkctx knows, and what this tool can do on
- * each: list its devices (`kctx platforms`), drive the conformance probes
- * as the framework (`kctx probe`: a framework driver, fw.h) and read its
- * lifecycle counters (the K4 probe).
+ * each: list its devices (`kctx platforms`) and drive the conformance probes
+ * as the framework (`kctx probe`: a framework driver, fw.h, whose hooks
+ * include the device lifecycle counters of the K4 probe).
  *
  * The list of platforms, whether each is built and available, and why not,
  * come from libkctx's registry through the public capability query
@@ -13,7 +13,6 @@
 
 #include "fw.h"
 #include "json.h"
-#include "probe_extra.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -22,8 +21,6 @@ typedef struct tool_platform {
     const char *name; /* kctx platform name (the registry's) */
     /* The framework driver of the conformance suite; NULL: none in this tool. */
     const fw_driver *(*driver)(void);
-    /* Lifecycle counters for the K4 probe; NULL: none. */
-    const probe_lifecycle *lifecycle;
     /* Print the platform's devices (text, indented), or write them as the
      * "devices" array of `jw` when jw is not NULL. Returns 0, or -1 with a
      * message on stderr. NULL: the tool cannot list them. */
