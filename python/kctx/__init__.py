@@ -52,6 +52,8 @@ from .errors import (
     InvalidImage,
     InvalidState,
     KctxError,
+    KctxTypeError,
+    KctxValueError,
     NotFound,
     OutOfMemory,
     PlatformError,
@@ -70,7 +72,7 @@ __all__ = [
     "CheckReport", "Context", "ErrorSlot", "Mode", "Phase", "PreparedCallable", "ResourceInfo", "Tensor",
     "abandoned_contexts", "phase_name", "reclaim_abandoned", "scalar_f32", "status_name", "status_string",
     "thread_last_error", "version",
-    "KctxError", "Status", "STATUS_TABLE", "EXCEPTION_NAMES", "exception_for",
+    "KctxError", "KctxTypeError", "KctxValueError", "Status", "STATUS_TABLE", "EXCEPTION_NAMES", "exception_for",
     # one exception class per status class (errors.STATUS_TABLE)
     "InvalidArgument", "InvalidHandle", "InvalidState", "Busy", "Capacity", "DuplicateId", "UnknownId",
     "InvalidImage", "IncompatibleImage", "Unsupported", "CaptureActive", "CaptureBroken", "DeviceLost",

@@ -26,13 +26,19 @@ from ctypes import POINTER, c_char_p, c_float, c_int, c_size_t, c_uint8, c_uint3
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from .errors import KctxError
+
 SIM_LIB = "libkctx_sim.so"
 KCTX_LIB = "libkctx.so"
 
 
-class LibraryNotFound(OSError):
+class LibraryNotFound(KctxError, OSError):
     """The native libraries could not be found or loaded; the message lists
-    every directory that was tried and why it was rejected."""
+    every directory that was tried and why it was rejected. An ``OSError``
+    and a ``kctx.KctxError``."""
+
+
+LibraryNotFound.__module__ = "kctx"
 
 
 # ---------------------------------------------------------------------------

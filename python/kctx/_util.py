@@ -9,6 +9,8 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Tuple, Type
 
+from .errors import KctxTypeError, KctxValueError
+
 U32_MAX = (1 << 32) - 1
 U64_MAX = (1 << 64) - 1
 I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
@@ -16,14 +18,14 @@ I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
 BytesLike = Any  # bytes, bytearray, memoryview, or any C-contiguous buffer (numpy arrays)
 
 
-def check_int(name: str, value: Any, lo: int, hi: int, range_error: Type[Exception] = ValueError) -> int:
+def check_int(name: str, value: Any, lo: int, hi: int, range_error: Type[Exception] = KctxValueError) -> int:
     """`value` as an int in [lo, hi]; TypeError for a non-integer (bool is
     refused too), `range_error` for one out of range."""
     if isinstance(value, bool) or not isinstance(value, int):
         # numpy integers and other index-like objects are accepted
         index = getattr(type(value), "__index__", None)
         if isinstance(value, bool) or index is None:
-            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+            raise KctxTypeError(f"{name} must be an int, not {type(value).__name__}")
         value = int(index(value))
     if not lo <= value <= hi:
         raise range_error(f"{name} must be in [{lo}, {hi}], got {value}")
@@ -38,13 +40,13 @@ def readable(data: BytesLike, name: str = "data") -> Tuple[Any, int]:
     if isinstance(data, bytes):
         return data, len(data)
     if isinstance(data, str):
-        raise TypeError(f"{name} must be a bytes-like object, not str")
+        raise KctxTypeError(f"{name} must be a bytes-like object, not str")
     try:
         mv = memoryview(data)
     except TypeError:
-        raise TypeError(f"{name} must be a bytes-like object, not {type(data).__name__}") from None
+        raise KctxTypeError(f"{name} must be a bytes-like object, not {type(data).__name__}") from None
     if not mv.c_contiguous:
-        raise ValueError(f"{name} must be C-contiguous")
+        raise KctxValueError(f"{name} must be C-contiguous")
     mv = mv.cast("B") if mv.ndim != 1 or mv.format != "B" else mv
     if mv.readonly:
         return bytes(mv), mv.nbytes
@@ -58,16 +60,16 @@ def writable(data: BytesLike, name: str = "out") -> Tuple[Any, int]:
     a writable, C-contiguous buffer (bytearray, writable memoryview, numpy
     array)."""
     if isinstance(data, (bytes, str)):
-        raise TypeError(f"{name} must be a writable buffer (bytearray, memoryview, numpy array), not "
+        raise KctxTypeError(f"{name} must be a writable buffer (bytearray, memoryview, numpy array), not "
                         f"{type(data).__name__}")
     try:
         mv = memoryview(data)
     except TypeError:
-        raise TypeError(f"{name} must be a writable buffer, not {type(data).__name__}") from None
+        raise KctxTypeError(f"{name} must be a writable buffer, not {type(data).__name__}") from None
     if mv.readonly:
-        raise TypeError(f"{name} is read-only")
+        raise KctxTypeError(f"{name} is read-only")
     if not mv.c_contiguous:
-        raise ValueError(f"{name} must be C-contiguous")
+        raise KctxValueError(f"{name} must be C-contiguous")
     mv = mv.cast("B") if mv.ndim != 1 or mv.format != "B" else mv
     if mv.nbytes == 0:
         return None, 0

@@ -30,7 +30,7 @@ from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tup
 from . import _lib
 from ._util import U32_MAX, U64_MAX, BytesLike, check_int, readable
 from .sim import DeviceBuffer
-from .errors import InvalidArgument, InvalidHandle, KctxError, Status, error
+from .errors import InvalidArgument, InvalidHandle, KctxError, KctxTypeError, KctxValueError, Status, error
 
 KCTX_CONFIG_VERSION = 1
 _I64_MIN = -(1 << 63)
@@ -144,7 +144,7 @@ def _stream(stream: StreamLike) -> int:
     if h is not None and not isinstance(stream, int):
         stream = h
     if isinstance(stream, bool) or not isinstance(stream, int):
-        raise TypeError(f"stream must be a native stream handle (int) or a kctx.sim.Stream, not "
+        raise KctxTypeError(f"stream must be a native stream handle (int) or a kctx.sim.Stream, not "
                         f"{type(stream).__name__}")
     return check_int("stream", stream, 0, U64_MAX, InvalidArgument)
 
@@ -152,7 +152,7 @@ def _stream(stream: StreamLike) -> int:
 def marshal_args(args: Iterable[Arg]) -> Tuple[Any, int]:
     """(kctx_arg array, count) for a sequence of Tensor / DeviceBuffer / int."""
     if isinstance(args, (str, bytes, bytearray, memoryview, Mapping)) or not hasattr(args, "__iter__"):
-        raise TypeError(f"args must be a sequence of kctx.Tensor, kctx.sim.DeviceBuffer or int, not "
+        raise KctxTypeError(f"args must be a sequence of kctx.Tensor, kctx.sim.DeviceBuffer or int, not "
                         f"{type(args).__name__}")
     items = list(args)
     if len(items) > U32_MAX:
@@ -170,7 +170,7 @@ def marshal_args(args: Iterable[Arg]) -> Tuple[Any, int]:
             arr[i].value = v & U64_MAX  # a negative scalar travels as its two's complement
             arr[i].size = 0
         else:
-            raise TypeError(f"args[{i}] must be a kctx.Tensor, a kctx.sim.DeviceBuffer or an int scalar, not "
+            raise KctxTypeError(f"args[{i}] must be a kctx.Tensor, a kctx.sim.DeviceBuffer or an int scalar, not "
                             f"{type(a).__name__}")
     return arr, len(items)
 
@@ -209,7 +209,7 @@ def _trace_fields(cfg: Any, path: Optional[str], dev: int, host: int) -> None:
     cfg.trace_host_records = check_int("trace_host_records", host, 0, U32_MAX, InvalidArgument)
     if path is not None:
         if not isinstance(path, str):
-            raise TypeError("trace_path must be a str")
+            raise KctxTypeError("trace_path must be a str")
         cfg.flags = 1  # KCTX_TRACE_ENABLE
         cfg.trace_path = path.encode()
 
@@ -230,7 +230,7 @@ class Context:
         Raises NotFound for an unknown or unbuilt platform."""
         self._init_fields()
         if platform is not None and not isinstance(platform, str):
-            raise TypeError(f"platform must be a str or None, not {type(platform).__name__}")
+            raise KctxTypeError(f"platform must be a str or None, not {type(platform).__name__}")
         h = c_uint64()
         _check(_lib.kctx().kctx_context_create(platform.encode() if platform is not None else None, byref(h)))
         self._handle = h.value
@@ -256,7 +256,7 @@ class Context:
         # A destroyed context's stale handle still goes to C, which answers
         # INVALID_HANDLE (handles are validated without touching freed memory).
         if self._handle is None:
-            raise InvalidHandle("KCTX_INVALID_HANDLE: the context was never created")
+            raise InvalidHandle("the context was never created")
         return self._handle
 
     # -- init ------------------------------------------------------------

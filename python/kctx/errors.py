@@ -15,7 +15,16 @@ Every exception raised for a failed kctx call is a subclass of
 
 Errors found by the binding itself before calling C (a value out of range
 for its C type, a destroyed context) use the same classes with a message
-of their own; a value of the wrong Python type raises ``TypeError``.
+of their own; a value of the wrong Python type raises ``KctxTypeError``
+(a ``TypeError``), a bad value that is no status ``KctxValueError`` (a
+``ValueError``).
+
+One root: every exception the package raises is a ``KctxError`` and also the
+matching standard exception (``OutOfMemory`` is a ``MemoryError``,
+``InvalidArgument`` a ``ValueError``, ``Timeout`` a ``TimeoutError``,
+``kctx.LibraryNotFound`` an ``OSError``, ``kctx.sim.SimError`` a
+``KctxError``). ``str(e)`` is the message alone (the status is in
+``e.name``), and every exception pickles (multiprocessing).
 """
 from __future__ import annotations
 
@@ -62,9 +71,9 @@ STATUS_TABLE: Tuple[Tuple[Status, Optional[str], Optional[type], str], ...] = (
     (Status.CAPACITY, "Capacity", None, "a fixed capacity would be exceeded"),
     (Status.DUPLICATE_ID, "DuplicateId", None, "the callable id is already prepared"),
     (Status.UNKNOWN_ID, "UnknownId", None, "no callable is prepared under this id"),
-    (Status.INVALID_IMAGE, "InvalidImage", None, "the callable image was rejected by validation"),
-    (Status.INCOMPATIBLE_IMAGE, "IncompatibleImage", None, "the image has no binary variant this platform can load"),
-    (Status.UNSUPPORTED, "Unsupported", None, "not supported by this platform or build"),
+    (Status.INVALID_IMAGE, "InvalidImage", ValueError, "the callable image was rejected by validation"),
+    (Status.INCOMPATIBLE_IMAGE, "IncompatibleImage", ValueError, "the image has no binary variant this platform can load"),
+    (Status.UNSUPPORTED, "Unsupported", NotImplementedError, "not supported by this platform or build"),
     (Status.CAPTURE_ACTIVE, "CaptureActive", None,
      "the context's streams are part of an active or invalidated capture"),
     (Status.CAPTURE_BROKEN, "CaptureBroken", None, "a failure inside a capture: the caller must discard that capture"),
@@ -72,11 +81,11 @@ STATUS_TABLE: Tuple[Tuple[Status, Optional[str], Optional[type], str], ...] = (
     (Status.POISONED, "Poisoned", None,
      "the context is poisoned by an earlier failure; only check and close are accepted"),
     (Status.PLATFORM_ERROR, "PlatformError", None, "a platform call failed"),
-    (Status.OUT_OF_MEMORY, "OutOfMemory", None, "host or device memory exhausted"),
-    (Status.TIMEOUT, "Timeout", None, "a bounded wait timed out"),
+    (Status.OUT_OF_MEMORY, "OutOfMemory", MemoryError, "host or device memory exhausted"),
+    (Status.TIMEOUT, "Timeout", TimeoutError, "a bounded wait timed out"),
     (Status.DEVICE_ERROR, "DeviceError", None, "work failed on the device"),
     (Status.CONCURRENT_LAUNCH, "ConcurrentLaunch", None, "unordered launches of one context overlapped on the device"),
-    (Status.NOT_FOUND, "NotFound", None, "unknown platform name"),
+    (Status.NOT_FOUND, "NotFound", LookupError, "unknown platform name"),
 )
 
 
@@ -88,9 +97,21 @@ class KctxError(Exception):
 
     def __init__(self, message: str = "", status: Optional[int] = None) -> None:
         if status is not None:
-            self.status = Status(status)
-        self.message = message or f"KCTX_{self.status.name}: {_STRINGS.get(self.status, '')}"
+            try:
+                self.status = Status(status)
+            except ValueError:  # a status this binding does not know
+                self.status = int(status)  # type: ignore[assignment]
+        self.message = message or _STRINGS.get(self.status, "")
         super().__init__(self.message)
+
+    def __reduce__(self) -> "Tuple[object, ...]":
+        # (class, (message,), attributes): pickles with its status (an
+        # instance attribute where it differs from the class's) and any
+        # attribute added later (``report``), for multiprocessing.
+        return (type(self), (self.message,), dict(self.__dict__))
+
+    def __str__(self) -> str:
+        return self.message
 
     @property
     def name(self) -> str:
@@ -112,19 +133,19 @@ if TYPE_CHECKING:  # what the loop below generates, spelled out for type checker
     class Capacity(KctxError): ...
     class DuplicateId(KctxError): ...
     class UnknownId(KctxError): ...
-    class InvalidImage(KctxError): ...
-    class IncompatibleImage(KctxError): ...
-    class Unsupported(KctxError): ...
+    class InvalidImage(KctxError, ValueError): ...
+    class IncompatibleImage(KctxError, ValueError): ...
+    class Unsupported(KctxError, NotImplementedError): ...
     class CaptureActive(KctxError): ...
     class CaptureBroken(KctxError): ...
     class DeviceLost(KctxError): ...
     class Poisoned(KctxError): ...
     class PlatformError(KctxError): ...
-    class OutOfMemory(KctxError): ...
-    class Timeout(KctxError): ...
+    class OutOfMemory(KctxError, MemoryError): ...
+    class Timeout(KctxError, TimeoutError): ...
     class DeviceError(KctxError): ...
     class ConcurrentLaunch(KctxError): ...
-    class NotFound(KctxError): ...
+    class NotFound(KctxError, LookupError): ...
 else:
     for _status, _cls_name, _extra, _doc in STATUS_TABLE:
         if _cls_name is None:
@@ -138,6 +159,21 @@ else:
         _BY_STATUS[_status] = _cls
     del _status, _cls_name, _extra, _doc, _cls
 
+class KctxTypeError(KctxError, TypeError):
+    """An argument of the wrong Python type (found before any C call)."""
+
+    status = Status.INVALID_ARGUMENT
+
+
+class KctxValueError(KctxError, ValueError):
+    """A bad value found by the binding that is no kctx status of its own
+    (a sim-side range, a non-contiguous array, a host array)."""
+
+    status = Status.INVALID_ARGUMENT
+
+
+KctxTypeError.__module__ = KctxValueError.__module__ = "kctx"
+
 EXCEPTION_NAMES: Tuple[str, ...] = tuple(row[1] for row in STATUS_TABLE if row[1] is not None)
 
 
@@ -150,7 +186,8 @@ def error(status: int, message: str) -> KctxError:
     """An exception instance for a failed call that returned `status`."""
     cls = _BY_STATUS.get(int(status))
     if cls is not None:
+        prefix = f"KCTX_{cls.status.name}: "
+        if message.startswith(prefix):  # the library's message leads with the name: e.name has it
+            message = message[len(prefix):]
         return cls(message)
-    e = KctxError(message or f"KCTX_UNKNOWN: unknown kctx status {int(status)}")
-    e.status = int(status)  # type: ignore[assignment]  # not a known Status
-    return e
+    return KctxError(message or f"unknown kctx status {int(status)}", int(status))

@@ -26,9 +26,10 @@ from __future__ import annotations
 import ctypes
 import enum
 from ctypes import byref, c_size_t, c_uint32, c_void_p
-from typing import Any, NamedTuple, Optional, Union
+from typing import Any, NamedTuple, Optional, Tuple, Union
 
 from . import _lib
+from .errors import KctxError, KctxTypeError, KctxValueError
 from ._util import U32_MAX, U64_MAX, BytesLike, check_int, readable, writable
 
 MAGIC = b"KCTXIMG\0"
@@ -105,14 +106,17 @@ class Reason(enum.IntEnum):
     CHECKSUM_MISMATCH = 1001
 
 
-class BuildError(ValueError):
+class BuildError(KctxError, ValueError):
     """The builder failed: ``status`` (BuildStatus) and ``message`` (the
-    builder's one-line description)."""
+    builder's one-line description). A ``kctx.KctxError`` and a ``ValueError``."""
 
     def __init__(self, status: int, message: str) -> None:
-        self.status = BuildStatus(status) if status in (0, 1, 2) else status
+        self.status = BuildStatus(status) if status in (0, 1, 2) else status  # type: ignore[assignment]
         self.message = message
-        super().__init__(message)
+        Exception.__init__(self, message)
+
+    def __reduce__(self) -> "Tuple[object, ...]":
+        return (type(self), (int(self.status), self.message), {})
 
 
 class Validation(NamedTuple):
@@ -160,7 +164,7 @@ def reseal(image: Union[bytearray, memoryview, Any]) -> None:
     image in place. ValueError if the header fields it needs are unusable."""
     p, n = writable(image, "image")
     if p is None or _lib.kctx().kctx_image_reseal(p, n) != 0:
-        raise ValueError("the image header does not give a usable header_size and total_size")
+        raise KctxValueError("the image header does not give a usable header_size and total_size")
 
 
 class Builder:
@@ -172,14 +176,14 @@ class Builder:
 
     def __init__(self, name: str) -> None:
         if not isinstance(name, str):
-            raise TypeError(f"name must be a str, not {type(name).__name__}")
+            raise KctxTypeError(f"name must be a str, not {type(name).__name__}")
         self._b: Optional[int] = _lib.kctx().kctx_image_builder_new(name.encode())
         if not self._b:
             raise MemoryError("kctx_image_builder_new failed")
 
     def _ptr(self) -> int:
         if not self._b:
-            raise ValueError("the builder is finished or failed")
+            raise KctxValueError("the builder is finished or failed")
         return self._b
 
     def _fail(self, st: int) -> None:
@@ -200,7 +204,7 @@ class Builder:
     @staticmethod
     def _name(what: str, s: Any) -> bytes:
         if not isinstance(s, str):
-            raise TypeError(f"{what} must be a str, not {type(s).__name__}")
+            raise KctxTypeError(f"{what} must be a str, not {type(s).__name__}")
         return s.encode()
 
     def param(self, name: str, kind: Union[ParamKind, int]) -> "Builder":

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional, Tuple, Type, TypeVar, Union
 
 from . import _lib
+from .errors import KctxError, KctxTypeError, KctxValueError
 from ._util import I32_MAX, U32_MAX, U64_MAX, BytesLike, check_int, readable, writable
 
 try:  # optional: copies to and from numpy arrays
@@ -190,29 +191,68 @@ MAX_FAULTS = 16
 MAX_HOLDS = 16
 
 
-class SimError(Exception):
+class SimError(KctxError):
     """A sim call failed: ``status`` (SimStatus), ``name`` ("SIM_CAPTURE_ISOLATION"),
     ``message`` (sim_last_error_message() of the calling thread) and
-    ``call`` (the C function)."""
+    ``call`` (the C function). A ``kctx.KctxError``; the statuses with a
+    standard meaning raise a subclass that is also the standard exception
+    (SIM_INVALID_VALUE: ``ValueError``, SIM_OUT_OF_MEMORY: ``MemoryError``,
+    SIM_TIMEOUT: ``TimeoutError``, SIM_NOT_SUPPORTED: ``NotImplementedError``,
+    SIM_NOT_FOUND: ``LookupError``). ``str(e)`` is "call: message"."""
 
-    def __init__(self, status: int, message: str, call: str = "") -> None:
-        self.status: Union[SimStatus, int]
+    def __init__(self, status: int, message: str = "", call: str = "") -> None:  # noqa: D107
+        self.status: Union[SimStatus, int]  # type: ignore[assignment]
         try:
             self.status = SimStatus(status)
-            self.name = f"SIM_{self.status.name}"
+            sim_name = f"SIM_{self.status.name}"
         except ValueError:
             self.status = int(status)
-            self.name = "SIM_UNKNOWN"
-        self.message = message
+            sim_name = "SIM_UNKNOWN"
+        self._sim_name = sim_name
+        if message.startswith(sim_name + ": "):  # e.name has it
+            message = message[len(sim_name) + 2:]
+        self.message = message or sim_name
         self.call = call
-        where = f"{call}: " if call else ""
-        super().__init__(f"{where}{self.name}: {message}")
+        Exception.__init__(self, self.message)
+
+    @property
+    def name(self) -> str:
+        """The C name of the status ("SIM_INJECTED")."""
+        return self._sim_name
+
+    def __str__(self) -> str:
+        return f"{self.call}: {self.message}" if self.call else self.message
+
+    def __reduce__(self) -> "Tuple[object, ...]":
+        return (type(self), (int(self.status), self.message, self.call), {})
+
+
+def _sim_error_class(name: str, extra: type) -> "Type[SimError]":
+    cls = type(name, (SimError, extra), {"__module__": "kctx.sim",
+                                         "__doc__": f"A SimError that is also a {extra.__name__}."})
+    return cls
+
+
+SimInvalidValue = _sim_error_class("SimInvalidValue", ValueError)
+SimOutOfMemory = _sim_error_class("SimOutOfMemory", MemoryError)
+SimTimeout = _sim_error_class("SimTimeout", TimeoutError)
+SimNotSupported = _sim_error_class("SimNotSupported", NotImplementedError)
+SimNotFound = _sim_error_class("SimNotFound", LookupError)
+_SIM_ERRORS = {
+    SimStatus.INVALID_VALUE: SimInvalidValue, SimStatus.OUT_OF_MEMORY: SimOutOfMemory,
+    SimStatus.TIMEOUT: SimTimeout, SimStatus.NOT_SUPPORTED: SimNotSupported, SimStatus.NOT_FOUND: SimNotFound,
+}
+
+
+def sim_error(status: int, message: str, call: str = "") -> SimError:
+    """The exception for a failed sim call (SimError or its standard-base subclass)."""
+    return _SIM_ERRORS.get(status, SimError)(status, message, call)  # type: ignore[call-overload]
 
 
 def _call(name: str, *args: Any) -> None:
     st = getattr(_lib.sim(), name)(*args)
     if st != 0:
-        raise SimError(st, _lib.decode(_lib.sim().sim_last_error_message()), name)
+        raise sim_error(st, _lib.decode(_lib.sim().sim_last_error_message()), name)
 
 
 def status_name(status: int) -> str:
@@ -244,7 +284,7 @@ def _handle(obj: Any, cls: type, what: str) -> int:
         return int(getattr(obj, "handle"))
     if isinstance(obj, int) and not isinstance(obj, bool):
         return check_int(what, obj, 0, U64_MAX)
-    raise TypeError(f"{what} must be a {cls.__name__} or a handle (int), not {type(obj).__name__}")
+    raise KctxTypeError(f"{what} must be a {cls.__name__} or a handle (int), not {type(obj).__name__}")
 
 
 # ---------------------------------------------------------------------------
@@ -472,7 +512,7 @@ class DeviceBuffer:
     def _range(self, offset: int, nbytes: int) -> int:
         offset = check_int("offset", offset, 0, U64_MAX)
         if offset + nbytes > self.size:
-            raise ValueError(f"[{offset}, +{nbytes}) exceeds the buffer's {self.size} bytes")
+            raise KctxValueError(f"[{offset}, +{nbytes}) exceeds the buffer's {self.size} bytes")
         return self.ptr + offset
 
     def copy_from_host(self, data: BytesLike, offset: int = 0) -> None:
@@ -501,7 +541,7 @@ class DeviceBuffer:
         """A new numpy array of `count` elements of `dtype` copied from `offset`
         (default: as many whole elements as fit). Needs numpy."""
         if _np is None:
-            raise RuntimeError("numpy is not installed")
+            raise KctxError("numpy is not installed")
         dt = _np.dtype(dtype)
         offset = check_int("offset", offset, 0, self.size)
         if count is None:
@@ -607,7 +647,7 @@ class Stream(_Handle):
         if st == SimStatus.NOT_READY:
             return False
         if st != 0:
-            raise SimError(st, last_error_message(), "sim_stream_query")
+            raise sim_error(st, last_error_message(), "sim_stream_query")
         return True
 
     @property
@@ -641,7 +681,7 @@ class Stream(_Handle):
         else:
             ptr = check_int("dst", dst, 0, U64_MAX)
             if size is None:
-                raise TypeError("size is required for a raw device address")
+                raise KctxTypeError("size is required for a raw device address")
         _call("sim_memset_async", ptr, check_int("value", value, 0, 255), check_int("size", size, 0, U64_MAX),
               self.handle)
 
@@ -718,7 +758,7 @@ class Event(_Handle):
         if st == SimStatus.NOT_READY:
             return False
         if st != 0:
-            raise SimError(st, last_error_message(), "sim_event_query")
+            raise sim_error(st, last_error_message(), "sim_event_query")
         return True
 
     def synchronize(self) -> None:
@@ -739,7 +779,7 @@ class Graph(_Handle):
     _destroy_fn = "sim_graph_destroy"
 
     def __init__(self) -> None:  # pragma: no cover - graphs come from captures
-        raise TypeError("graphs are made by Stream.end_capture()")
+        raise KctxTypeError("graphs are made by Stream.end_capture()")
 
     @property
     def node_count(self) -> int:
@@ -761,7 +801,7 @@ class GraphExec(_Handle):
     _destroy_fn = "sim_graph_exec_destroy"
 
     def __init__(self) -> None:  # pragma: no cover
-        raise TypeError("executable graphs are made by Graph.instantiate()")
+        raise KctxTypeError("executable graphs are made by Graph.instantiate()")
 
     def launch(self, stream: Union[Stream, int]) -> None:
         """sim_graph_launch: enqueue one replay on `stream`. Replays of one
@@ -777,10 +817,10 @@ class Function(_Handle):
     as its module)."""
 
     def __init__(self) -> None:  # pragma: no cover
-        raise TypeError("functions come from Module.function()")
+        raise KctxTypeError("functions come from Module.function()")
 
     def destroy(self) -> None:  # pragma: no cover
-        raise TypeError("a function is released by unloading its module")
+        raise KctxTypeError("a function is released by unloading its module")
 
     @property
     def address(self) -> int:
@@ -814,7 +854,7 @@ class Module(_Handle):
     def function(self, name: str) -> Function:
         """sim_module_get_function"""
         if not isinstance(name, str):
-            raise TypeError(f"name must be a str, not {type(name).__name__}")
+            raise KctxTypeError(f"name must be a str, not {type(name).__name__}")
         f = c_uint64()
         _call("sim_module_get_function", byref(f), self.handle, name.encode())
         return Function.from_handle(f.value)
