@@ -7,7 +7,7 @@ error, never a different value.
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Tuple, Type
+from typing import Any, Callable, Optional, Tuple, Type
 
 from .errors import KctxTypeError, KctxValueError
 
@@ -74,3 +74,32 @@ def writable(data: BytesLike, name: str = "out") -> Tuple[Any, int]:
     if mv.nbytes == 0:
         return None, 0
     return (ctypes.c_char * mv.nbytes).from_buffer(mv), mv.nbytes
+
+
+def add_note(exc: BaseException, note: str) -> None:
+    """BaseException.add_note (Python 3.11+), or the same ``__notes__`` list
+    on older interpreters."""
+    adder = getattr(exc, "add_note", None)
+    if adder is not None:
+        adder(note)
+        return
+    notes = getattr(exc, "__notes__", None)
+    if not isinstance(notes, list):
+        notes = []
+        exc.__notes__ = notes  # type: ignore[attr-defined]
+    notes.append(note)
+
+
+def exit_release(exc: Optional[BaseException], release: Callable[[], None], what: str) -> None:
+    """What every ``__exit__`` of the package does: run `release`; when the
+    body succeeded (`exc` None) a failure of `release` raises as usual; when
+    the body raised, a failure of `release` is attached to the body's
+    exception as a note and the body's exception goes on (``__exit__``
+    returns None: never swallowed, never replaced)."""
+    if exc is None:
+        release()
+        return
+    try:
+        release()
+    except Exception as e:  # the user's exception wins; ours rides along
+        add_note(exc, f"also, while leaving the with block, {what} failed: {type(e).__name__}: {e}")

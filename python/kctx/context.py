@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 from . import _lib
-from ._util import U32_MAX, U64_MAX, BytesLike, check_int, readable
+from ._util import U32_MAX, U64_MAX, BytesLike, check_int, exit_release, readable
 from .sim import DeviceBuffer
 from .errors import InvalidArgument, InvalidHandle, KctxError, KctxTypeError, KctxValueError, Status, error
 
@@ -378,11 +378,19 @@ class Context:
     def __enter__(self) -> "Context":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: Any) -> None:
+        """Close, then destroy. When the body succeeded a failing close
+        raises (the handle is kept for a retry); when the body raised, the
+        failure is attached to the body's exception as a note and the body's
+        exception is what propagates."""
         if self._destroyed:
             return
-        self.close()  # raises on failure: the handle is kept for a retry
-        self.destroy()
+
+        def release() -> None:
+            self.close()  # raises on failure: the handle is kept for a retry
+            self.destroy()
+
+        exit_release(exc, release, f"closing {self!r}")
 
     def __del__(self) -> None:
         h = getattr(self, "_handle", None)

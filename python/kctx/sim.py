@@ -37,7 +37,7 @@ from typing import Any, NamedTuple, Optional, Tuple, Type, TypeVar, Union
 
 from . import _lib
 from .errors import KctxError, KctxTypeError, KctxValueError
-from ._util import I32_MAX, U32_MAX, U64_MAX, BytesLike, check_int, readable, writable
+from ._util import I32_MAX, U32_MAX, U64_MAX, BytesLike, check_int, exit_release, readable, writable
 
 try:  # optional: copies to and from numpy arrays
     import numpy as _np
@@ -458,9 +458,10 @@ class capture_mode:
         self._old = exchange_capture_mode(self._mode)
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: Any) -> None:
         if self._old is not None:
-            exchange_capture_mode(self._old)
+            old = self._old
+            exit_release(exc, lambda: exchange_capture_mode(old), "restoring the capture mode")
 
 
 # ---------------------------------------------------------------------------
@@ -493,9 +494,10 @@ class DeviceBuffer:
     def __enter__(self) -> "DeviceBuffer":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: Any) -> None:
+        """Free; a failure rides on the body's exception as a note when the body raised."""
         if not self.freed:
-            self.free()
+            exit_release(exc, self.free, f"freeing {self!r}")
 
     def __repr__(self) -> str:
         state = " freed" if self.freed else ""
@@ -594,9 +596,10 @@ class _Handle:
     def __enter__(self) -> Any:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: Any) -> None:
+        """Destroy; a failure rides on the body's exception as a note when the body raised."""
         if not self.destroyed:
-            self.destroy()
+            exit_release(exc, self.destroy, f"destroying {self!r}")
 
     def __int__(self) -> int:
         return self.handle
@@ -732,10 +735,9 @@ class Capture:
         if exc_type is None:
             self.graph = self.stream.end_capture()
             return
-        try:  # the block failed: end the capture, drop what it built
-            self.stream.end_capture().destroy()
-        except SimError:
-            pass
+        # the block failed: end the capture, drop what it built; a failure of
+        # that rides on the block's exception as a note
+        exit_release(exc, lambda: self.stream.end_capture().destroy(), "ending the capture")
 
 
 class Event(_Handle):
