@@ -592,21 +592,26 @@ KCTX_API kctx_status kctx_capturable(kctx_context ctx, uint64_t id);
  * sim. An injected failure goes through the same mapping as a real one
  * (K29's quarantine included); its message says "injected fault".
  * ---------------------------------------------------------------------- */
-#define KCTX_PLATFORM_OP_MAP(X)                                                            \
-    X(DEVICE_COUNT, device_count) X(DEVICE_INFO, device_info) X(STREAM_CREATE, stream_create) \
-    X(STREAM_DESTROY, stream_destroy) X(STREAM_SYNC, stream_sync) X(STREAM_QUERY, stream_query) \
-    X(STREAM_INFO, stream_info) X(EVENT_CREATE, event_create) X(EVENT_DESTROY, event_destroy) \
-    X(EVENT_RECORD, event_record) X(STREAM_WAIT_EVENT, stream_wait_event)                  \
-    X(MEM_ALLOC, mem_alloc) X(MEM_FREE, mem_free) X(MEMCPY_HTOD_ASYNC, memcpy_htod_async)   \
-    X(MEMSET_ASYNC, memset_async) X(MEMCPY_DTOH_ASYNC, memcpy_dtoh_async)                  \
-    X(ATOMIC_READ_U32, atomic_read_u32) X(ATOMIC_WRITE_U32, atomic_write_u32)              \
-    X(MODULE_LOAD, module_load) X(MODULE_UNLOAD, module_unload)                            \
-    X(MODULE_FUNCTION, module_function) X(LAUNCH, launch) X(CURRENT_DEVICE, current_device) \
-    X(DEVICE_EPOCH, device_epoch) X(MEM_RANGE_CHECK, mem_range_check)                      \
-    X(FUNCTION_ADDRESS, function_address) X(EXCHANGE_CAPTURE_MODE, exchange_capture_mode)  \
-    X(GRAPH_ATTACH_HOOK, graph_attach_hook) X(BOUND_DEVICE, bound_device)                  \
-    X(LIFECYCLE_INIT, init) X(LIFECYCLE_FINALIZE, finalize)                                \
+// clang-format off
+#define KCTX_PLATFORM_OP_MAP(X) \
+    X(DEVICE_COUNT, device_count) X(DEVICE_INFO, device_info) \
+    X(STREAM_CREATE, stream_create) X(STREAM_DESTROY, stream_destroy) \
+    X(STREAM_SYNC, stream_sync) X(STREAM_QUERY, stream_query) \
+    X(STREAM_INFO, stream_info) X(EVENT_CREATE, event_create) \
+    X(EVENT_DESTROY, event_destroy) X(EVENT_RECORD, event_record) \
+    X(STREAM_WAIT_EVENT, stream_wait_event) X(MEM_ALLOC, mem_alloc) \
+    X(MEM_FREE, mem_free) X(MEMCPY_HTOD_ASYNC, memcpy_htod_async) \
+    X(MEMSET_ASYNC, memset_async) X(MEMCPY_DTOH_ASYNC, memcpy_dtoh_async) \
+    X(ATOMIC_READ_U32, atomic_read_u32) X(ATOMIC_WRITE_U32, atomic_write_u32) \
+    X(MODULE_LOAD, module_load) X(MODULE_UNLOAD, module_unload) \
+    X(MODULE_FUNCTION, module_function) X(LAUNCH, launch) \
+    X(CURRENT_DEVICE, current_device) X(DEVICE_EPOCH, device_epoch) \
+    X(MEM_RANGE_CHECK, mem_range_check) X(FUNCTION_ADDRESS, function_address) \
+    X(EXCHANGE_CAPTURE_MODE, exchange_capture_mode) \
+    X(GRAPH_ATTACH_HOOK, graph_attach_hook) X(BOUND_DEVICE, bound_device) \
+    X(LIFECYCLE_INIT, init) X(LIFECYCLE_FINALIZE, finalize) \
     X(LIFECYCLE_SET_DEVICE, set_device) X(LIFECYCLE_RESET_DEVICE, reset_device)
+// clang-format on
 
 /* The operations of kctx/platform.h's tables, as the seam counts them. */
 typedef enum kctx_platform_op {
@@ -614,7 +619,7 @@ typedef enum kctx_platform_op {
 #define KCTX_POP_ENUM_(NAME, member) KCTX_POP_##NAME,
     KCTX_PLATFORM_OP_MAP(KCTX_POP_ENUM_)
 #undef KCTX_POP_ENUM_
-        KCTX_POP_COUNT
+    KCTX_POP_COUNT
 } kctx_platform_op;
 /* "stream_sync", ...; "any" for KCTX_POP_ANY, "unknown" otherwise. */
 KCTX_API const char *kctx_platform_op_name(int op);
