@@ -318,10 +318,13 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u, bool *wait_failed) {
     return KCTX_OK;
 }
 
-/* Prepare in three phases (K13-K17, K16's cold capture):
- *  1. under the context lock: arguments, full image validation (K13),
- *     phase, current device (K5), duplicate id, compatibility, capacity,
- *     and identical bytes (K14: registered at once, nothing to upload);
+/* Prepare in phases (K13-K17, K16's cold capture):
+ *  0. the arguments under the context lock, then — unlocked — the full
+ *     image validation (K13) and its checksum: a launch of another id never
+ *     waits behind validating a large image;
+ *  1. under the context lock: phase, current device (K5), duplicate id,
+ *     compatibility, capacity, and identical bytes (K14: registered at once,
+ *     nothing to upload);
  *  2. unlocked: the host copy, the children's modules, their entry points
  *     and markers, and the upload on the upload stream with its bounded
  *     wait — a launch of another id never waits behind it, and nothing here
@@ -332,22 +335,27 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u, bool *wait_failed) {
  *     unlocked phase saw (a fatal status: K29/K31; a failed wait: K17). */
 typedef struct prep {
     kctx_image_view view;
+    uint32_t crc; /* of the whole image (K14's identical bytes) */
     uint32_t nchildren;
     bool done; /* phase 1 finished the prepare (a refusal or a shared upload) */
 } prep;
 
-static kctx_status prepare_check(kctx_ctx *c, uint64_t id, const void *image, size_t size,
-                                 prep *p) {
-    kctx_status st;
-    p->done = true;
-    if (!image || size == 0)
-        return kctx__fail(c, KCTX_INVALID_ARGUMENT, "image is NULL or size is 0");
-    /* K13: the whole image is validated before anything else is done. */
+/* Phase 0, unlocked: K13's full validation, before anything else is done
+ * with the image. Pure: no platform call, no context state. */
+static kctx_status prepare_validate(kctx_ctx *c, const void *image, size_t size, prep *p) {
     kctx_image_error ierr;
     if (kctx_image_view_open(&p->view, image, size, &ierr) != KCTX_IMAGE_OK)
         return kctx__fail(c, KCTX_INVALID_IMAGE, "%s at offset %llu: %s",
                           kctx_image_reason_name(ierr.reason), (unsigned long long)ierr.offset,
                           ierr.message);
+    p->crc = kctx_crc32c(image, size);
+    return KCTX_OK;
+}
+
+static kctx_status prepare_check(kctx_ctx *c, uint64_t id, const void *image, size_t size,
+                                 prep *p) {
+    kctx_status st;
+    p->done = true;
     if (c->mode == KCTX_MODE_NONE)
         return kctx__fail(c, KCTX_INVALID_STATE, "prepare on an uninitialised context");
     st = kctx__admit(c, "prepare");
@@ -372,9 +380,9 @@ static kctx_status prepare_check(kctx_ctx *c, uint64_t id, const void *image, si
         st = kctx__fail(c, KCTX_CAPACITY, "too many prepared callables");
     if (!st) {
         /* K14: identical bytes share one upload. */
-        uint32_t crc = kctx_crc32c(image, size);
         for (kctx_upload *u = c->uploads; u; u = u->next) {
-            if (u->refs && u->size == size && u->crc == crc && memcmp(u->image, image, size) == 0) {
+            if (u->refs && u->size == size && u->crc == p->crc &&
+                memcmp(u->image, image, size) == 0) {
                 st = register_id(c, id, u);
                 kp_relaxed_end(c);
                 return st;
@@ -408,7 +416,7 @@ static kctx_upload *upload_new(const void *image, size_t size, const prep *p) {
     memcpy(copy, image, size);
     u->image = copy;
     u->size = size;
-    u->crc = kctx_crc32c(image, size);
+    u->crc = p->crc;
     u->nchildren = nchildren;
     kctx_image_view_open(&u->view, copy, size, NULL); /* validated: our copy now */
     u->nparams = kctx_image_param_count(&u->view);
@@ -486,7 +494,26 @@ kctx_status kctx_prepare(kctx_context h, uint64_t id, const void *image, size_t 
     if (st) return st;
     uint64_t t0 = kctx__now_ns();
     prep p = {0};
-    st = prepare_check(c, id, image, size, &p); /* 1 */
+    p.done = true;
+    if (!image || size == 0) {
+        st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "image is NULL or size is 0");
+    } else {
+        c->preparing++; /* 0: close waits for us; our reference keeps c alive */
+        pthread_mutex_unlock(&c->lock);
+        kp_unlocked_begin(c);
+        st = prepare_validate(c, image, size, &p);
+        (void)kp_unlocked_end(); /* no platform call was made */
+        char msg[KCTX_MSG];
+        snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
+        pthread_mutex_lock(&c->lock);
+        c->preparing--;
+        if (st) kctx__restore_msg(c, msg);
+        /* a mode-less or closed context may have been destroyed meanwhile */
+        if (atomic_load(&c->dead))
+            st = kctx__fail(NULL, KCTX_INVALID_HANDLE, "0x%llx is not a live context",
+                            (unsigned long long)h);
+    }
+    if (!st) st = prepare_check(c, id, image, size, &p); /* 1 */
     if (!p.done) {
         c->preparing++;
         pthread_mutex_unlock(&c->lock); /* 2: our reference keeps c alive */
