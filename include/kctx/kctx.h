@@ -304,9 +304,9 @@ KCTX_API kctx_status kctx_program_init(kctx_context ctx, const kctx_program_conf
  * capture mode, from any thread — and beside launches in flight (K15): it
  * never enqueues on, queries or synchronises the AICPU or AICore stream,
  * adds no node to any graph, and restores the thread's capture mode. Its
- * loads and its upload run without the context's lock: a launch of another
- * id is never delayed by a prepare; close answers BUSY while a prepare is
- * still loading or uploading. Other errors: OUT_OF_MEMORY, CAPACITY, TIMEOUT
+ * validation, loads and upload run without the context's lock: a launch of
+ * another id is never delayed by a prepare; close answers BUSY while a
+ * prepare is still validating, loading or uploading. Other errors: OUT_OF_MEMORY, CAPACITY, TIMEOUT
  * and the mapped platform statuses of its loads and upload. */
 KCTX_API kctx_status kctx_prepare(kctx_context ctx, uint64_t id, const void *image, size_t size);
 
