@@ -15,7 +15,7 @@ else in build/ of the source checkout (see docs/python.md).
 """
 from __future__ import annotations
 
-from . import image, sim
+from . import image, interop, sim
 from ._lib import LibraryNotFound, library_dir
 from .context import (
     CheckReport,
@@ -68,7 +68,7 @@ from .errors import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "image", "sim", "LibraryNotFound", "library_dir",
+    "image", "interop", "sim", "LibraryNotFound", "library_dir",
     "CheckReport", "Context", "ErrorSlot", "Mode", "Phase", "PreparedCallable", "ResourceInfo", "Tensor",
     "abandoned_contexts", "phase_name", "reclaim_abandoned", "scalar_f32", "status_name", "status_string",
     "thread_last_error", "version",

@@ -29,7 +29,7 @@ from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tup
 
 from . import _lib
 from ._util import U32_MAX, U64_MAX, BytesLike, check_int, exit_release, readable
-from .sim import DeviceBuffer
+from .interop import Arg, StreamLike, Tensor, marshal_args, stream_handle
 from .errors import InvalidArgument, InvalidHandle, KctxError, KctxTypeError, KctxValueError, Status, error
 
 KCTX_CONFIG_VERSION = 1
@@ -53,20 +53,6 @@ class Phase(enum.IntEnum):
     QUARANTINED = 3
     CLOSING = 4
     CLOSED = 5
-
-
-class Tensor(NamedTuple):
-    """A tensor argument: a device address of the context's device and its
-    size in bytes (> 0). ``kctx.sim.DeviceBuffer`` objects are accepted
-    wherever a Tensor is (the whole buffer), and ``buffer.tensor(offset,
-    nbytes)`` makes one for a part of it."""
-
-    addr: int
-    nbytes: int
-
-
-Arg = Union[Tensor, int, Any]  # Tensor, DeviceBuffer, or an int scalar
-StreamLike = Union[int, Any]  # a native stream handle or a kctx.sim.Stream
 
 
 class PreparedCallable(NamedTuple):
@@ -137,42 +123,6 @@ def _check(st: int) -> None:
 
 def _id(value: Any) -> int:
     return check_int("id", value, 0, U64_MAX, InvalidArgument)
-
-
-def _stream(stream: StreamLike) -> int:
-    h = getattr(stream, "handle", None)
-    if h is not None and not isinstance(stream, int):
-        stream = h
-    if isinstance(stream, bool) or not isinstance(stream, int):
-        raise KctxTypeError(f"stream must be a native stream handle (int) or a kctx.sim.Stream, not "
-                        f"{type(stream).__name__}")
-    return check_int("stream", stream, 0, U64_MAX, InvalidArgument)
-
-
-def marshal_args(args: Iterable[Arg]) -> Tuple[Any, int]:
-    """(kctx_arg array, count) for a sequence of Tensor / DeviceBuffer / int."""
-    if isinstance(args, (str, bytes, bytearray, memoryview, Mapping)) or not hasattr(args, "__iter__"):
-        raise KctxTypeError(f"args must be a sequence of kctx.Tensor, kctx.sim.DeviceBuffer or int, not "
-                        f"{type(args).__name__}")
-    items = list(args)
-    if len(items) > U32_MAX:
-        raise InvalidArgument("too many arguments")
-    arr = (_lib.Arg * max(len(items), 1))()
-    for i, a in enumerate(items):
-        if isinstance(a, Tensor):
-            arr[i].value = check_int(f"args[{i}].addr", a.addr, 0, U64_MAX, InvalidArgument)
-            arr[i].size = check_int(f"args[{i}].nbytes", a.nbytes, 0, U64_MAX, InvalidArgument)
-        elif isinstance(a, DeviceBuffer):
-            arr[i].value = check_int(f"args[{i}].ptr", a.ptr, 0, U64_MAX, InvalidArgument)
-            arr[i].size = check_int(f"args[{i}].size", a.size, 0, U64_MAX, InvalidArgument)
-        elif isinstance(a, int) and not isinstance(a, bool):
-            v = check_int(f"args[{i}]", a, _I64_MIN, U64_MAX, InvalidArgument)
-            arr[i].value = v & U64_MAX  # a negative scalar travels as its two's complement
-            arr[i].size = 0
-        else:
-            raise KctxTypeError(f"args[{i}] must be a kctx.Tensor, a kctx.sim.DeviceBuffer or an int scalar, not "
-                            f"{type(a).__name__}")
-    return arr, len(items)
 
 
 # Handles (and registries) the finaliser left behind; see reclaim_abandoned().
@@ -322,14 +272,14 @@ class Context:
         A captured launch replays with the args it was captured with (K22).
         Do not wait on kctx's events (K21)."""
         ident = _id(id)
-        s = _stream(stream)
-        arr, n = marshal_args(args)
+        s = stream_handle(stream)
+        arr, n = marshal_args(args, self._device_of_args)
         _check(_lib.kctx().kctx_launch(self._h(), ident, arr, n, s))
 
     def run(self, id: int, args: Iterable[Arg] = ()) -> None:
         """kctx_run: program mode's synchronous run (InvalidState on a kernel context, K3)."""
         ident = _id(id)
-        arr, n = marshal_args(args)
+        arr, n = marshal_args(args, self._device_of_args)
         _check(_lib.kctx().kctx_run(self._h(), ident, arr, n))
 
     def check(self) -> CheckReport:
@@ -352,6 +302,12 @@ class Context:
             raise e
         assert report is not None
         return report
+
+    def _device_of_args(self) -> int:
+        # asked only when an argument declares its device
+        v = c_int(-1)
+        _lib.kctx().kctx_get_device(self._h(), byref(v))
+        return v.value
 
     # -- teardown --------------------------------------------------------
     def close(self) -> None:

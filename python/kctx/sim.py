@@ -37,6 +37,7 @@ from typing import Any, NamedTuple, Optional, Tuple, Type, TypeVar, Union
 
 from . import _lib
 from .errors import KctxError, KctxTypeError, KctxValueError
+from .interop import Tensor
 from ._util import I32_MAX, U32_MAX, U64_MAX, BytesLike, check_int, exit_release, readable, writable
 
 try:  # optional: copies to and from numpy arrays
@@ -503,10 +504,12 @@ class DeviceBuffer:
         state = " freed" if self.freed else ""
         return f"<kctx.sim.DeviceBuffer ptr=0x{self.ptr:x} size={self.size} device={self.device}{state}>"
 
-    def tensor(self, offset: int = 0, nbytes: Optional[int] = None) -> "Any":
-        """A ``kctx.Tensor`` for [ptr+offset, ptr+offset+nbytes) (default: to the end)."""
-        from .context import Tensor
+    def __kctx_tensor__(self) -> Tuple[int, int]:
+        """The kctx tensor protocol (kctx.interop): the whole buffer."""
+        return self.ptr, self.size
 
+    def tensor(self, offset: int = 0, nbytes: Optional[int] = None) -> Tensor:
+        """A ``kctx.Tensor`` for [ptr+offset, ptr+offset+nbytes) (default: to the end)."""
         offset = check_int("offset", offset, 0, self.size)
         nbytes = self.size - offset if nbytes is None else check_int("nbytes", nbytes, 0, U64_MAX)
         return Tensor(self.ptr + offset, nbytes)

@@ -1,0 +1,383 @@
+"""One resolver for what launch-like calls accept: a framework's own
+streams, tensors and scalars (issue 18).
+
+Nothing here imports a framework: every object is recognised by the
+attributes its framework documents, in a fixed order. The sim's Python
+objects implement the same protocols (``kctx.sim.Stream.handle``,
+``kctx.sim.DeviceBuffer.__kctx_tensor__``), so the core never imports the
+sim module.
+
+Streams, first match wins (``stream_handle``):
+
+1. ``__cuda_stream__`` (cuda-python's ``cuda.core``, CuPy): a method (or
+   attribute) giving ``(version, handle)``;
+2. ``.cuda_stream`` (PyTorch's ``torch.cuda.Stream``);
+3. ``.ptr`` (CuPy's ``cupy.cuda.Stream``);
+4. ``.int_ptr`` (PyOpenCL's ``CommandQueue``);
+5. ``.handle`` (kctx's ``sim.Stream``);
+6. an ``int`` or anything with ``__index__``.
+
+Tensors, first match wins (``tensor_arg``):
+
+1. kctx's own: ``kctx.Tensor``, or an object with ``__kctx_tensor__()``
+   giving ``(address, nbytes)`` (``kctx.sim.DeviceBuffer``);
+2. PyOpenCL SVM: ``svm_ptr`` and ``size`` (an ``SVMAllocation`` /
+   ``SVMPointer``), or a ``pyopencl.array.Array`` whose ``base_data`` is one
+   (``offset``, ``nbytes``, ``flags.c_contiguous``);
+3. ``__cuda_array_interface__`` v2/v3 (PyTorch, CuPy, Numba). Its ``stream``
+   entry is never synchronised on: that would break a capture. The caller
+   orders the producer's work before the launch, as with any stream API;
+4. DLPack: ``__dlpack_device__()`` then ``__dlpack__(stream=-1)`` (-1: no
+   synchronisation), read without taking ownership;
+5. an explicit ``(address, nbytes)`` tuple.
+
+Non-contiguous views and arrays on another device than the context's are
+refused with ``kctx.KctxValueError``; a host array (numpy, a DLPack CPU
+tensor, a bytes-like object) is refused with a message saying how to put it
+on the device.
+
+Scalars (``scalar_value``): ``int`` (64-bit; negative as two's
+complement), ``float`` (its IEEE-754 binary64 bits, as a C ``double``;
+use ``kctx.scalar_f32`` for a float32), numpy scalars (integers by value,
+floats by their own width's bits: ``numpy.float32`` gives its 32 bits),
+ctypes scalars (``c_float``: 32 bits, ``c_double``: 64 bits, integers by
+value) and anything with ``__index__``. ``bool`` is refused.
+"""
+from __future__ import annotations
+
+import ctypes
+import struct
+from typing import Callable, Iterable, Mapping, NamedTuple, Optional, Tuple, Union
+
+try:  # Python 3.8+: typing.Protocol
+    from typing import Protocol, runtime_checkable
+except ImportError:  # pragma: no cover
+    from typing_extensions import Protocol, runtime_checkable  # type: ignore[assignment]
+
+from ._lib import Arg as _CArg
+from ._util import U32_MAX, U64_MAX, check_int
+from .errors import InvalidArgument, KctxTypeError, KctxValueError
+
+_I64_MIN = -(1 << 63)
+
+
+class Tensor(NamedTuple):
+    """A tensor argument: a device address of the context's device and its
+    size in bytes (> 0)."""
+
+    addr: int
+    nbytes: int
+
+
+# ---------------------------------------------------------------------------
+# What users pass, as protocols (no Any in the user surface)
+# ---------------------------------------------------------------------------
+@runtime_checkable
+class SupportsIndex(Protocol):
+    def __index__(self) -> int: ...
+
+
+@runtime_checkable
+class KctxTensorLike(Protocol):
+    """An object that is a kctx tensor (``kctx.sim.DeviceBuffer``)."""
+
+    def __kctx_tensor__(self) -> Tuple[int, int]: ...
+
+
+@runtime_checkable
+class CudaArrayInterface(Protocol):
+    """PyTorch, CuPy, Numba device arrays."""
+
+    @property
+    def __cuda_array_interface__(self) -> Mapping[str, object]: ...
+
+
+@runtime_checkable
+class DLPackTensor(Protocol):
+    """Any DLPack producer."""
+
+    def __dlpack__(self, *, stream: Optional[int] = None) -> object: ...
+
+    def __dlpack_device__(self) -> Tuple[int, int]: ...
+
+
+@runtime_checkable
+class CudaStreamProtocol(Protocol):
+    """cuda-python's ``cuda.core`` stream protocol (CuPy implements it too)."""
+
+    def __cuda_stream__(self) -> Tuple[int, int]: ...
+
+
+@runtime_checkable
+class HasHandle(Protocol):
+    @property
+    def handle(self) -> int: ...
+
+
+#: A tensor argument: kctx's own, a framework's device array, or (address, nbytes).
+TensorLike = Union[Tensor, KctxTensorLike, CudaArrayInterface, DLPackTensor, Tuple[int, int], object]
+#: A scalar argument.
+ScalarLike = Union[int, float, SupportsIndex, ctypes.c_float, ctypes.c_double]
+#: One launch argument.
+Arg = Union[TensorLike, ScalarLike]
+#: A stream: a framework's stream object, kctx's sim.Stream, or a native handle.
+StreamLike = Union[int, SupportsIndex, CudaStreamProtocol, HasHandle, object]
+
+
+def _index(v: object) -> Optional[int]:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return int(v)
+    idx = getattr(type(v), "__index__", None)
+    return int(idx(v)) if idx is not None else None
+
+
+# ---------------------------------------------------------------------------
+# Streams
+# ---------------------------------------------------------------------------
+def stream_handle(stream: StreamLike) -> int:
+    """The native stream handle of `stream` (see the module docstring for
+    the order). KctxTypeError for anything else; InvalidArgument for a
+    handle out of range."""
+    if isinstance(stream, bool):
+        raise KctxTypeError("stream must be a stream object or a native stream handle (int), not bool")
+    h: Optional[int] = None
+    proto = getattr(stream, "__cuda_stream__", None)
+    if proto is not None:
+        got = proto() if callable(proto) else proto
+        if not isinstance(got, tuple) or len(got) != 2:
+            raise KctxTypeError(f"__cuda_stream__ of {type(stream).__name__} must give (version, handle), "
+                                f"not {got!r}")
+        h = _index(got[1])
+    else:
+        for attr in ("cuda_stream", "ptr", "int_ptr", "handle"):
+            v = getattr(stream, attr, None)
+            if v is not None and not callable(v):
+                h = _index(v)
+                if h is None:
+                    raise KctxTypeError(f"{type(stream).__name__}.{attr} must be an int, not {type(v).__name__}")
+                break
+        else:
+            h = _index(stream)
+    if h is None:
+        raise KctxTypeError(
+            f"stream must be a stream object (__cuda_stream__, torch .cuda_stream, cupy .ptr, pyopencl "
+            f".int_ptr, kctx.sim.Stream) or a native stream handle (int), not {type(stream).__name__}")
+    return check_int("stream", h, 0, U64_MAX, InvalidArgument)
+
+
+# ---------------------------------------------------------------------------
+# Tensors
+# ---------------------------------------------------------------------------
+_HOST_HINT = ("copy it to the device first (kctx.sim.DeviceBuffer.copy_from_host on the sim, "
+              "torch.Tensor.cuda() / cupy.asarray() / pyopencl.array.to_device() with a framework)")
+_DL_CPU, _DL_CUDA_HOST, _DL_CUDA_MANAGED, _DL_ONEAPI, _DL_OPENCL = 1, 3, 13, 14, 4
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", _DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", _DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+_capsule_get = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_get.restype = ctypes.c_void_p
+_capsule_get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _c_contiguous(shape: Tuple[int, ...], strides: Optional[Tuple[int, ...]], unit: int) -> bool:
+    """strides (in `unit`s) describe a C-contiguous layout of `shape`."""
+    if strides is None:
+        return True
+    expected = 1
+    for dim, stride in zip(reversed(shape), reversed(strides)):
+        if dim != 1 and stride != expected:
+            return False
+        expected *= dim
+    return True
+
+
+def _check_device(name: str, what: str, dev: Optional[int], device: Callable[[], int]) -> None:
+    if dev is None:
+        return
+    mine = device()
+    if mine >= 0 and dev != mine:
+        raise KctxValueError(f"{name} is {what} on device {dev}, but the context's device is {mine}: "
+                             f"move it to device {mine} first")
+
+
+def _framework_device(obj: object) -> Optional[int]:
+    """The device index a framework array declares (torch: .device.index,
+    cupy: .device.id), None when it declares none."""
+    d = getattr(obj, "device", None)
+    if d is None or isinstance(d, (int, str)):
+        return None
+    for attr in ("index", "id"):
+        v = getattr(d, attr, None)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+    return None
+
+
+def _from_cai(name: str, obj: object, cai: Mapping[str, object], device: Callable[[], int]) -> Tuple[int, int]:
+    version = cai.get("version", 0)
+    if not isinstance(version, int) or version < 2:
+        raise KctxValueError(f"{name}: __cuda_array_interface__ version {version!r} is not supported (v2 or v3)")
+    if cai.get("mask") is not None:
+        raise KctxValueError(f"{name}: a masked array cannot be passed as a tensor")
+    shape = tuple(int(x) for x in cai["shape"])  # type: ignore[attr-defined]
+    typestr = str(cai["typestr"])
+    itemsize = int(typestr[2:])
+    data = cai["data"]
+    addr = int(data[0])  # type: ignore[index]
+    strides_v = cai.get("strides")
+    strides = None if strides_v is None else tuple(int(x) for x in strides_v)  # type: ignore[attr-defined]
+    if strides is not None and not _c_contiguous(tuple(shape) + (itemsize,), tuple(strides) + (1,), 1):
+        raise KctxValueError(f"{name} is a non-contiguous view (shape {shape}, strides {strides} bytes): pass a "
+                             f"contiguous copy (.contiguous() in PyTorch, cupy.ascontiguousarray)")
+    _check_device(name, "an array", _framework_device(obj), device)
+    n = itemsize
+    for dim in shape:
+        n *= dim
+    return addr, n
+
+
+def _from_dlpack(name: str, obj: object, device: Callable[[], int]) -> Tuple[int, int]:
+    dev_fn = getattr(obj, "__dlpack_device__", None)
+    if dev_fn is not None:
+        dev_type, dev_id = dev_fn()
+        if int(dev_type) in (_DL_CPU, _DL_CUDA_HOST):
+            raise KctxValueError(f"{name} is a host array (DLPack device type {int(dev_type)}): {_HOST_HINT}")
+        _check_device(name, "a DLPack tensor", int(dev_id), device)
+    capsule = obj.__dlpack__(stream=-1)  # type: ignore[attr-defined]  # -1: never synchronise
+    ptr = _capsule_get(capsule, b"dltensor")
+    if not ptr:  # pragma: no cover - PyCapsule_GetPointer raised already
+        raise KctxValueError(f"{name}: __dlpack__ gave no DLPack tensor")
+    t = _DLTensor.from_address(ptr)  # DLManagedTensor starts with its DLTensor
+    if t.device.device_type in (_DL_CPU, _DL_CUDA_HOST):
+        raise KctxValueError(f"{name} is a host array (DLPack device type {t.device.device_type}): {_HOST_HINT}")
+    _check_device(name, "a DLPack tensor", int(t.device.device_id), device)
+    shape = tuple(t.shape[i] for i in range(t.ndim))
+    strides = None if not t.strides else tuple(t.strides[i] for i in range(t.ndim))
+    if not _c_contiguous(shape, strides, 1):
+        raise KctxValueError(f"{name} is a non-contiguous view (shape {shape}, strides {strides} elements): pass "
+                             f"a contiguous copy")
+    n = (t.dtype.bits * t.dtype.lanes + 7) // 8
+    for dim in shape:
+        n *= dim
+    return int(t.data or 0) + int(t.byte_offset), n
+
+
+def tensor_arg(obj: object, name: str = "tensor", device: Optional[Callable[[], int]] = None) -> Optional[Tuple[int, int]]:
+    """(address, nbytes) of a tensor-like `obj`, or None when `obj` is no
+    tensor at all. `device` gives the context's device (checked only when
+    the object declares one). KctxValueError for a non-contiguous view, an
+    array on another device or a host array."""
+    dev: Callable[[], int] = device if device is not None else (lambda: -1)
+    if isinstance(obj, Tensor):
+        return obj.addr, obj.nbytes
+    own = getattr(obj, "__kctx_tensor__", None)
+    if own is not None:
+        a, n = own()
+        return a, n
+    svm = getattr(obj, "svm_ptr", None)
+    if svm is not None:
+        return int(svm), int(getattr(obj, "size"))
+    base = getattr(obj, "base_data", None)
+    if base is not None and getattr(base, "svm_ptr", None) is not None:  # pyopencl.array.Array on SVM
+        flags = getattr(obj, "flags", None)
+        if flags is not None and not getattr(flags, "c_contiguous", True):
+            raise KctxValueError(f"{name} is a non-contiguous pyopencl array: pass a contiguous copy")
+        return int(base.svm_ptr) + int(getattr(obj, "offset", 0)), int(getattr(obj, "nbytes"))
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        return _from_cai(name, obj, cai, dev)
+    if getattr(obj, "__dlpack__", None) is not None:
+        return _from_dlpack(name, obj, dev)
+    if isinstance(obj, tuple) and len(obj) == 2 and _index(obj[0]) is not None and _index(obj[1]) is not None:
+        return _index(obj[0]), _index(obj[1])  # type: ignore[return-value]
+    if (getattr(obj, "__array_interface__", None) is not None
+            or isinstance(obj, (bytes, bytearray, memoryview))):
+        raise KctxValueError(f"{name} is a host array ({type(obj).__name__}): {_HOST_HINT}")
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Scalars
+# ---------------------------------------------------------------------------
+_CTYPES_FLOATS = {ctypes.c_float: "<f", ctypes.c_double: "<d"}
+
+
+def scalar_value(obj: object, name: str = "scalar") -> Optional[int]:
+    """The 64-bit value a scalar argument carries, or None when `obj` is no
+    scalar. bool is refused (KctxTypeError)."""
+    if isinstance(obj, bool):
+        raise KctxTypeError(f"{name} must not be a bool: pass an int")
+    if isinstance(obj, int):
+        return check_int(name, obj, _I64_MIN, U64_MAX, InvalidArgument) & U64_MAX
+    if isinstance(obj, float):
+        return struct.unpack("<Q", struct.pack("<d", obj))[0]
+    if isinstance(obj, ctypes._SimpleCData):  # type: ignore[attr-defined]
+        fmt = _CTYPES_FLOATS.get(type(obj))
+        if fmt is not None:
+            return int.from_bytes(struct.pack(fmt, obj.value), "little")
+        v = obj.value
+        if isinstance(v, bool):
+            return int(v)
+        if isinstance(v, int):
+            return check_int(name, v, _I64_MIN, U64_MAX, InvalidArgument) & U64_MAX
+        raise KctxTypeError(f"{name}: a {type(obj).__name__} is not a scalar")
+    dtype = getattr(obj, "dtype", None)
+    if dtype is not None and getattr(obj, "shape", None) == () and getattr(dtype, "kind", "") == "f":
+        raw = obj.tobytes()  # type: ignore[attr-defined]  # numpy float scalar: its own width's bits
+        if len(raw) > 8:
+            raise KctxValueError(f"{name}: a {len(raw) * 8}-bit float does not fit a 64-bit scalar")
+        return int.from_bytes(raw, "little")
+    idx = _index(obj)
+    if idx is not None:
+        return check_int(name, idx, _I64_MIN, U64_MAX, InvalidArgument) & U64_MAX
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Argument arrays
+# ---------------------------------------------------------------------------
+def marshal_args(args: Iterable[Arg], device: Optional[Callable[[], int]] = None) -> Tuple[ctypes.Array[_CArg], int]:
+    """(kctx_arg array, count) for a sequence of tensors and scalars."""
+    if isinstance(args, (str, bytes, bytearray, memoryview, Mapping)) or not hasattr(args, "__iter__"):
+        raise KctxTypeError(f"args must be a sequence of tensors and scalars, not {type(args).__name__}")
+    items = list(args)
+    if len(items) > U32_MAX:
+        raise InvalidArgument("too many arguments")
+    arr = (_CArg * max(len(items), 1))()
+    for i, a in enumerate(items):
+        name = f"args[{i}]"
+        v = scalar_value(a, name)
+        if v is not None:
+            arr[i].value = v
+            arr[i].size = 0
+            continue
+        t = tensor_arg(a, name, device)
+        if t is None:
+            raise KctxTypeError(
+                f"{name} must be a tensor (kctx.Tensor, kctx.sim.DeviceBuffer, a PyOpenCL SVM allocation, an "
+                f"object with __cuda_array_interface__ or __dlpack__, an (address, nbytes) tuple) or a scalar "
+                f"(int, float, numpy or ctypes scalar), not {type(a).__name__}")
+        arr[i].value = check_int(f"{name} address", t[0], 0, U64_MAX, InvalidArgument)
+        arr[i].size = check_int(f"{name} nbytes", t[1], 0, U64_MAX, InvalidArgument)
+    return arr, len(items)
