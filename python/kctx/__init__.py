@@ -21,6 +21,7 @@ from .context import (
     CheckReport,
     Context,
     ErrorSlot,
+    Executable,
     Mode,
     Phase,
     PreparedCallable,
@@ -69,7 +70,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "image", "interop", "sim", "LibraryNotFound", "library_dir",
-    "CheckReport", "Context", "ErrorSlot", "Mode", "Phase", "PreparedCallable", "ResourceInfo", "Tensor",
+    "CheckReport", "Context", "ErrorSlot", "Executable", "Mode", "Phase", "PreparedCallable", "ResourceInfo", "Tensor",
     "abandoned_contexts", "phase_name", "reclaim_abandoned", "scalar_f32", "status_name", "status_string",
     "thread_last_error", "version",
     "KctxError", "KctxTypeError", "KctxValueError", "Status", "STATUS_TABLE", "EXCEPTION_NAMES", "exception_for",

@@ -21,11 +21,13 @@ from __future__ import annotations
 import ctypes
 import enum
 import hashlib
+import os
 import threading
 import warnings
 from ctypes import byref, c_int, c_uint64
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union
+from os import PathLike as _OsPathLike
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union, overload
 
 from . import _lib
 from ._util import U32_MAX, U64_MAX, BytesLike, check_int, exit_release, readable
@@ -153,15 +155,51 @@ def reclaim_abandoned() -> List["Context"]:
     return out
 
 
-def _trace_fields(cfg: Any, path: Optional[str], dev: int, host: int) -> None:
+PathLike = Union[str, "_OsPathLike[str]"]
+
+
+def _trace_fields(cfg: Union[_lib.KernelConfig, _lib.ProgramConfig], path: Optional[PathLike], dev: int,
+                  host: int) -> None:
     """Fill the tracing fields of a config (tracing on when path is given)."""
     cfg.trace_device_records = check_int("trace_device_records", dev, 0, U32_MAX, InvalidArgument)
     cfg.trace_host_records = check_int("trace_host_records", host, 0, U32_MAX, InvalidArgument)
     if path is not None:
+        if isinstance(path, _OsPathLike):
+            path = os.fspath(path)
         if not isinstance(path, str):
-            raise KctxTypeError("trace_path must be a str")
+            raise KctxTypeError(f"trace_path must be a str or an os.PathLike, not {type(path).__name__}")
         cfg.flags = 1  # KCTX_TRACE_ENABLE
-        cfg.trace_path = path.encode()
+        cfg.trace_path = os.fsencode(path)
+
+
+class Executable:
+    """A prepared callable of a context (returned by ``Context.prepare``):
+    ``exe.launch(*args, stream=s)`` or ``exe(*args, stream=s)`` launches it
+    (kernel mode), ``exe.run(*args)`` runs it (program mode). ``id`` is its
+    callable id, ``digest`` and ``size`` those of its image. It holds no
+    native resource: the context owns the callable until close."""
+
+    __slots__ = ("context", "id", "digest", "size")
+
+    def __init__(self, context: "Context", id: int, entry: PreparedCallable) -> None:
+        self.context = context
+        self.id = id
+        self.digest = entry.digest
+        self.size = entry.size
+
+    def launch(self, *args: Arg, stream: StreamLike) -> None:
+        """``context.launch(id, args, stream)``"""
+        self.context.launch(self.id, args, stream)
+
+    def __call__(self, *args: Arg, stream: StreamLike) -> None:
+        self.context.launch(self.id, args, stream)
+
+    def run(self, *args: Arg) -> None:
+        """``context.run(id, args)`` (program mode)."""
+        self.context.run(self.id, args)
+
+    def __repr__(self) -> str:
+        return f"<kctx.Executable id={self.id} size={self.size} sha256={self.digest[:12]}>"
 
 
 class Context:
@@ -190,11 +228,41 @@ class Context:
         self._handle = None
         self._destroyed = False
         self._prepared = {}
+        self._next_id = 1 << 32
 
     @classmethod
     def create(cls, platform: Optional[str] = None) -> "Context":
         """Same as Context(platform)."""
         return cls(platform)
+
+    @classmethod
+    def kernel(cls, platform: Optional[str] = None, *, args_capacity: int = 4096, token_capacity: int = 256,
+               prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
+               trace_device_records: int = 65536, trace_host_records: int = 16384) -> "Context":
+        """Create and kernel_init in one step (``with kctx.Context.kernel() as
+        ctx:``). If kernel_init fails, the new context is destroyed and the
+        error raised."""
+        ctx = cls(platform)
+        try:
+            ctx.kernel_init(args_capacity=args_capacity, token_capacity=token_capacity,
+                            prepare_timeout_ms=prepare_timeout_ms, trace_path=trace_path,
+                            trace_device_records=trace_device_records, trace_host_records=trace_host_records)
+        except BaseException as e:
+            exit_release(e, ctx.destroy, "destroying the new context")
+            raise
+        return ctx
+
+    @classmethod
+    def program(cls, device: int, platform: Optional[str] = None, *, args_capacity: int = 4096,
+                prepare_timeout_ms: int = 10000) -> "Context":
+        """Create and program_init in one step; destroyed again if the init fails."""
+        ctx = cls(platform)
+        try:
+            ctx.program_init(device, args_capacity=args_capacity, prepare_timeout_ms=prepare_timeout_ms)
+        except BaseException as e:
+            exit_release(e, ctx.destroy, "destroying the new context")
+            raise
+        return ctx
 
     # -- handle ------------------------------------------------------------
     @property
@@ -211,7 +279,7 @@ class Context:
 
     # -- init ------------------------------------------------------------
     def kernel_init(self, args_capacity: int = 4096, token_capacity: int = 256,
-                    prepare_timeout_ms: int = 10000, trace_path: Optional[str] = None,
+                    prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
                     trace_device_records: int = 65536, trace_host_records: int = 16384) -> None:
         """kctx_kernel_init: borrow the calling thread's current device (K4),
         take the claim (K6), latch KERNEL and create the resident resources.
@@ -243,18 +311,60 @@ class Context:
         _check(_lib.kctx().kctx_program_init(self._h(), byref(cfg)))
 
     # -- prepare, launch, check, run --------------------------------------
-    def prepare(self, id: int, image: BytesLike) -> None:
+    @overload
+    def prepare(self, image: BytesLike, *, id: Optional[int] = None) -> "Executable": ...
+
+    @overload
+    def prepare(self, id: int, image: BytesLike) -> "Executable": ...
+
+    def prepare(self, *args: Union[int, BytesLike], id: Optional[int] = None,
+                image: Optional[BytesLike] = None) -> "Executable":
         """kctx_prepare: validate `image` completely (InvalidImage, with the
-        reason and offset in the message), then upload it under `id` and wait
-        for the upload. DuplicateId leaves the first registration undisturbed
-        (K14); Busy while a launch is in flight (K15); CaptureActive while the
-        context's streams are captured (K16). The bytes may be reused as soon
-        as this returns."""
-        ident = _id(id)
-        ptr, size = readable(image, "image")
+        reason and offset in the message), then upload it under an id and
+        wait for the upload. Returns the prepared callable as a callable
+        object (``exe.launch(*args, stream=s)``, ``exe(*args, stream=s)``).
+
+        ``prepare(image)`` (or ``prepare(image, id=None)``) lets kctx mint an
+        id that no callable of this context uses; ``prepare(id, image)`` and
+        ``prepare(image, id=7)`` use the given one. DuplicateId leaves the
+        first registration undisturbed (K14); Busy while a launch is in flight
+        (K15); CaptureActive while the context's streams are captured (K16).
+        The bytes may be reused as soon as this returns."""
+        if len(args) == 2:
+            if id is not None or image is not None:
+                raise KctxTypeError("prepare(id, image) takes no id= or image= keyword")
+            ident_v: object = args[0]
+            image_v: object = args[1]
+            if ident_v is None:
+                raise KctxTypeError("id must be an int (omit it to let kctx mint one), not None")
+        elif len(args) == 1:
+            if image is None:
+                ident_v, image_v = id, args[0]
+            else:
+                if id is not None:
+                    raise KctxTypeError("id given twice")
+                ident_v, image_v = args[0], image
+        elif not args:
+            ident_v, image_v = id, image
+        else:
+            raise KctxTypeError(f"prepare takes (image) or (id, image), not {len(args)} arguments")
+        if image_v is None:
+            raise KctxTypeError("prepare needs an image (bytes-like)")
+        ptr, size = readable(image_v, "image")
         with self._lock:
+            ident = self._mint_id() if ident_v is None else _id(ident_v)
             _check(_lib.kctx().kctx_prepare(self._h(), ident, ptr, size))
-            self._prepared[ident] = PreparedCallable(_digest(image), size)
+            entry = PreparedCallable(_digest(image_v), size)
+            self._prepared[ident] = entry
+        return Executable(self, ident, entry)
+
+    def _mint_id(self) -> int:
+        # ids minted by the binding count up from 2**32, skipping ids in use
+        while self._next_id in self._prepared:
+            self._next_id += 1
+        ident = self._next_id
+        self._next_id += 1
+        return ident
 
     def launch(self, id: int, args: Iterable[Arg], stream: StreamLike) -> None:
         """kctx_launch: enqueue the prepared callable onto the caller's
