@@ -15,10 +15,14 @@ U32_MAX = (1 << 32) - 1
 U64_MAX = (1 << 64) - 1
 I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
 
-BytesLike = Any  # bytes, bytearray, memoryview, or any C-contiguous buffer (numpy arrays)
+#: bytes, bytearray, memoryview, or any C-contiguous object with the buffer
+#: protocol (numpy arrays). Typing has no spelling of "has the buffer
+#: protocol" before Python 3.12 (collections.abc.Buffer), so any object is
+#: accepted by the type and checked at run time (KctxTypeError).
+BytesLike = object
 
 
-def check_int(name: str, value: Any, lo: int, hi: int, range_error: Type[Exception] = KctxValueError) -> int:
+def check_int(name: str, value: object, lo: int, hi: int, range_error: Type[Exception] = KctxValueError) -> int:
     """`value` as an int in [lo, hi]; TypeError for a non-integer (bool is
     refused too), `range_error` for one out of range."""
     if isinstance(value, bool) or not isinstance(value, int):

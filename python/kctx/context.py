@@ -18,6 +18,8 @@ forgotten":
 """
 from __future__ import annotations
 
+from ._enum import NamedIntEnum
+
 import ctypes
 import enum
 import hashlib
@@ -38,7 +40,7 @@ KCTX_CONFIG_VERSION = 1
 _I64_MIN = -(1 << 63)
 
 
-class Mode(enum.IntEnum):
+class Mode(NamedIntEnum):
     """kctx_mode: the latch (K1)."""
 
     NONE = 0
@@ -46,7 +48,7 @@ class Mode(enum.IntEnum):
     PROGRAM = 2
 
 
-class Phase(enum.IntEnum):
+class Phase(NamedIntEnum):
     """kctx_phase (K8)."""
 
     NEW = 0

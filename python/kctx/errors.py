@@ -28,11 +28,13 @@ matching standard exception (``OutOfMemory`` is a ``MemoryError``,
 """
 from __future__ import annotations
 
+from ._enum import NamedIntEnum
+
 import enum
 from typing import TYPE_CHECKING, Dict, Optional, Tuple, Type
 
 
-class Status(enum.IntEnum):
+class Status(NamedIntEnum):
     """kctx_status: KCTX_STATUS_MAP of include/kctx/kctx.h, in order (the
     tests check names, values and strings against the header and the library)."""
 

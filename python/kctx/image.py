@@ -23,6 +23,8 @@ scalar binding the callable's scalar argument, an immediate its value.
 """
 from __future__ import annotations
 
+from ._enum import NamedIntEnum
+
 import ctypes
 import enum
 from ctypes import byref, c_size_t, c_uint32, c_void_p
@@ -38,7 +40,7 @@ VERSION_MINOR = 0
 HEADER_SIZE = 144
 
 
-class ParamKind(enum.IntEnum):
+class ParamKind(NamedIntEnum):
     """kctx_param_kind"""
 
     TENSOR_IN = 1  # callable only
@@ -48,7 +50,7 @@ class ParamKind(enum.IntEnum):
     TENSOR = 5  # child only: a device address
 
 
-class VariantKind(enum.IntEnum):
+class VariantKind(NamedIntEnum):
     """kctx_variant_kind"""
 
     SIM_ELF = 1
@@ -58,7 +60,7 @@ class VariantKind(enum.IntEnum):
     CUDA_PTX = 5
 
 
-class BindingKind(enum.IntEnum):
+class BindingKind(NamedIntEnum):
     """kctx_binding_kind"""
 
     TENSOR = 1  # child TENSOR <- callable tensor param + byte offset
@@ -66,7 +68,7 @@ class BindingKind(enum.IntEnum):
     IMMEDIATE = 3  # child SCALAR <- constant
 
 
-class BuildStatus(enum.IntEnum):
+class BuildStatus(NamedIntEnum):
     """kctx_build_status"""
 
     OK = 0
@@ -74,7 +76,7 @@ class BuildStatus(enum.IntEnum):
     INVALID = 2
 
 
-class Reason(enum.IntEnum):
+class Reason(NamedIntEnum):
     """kctx_image_reason: KCTX_IMAGE_REASON_MAP of include/kctx/image.h; the
     class is the hundreds digit (the tests check it against the header and
     kctx_image_reason_name())."""

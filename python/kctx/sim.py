@@ -29,8 +29,11 @@ Conventions, as in sim.h:
 """
 from __future__ import annotations
 
+from ._enum import NamedIntEnum
+
 import ctypes
 import enum
+import os
 from ctypes import byref, c_float, c_int, c_size_t, c_uint32, c_uint64
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional, Tuple, Type, TypeVar, Union
@@ -48,7 +51,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 # ---------------------------------------------------------------------------
 # Tables mirroring sim.h
 # ---------------------------------------------------------------------------
-class SimStatus(enum.IntEnum):
+class SimStatus(NamedIntEnum):
     """sim_status: SIM_STATUS_MAP of include/kctx/sim.h (the capture codes
     carry the numbers of their CUDA equivalents). The tests check it against
     the header and sim_status_name()."""
@@ -80,7 +83,7 @@ class SimStatus(enum.IntEnum):
     CAPTURE_WRONG_THREAD = 908
 
 
-class Op(enum.IntEnum):
+class Op(NamedIntEnum):
     """sim_op: every counted API operation, valued by its position in
     SIM_OP_MAP of include/kctx/sim.h (the tests check the order against the
     header and sim_op_name()); ANY matches all."""
@@ -134,7 +137,7 @@ class Op(enum.IntEnum):
 OP_NAMES: Tuple[str, ...] = tuple(op.name for op in Op if op >= 0)  # SIM_OP_MAP order
 
 
-class LifecycleOp(enum.IntEnum):
+class LifecycleOp(NamedIntEnum):
     """sim_lifecycle_op"""
 
     INIT = 0
@@ -143,7 +146,7 @@ class LifecycleOp(enum.IntEnum):
     RESET_DEVICE = 3
 
 
-class CaptureMode(enum.IntEnum):
+class CaptureMode(NamedIntEnum):
     """sim_capture_mode (as cudaStreamCaptureMode)."""
 
     GLOBAL = 0
@@ -151,7 +154,7 @@ class CaptureMode(enum.IntEnum):
     RELAXED = 2
 
 
-class CaptureStatus(enum.IntEnum):
+class CaptureStatus(NamedIntEnum):
     """sim_capture_status"""
 
     NONE = 0
@@ -159,14 +162,14 @@ class CaptureStatus(enum.IntEnum):
     INVALIDATED = 2
 
 
-class Target(enum.IntEnum):
+class Target(NamedIntEnum):
     """sim_target: where a kernel runs."""
 
     AICPU = 1
     AICORE = 2
 
 
-class CopyKind(enum.IntEnum):
+class CopyKind(NamedIntEnum):
     """sim_copy_kind"""
 
     HOST_TO_DEVICE = 1
@@ -174,7 +177,7 @@ class CopyKind(enum.IntEnum):
     DEVICE_TO_DEVICE = 3
 
 
-class ExecKind(enum.IntEnum):
+class ExecKind(NamedIntEnum):
     """sim_exec_kind: what a hold matches."""
 
     ANY = 0
@@ -596,7 +599,7 @@ class _Handle:
         _call(self._destroy_fn, self.handle)
         self.destroyed = True
 
-    def __enter__(self) -> Any:
+    def __enter__(self: _H) -> _H:
         return self
 
     def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: Any) -> None:
@@ -848,7 +851,7 @@ class Module(_Handle):
         super().__init__(h.value)
 
     @classmethod
-    def load_file(cls, path: Any) -> "Module":
+    def load_file(cls, path: "Union[str, os.PathLike[str]]") -> "Module":
         with open(path, "rb") as f:
             return cls(f.read())
 
