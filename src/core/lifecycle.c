@@ -381,10 +381,17 @@ kctx_status kctx_close(kctx_context h) {
         goto out;
     }
     /* K36: an owner reset means every handle is already gone. Reading the
-     * epoch works on a lost device. */
-    uint64_t now = 0;
-    if (c->has_epoch && KP_RAW(c, device_epoch, c->plat->self, c->device, &now) == 0 &&
-        now != c->epoch) {
+     * epoch works on a lost device; a read that fails leaves close unable
+     * to tell, so it refuses (nothing changed) rather than guess. */
+    uint64_t now = c->epoch;
+    if (c->has_epoch) {
+        int pst = KP_RAW(c, device_epoch, c->plat->self, c->device, &now);
+        if (pst) {
+            st = kp_map(c, "device_epoch", pst);
+            goto out;
+        }
+    }
+    if (now != c->epoch) {
         kctx__resources_abandon(c);
         c->phase = KCTX_PHASE_CLOSED;
         kctx__claim_release(c);

@@ -183,15 +183,10 @@ typedef struct fw_driver {
     fw_status (*device_allocs)(int device, uint64_t *n);
     fw_status (*device_enqueues)(int device, uint64_t *n);
 
-    /* Fault injection, restricted to the calling thread: thread_calls gives
-     * the platform calls this thread made so far (every call, and the
-     * enqueue operations among them, as device_enqueues counts them);
-     * fault_arm makes the nth platform call this thread makes after arming
-     * fail once, before it does anything; fault_hits says whether it did. */
-    fw_status (*thread_calls)(uint64_t *calls, uint64_t *enqueues);
-    fw_status (*fault_arm)(uint64_t nth, int *fault);
-    fw_status (*fault_hits)(int fault, uint64_t *hits);
-    fw_status (*fault_clear)(void);
+    /* (Fault injection and call counting are not the driver's: the fault
+     * sweeps use kctx's own seam, kctx_fault_arm and
+     * kctx_thread_platform_calls, so they run on every platform; see
+     * support.h, seam_*.) */
 
     /* The device lifecycle counters, for the K4 probe (a kernel context
      * never initialises, finalises, sets or resets a device); NULL: the

@@ -215,26 +215,6 @@ static fw_status s_device_enqueues(int device, uint64_t *n) {
     *n = sum;
     return FW_OK;
 }
-static fw_status s_thread_calls(uint64_t *calls, uint64_t *enqueues) {
-    uint64_t e = 0;
-    for (size_t i = 0; i < N_ENQUEUE_OPS; i++) e += sim_thread_calls(k_enqueue_ops[i]);
-    *calls = sim_thread_calls(SIM_OP_ANY);
-    *enqueues = e;
-    return FW_OK;
-}
-static fw_status s_fault_arm(uint64_t nth, int *fault) {
-    sim_fault f = SIM_FAULT_INIT;
-    f.op = SIM_OP_ANY;
-    f.this_thread_only = 1;
-    f.nth = nth;
-    f.persistent = 0;
-    f.error = SIM_INJECTED;
-    return map(sim_fault_arm(&f, fault));
-}
-static fw_status s_fault_hits(int fault, uint64_t *hits) {
-    return map(sim_fault_hits(fault, hits));
-}
-static fw_status s_fault_clear(void) { return map(sim_fault_clear_all()); }
 
 /* ---- device lifecycle counters (K4) and device information ---- */
 
@@ -317,10 +297,6 @@ static const fw_driver k_sim_driver = {
     .live_counts = s_live_counts,
     .device_allocs = s_device_allocs,
     .device_enqueues = s_device_enqueues,
-    .thread_calls = s_thread_calls,
-    .fault_arm = s_fault_arm,
-    .fault_hits = s_fault_hits,
-    .fault_clear = s_fault_clear,
     .lifecycle = &k_sim_lifecycle,
     .device_info = s_device_info,
     .begin_capture_mode = s_begin_capture_mode,

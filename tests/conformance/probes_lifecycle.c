@@ -61,26 +61,23 @@ static int at_baseline(probe *p, int device, const fw_counts *base, const char *
 }
 
 static int has_sweep_hooks(probe *p) {
-    return HAS_HOOK(p, thread_calls) && HAS_HOOK(p, fault_arm) && HAS_HOOK(p, fault_hits) &&
-           HAS_HOOK(p, fault_clear) && HAS_HOOK(p, live_counts);
+    return HAS_HOOK(p, live_counts); /* the faults are the seam's (support.h) */
 }
 
 static uint64_t thread_calls(probe *p) {
     uint64_t calls = 0, enqueues = 0;
-    CHECK_HOOK(p, p->fw->thread_calls(&calls, &enqueues));
+    CHECK_HOOK(p, seam_thread_calls(&calls, &enqueues));
     return calls;
 }
 
 /* Arm a fault on the calling thread's k-th platform call from now. */
-static int arm(probe *p, uint64_t k, int *fault) {
-    return CHECK_HOOK(p, p->fw->fault_arm(k, fault));
-}
+static int arm(probe *p, uint64_t k, int *fault) { return CHECK_HOOK(p, seam_fault_arm(k, fault)); }
 
 /* Disarm; returns how many calls the fault failed (0 or 1). */
 static uint64_t disarm(probe *p, int fault) {
     uint64_t hits = 0;
-    CHECK_HOOK(p, p->fw->fault_hits(fault, &hits));
-    CHECK_HOOK(p, p->fw->fault_clear());
+    CHECK_HOOK(p, seam_fault_hits(fault, &hits));
+    CHECK_HOOK(p, seam_fault_clear());
     return hits;
 }
 

@@ -65,9 +65,9 @@ static int calibrate(probe *p, int captured, uint64_t *calls, uint64_t *enqueues
     int ok = 0, gi = -1;
     uint64_t c0, e0, c1, e1;
     if (!sweep_open(p, &w) || (captured && !rig_begin_capture(&w.r, w.s))) goto done;
-    if (!CHECK_HOOK(p, p->fw->thread_calls(&c0, &e0))) goto done;
+    if (!CHECK_HOOK(p, seam_thread_calls(&c0, &e0))) goto done;
     kctx_status ls = job_launch(&w.r, &w.a, w.s);
-    if (!CHECK_HOOK(p, p->fw->thread_calls(&c1, &e1))) goto done;
+    if (!CHECK_HOOK(p, seam_thread_calls(&c1, &e1))) goto done;
     if (captured && !rig_end_capture(&w.r, w.s, &gi)) goto done;
     if (!CHECK_KCTX(p, ls, KCTX_OK) || (captured && !rig_replay(&w.r, gi, w.s)) ||
         !rig_sync(&w.r, w.s) || !job_expect(&w.r, &w.a, "the calibration launch"))
@@ -102,10 +102,10 @@ static int sweep_one(probe *p, int captured, uint64_t k, uint64_t preflight, uin
     }
     if (captured && !rig_begin_capture(&w.r, w.s)) goto done;
     uint64_t hits = 0;
-    if (!CHECK_HOOK(p, p->fw->fault_arm(k, &fault))) goto done;
+    if (!CHECK_HOOK(p, seam_fault_arm(k, &fault))) goto done;
     ls = job_launch(&w.r, &w.a, w.s);
-    p->fw->fault_hits(fault, &hits);
-    p->fw->fault_clear();
+    seam_fault_hits(fault, &hits);
+    seam_fault_clear();
     failing_step(kctx_last_error(w.r.ctx), step, sizeof step);
     ph = rig_phase(&w.r);
     if (hits == 0) {
@@ -184,9 +184,7 @@ done:;
 }
 
 static void sweep(probe *p, int captured) {
-    if (!HAS_HOOK(p, thread_calls) || !HAS_HOOK(p, fault_arm) || !HAS_HOOK(p, fault_hits) ||
-        !HAS_HOOK(p, fault_clear))
-        return;
+    /* the faults are the seam's (support.h): every platform runs the sweep */
     uint64_t total = 0, enqueues = 0;
     if (!calibrate(p, captured, &total, &enqueues)) return;
     uint64_t preflight = total - enqueues - (captured ? 1 : 0); /* the token attach is no query */

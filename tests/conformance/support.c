@@ -356,7 +356,7 @@ int rig_close(rig *r) {
     const fw_driver *fw = r->fw;
     unsigned before = p->failures;
     if (fw->hold_release_all) fw->hold_release_all();
-    if (fw->fault_clear) fw->fault_clear();
+    seam_fault_clear();
     /* A capture a failed probe left open: end it, discard the graph. */
     for (unsigned i = 0; i < r->nstreams && fw_has_capture(fw); i++) {
         int capturing = 0;
@@ -645,4 +645,35 @@ int job_untouched(rig *r, const job *j, const char *when) {
         free(got);
     }
     return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* the platform seam's counting and fault injection                    */
+
+static const int k_enqueue_pops[] = {KCTX_POP_EVENT_RECORD, KCTX_POP_STREAM_WAIT_EVENT,
+                                     KCTX_POP_LAUNCH,       KCTX_POP_MEMCPY_HTOD_ASYNC,
+                                     KCTX_POP_MEMSET_ASYNC, KCTX_POP_MEMCPY_DTOH_ASYNC};
+
+fw_status seam_thread_calls(uint64_t *calls, uint64_t *enqueues) {
+    uint64_t e = 0;
+    for (size_t i = 0; i < sizeof k_enqueue_pops / sizeof k_enqueue_pops[0]; i++)
+        e += kctx_thread_platform_calls(k_enqueue_pops[i]);
+    *calls = kctx_thread_platform_calls(KCTX_POP_ANY);
+    *enqueues = e;
+    return FW_OK;
+}
+
+fw_status seam_fault_arm(uint64_t nth, int *fault) {
+    kctx_fault f = KCTX_FAULT_INIT; /* any op, this thread, once, PLATFORM_ERROR */
+    f.nth = nth;
+    return kctx_fault_arm(&f, fault) == KCTX_OK ? FW_OK : FW_ERROR;
+}
+
+fw_status seam_fault_hits(int fault, uint64_t *hits) {
+    return kctx_fault_hits(fault, hits) == KCTX_OK ? FW_OK : FW_ERROR;
+}
+
+fw_status seam_fault_clear(void) {
+    kctx_fault_clear_all();
+    return FW_OK;
 }

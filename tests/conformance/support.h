@@ -74,6 +74,19 @@ int pr_ok(const probe *p); /* no failure and not N/A so far */
 #define CHECK_FW_OK(p, expr) CHECK_FW(p, expr, FW_OK)
 #define CHECK_HOOK(p, expr) pr_check_hook((p), (expr), #expr, __FILE__, __LINE__)
 /* The driver offers optional hook `h` (a member of fw_driver), else N/A. */
+/* The fault sweeps' counting and fault injection: kctx's own platform seam
+ * (kctx.h: kctx_thread_platform_calls, kctx_fault_arm), restricted to the
+ * calling thread, so that the sweeps run on every platform. seam_thread_calls
+ * gives the platform calls this thread made through kctx so far, and the
+ * enqueue operations among them; seam_fault_arm makes the nth such call
+ * after arming fail once (PLATFORM_ERROR class), before the platform sees
+ * it; seam_fault_hits says whether it did. Each returns FW_OK, or FW_ERROR
+ * with the reason in the thread's kctx message. */
+fw_status seam_thread_calls(uint64_t *calls, uint64_t *enqueues);
+fw_status seam_fault_arm(uint64_t nth, int *fault);
+fw_status seam_fault_hits(int fault, uint64_t *hits);
+fw_status seam_fault_clear(void);
+
 #define HAS_HOOK(p, h) \
     ((p)->fw->h ? 1 : pr_na((p), "the %s driver has no " #h " hook", (p)->fw->name))
 
