@@ -797,8 +797,8 @@ sim_status sim_event_record(sim_event event, sim_stream stream) {
     simi_op *op = simi_op_alloc(0);
     if (!op) return simi_fail(SIM_OUT_OF_MEMORY, "host allocation failed");
     pthread_mutex_lock(&g_sim.lock);
-    simi_stream *s;
-    simi_event *e;
+    simi_stream *s = NULL; /* set by get_pair when it succeeds */
+    simi_event *e = NULL;
     st = get_pair(stream, event, &s, &e);
     if (!st && s->cap) {
         st = simi_capture_record(s, e);
@@ -830,8 +830,8 @@ sim_status sim_stream_wait_event(sim_stream stream, sim_event event) {
     sim_status st = simi_enter(SIM_OP_STREAM_WAIT_EVENT, simi_handle_device(stream));
     if (st) return st;
     pthread_mutex_lock(&g_sim.lock);
-    simi_stream *s;
-    simi_event *e;
+    simi_stream *s = NULL; /* set by get_pair when it succeeds */
+    simi_event *e = NULL;
     st = get_pair(stream, event, &s, &e);
     if (st) goto out;
     if (s->cap) {

@@ -119,7 +119,8 @@ static void add(const char *name, image im, int reseal, kctx_image_reason reason
     if (n_fixtures == MAX_FIXTURES) die("too many fixtures");
     if (reseal) kctx_image_reseal(im.bytes, im.size);
     fixture *f = &fixtures[n_fixtures++];
-    snprintf(f->name, sizeof f->name, "%s.kimg", name);
+    if (snprintf(f->name, sizeof f->name, "%s.kimg", name) >= (int)sizeof f->name)
+        die("fixture name too long");
     f->reason = reason;
     f->offset = offset;
     f->shift = shift;

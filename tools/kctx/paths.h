@@ -6,7 +6,9 @@
  * The tool lives at <build>/tools/kctx/kctx. A directory is looked for, in
  * order: the one given on the command line (used as it is), the one at its
  * place relative to the executable (<build>/<rel>, found through
- * /proc/self/exe, so a moved build tree still works), then the path the
+ * /proc/self/exe, so a moved build tree still works), the installed place
+ * relative to the executable (<prefix>/bin/kctx -> <prefix>/share/kctx/<rel>,
+ * where `cmake --install` puts the example images), then the path the
  * build embedded (KCTX_TOOL_BUILD_DIR/<rel>).
  */
 #ifndef KCTX_TOOL_PATHS_H
