@@ -33,7 +33,7 @@ OPTIONAL_DEBS=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)
 
 # PyPI packages, as "import_name=requirement" (pytest runs tests/python). They are
 # installed with the python3 found on PATH (pyenv's on the project machines).
-PYPI_PACKAGES=("pytest=pytest")
+PYPI_PACKAGES=("pytest=pytest" "mypy=mypy")
 
 deb_installed() {
     [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = "installed" ]

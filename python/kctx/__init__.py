@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from . import image, interop, sim
 from ._lib import LibraryNotFound, library_dir
+from .interop import Tensor
 from .context import (
     CheckReport,
     Context,
@@ -26,7 +27,6 @@ from .context import (
     Phase,
     PreparedCallable,
     ResourceInfo,
-    Tensor,
     abandoned_contexts,
     phase_name,
     reclaim_abandoned,

@@ -46,7 +46,7 @@ def readable(data: BytesLike, name: str = "data") -> Tuple[Any, int]:
     if isinstance(data, str):
         raise KctxTypeError(f"{name} must be a bytes-like object, not str")
     try:
-        mv = memoryview(data)
+        mv = memoryview(data)  # type: ignore[arg-type]  # checked here, at run time
     except TypeError:
         raise KctxTypeError(f"{name} must be a bytes-like object, not {type(data).__name__}") from None
     if not mv.c_contiguous:
@@ -67,7 +67,7 @@ def writable(data: BytesLike, name: str = "out") -> Tuple[Any, int]:
         raise KctxTypeError(f"{name} must be a writable buffer (bytearray, memoryview, numpy array), not "
                         f"{type(data).__name__}")
     try:
-        mv = memoryview(data)
+        mv = memoryview(data)  # type: ignore[arg-type]  # checked here, at run time
     except TypeError:
         raise KctxTypeError(f"{name} must be a writable buffer, not {type(data).__name__}") from None
     if mv.readonly:
@@ -90,7 +90,7 @@ def add_note(exc: BaseException, note: str) -> None:
     notes = getattr(exc, "__notes__", None)
     if not isinstance(notes, list):
         notes = []
-        exc.__notes__ = notes  # type: ignore[attr-defined]
+        setattr(exc, "__notes__", notes)
     notes.append(note)
 
 

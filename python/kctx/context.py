@@ -112,7 +112,7 @@ def scalar_f32(value: float) -> int:
 
 
 def _digest(image: BytesLike) -> str:
-    data = image if isinstance(image, bytes) else memoryview(image).cast("B")
+    data = image if isinstance(image, bytes) else memoryview(image).cast("B")  # type: ignore[arg-type]
     return hashlib.sha256(data).hexdigest()
 
 

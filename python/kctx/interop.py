@@ -331,8 +331,8 @@ def scalar_value(obj: object, name: str = "scalar") -> Optional[int]:
     if isinstance(obj, int):
         return check_int(name, obj, _I64_MIN, U64_MAX, InvalidArgument) & U64_MAX
     if isinstance(obj, float):
-        return struct.unpack("<Q", struct.pack("<d", obj))[0]
-    if isinstance(obj, ctypes._SimpleCData):  # type: ignore[attr-defined]
+        return int.from_bytes(struct.pack("<d", obj), "little")
+    if isinstance(obj, ctypes._SimpleCData):
         fmt = _CTYPES_FLOATS.get(type(obj))
         if fmt is not None:
             return int.from_bytes(struct.pack(fmt, obj.value), "little")
@@ -347,7 +347,7 @@ def scalar_value(obj: object, name: str = "scalar") -> Optional[int]:
         raw = obj.tobytes()  # type: ignore[attr-defined]  # numpy float scalar: its own width's bits
         if len(raw) > 8:
             raise KctxValueError(f"{name}: a {len(raw) * 8}-bit float does not fit a 64-bit scalar")
-        return int.from_bytes(raw, "little")
+        return int.from_bytes(bytes(raw), "little")
     idx = _index(obj)
     if idx is not None:
         return check_int(name, idx, _I64_MIN, U64_MAX, InvalidArgument) & U64_MAX

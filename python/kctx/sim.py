@@ -36,15 +36,21 @@ import enum
 import os
 from ctypes import byref, c_float, c_int, c_size_t, c_uint32, c_uint64
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Optional, Tuple, Type, TypeVar, Union
+from typing import Any, Dict, NamedTuple, Optional, Tuple, Type, TypeVar, Union, overload
+
+_Out = TypeVar("_Out")
 
 from . import _lib
 from .errors import KctxError, KctxTypeError, KctxValueError
 from .interop import Tensor
 from ._util import I32_MAX, U32_MAX, U64_MAX, BytesLike, check_int, exit_release, readable, writable
 
-try:  # optional: copies to and from numpy arrays
-    import numpy as _np
+import importlib
+from types import ModuleType
+
+_np: Optional[ModuleType]
+try:  # optional: copies to and from numpy arrays (imported by name: no numpy stubs needed)
+    _np = importlib.import_module("numpy")
 except ImportError:  # pragma: no cover - depends on the environment
     _np = None
 
@@ -242,7 +248,7 @@ SimOutOfMemory = _sim_error_class("SimOutOfMemory", MemoryError)
 SimTimeout = _sim_error_class("SimTimeout", TimeoutError)
 SimNotSupported = _sim_error_class("SimNotSupported", NotImplementedError)
 SimNotFound = _sim_error_class("SimNotFound", LookupError)
-_SIM_ERRORS = {
+_SIM_ERRORS: Dict[int, Type[SimError]] = {
     SimStatus.INVALID_VALUE: SimInvalidValue, SimStatus.OUT_OF_MEMORY: SimOutOfMemory,
     SimStatus.TIMEOUT: SimTimeout, SimStatus.NOT_SUPPORTED: SimNotSupported, SimStatus.NOT_FOUND: SimNotFound,
 }
@@ -250,7 +256,8 @@ _SIM_ERRORS = {
 
 def sim_error(status: int, message: str, call: str = "") -> SimError:
     """The exception for a failed sim call (SimError or its standard-base subclass)."""
-    return _SIM_ERRORS.get(status, SimError)(status, message, call)  # type: ignore[call-overload]
+    cls: Type[SimError] = _SIM_ERRORS.get(status, SimError)
+    return cls(status, message, call)
 
 
 def _call(name: str, *args: Any) -> None:
@@ -465,7 +472,11 @@ class capture_mode:
     def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: Any) -> None:
         if self._old is not None:
             old = self._old
-            exit_release(exc, lambda: exchange_capture_mode(old), "restoring the capture mode")
+
+            def restore() -> None:
+                exchange_capture_mode(old)
+
+            exit_release(exc, restore, "restoring the capture mode")
 
 
 # ---------------------------------------------------------------------------
@@ -530,8 +541,14 @@ class DeviceBuffer:
         if n:
             _call("sim_memcpy", ctypes.c_void_p(dst), src, n, int(CopyKind.HOST_TO_DEVICE))
 
-    def copy_to_host(self, out: Optional[BytesLike] = None, offset: int = 0,
-                     nbytes: Optional[int] = None) -> BytesLike:
+    @overload
+    def copy_to_host(self, out: None = None, offset: int = 0, nbytes: Optional[int] = None) -> bytearray: ...
+
+    @overload
+    def copy_to_host(self, out: _Out, offset: int = 0, nbytes: Optional[int] = None) -> _Out: ...
+
+    def copy_to_host(self, out: object = None, offset: int = 0,
+                     nbytes: Optional[int] = None) -> object:
         """Copy from the buffer at `offset` into `out` (a writable C-contiguous
         buffer, its whole length) or, without `out`, into a new bytearray of
         `nbytes` (default: to the end of the buffer). Returns what was filled."""

@@ -7,6 +7,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO
 
 DOC = REPO / "docs" / "python.md"
@@ -32,3 +34,19 @@ def test_the_complete_example_runs(libdir, kernels_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}"
     assert "CheckReport(device_status=<Status.OK: 0>" in r.stdout and r.stdout.rstrip().endswith("ok")
+
+
+def test_the_complete_example_passes_mypy_strict(tmp_path):
+    """Issue 18 item 4: `mypy --strict` on the docs example, which also
+    checks the package it imports (python/kctx ships py.typed)."""
+    try:
+        import mypy  # noqa: F401
+    except ImportError:
+        pytest.skip("mypy is not installed: run `make deps` (scripts/install-deps.sh lists it)")
+    example = tmp_path / "python_md_example.py"
+    example.write_text(_blocks()[0])
+    env = dict(os.environ, MYPYPATH=str(REPO / "python"))
+    r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull,
+                        str(example)], env=env, capture_output=True, text=True,
+                       timeout=240, cwd=tmp_path)
+    assert r.returncode == 0, f"mypy --strict on docs/python.md's example:\n{r.stdout}\n{r.stderr}"
