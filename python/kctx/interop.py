@@ -110,18 +110,62 @@ class CudaStreamProtocol(Protocol):
 
 @runtime_checkable
 class HasHandle(Protocol):
+    """kctx's ``sim.Stream``."""
+
     @property
     def handle(self) -> int: ...
 
 
-#: A tensor argument: kctx's own, a framework's device array, or (address, nbytes).
-TensorLike = Union[Tensor, KctxTensorLike, CudaArrayInterface, DLPackTensor, Tuple[int, int], object]
-#: A scalar argument.
-ScalarLike = Union[int, float, SupportsIndex, ctypes.c_float, ctypes.c_double]
+@runtime_checkable
+class TorchStreamLike(Protocol):
+    """``torch.cuda.Stream``"""
+
+    @property
+    def cuda_stream(self) -> int: ...
+
+
+@runtime_checkable
+class CuPyStreamLike(Protocol):
+    """``cupy.cuda.Stream``"""
+
+    @property
+    def ptr(self) -> int: ...
+
+
+@runtime_checkable
+class OpenCLQueueLike(Protocol):
+    """``pyopencl.CommandQueue``"""
+
+    @property
+    def int_ptr(self) -> int: ...
+
+
+@runtime_checkable
+class SVMLike(Protocol):
+    """A PyOpenCL SVM allocation (``SVMAllocation``, ``SVMPointer``)."""
+
+    @property
+    def svm_ptr(self) -> int: ...
+
+    @property
+    def size(self) -> int: ...
+
+
+#: A tensor argument: kctx's own, a framework's device array, or (address,
+#: nbytes). (An SVM-backed ``pyopencl.array.Array`` is accepted at run time;
+#: pass its ``base_data`` to keep a type checker's help.)
+TensorLike = Union[Tensor, KctxTensorLike, SVMLike, CudaArrayInterface, DLPackTensor, Tuple[int, int]]
+#: A scalar argument. numpy integer scalars are SupportsIndex and
+#: numpy.float64 is a float; numpy.float32 is accepted at run time but not by
+#: this type (write ``ctypes.c_float(x)`` to keep a type checker's help).
+ScalarLike = Union[int, float, SupportsIndex, ctypes.c_float, ctypes.c_double, ctypes.c_int8, ctypes.c_int16,
+                   ctypes.c_int32, ctypes.c_int64, ctypes.c_uint8, ctypes.c_uint16, ctypes.c_uint32,
+                   ctypes.c_uint64]
 #: One launch argument.
 Arg = Union[TensorLike, ScalarLike]
 #: A stream: a framework's stream object, kctx's sim.Stream, or a native handle.
-StreamLike = Union[int, SupportsIndex, CudaStreamProtocol, HasHandle, object]
+StreamLike = Union[int, SupportsIndex, CudaStreamProtocol, TorchStreamLike, CuPyStreamLike, OpenCLQueueLike,
+                   HasHandle]
 
 
 def _index(v: object) -> Optional[int]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import inspect
 import typing
 
+import pytest
+
 import kctx
 from kctx import image, interop, sim
 
@@ -33,3 +35,54 @@ def test_no_any_in_the_user_surface():
 def test_with_returns_the_object_itself():
     with sim.Stream() as s:
         assert type(s) is sim.Stream
+
+
+TYPED_USE = '''
+import ctypes
+from typing import Dict
+import kctx
+from kctx import sim
+
+
+class TorchStream:
+    cuda_stream: int = 5
+
+
+class CuPyArray:
+    @property
+    def __cuda_array_interface__(self) -> Dict[str, object]:
+        return {}
+
+
+class SVM:
+    svm_ptr: int = 1
+    size: int = 4
+
+
+def f(exe: kctx.Executable, s: sim.Stream, b: sim.DeviceBuffer) -> None:
+    exe.launch(b, CuPyArray(), SVM(), (1, 2), 3, 1.5, ctypes.c_float(1.0), stream=TorchStream())
+    exe.launch(b, stream=s)
+    exe.launch("not a tensor", stream=s)   # refused by the type
+    exe.launch(b, stream="not a stream")   # refused by the type
+'''
+
+
+def test_the_protocols_accept_framework_shapes_and_refuse_the_rest(tmp_path):
+    try:
+        import mypy  # noqa: F401
+    except ImportError:
+        pytest.skip("mypy is not installed: run `make deps` (scripts/install-deps.sh lists it)")
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    src = tmp_path / "typed_use.py"
+    src.write_text(TYPED_USE)
+    r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull,
+                        str(src)], env=dict(os.environ, MYPYPATH=str(REPO / "python")), capture_output=True,
+                       text=True, timeout=240, cwd=tmp_path)
+    errors = [line for line in r.stdout.splitlines() if ": error:" in line]
+    refused = [str(i + 1) for i, line in enumerate(TYPED_USE.splitlines()) if "refused by the type" in line]
+    assert [e.split(":")[1] for e in errors] == refused, r.stdout
