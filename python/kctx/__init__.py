@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from . import image, interop, sim
 from ._lib import LibraryNotFound, library_dir
-from .interop import Tensor
+from .interop import Arg, ScalarLike, StreamLike, Tensor, TensorLike
 from .context import (
     CheckReport,
     Context,
@@ -69,7 +69,7 @@ from .errors import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "image", "interop", "sim", "LibraryNotFound", "library_dir",
+    "image", "interop", "sim", "Arg", "ScalarLike", "StreamLike", "TensorLike", "LibraryNotFound", "library_dir",
     "CheckReport", "Context", "ErrorSlot", "Executable", "Mode", "Phase", "PreparedCallable", "ResourceInfo", "Tensor",
     "abandoned_contexts", "phase_name", "reclaim_abandoned", "scalar_f32", "status_name", "status_string",
     "thread_last_error", "version",
