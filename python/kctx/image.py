@@ -31,7 +31,7 @@ from ctypes import byref, c_size_t, c_uint32, c_void_p
 from typing import Any, NamedTuple, Optional, Tuple, Union
 
 from . import _lib
-from .errors import KctxError, KctxTypeError, KctxValueError
+from .errors import KctxError, KctxTypeError, KctxValueError, OutOfMemory
 from ._util import U32_MAX, U64_MAX, BytesLike, check_int, readable, writable
 
 MAGIC = b"KCTXIMG\0"
@@ -181,7 +181,7 @@ class Builder:
             raise KctxTypeError(f"name must be a str, not {type(name).__name__}")
         self._b: Optional[int] = _lib.kctx().kctx_image_builder_new(name.encode())
         if not self._b:
-            raise MemoryError("kctx_image_builder_new failed")
+            raise OutOfMemory("kctx_image_builder_new failed")
 
     def _ptr(self) -> int:
         if not self._b:

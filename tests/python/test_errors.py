@@ -77,3 +77,21 @@ def test_every_exception_pickles():
         assert back.name == e.name
     assert pickle.loads(pickle.dumps(busy)).report == busy.report
     assert unknown.status == 777 and unknown.name == "KCTX_UNKNOWN"
+
+
+def test_bad_python_input_raises_kctx_errors_everywhere(kernel_bytes):
+    from support import add_image, kernel_context
+
+    with kernel_context() as ctx, sim.Stream() as s, sim.DeviceBuffer(64) as out:
+        exe = ctx.prepare(add_image(kernel_bytes, 1))
+        cases = [
+            lambda: ctx.prepare("1", b"x"), lambda: ctx.prepare(2, "text"), lambda: exe.launch(None, stream=s),
+            lambda: exe.launch(out, stream="s"), lambda: exe.launch(out, stream=1 << 64),
+            lambda: exe.launch(True, stream=s), lambda: ctx.kernel_init(args_capacity="4096"),
+            lambda: out.copy_to_host(b"read-only"), lambda: out.copy_from_host(b"x" * 65),
+            lambda: sim.set_device(-1), lambda: image.validate("text"), lambda: image.Builder(3),
+        ]
+        for i, case in enumerate(cases):
+            with pytest.raises(kctx.KctxError) as info:
+                case()
+            assert isinstance(info.value, (TypeError, ValueError)), (i, info.value)
