@@ -21,9 +21,11 @@ int main(void) {
     kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
     kctx_status init = kctx_kernel_init(ctx, &cfg);
     kctx_phase phase = KCTX_PHASE_NEW;
-    int ok = check("kctx_kernel_init", init) && check("kctx_get_phase", kctx_get_phase(ctx, &phase));
-    if (ok) printf("embed: kctx %d: a kernel context on the sim, phase %s\n", kctx_version(),
-                   kctx_phase_name(phase));
+    int ok =
+        check("kctx_kernel_init", init) && check("kctx_get_phase", kctx_get_phase(ctx, &phase));
+    if (ok)
+        printf("embed: kctx %d: a kernel context on the sim, phase %s\n", kctx_version(),
+               kctx_phase_name(phase));
     ok = check("kctx_close", kctx_close(ctx)) && ok;
     ok = check("kctx_destroy", kctx_destroy(ctx)) && ok;
     if (ok) printf("embed: closed and destroyed\n");
