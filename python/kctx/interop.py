@@ -367,6 +367,13 @@ def tensor_arg(obj: object, name: str = "tensor", device: Optional[Callable[[], 
 _CTYPES_FLOATS = {ctypes.c_float: "<f", ctypes.c_double: "<d"}
 
 
+def _is_device_object(obj: object) -> bool:
+    """obj declares itself a device tensor (checked before __index__, which a
+    0-d framework tensor also has)."""
+    return any(getattr(obj, attr, None) is not None
+               for attr in ("__kctx_tensor__", "svm_ptr", "__cuda_array_interface__", "__dlpack_device__"))
+
+
 def scalar_value(obj: object, name: str = "scalar") -> Optional[int]:
     """The 64-bit value a scalar argument carries, or None when `obj` is no
     scalar. bool is refused (KctxTypeError)."""
@@ -386,13 +393,20 @@ def scalar_value(obj: object, name: str = "scalar") -> Optional[int]:
         if isinstance(v, int):
             return check_int(name, v, _I64_MIN, U64_MAX, InvalidArgument) & U64_MAX
         raise KctxTypeError(f"{name}: a {type(obj).__name__} is not a scalar")
+    if _is_device_object(obj):
+        return None  # a device tensor, even a 0-d one with __index__ (reading it would synchronise)
+    if getattr(obj, "__array_interface__", None) is not None and getattr(obj, "shape", ()) != ():
+        return None  # a host array (numpy): tensor_arg refuses it with advice
     dtype = getattr(obj, "dtype", None)
     if dtype is not None and getattr(obj, "shape", None) == () and getattr(dtype, "kind", "") == "f":
         raw = obj.tobytes()  # type: ignore[attr-defined]  # numpy float scalar: its own width's bits
         if len(raw) > 8:
             raise KctxValueError(f"{name}: a {len(raw) * 8}-bit float does not fit a 64-bit scalar")
         return int.from_bytes(bytes(raw), "little")
-    idx = _index(obj)
+    try:
+        idx = _index(obj)
+    except TypeError:  # an __index__ that refuses (a numpy array of more than one element)
+        return None
     if idx is not None:
         return check_int(name, idx, _I64_MIN, U64_MAX, InvalidArgument) & U64_MAX
     return None

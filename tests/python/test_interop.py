@@ -113,8 +113,12 @@ class DLPackArray:  # any DLPack producer, with a real "dltensor" capsule
         return new(ctypes.addressof(self._t), b"dltensor", None)
 
 
-class NumpyArray:  # a host numpy array: __array_interface__
+class NumpyArray:  # a host numpy array: __array_interface__, shape, and an __index__ that refuses
     __array_interface__ = {"shape": (4,), "typestr": "<u4", "data": (0x1000, False), "version": 3}
+    shape = (4,)
+
+    def __index__(self) -> int:
+        raise TypeError("only integer scalar arrays can be converted to a scalar index")
 
 
 class NumpyU32:  # numpy.uint32 scalar: __index__
@@ -201,6 +205,13 @@ def test_scalars_of_every_kind(kernel_bytes):
     assert values(7, -1, NumpyU32(9), ctypes.c_uint32(5), ctypes.c_int8(-2)) == [7, (1 << 64) - 1, 9, 5, (1 << 64) - 2]
     assert values(1.5, NumpyF32(1.5), ctypes.c_float(1.5), ctypes.c_double(1.5)) == [f64, f32, f32, f64]
     assert kctx.scalar_f32(1.5) == f32
+
+    class ZeroDimCudaTensor(TorchTensor):  # a 0-d torch CUDA tensor also has __index__ (.item(): a sync)
+        def __index__(self) -> int:
+            raise AssertionError("a device tensor must not be read as a scalar")
+
+    arr, _ = interop.marshal_args([ZeroDimCudaTensor(0x5000, 1)])
+    assert (arr[0].value, arr[0].size) == (0x5000, 4)
     with pytest.raises(TypeError):
         values(True)
     # a numpy-integer-like scalar really launches (it was refused before issue 18)
