@@ -15,7 +15,7 @@ else in build/ of the source checkout (see docs/python.md).
 """
 from __future__ import annotations
 
-from . import image, interop, sim
+from . import _lib, image, interop, sim
 from ._lib import LibraryNotFound, library_dir
 from .interop import Arg, ScalarLike, StreamLike, Tensor, TensorLike
 from .context import (
@@ -66,7 +66,10 @@ from .errors import (
     exception_for,
 )
 
-__version__ = "0.1.0"
+# The one version is the C library's: this package loads only a library of
+# its own version (kctx._lib.LIBRARY_VERSION), so this is also the loaded
+# library's (kctx.version()).
+__version__ = _lib.version_string(_lib.LIBRARY_VERSION)
 
 __all__ = [
     "image", "interop", "sim", "Arg", "ScalarLike", "StreamLike", "TensorLike", "LibraryNotFound", "library_dir",

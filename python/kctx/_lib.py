@@ -366,6 +366,18 @@ def _bind(lib: ctypes.CDLL, table: Dict[str, Tuple[Any, List[Any]]]) -> None:
         fn.argtypes = argtypes
 
 
+# The one version: the C library's (kctx.h's KCTX_VERSION, major*10000 +
+# minor*100 + patch). This package was written against that library; it
+# refuses to load another version (tests/python/test_version.py checks that
+# this number is the header's).
+LIBRARY_VERSION = 100
+
+
+def version_string(number: int) -> str:
+    """ "0.1.0" for 100."""
+    return f"{number // 10000}.{number // 100 % 100}.{number % 100}"
+
+
 def load() -> _Libraries:
     """Load (once) and return the native libraries; LibraryNotFound if they
     cannot be found or loaded."""
@@ -389,6 +401,12 @@ def load() -> _Libraries:
                 _bind(kctx, KCTX_PROTOTYPES)
             except (OSError, AttributeError) as e:
                 tried.append(f"{d}: {e}")
+                continue
+            found = int(kctx.kctx_version())
+            if found != LIBRARY_VERSION:
+                tried.append(f"{d}: {KCTX_LIB} is version {version_string(found)}, this kctx package "
+                             f"is version {version_string(LIBRARY_VERSION)}: use the library built "
+                             f"from the same source")
                 continue
             _loaded = _Libraries(sim, kctx, d)
             return _loaded

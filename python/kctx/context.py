@@ -591,9 +591,10 @@ def phase_name(phase: int) -> str:
     return _lib.decode(_lib.kctx().kctx_phase_name(check_int("phase", phase, -(1 << 31), (1 << 31) - 1)))
 
 
-def version() -> int:
-    """kctx_version: KCTX_VERSION of the loaded library (major*10000 + minor*100 + patch)."""
-    return int(_lib.kctx().kctx_version())
+def version() -> str:
+    """The loaded library's version, "major.minor.patch" (kctx_version), the
+    same as kctx.__version__ and `kctx --version`."""
+    return _lib.version_string(int(_lib.kctx().kctx_version()))
 
 
 def thread_last_error() -> str:
