@@ -235,3 +235,21 @@ def kernel_context_prepared(kernel_bytes):  # type: ignore[no-untyped-def]
             s.synchronize()
 
     return cm()
+
+
+def test_real_pyopencl_svm_arrays_and_queues_resolve():  # issue 18: PyOpenCL is a framework
+    """With PyOpenCL on the machine's OpenCL (PoCL here): the real objects,
+    not stand-ins, resolve to their SVM pointers and sizes and the queue's
+    handle."""
+    cl = pytest.importorskip("pyopencl")
+    np = pytest.importorskip("numpy")
+    try:
+        ctx = cl.Context(dev_type=cl.device_type.ALL)
+    except Exception as e:  # no OpenCL platform or device here
+        pytest.skip(f"no OpenCL device: {e}")
+    queue = cl.CommandQueue(ctx)
+    alloc = cl.SVMAllocation(ctx, 256, 0, cl.svm_mem_flags.READ_WRITE)
+    wrapped = cl.SVM(cl.csvm_empty(ctx, 16, np.float32))
+    assert interop.stream_handle(queue) == queue.int_ptr
+    assert interop.tensor_arg(alloc) == (alloc.svm_ptr, 256)
+    assert interop.tensor_arg(wrapped) == (wrapped.svm_ptr, 64)
