@@ -338,6 +338,13 @@ def case_variant_files(c):
     # The examples' modules are found only through --search-dir.
     vadd = os.path.join(c.examples, "vector_add.yaml")
     pack_fails(c, vadd, "cannot open variant file 'kctx_callable_elementwise.so'")
+    pack_fails(c, vadd, "; hint: pass --search-dir DIR naming the folder the variant file was "
+               "built into (the examples': --search-dir <build>/examples/callables)")
+    # vector_add has one child and one task: the counts are singular.
+    out = os.path.join(c.tmp, "vadd.kctx")
+    p = c.run("pack", vadd, "-o", out, "--search-dir", c.search_dir, "-v")
+    expect_exit(p, 0, "pack vector_add -v")
+    check(re.search(r", 1 child, 1 task\n$", p.err), "-v: '1 child, 1 task'", p)
     # A manifest that does not exist; an output directory that does not exist.
     pack_fails(c, os.path.join(c.tmp, "missing.yaml"), "No such file or directory")
 

@@ -319,10 +319,15 @@ def case_demo_errors(c):
           f["result"], "the report names the refused prepare", p)
     check("kctx_close KCTX_OK, kctx_destroy KCTX_OK, device back to its baseline" in
           f.get("teardown", ""), "teardown still clean", p)
-    # a device that does not exist
-    p = c.run("demo", "--device", "99", "--requests", "5")
-    expect_exit(p, 1, "demo on a missing device")
-    check("device 99 does not exist" in p.out, "says which device", p)
+    # a device that does not exist: refused before the report starts (no
+    # report claiming the device was made current, no trace, no --out)
+    for dev in ("99", "7"):
+        out = c.path(f"out-device-{dev}")
+        p = c.run("demo", "--device", dev, "--requests", "5", "--out", out)
+        expect_exit(p, 1, f"demo on a missing device {dev}")
+        check(p.out == "" and p.err.startswith(f"kctx demo: error: device {dev} does not exist")
+              and "kctx platforms" in p.err, "refused before the report, says which device", p)
+        check(not os.path.exists(out), "nothing written for a refused device", p)
     # a platform that is not built, a strategy from the environment that names none
     for argv, env, want in ((["--platform", "opencl"], None, "platform 'opencl' is not built"),
                             ([], {"KCTX_STRATEGY": "fastest"}, "KCTX_STRATEGY='fastest' names no strategy")):
@@ -349,6 +354,23 @@ def fake_bench(directory, name, script):
         f.write("#!/bin/sh\n" + script)
     os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
     return path
+
+
+def case_bench_list(c):
+    """Every benchmark `--list` shows is accepted by `--only` and named in
+    docs/cli.md's description of `kctx bench`."""
+    p = c.run("bench", "--list")
+    expect_exit(p, 0, "bench --list")
+    names = p.out.split()
+    check(len(names) >= 2, "lists the built benchmarks", p)
+    docs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "cli.md")
+    with open(docs, encoding="utf-8") as f:
+        text = f.read()
+    bench_doc = text[text.index("`kctx bench` —"):]
+    for name in names:
+        q = c.run("bench", "--list", "--only", name)
+        expect_exit(q, 0, f"bench --only {name} (shown by --list)")
+        check(f"`{name}`" in bench_doc, f"docs/cli.md's kctx bench lists `{name}`", p)
 
 
 def case_bench_errors(c):
@@ -447,7 +469,8 @@ CASES = {
     "probe_list": case_probe_list, "probe_shape": case_probe_shape,
     "probe_errors": case_probe_errors,
     "demo_out": case_demo_out, "demo_errors": case_demo_errors,
-    "bench_errors": case_bench_errors, "platforms": case_platforms,
+    "bench_errors": case_bench_errors, "bench_list": case_bench_list,
+    "platforms": case_platforms,
 }
 
 

@@ -282,6 +282,21 @@ static int run_demo(const cli_command *cmd, int argc, char **argv) {
         fw = NULL;
     }
     if (fw == NULL) return CLI_EXIT_FAILURE;
+    /* A device that does not exist is refused before anything runs: no
+     * report, no trace, no --out directory. The framework owns the device,
+     * so its driver answers (without making the device current when it can). */
+    char dev_name[64];
+    unsigned dev_cores = 0;
+    fw_status dev_st = fw->device_info
+                           ? fw->device_info((int)device, dev_name, sizeof dev_name, &dev_cores)
+                           : fw->set_device((int)device);
+    if (dev_st != FW_OK) {
+        fprintf(stderr,
+                "kctx demo: error: device %d does not exist on platform '%s' or cannot be used "
+                "(%s: %s); `kctx platforms` lists the devices\n",
+                (int)device, platform, fw_status_name(dev_st), fw->last_error());
+        return CLI_EXIT_FAILURE;
+    }
     const char *env_strategy = getenv("KCTX_STRATEGY");
     const char *strategy_from = strategy_opt                    ? "--strategy"
                                 : env_strategy && *env_strategy ? "KCTX_STRATEGY"

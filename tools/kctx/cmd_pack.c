@@ -86,7 +86,15 @@ static int read_variant(const pack_args *a, const manifest *m, const mf_variant 
         n += snprintf(err + n, err_size - (size_t)n, " (looked in: %s", m->dir);
     for (int i = 0; !absolute && i < a->search_dir_count && n >= 0 && (size_t)n < err_size; i++)
         n += snprintf(err + n, err_size - (size_t)n, ", %s", a->search_dirs[i]);
-    if (!absolute && n >= 0 && (size_t)n < err_size) snprintf(err + n, err_size - (size_t)n, ")");
+    if (!absolute && n >= 0 && (size_t)n < err_size)
+        n += snprintf(err + n, err_size - (size_t)n, ")");
+    /* The hint: variant files are build outputs, usually not next to the
+     * manifest (the examples' are built into <build>/examples/callables). */
+    if (!absolute && n >= 0 && (size_t)n < err_size)
+        snprintf(err + n, err_size - (size_t)n,
+                 "; hint: %s --search-dir DIR naming the folder the variant file was built into "
+                 "(the examples': --search-dir <build>/examples/callables)",
+                 a->search_dir_count ? "add a" : "pass");
     return -1;
 }
 
@@ -273,9 +281,10 @@ static int run_pack(const cli_command *cmd, int argc, char **argv) {
                 strerror(errno));
     } else {
         if (a.verbose)
-            fprintf(stderr,
-                    "kctx pack: wrote %s: callable '%s', %zu bytes, %u children, %u tasks\n",
-                    a.output, m.name, image_size, m.child_count, m.task_count);
+            fprintf(stderr, "kctx pack: wrote %s: callable '%s', %zu bytes, %u %s, %u %s\n",
+                    a.output, m.name, image_size, m.child_count,
+                    m.child_count == 1 ? "child" : "children", m.task_count,
+                    m.task_count == 1 ? "task" : "tasks");
         rc = CLI_EXIT_OK;
     }
     free(image);
