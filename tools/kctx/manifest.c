@@ -221,11 +221,9 @@ static int get_kind(loader *L, const yaml_node_t *n, const char *what, const kin
 /* A list (or, when `optional`, a null meaning the empty list). */
 static int get_list(loader *L, const yaml_node_t *n, const char *what, int optional,
                     yaml_node_item_t **items, uint32_t *count) {
-    if (optional && is_null(n)) {
-        *items = NULL;
-        *count = 0;
-        return 0;
-    }
+    *items = NULL; /* set on every path (gcc cannot tell fail() returns -1) */
+    *count = 0;
+    if (optional && is_null(n)) return 0;
     if (n->type != YAML_SEQUENCE_NODE)
         return fail(L, n, "%s must be a list, not %s", what, node_type_name(n));
     ptrdiff_t len = n->data.sequence.items.top - n->data.sequence.items.start;
