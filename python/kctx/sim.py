@@ -42,6 +42,7 @@ _Out = TypeVar("_Out")
 
 from . import _lib
 from .errors import KctxError, KctxTypeError, KctxValueError
+from .interop import StreamLike, stream_handle
 from .interop import Tensor
 from ._util import I32_MAX, U32_MAX, U64_MAX, BytesLike, check_int, exit_release, readable, writable
 
@@ -773,9 +774,9 @@ class Event(_Handle):
         _call("sim_event_create", byref(h), EVENT_DISABLE_TIMING if disable_timing else EVENT_DEFAULT)
         super().__init__(h.value)
 
-    def record(self, stream: Union[Stream, int]) -> None:
+    def record(self, stream: "StreamLike") -> None:
         """sim_event_record: captures all work submitted to `stream` so far."""
-        _call("sim_event_record", self.handle, _handle(stream, Stream, "stream"))
+        _call("sim_event_record", self.handle, stream_handle(stream))
 
     def query(self) -> bool:
         """True once the most recent record has executed (or none was made)."""
@@ -828,10 +829,10 @@ class GraphExec(_Handle):
     def __init__(self) -> None:  # pragma: no cover
         raise KctxTypeError("executable graphs are made by Graph.instantiate()")
 
-    def launch(self, stream: Union[Stream, int]) -> None:
+    def launch(self, stream: "StreamLike") -> None:
         """sim_graph_launch: enqueue one replay on `stream`. Replays of one
         executable graph never overlap each other."""
-        _call("sim_graph_launch", self.handle, _handle(stream, Stream, "stream"))
+        _call("sim_graph_launch", self.handle, stream_handle(stream))
 
 
 # ---------------------------------------------------------------------------

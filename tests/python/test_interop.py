@@ -253,3 +253,17 @@ def test_real_pyopencl_svm_arrays_and_queues_resolve():  # issue 18: PyOpenCL is
     assert interop.stream_handle(queue) == queue.int_ptr
     assert interop.tensor_arg(alloc) == (alloc.svm_ptr, 256)
     assert interop.tensor_arg(wrapped) == (wrapped.svm_ptr, 64)
+
+
+def test_the_sims_own_stream_taking_calls_accept_framework_streams(kernel_bytes):  # issue 18
+    """Event.record and GraphExec.launch go through the same resolver."""
+    with sim.Stream() as s, sim.Stream() as t, sim.Event() as ev:
+        ev.record(TorchStream(s))  # a framework's stream object names the sim stream
+        s.synchronize()
+        with s.capture() as cap:
+            ev.record(CuPyStream(s))
+        with cap.graph as g, g.instantiate() as x:
+            x.launch(CudaCoreStream(t))
+            t.synchronize()
+        with pytest.raises(kctx.KctxTypeError):
+            ev.record("not a stream")  # type: ignore[arg-type]
