@@ -4,7 +4,7 @@
  * once per (platform, execution strategy).
  *
  * A probe returns PASS, FAIL or N/A with a one-line detail and names the
- * contract rule it checks (docs: kernel-mode-contract.md, K1..K36). N/A
+ * contract rule it checks (docs/kernel-mode.md, "The rules, one line each": K1..K36). N/A
  * means the platform cannot express what the probe needs — it has no
  * capture (a probe that needs capture says so in its table entry), or an
  * optional driver hook is missing — and the detail says which, never a
