@@ -294,6 +294,24 @@ def case_demo_out(c):
     check(": 0 inside that bucket's first capture" in g["callables"], "no capture, no cold prepare", e)
     check(len(re.findall(r"^\s+(1|2|4|8|16|32)\s+\d+\.\d$", e.out, re.M)) == 6,
           "an eager timing row per bucket", e)
+    # --explain: the same report, then a glossary with an entry for every report line
+    x = c.run("demo", "--requests", "20", "--seed", "7", "--explain")
+    expect_exit(x, 0, "demo --explain")
+    report, sep, glossary = x.out.partition("\nWhat each line shows:\n")
+    check(sep != "", "--explain prints the glossary after the report", x)
+    check(demo_report(q)["requests"] == demo_report(x)["requests"] and
+          [ln[:16] for ln in report.splitlines()] == [ln[:16] for ln in q.out.splitlines()],
+          "the report lines are the same with --explain", x)
+    entries = dict(re.findall(r"^  ([^ :][^:]*):\s+(\S.*)$", glossary, re.M))
+    for key in demo_report(q):
+        check(key in entries and len(entries[key]) > 20, f"the glossary explains the '{key}' line", x)
+    check("\nTerms:\n" in glossary, "the glossary has a terms section", x)
+    for term in ("kernel context", "bucket", "graph capture, replay", "lifetime token", "its 5 events",
+                 "K4, rule Kn", "gamma_n*sum|terms|", "eager launch"):
+        check(term in entries, f"the glossary explains '{term}'", x)
+    check(all(len(ln) <= 80 for ln in glossary.splitlines()), "the glossary fits 80 columns", x)
+    check("--explain" not in q.out and "What each line shows" not in q.out,
+          "no glossary without --explain", q)
 
 
 def case_demo_errors(c):

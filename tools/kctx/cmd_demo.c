@@ -25,7 +25,8 @@ enum {
     OPT_DEVICE,
     OPT_PLATFORM,
     OPT_STRATEGY,
-    OPT_NO_CAPTURE
+    OPT_NO_CAPTURE,
+    OPT_EXPLAIN
 };
 
 static const cli_option k_options[] = {
@@ -42,6 +43,8 @@ static const cli_option k_options[] = {
      "$KCTX_STRATEGY, else the platform's default)"},
     {OPT_NO_CAPTURE, "no-capture", 0, NULL,
      "serve with eager launches, as on a platform without capture"},
+    {OPT_EXPLAIN, "explain", 0, NULL,
+     "after the report, a glossary: what each line shows, in plain words"},
     {0, NULL, 0, NULL, NULL},
 };
 
@@ -195,6 +198,137 @@ static void print_report(FILE *out, const demo_state *d) {
         fprintf(out, "  result        PASS\n");
 }
 
+/* --explain: what each report line shows, in plain words, then the terms
+ * the report uses. One entry per report line (the key is the line's first
+ * word); keep it in step with print_report. */
+typedef struct glossary_entry {
+    const char *key, *text;
+} glossary_entry;
+
+static const glossary_entry k_lines[] = {
+    {"platform", "Where the demo ran: the platform (sim is the simulated device built with the "
+                 "project), the kernel context's execution strategy and where that choice came "
+                 "from, and the framework driver that plays the inference framework's part."},
+    {"device", "The device the framework made current before kctx started. kctx never picks, "
+               "resets or initialises a device; it borrows the one it is given."},
+    {"callables", "How many callable ids were prepared (kctx_prepare: an image checked and loaded "
+                  "for launching), how many of them during a graph capture, from which images; "
+                  "then how many uploads to the device and how many device bytes they took. The "
+                  "same image under several ids is uploaded once."},
+    {"graphs", "How many graphs were captured, one per bucket, and the buckets' batch sizes. All "
+               "graphs share one kernel context and its 5 events (no per-graph copies); each "
+               "graph holds one lifetime token while it exists. \"none\" means eager serving."},
+    {"requests", "Requests served out of those asked for, the seed that fixes the batch mix, the "
+                 "total real rows, and how many requests each bucket served (bucket:count)."},
+    {"replays", "Graph replays: one per request, plus the timing replays (0 with eager "
+                "serving)."},
+    {"eager", "Launches made directly with kctx_launch, outside any graph: one warm-up per "
+              "bucket, the timing launches, and (eager serving) one per request."},
+    {"errors", "What kctx_check found at the end: its status, the device's error status, replays "
+               "the device refused, and launches that ran at the same time when they must not. "
+               "\"none\" means all four are clean."},
+    {"verification", "Every output element (warm-up, every request, after timing) compared with "
+                     "a float64 host computation of the same block. An element passes when its "
+                     "error is within the float32 rounding bound (see gamma_n*sum|terms| "
+                     "below); the largest error is shown, also as a fraction of its bound (below "
+                     "1 passes)."},
+    {"timing", "Per bucket, the time of one launch from submission until the stream has "
+               "finished, as a graph replay and as an eager launch, measured in alternating "
+               "pairs; medians in microseconds. replay/eager below 1 means replay is cheaper. "
+               "Information only: nothing is asserted about it."},
+    {"trace", "The trace file kctx wrote at close (Chrome trace JSON: open it in Perfetto or "
+              "chrome://tracing) and its swimlane picture (SVG), or why it was not written."},
+    {"lifecycle", "Device lifecycle calls (set, reset, init, finalize of the device) made while "
+                  "kctx held the device, counted by the framework driver. Rule K4 says kctx "
+                  "makes none, so it must be 0."},
+    {"teardown", "The end: graphs destroyed first (they hold the context), then kctx_close and "
+                 "kctx_destroy, and whether the device's streams, events, modules, graphs and "
+                 "memory are back to what they were before the demo."},
+    {"result", "PASS when every step worked and every check held, else FAIL with the first "
+               "failure."},
+    {"images", "(report.txt only) The directory the MLP block images were read from."},
+    {NULL, NULL},
+};
+
+static const glossary_entry k_terms[] = {
+    {"kernel context", "kctx's one object per device: it borrows the framework's device, holds "
+                       "the prepared callables, and launches them on whatever stream it is "
+                       "handed."},
+    {"strategy", "How a context runs a callable's tasks: resident (a scheduler on the device "
+                 "dispatches them) or host-ordered (the host enqueues them in order)."},
+    {"framework driver", "The demo's stand-in for an inference framework (PyTorch-like): it owns "
+                         "the device, streams, buffers and graph capture; kctx is a guest."},
+    {"callable", "A packed image (.kctx) of kernels and how to run them, prepared under a numeric "
+                 "id and launched by that id."},
+    {"bucket", "A fixed batch size (1, 2, 4, 8, 16, 32 rows). A request of 1 to 32 rows is "
+               "served by the smallest bucket that fits, its extra rows zero; each bucket has "
+               "its own callable id and graph."},
+    {"graph capture, replay", "Capture records the work of a launch once into a graph; a replay "
+                              "reruns the recorded work without going through the launch path "
+                              "again (CUDA graphs work the same way)."},
+    {"cold capture", "A bucket's callable is prepared at its first use, which is inside its "
+                     "graph's capture, as a framework captures an operator the first time it "
+                     "runs."},
+    {"eager launch", "A kctx_launch that runs the work now, not recorded into a graph."},
+    {"its 5 events", "The synchronisation events the context creates once; all graphs use these, "
+                     "so capturing more graphs creates no more device objects."},
+    {"lifetime token", "A reference each live graph holds on the kernel context, so the context "
+                       "cannot be closed under a graph that may still replay; destroying the "
+                       "graph returns it."},
+    {"kctx_check", "A call that asks the context whether anything went wrong on the device."},
+    {"K4, rule Kn", "The numbered rules of kctx's contract with the framework "
+                    "(docs/kernel-mode.md); K4: kctx makes no device lifecycle call."},
+    {"gamma_n*sum|terms|", "The worst-case float32 rounding error of a sum of n products: gamma_n "
+                           "= n*u/(1-n*u), u = 2^-24 (float32's unit roundoff), times the sum of "
+                           "the absolute values of the terms. n = D+1 for the first layer, H+1 "
+                           "for the second (the +1 is the bias)."},
+    {"D, H, O", "The MLP block's sizes: D inputs, H hidden units, O outputs per row."},
+    {NULL, NULL},
+};
+
+/* TEXT word-wrapped to 80 columns, each line indented by INDENT spaces;
+ * the first line starts after HEAD (padded to INDENT columns, or on a line
+ * of its own when longer). */
+static void print_wrapped(FILE *out, const char *head, const char *text, int indent) {
+    int col = fprintf(out, "  %s", head);
+    if (col + 1 > indent) {
+        fputc('\n', out);
+        col = 0;
+    }
+    fprintf(out, "%*s", indent - col, "");
+    col = indent;
+    for (const char *w = text; *w;) {
+        size_t n = strcspn(w, " ");
+        if (col > indent && col + 1 + (int)n > 80) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > indent) {
+            fputc(' ', out);
+            col++;
+        }
+        fwrite(w, 1, n, out);
+        col += (int)n;
+        w += n;
+        while (*w == ' ') w++;
+    }
+    fputc('\n', out);
+}
+
+static void print_glossary(FILE *out) {
+    fprintf(out, "\nWhat each line shows:\n");
+    for (const glossary_entry *e = k_lines; e->key; e++) {
+        char head[40];
+        snprintf(head, sizeof head, "%s:", e->key);
+        print_wrapped(out, head, e->text, 16);
+    }
+    fprintf(out, "\nTerms:\n");
+    for (const glossary_entry *e = k_terms; e->key; e++) {
+        char head[40];
+        snprintf(head, sizeof head, "%s:", e->key);
+        print_wrapped(out, head, e->text, 24);
+    }
+}
+
 /* Create DIR (one level) if it does not exist. */
 static int ensure_dir(const char *dir) {
     if (mkdir(dir, 0777) == 0 || errno == EEXIST) {
@@ -217,7 +351,7 @@ static int run_demo(const cli_command *cmd, int argc, char **argv) {
     cli_parser_init(&p, cmd, argc, argv);
     uint64_t requests = DEFAULT_REQUESTS, seed = DEFAULT_SEED, device = 0;
     const char *out_dir = NULL, *images = NULL, *platform_opt = NULL, *strategy_opt = NULL;
-    int no_capture = 0;
+    int no_capture = 0, explain = 0;
     for (int id; (id = cli_next(&p)) != CLI_END;) {
         switch (id) {
         case CLI_HELP:
@@ -257,6 +391,9 @@ static int run_demo(const cli_command *cmd, int argc, char **argv) {
             break;
         case OPT_NO_CAPTURE:
             no_capture = 1;
+            break;
+        case OPT_EXPLAIN:
+            explain = 1;
             break;
         }
     }
@@ -373,9 +510,11 @@ static int run_demo(const cli_command *cmd, int argc, char **argv) {
         rc = CLI_EXIT_FAILURE;
     }
     print_report(stdout, d);
+    if (explain) print_glossary(stdout);
     if (report != NULL) {
         print_report(report, d);
         fprintf(report, "  images        %s\n", images_dir);
+        if (explain) print_glossary(report);
     }
     if (csv != NULL && fclose(csv) != 0) {
         fprintf(stderr, "kctx demo: error: writing %s: %s\n", csv_path, strerror(errno));
@@ -399,7 +538,7 @@ const cli_command kctx_cmd_demo = {
     "demo",
     "Run a serving scenario: bucket graphs sharing one kernel context",
     "[--requests N] [--seed S] [--out DIR] [--images DIR] [--device N]\n"
-    "       [--platform NAME] [--strategy resident|host-ordered] [--no-capture]",
+    "       [--platform NAME] [--strategy resident|host-ordered] [--no-capture] [--explain]",
     "The framework side (the demo's own code, through the platform's framework\n"
     "driver, the conformance suite's fw.h) makes a device current, creates its\n"
     "streams and buffers and owns capture; kctx borrows the device with one kernel\n"
@@ -415,8 +554,9 @@ const cli_command kctx_cmd_demo = {
     "(kctx_check), tears everything down (graphs, kctx_close, kctx_destroy) and\n"
     "proves the device is back to its baseline and that kctx made no device\n"
     "lifecycle call. The report (its second line names the platform and the\n"
-    "strategy in effect) goes to stdout, progress to stderr. Exit status 1 on any\n"
-    "failure.\n",
+    "strategy in effect) goes to stdout, progress to stderr; --explain adds a\n"
+    "glossary after it: what each line shows, and the terms it uses, in plain\n"
+    "words. Exit status 1 on any failure.\n",
     k_options,
     run_demo,
 };
