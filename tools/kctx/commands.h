@@ -17,7 +17,7 @@ extern const cli_command kctx_cmd_platforms;
 extern const cli_command kctx_cmd_trace;
 
 /* Render a trace file (Chrome JSON written by kctx) as a swimlane SVG;
- * returns 0 or prints the error and returns non-zero (cmd_trace.c). */
+ * returns 0 or prints the error and returns non-zero (cmd_trace_render.c). */
 int kctx_trace_render_file(const char *trace_path, const char *svg_path);
 
 #endif /* KCTX_TOOL_COMMANDS_H */
