@@ -1,6 +1,6 @@
 /*
  * task_dispatch — time per task through kctx's scheduler and the sim's
- * cores for a wide DAG of empty kernels, against the same DAG run by a plain
+ * cores for a wide DAG of counting kernels, against the same DAG run by a plain
  * pthread pool with condition variables and as many threads as the device
  * has cores.
  *
@@ -23,14 +23,21 @@
  * stream running the task kernels one after another.
  *
  * Baseline: a pool of `cores` threads, started once, sharing a FIFO of
- * ready tasks under one mutex with a condition variable; a worker runs a
- * task (its counter's increment, called through a pointer), then releases its
- * successors (pushing and signalling those that became ready); the main
- * thread pushes the root and waits on a second condition variable until
- * every task is done. L runs; time / (L x tasks).
+ * ready tasks under one mutex with a condition variable. Per run the
+ * measuring thread pays what a launch + synchronise makes it pay: it submits
+ * the run (pool_submit: posts it under the mutex and signals a worker, then
+ * returns without waiting, like kctx_launch) and then waits for the run's
+ * completion signal (pool_wait: a condition variable, like the stream
+ * synchronise). The worker that takes the run sets it up (every task's
+ * pending count) and makes the root ready; a worker runs a task (its
+ * counter's increment, called through a pointer), then releases its
+ * successors (pushing and signalling those that became ready); the worker
+ * that finishes the last task signals the completion. L runs;
+ * time / (L x tasks).
  *
  * Each strategy is measured in its own phase, with its own context, against
- * the same pool: A B A B for R repeats; medians. Without --strategy both
+ * the same pool: R repeats, the two sides' order alternating (kctx then
+ * pool, pool then kctx, ...); medians. Without --strategy both
  * are measured, RESIDENT first; the RESIDENT figures keep their names, the
  * HOST_ORDERED ones end in _host_ordered. Goal (RESIDENT): ratio <= 1.5.
  *   metric task_dispatch value=<ns per task> unit=ns baseline=<ns per task> ratio=<kctx/pool> n=<R>
@@ -107,6 +114,9 @@ typedef struct pool {
     uint32_t *queue;  /* FIFO of ready tasks: each task enters once per run */
     uint32_t *counts; /* runs of each task (the tasks' work) */
     uint32_t head, tail, done;
+    uint64_t submitted; /* runs submitted by the measuring thread */
+    uint64_t started;   /* runs a worker has taken from the submission slot */
+    uint64_t completed; /* runs whose every task is done */
     int quit;
     void (*volatile body)(uint32_t *count);
 } pool;
@@ -119,8 +129,19 @@ static void *pool_worker(void *arg) {
     pool *p = arg;
     pthread_mutex_lock(&p->lock);
     for (;;) {
-        while (!p->quit && p->head == p->tail) pthread_cond_wait(&p->work, &p->lock);
+        while (!p->quit && p->started == p->submitted && p->head == p->tail)
+            pthread_cond_wait(&p->work, &p->lock);
         if (p->quit) break;
+        if (p->started < p->submitted) {
+            /* A submitted run: this worker sets it up (every task's pending
+             * count, an empty FIFO) and makes the root ready, as a launch's
+             * acquire step does on the device. */
+            p->started++;
+            memcpy(p->pending, p->d->ndeps, p->d->ntasks * sizeof *p->pending);
+            p->head = p->tail = p->done = 0;
+            p->queue[p->tail++] = 0; /* the root */
+            continue;
+        }
         uint32_t t = p->queue[p->head++];
         pthread_mutex_unlock(&p->lock);
         p->body(&p->counts[t]);
@@ -132,7 +153,10 @@ static void *pool_worker(void *arg) {
                 pthread_cond_signal(&p->work);
             }
         }
-        if (++p->done == p->d->ntasks) pthread_cond_signal(&p->done_cv);
+        if (++p->done == p->d->ntasks) { /* the run's completion signal */
+            p->completed++;
+            pthread_cond_broadcast(&p->done_cv);
+        }
     }
     pthread_mutex_unlock(&p->lock);
     return NULL;
@@ -156,14 +180,28 @@ static void pool_start(pool *p, const dag *d, int nthreads) {
             kb_fatal("pthread_create failed");
 }
 
-static void pool_run(pool *p) {
+/* Submission (the pool's kctx_launch): post one run and return without
+ * waiting for it; a worker takes it up. */
+static void pool_submit(pool *p) {
     pthread_mutex_lock(&p->lock);
-    memcpy(p->pending, p->d->ndeps, p->d->ntasks * sizeof *p->pending);
-    p->head = p->tail = p->done = 0;
-    p->queue[p->tail++] = 0; /* the root */
+    p->submitted++;
     pthread_cond_signal(&p->work);
-    while (p->done < p->d->ntasks) pthread_cond_wait(&p->done_cv, &p->lock);
     pthread_mutex_unlock(&p->lock);
+}
+
+/* Completion wait (the pool's stream synchronise): block until every run
+ * submitted so far has completed. A run that completed without all its
+ * tasks done, or more completions than submissions, fails the program. */
+static void pool_wait(pool *p) {
+    pthread_mutex_lock(&p->lock);
+    while (p->completed < p->submitted) pthread_cond_wait(&p->done_cv, &p->lock);
+    uint64_t completed = p->completed, submitted = p->submitted;
+    uint32_t done = p->done;
+    pthread_mutex_unlock(&p->lock);
+    if (completed != submitted || done != p->d->ntasks)
+        kb_fatal("pool: %llu runs completed of %llu submitted, %u of %u tasks done in the last: "
+                 "the completion signal is wrong",
+                 (unsigned long long)completed, (unsigned long long)submitted, done, p->d->ntasks);
 }
 
 static void pool_stop(pool *p) {
@@ -252,7 +290,10 @@ static double run_kctx(kctx_context ctx, counted *c, sim_stream s, long runs, co
 static double run_pool(pool *p, long runs) {
     memset(p->counts, 0, p->d->ntasks * sizeof *p->counts);
     uint64_t t0 = kb_now_ns();
-    for (long i = 0; i < runs; i++) pool_run(p);
+    for (long i = 0; i < runs; i++) {
+        pool_submit(p);
+        pool_wait(p);
+    }
     double ns = (double)(kb_now_ns() - t0) / ((double)runs * p->d->ntasks);
     check_counts(p->counts, p->d->ntasks, runs, "pool");
     return ns;
@@ -291,12 +332,17 @@ static int measure(kctx_strategy strategy, const kb_options *opt, pool *p, uint3
                 opt->quick ? " (quick)" : "");
     double *kv = lb_doubles(R), *bv = lb_doubles(R), *ov = lb_doubles(R);
     for (int r = 0; r < R; r++) {
+        /* The sides alternate which goes first: kctx, pool in even repeats;
+         * pool, kctx in odd ones. The 1-task figure (information) follows. */
+        const int pool_first = r % 2 == 1;
+        if (run_b && pool_first) bv[r] = run_pool(p, runs);
         if (run_k) kv[r] = run_kctx(ctx, &wide, s, runs, side);
-        if (run_b) bv[r] = run_pool(p, runs);
+        if (run_b && !pool_first) bv[r] = run_pool(p, runs);
         if (run_k) ov[r] = run_kctx(ctx, &one, s, runs, side1);
-        kb_progress("%s: repeat %d/%d: kctx %.0f ns/task (%.1f us/launch; a 1-task launch %.1f "
-                    "us), pool %.0f ns/task",
-                    sname, r + 1, R, kv[r], kv[r] * ntasks / 1000.0, ov[r] / 1000.0, bv[r]);
+        kb_progress("%s: repeat %d/%d (%s first): kctx %.0f ns/task (%.1f us/launch; a 1-task "
+                    "launch %.1f us), pool %.0f ns/task",
+                    sname, r + 1, R, pool_first ? "pool" : "kctx", kv[r], kv[r] * ntasks / 1000.0,
+                    ov[r] / 1000.0, bv[r]);
     }
 
     lb_sim_check(sim_stream_destroy(s), "sim_stream_destroy");
