@@ -164,6 +164,16 @@ kctx_context kt_kernel_ctx(void) {
     return c;
 }
 
+kctx_context kt_prepared_ctx(kt_image img, uint64_t id) {
+    if (!img.bytes) return 0;
+    kctx_context c = kt_kernel_ctx();
+    if (c && !CHECK_OK(kctx_prepare(c, id, img.bytes, img.size))) {
+        kt_finish(c);
+        return 0;
+    }
+    return c;
+}
+
 void kt_finish(kctx_context ctx) {
     CHECK_OK(kctx_close(ctx));
     CHECK_OK(kctx_destroy(ctx));

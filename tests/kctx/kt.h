@@ -199,6 +199,9 @@ typedef struct kt_image {
 kt_image kt_image_noop(void);
 kt_image kt_image_append(void);
 kt_image kt_image_opencl(void);
+/* kt_kernel_ctx with `img` prepared under `id`; 0 (and a failed check, the
+ * context closed and destroyed) on failure. */
+kctx_context kt_prepared_ctx(kt_image img, uint64_t id);
 /* A malloc'd copy (free with free()). */
 void *kt_image_dup(kt_image img);
 /* The sim test kernels module file's bytes (cached). */

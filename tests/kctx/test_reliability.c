@@ -138,11 +138,8 @@ KT_TEST(program_run_checks_the_current_device_and_recovery_resets_only_its_own) 
 /* ---- 3. K24 when the compensation fails too ------------------------------------------------ */
 
 KT_TEST(a_launch_whose_scheduler_and_abort_both_fail_still_comes_back_promptly) { /* K24 */
-    kt_image noop = kt_image_noop();
-    REQUIRE(noop.bytes);
-    kctx_context c = kt_kernel_ctx();
+    kctx_context c = kt_prepared_ctx(kt_image_noop(), 1);
     REQUIRE(c);
-    REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
     sim_stream s = 0;
     REQUIRE_SIM_OK(sim_stream_create(&s));
     /* launch-kernel calls of one launch: acquire, worker, scheduler; from
@@ -362,11 +359,8 @@ KT_TEST(a_fatal_error_during_init_quarantines_without_rollback_calls) { /* K29, 
 /* ---- 8. a refused captured launch holds no lifetime token --------------------------------- */
 
 KT_TEST(a_captured_launch_refused_before_enqueueing_holds_no_token) { /* K9, K25 */
-    kt_image noop = kt_image_noop();
-    REQUIRE(noop.bytes);
-    kctx_context c = kt_kernel_ctx();
+    kctx_context c = kt_prepared_ctx(kt_image_noop(), 1);
     REQUIRE(c);
-    REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
     sim_stream s = 0;
     REQUIRE_SIM_OK(sim_stream_create(&s));
     CHECK_SIM_OK(sim_stream_begin_capture(s, SIM_CAPTURE_MODE_GLOBAL));
@@ -387,11 +381,8 @@ KT_TEST(a_captured_launch_refused_before_enqueueing_holds_no_token) { /* K9, K25
 }
 
 KT_TEST(a_failed_token_attach_after_the_first_enqueue_breaks_the_capture) { /* K24, K25 */
-    kt_image noop = kt_image_noop();
-    REQUIRE(noop.bytes);
-    kctx_context c = kt_kernel_ctx();
+    kctx_context c = kt_prepared_ctx(kt_image_noop(), 1);
     REQUIRE(c);
-    REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
     sim_stream s = 0;
     REQUIRE_SIM_OK(sim_stream_create(&s));
     CHECK_SIM_OK(sim_stream_begin_capture(s, SIM_CAPTURE_MODE_GLOBAL));
@@ -411,11 +402,8 @@ KT_TEST(a_failed_token_attach_after_the_first_enqueue_breaks_the_capture) { /* K
 /* ---- 9. a platform failure of the caller-stream query is a platform error ------------------ */
 
 KT_TEST(a_failing_caller_stream_query_is_mapped_by_class) { /* K18, K9 */
-    kt_image noop = kt_image_noop();
-    REQUIRE(noop.bytes);
-    kctx_context c = kt_kernel_ctx();
+    kctx_context c = kt_prepared_ctx(kt_image_noop(), 1);
     REQUIRE(c);
-    REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
     sim_stream s = 0;
     REQUIRE_SIM_OK(sim_stream_create(&s));
     fault_with(SIM_OP_GET_CAPTURE_INFO, 1, 0, SIM_OUT_OF_MEMORY); /* the caller's query */

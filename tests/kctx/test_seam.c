@@ -45,11 +45,8 @@ KT_TEST(an_injected_fault_fails_the_named_call_before_the_platform_sees_it) { /*
 }
 
 KT_TEST(the_seam_counts_every_call_a_context_makes) { /* K19 */
-    kt_image noop = kt_image_noop();
-    REQUIRE(noop.bytes);
-    kctx_context c = kt_kernel_ctx();
+    kctx_context c = kt_prepared_ctx(kt_image_noop(), 1);
     REQUIRE(c);
-    REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
     sim_stream s = 0;
     REQUIRE_SIM_OK(sim_stream_create(&s));
     uint64_t a = 0, b = 0, t0 = kctx_thread_platform_calls(KCTX_POP_ANY);
@@ -122,11 +119,8 @@ KT_TEST(a_seam_fault_sweep_over_a_whole_lifecycle_ends_back_at_the_baseline) { /
 }
 
 KT_TEST(an_injected_device_loss_quarantines_like_a_real_one) { /* K29, K30, K36 */
-    kt_image noop = kt_image_noop();
-    REQUIRE(noop.bytes);
-    kctx_context c = kt_kernel_ctx();
+    kctx_context c = kt_prepared_ctx(kt_image_noop(), 1);
     REQUIRE(c);
-    REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
     sim_stream s = 0;
     REQUIRE_SIM_OK(sim_stream_create(&s));
     seam_fault(KCTX_POP_EVENT_RECORD, 1, 0, KCTX_DEVICE_LOST);
