@@ -251,7 +251,12 @@ typedef struct kctx_kernel_config {
  *  - a failed rollback: the claim is kept and the context is CLOSING (close
  *    retries the rest).
  * Idempotent latch: kernel init of a READY kernel context returns
- * INVALID_STATE without changes; of a PROGRAM context INVALID_STATE (K1). */
+ * INVALID_STATE without changes; of a PROGRAM context INVALID_STATE (K1).
+ * Errors: INVALID_HANDLE; INVALID_ARGUMENT (config, as above); UNSUPPORTED
+ * (strategy); INVALID_STATE (PROGRAM mode, or not NEW); OUT_OF_MEMORY (the
+ * trace's host buffers); BUSY (another kernel context claims the device);
+ * CAPACITY (too many claimed devices); DEVICE_LOST (quarantined by a fatal
+ * error during creation or rollback); a platform call's mapped status. */
 KCTX_API kctx_status kctx_kernel_init(kctx_context ctx, const kctx_kernel_config *config);
 
 typedef struct kctx_program_config {
@@ -281,7 +286,10 @@ typedef struct kctx_program_config {
  * reports the failure (K31). The config is taken as kernel init's (sizes,
  * version, reserved, strategy: INVALID_ARGUMENT / UNSUPPORTED); a platform
  * without program mode (kctx_platform_caps.program_mode 0) is
- * UNSUPPORTED. */
+ * UNSUPPORTED.
+ * Errors: INVALID_HANDLE; INVALID_ARGUMENT (config, or a device the
+ * platform does not have); UNSUPPORTED; INVALID_STATE (KERNEL mode, or not
+ * NEW); OUT_OF_MEMORY; a platform call's mapped status. */
 KCTX_API kctx_status kctx_program_init(kctx_context ctx, const kctx_program_config *config);
 
 /* Prepare a callable under a caller-chosen id (K13-K17). Order: arguments,
@@ -306,8 +314,12 @@ KCTX_API kctx_status kctx_program_init(kctx_context ctx, const kctx_program_conf
  * adds no node to any graph, and restores the thread's capture mode. Its
  * validation, loads and upload run without the context's lock: a launch of
  * another id is never delayed by a prepare; close answers BUSY while a
- * prepare is still validating, loading or uploading. Other errors: OUT_OF_MEMORY, CAPACITY, TIMEOUT
- * and the mapped platform statuses of its loads and upload. */
+ * prepare is still validating, loading or uploading.
+ * Errors: INVALID_HANDLE; INVALID_ARGUMENT (image NULL or size 0);
+ * INVALID_IMAGE; POISONED; DEVICE_LOST; INVALID_STATE (phase, mode, or
+ * another current device: K5); DUPLICATE_ID; INCOMPATIBLE_IMAGE;
+ * OUT_OF_MEMORY; CAPACITY; TIMEOUT; a platform call's mapped status (its
+ * loads and upload). */
 KCTX_API kctx_status kctx_prepare(kctx_context ctx, uint64_t id, const void *image, size_t size);
 
 /* Close (K25, K26, K36, K30). Order:
@@ -333,9 +345,9 @@ KCTX_API kctx_status kctx_prepare(kctx_context ctx, uint64_t id, const void *ima
  *     released: CLOSED, the claim released, then the trace file written.
  *     A fatal error during the releases (DEVICE_LOST) quarantines the
  *     context and stops releasing at once (K29, K30; the way out is (1)).
+ * Close of a NEW context makes it CLOSED; of a CLOSED context is OK.
  * Errors: INVALID_HANDLE, INVALID_STATE, BUSY, DEVICE_LOST, and a release's
- * mapped platform status (PLATFORM_ERROR, OUT_OF_MEMORY, TIMEOUT, ...). 
- * Close of a NEW context makes it CLOSED; of a CLOSED context is OK. */
+ * mapped platform status (PLATFORM_ERROR, OUT_OF_MEMORY, TIMEOUT, ...). */
 KCTX_API kctx_status kctx_close(kctx_context ctx);
 
 /* ------------------------------------------------------------------------
@@ -412,7 +424,11 @@ typedef struct kctx_arg {
  *
  * Capturing on stream S while launching on another stream T leaves the
  * launch out of S's graph: which stream is captured is the caller's
- * responsibility. */
+ * responsibility.
+ * Errors: INVALID_HANDLE; INVALID_ARGUMENT; INVALID_STATE; POISONED;
+ * DEVICE_LOST; UNKNOWN_ID; CAPACITY; CAPTURE_ACTIVE; CAPTURE_BROKEN;
+ * PLATFORM_ERROR (a capture of an unexpected kind); a platform call's
+ * mapped status (the preflight's queries, or a submission failure). */
 KCTX_API kctx_status kctx_launch(kctx_context ctx, uint64_t id, const kctx_arg *args,
                                  uint32_t nargs, uint64_t caller_stream);
 
@@ -449,7 +465,11 @@ KCTX_API kctx_status kctx_check(kctx_context ctx, kctx_check_report *report);
  * the context owns (K5: INVALID_STATE otherwise). A fatal error triggers
  * program mode's recovery (K31): it resets the context's own device (making
  * it current for that call only), abandons every handle and leaves the
- * context CLOSED. On a kernel context: INVALID_STATE (K3). */
+ * context CLOSED. On a kernel context: INVALID_STATE (K3).
+ * Errors: INVALID_HANDLE; INVALID_STATE (not a program context, phase, or
+ * another current device: K5); POISONED; DEVICE_LOST; UNKNOWN_ID;
+ * INVALID_ARGUMENT and CAPACITY (the arguments, as kctx_launch); a platform
+ * call's mapped status (TIMEOUT included). */
 KCTX_API kctx_status kctx_run(kctx_context ctx, uint64_t id, const kctx_arg *args, uint32_t nargs);
 
 /* Write the trace collected so far (K32) to the config's trace_path, for
@@ -458,11 +478,16 @@ KCTX_API kctx_status kctx_run(kctx_context ctx, uint64_t id, const kctx_arg *arg
  * their ring slots are freed; nothing is read twice or lost (records that
  * found the ring full are counted as dropped). Not while the context's
  * streams are in a capture (CAPTURE_ACTIVE). UNSUPPORTED when tracing is
- * off. Accepted in READY and POISONED. */
+ * off. Accepted in READY and POISONED.
+ * Errors: INVALID_HANDLE; UNSUPPORTED; DEVICE_LOST (quarantined);
+ * INVALID_STATE (phase, or another current device: K5); CAPTURE_ACTIVE;
+ * PLATFORM_ERROR (the trace file cannot be written); a platform call's
+ * mapped status. */
 KCTX_API kctx_status kctx_trace_flush(kctx_context ctx);
 
 /* ------------------------------------------------------------------------
- * Queries
+ * Queries. Errors (every query that returns a status): INVALID_HANDLE;
+ * INVALID_ARGUMENT (an output pointer NULL, or msg NULL with msg_size > 0).
  * ---------------------------------------------------------------------- */
 KCTX_API kctx_status kctx_get_phase(kctx_context ctx, kctx_phase *phase);
 KCTX_API kctx_status kctx_get_mode(kctx_context ctx, kctx_mode *mode);
@@ -576,7 +601,8 @@ KCTX_API kctx_status kctx_get_context_caps(kctx_context ctx, kctx_platform_caps 
  * Statuses: OK (yes); INVALID_HANDLE; INVALID_STATE (a mode-less or
  * program-mode context: only kernel mode launches onto a caller's stream,
  * K3); UNSUPPORTED (the platform has no capture: launch eagerly); UNKNOWN_ID
- * (no callable is prepared under `id`). */
+ * (no callable is prepared under `id`).
+ * Errors: INVALID_HANDLE, INVALID_STATE, UNSUPPORTED, UNKNOWN_ID. */
 KCTX_API kctx_status kctx_capturable(kctx_context ctx, uint64_t id);
 
 /* ------------------------------------------------------------------------
@@ -631,7 +657,9 @@ KCTX_API const char *kctx_platform_op_name(int op);
  * `error` names the status class of the failure: PLATFORM_ERROR,
  * OUT_OF_MEMORY, BUSY (work not ready), DEVICE_LOST, CAPTURE_BROKEN,
  * TIMEOUT, DEVICE_ERROR or UNSUPPORTED. At most KCTX_MAX_FAULTS are armed at
- * once (CAPACITY beyond). Errors: INVALID_ARGUMENT, CAPACITY. */
+ * once (CAPACITY beyond).
+ * Errors: INVALID_ARGUMENT (fault or fault_id NULL, size too small, op,
+ * nth 0, or an error not in that list); CAPACITY. */
 #define KCTX_MAX_FAULTS 16
 typedef struct kctx_fault {
     size_t size; /* sizeof(kctx_fault) */

@@ -1,0 +1,133 @@
+/*
+ * test_refusals.c — refusals listed in kctx.h's "Errors:" lists that no
+ * other test drove (issue 12, item 7). Each test drives one refusal and
+ * checks that it changed nothing (K9: CHECK_UNCHANGED where a context
+ * exists).
+ *
+ * Not driven here (not reachable on the sim without faking):
+ *  - kctx_context_create CAPACITY needs KCTX_MAX_CONTEXTS live handles and
+ *    OUT_OF_MEMORY a failing host allocation; UNSUPPORTED needs a built
+ *    platform that is unavailable (the sim always is available).
+ *  - kernel init CAPACITY (too many claimed devices) needs more devices than
+ *    the claim table holds; the sim has KCTX_SIM_DEVICES (2 by default).
+ */
+#include "kt.h"
+
+#include <string.h>
+
+KT_TEST(fault_hits_refuses_a_bad_id_or_a_null_output) { /* kctx.h: kctx_fault_hits */
+    uint64_t hits = 7;
+    CHECK_K(kctx_fault_hits(-1, &hits), KCTX_INVALID_ARGUMENT);
+    CHECK_K(kctx_fault_hits(KCTX_MAX_FAULTS, &hits), KCTX_INVALID_ARGUMENT);
+    CHECK_K(kctx_fault_hits(0, NULL), KCTX_INVALID_ARGUMENT);
+    CHECK_EQ(hits, 7); /* nothing written */
+}
+
+KT_TEST(runtime_error_refuses_a_null_msg_with_a_size) { /* queries: INVALID_ARGUMENT */
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    kt_state before = kt_state_take(c);
+    kctx_status st = KCTX_OK;
+    CHECK_K(kctx_runtime_error(c, &st, NULL, 4), KCTX_INVALID_ARGUMENT);
+    CHECK_UNCHANGED(c, before);
+    kt_finish(c);
+}
+
+KT_TEST(program_init_refuses_a_negative_device) { /* kctx_program_init: INVALID_ARGUMENT */
+    kctx_context c = kt_create();
+    REQUIRE(c);
+    kt_state before = kt_state_take(c);
+    kctx_program_config cfg = KCTX_PROGRAM_CONFIG_INIT;
+    cfg.device = -1;
+    CHECK_K(kctx_program_init(c, &cfg), KCTX_INVALID_ARGUMENT);
+    CHECK_UNCHANGED(c, before);
+    CHECK_MODE(c, KCTX_MODE_NONE);
+    CHECK_OK(kctx_destroy(c));
+}
+
+KT_TEST(
+    program_init_refuses_a_device_the_platform_lacks) { /* kctx_program_init: INVALID_ARGUMENT */
+    kctx_context c = kt_create();
+    REQUIRE(c);
+    kt_state before = kt_state_take(c);
+    kctx_program_config cfg = KCTX_PROGRAM_CONFIG_INIT;
+    cfg.device = kt_device_count();
+    CHECK_K(kctx_program_init(c, &cfg), KCTX_INVALID_ARGUMENT);
+    CHECK_UNCHANGED(c, before);
+    CHECK_MODE(c, KCTX_MODE_NONE);
+    CHECK_OK(kctx_destroy(c));
+}
+
+KT_TEST(launch_check_run_and_flush_refuse_a_dead_handle) { /* section 0: INVALID_HANDLE */
+    kctx_context c = kt_create();
+    REQUIRE(c);
+    CHECK_OK(kctx_destroy(c)); /* c is now a destroyed handle */
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
+    uint64_t before = kt_destructive_calls();
+    CHECK_K(kctx_launch(c, 1, NULL, 0, 1), KCTX_INVALID_HANDLE);
+    CHECK_K(kctx_check(c, &rep), KCTX_INVALID_HANDLE);
+    CHECK_K(kctx_run(c, 1, NULL, 0), KCTX_INVALID_HANDLE);
+    CHECK_K(kctx_trace_flush(c), KCTX_INVALID_HANDLE);
+    CHECK_K(kctx_get_context_caps(c, &caps), KCTX_INVALID_HANDLE);
+    CHECK_EQ(kt_destructive_calls(), before);
+    CHECK(caps.name == NULL); /* nothing written */
+}
+
+KT_TEST(launch_of_an_id_never_prepared_is_unknown_id) { /* K18: UNKNOWN_ID */
+    kctx_context c = kt_prepared_ctx(kt_image_noop(), 1);
+    REQUIRE(c);
+    sim_stream s = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    kt_state before = kt_state_take(c);
+    CHECK_K(kctx_launch(c, 2, NULL, 0, s), KCTX_UNKNOWN_ID);
+    CHECK_UNCHANGED(c, before);
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    CHECK_SIM_OK(sim_stream_destroy(s));
+    kt_finish(c);
+}
+
+/* A program context on device 1 with noop prepared under id 1. */
+static kctx_context program_ctx(void) {
+    kt_image noop = kt_image_noop();
+    if (!CHECK(noop.bytes != NULL)) return 0;
+    kctx_context p = kt_create();
+    if (!p) return 0;
+    kctx_program_config pcfg = KCTX_PROGRAM_CONFIG_INIT;
+    pcfg.device = 1;
+    kt_expect_lifecycle(-1, SIM_LIFECYCLE_INIT, 1);
+    kt_expect_lifecycle(1, SIM_LIFECYCLE_SET_DEVICE, 1);
+    if (!CHECK_OK(kctx_program_init(p, &pcfg)) ||
+        !CHECK_OK(kctx_prepare(p, 1, noop.bytes, noop.size))) {
+        kctx_close(p);
+        kctx_destroy(p);
+        return 0;
+    }
+    return p;
+}
+
+KT_TEST(run_of_an_id_never_prepared_is_unknown_id) { /* kctx_run: UNKNOWN_ID */
+    REQUIRE_DEVICES(2);
+    kctx_context p = program_ctx();
+    REQUIRE(p);
+    kt_state before = kt_state_take(p);
+    CHECK_K(kctx_run(p, 2, NULL, 0), KCTX_UNKNOWN_ID);
+    CHECK_UNCHANGED(p, before);
+    CHECK_OK(kctx_run(p, 1, NULL, 0)); /* the context still runs */
+    kt_finish(p);
+    kt_set_device(0);
+}
+
+KT_TEST(run_with_arguments_that_do_not_match_the_signature_is_invalid_argument) { /* K18 */
+    REQUIRE_DEVICES(2);
+    kctx_context p = program_ctx();
+    REQUIRE(p);
+    kctx_arg extra[1] = {KCTX_SCALAR(1)};
+    kt_state before = kt_state_take(p);
+    CHECK_K(kctx_run(p, 1, extra, 1), KCTX_INVALID_ARGUMENT); /* noop takes none */
+    CHECK_K(kctx_run(p, 1, NULL, 1), KCTX_INVALID_ARGUMENT);
+    CHECK_UNCHANGED(p, before);
+    CHECK_OK(kctx_run(p, 1, NULL, 0));
+    kt_finish(p);
+    kt_set_device(0);
+}
