@@ -253,7 +253,8 @@ typedef struct kctx_kernel_config {
  * Idempotent latch: kernel init of a READY kernel context returns
  * INVALID_STATE without changes; of a PROGRAM context INVALID_STATE (K1).
  * Errors: INVALID_HANDLE; INVALID_ARGUMENT (config, as above); UNSUPPORTED
- * (strategy); INVALID_STATE (PROGRAM mode, or not NEW); OUT_OF_MEMORY (the
+ * (strategy, or a device reporting a core count kctx cannot drive);
+ * INVALID_STATE (PROGRAM mode, or not NEW); OUT_OF_MEMORY (the
  * trace's host buffers); BUSY (another kernel context claims the device);
  * CAPACITY (too many claimed devices); DEVICE_LOST (quarantined by a fatal
  * error during creation or rollback); a platform call's mapped status. */
@@ -316,8 +317,8 @@ KCTX_API kctx_status kctx_program_init(kctx_context ctx, const kctx_program_conf
  * another id is never delayed by a prepare; close answers BUSY while a
  * prepare is still validating, loading or uploading.
  * Errors: INVALID_HANDLE; INVALID_ARGUMENT (image NULL or size 0);
- * INVALID_IMAGE; POISONED; DEVICE_LOST; INVALID_STATE (phase, mode, or
- * another current device: K5); DUPLICATE_ID; INCOMPATIBLE_IMAGE;
+ * INVALID_IMAGE; POISONED; DEVICE_LOST; INVALID_STATE (a mode-less
+ * context, phase, or another current device: K5); DUPLICATE_ID; INCOMPATIBLE_IMAGE;
  * OUT_OF_MEMORY; CAPACITY; TIMEOUT; a platform call's mapped status (its
  * loads and upload). */
 KCTX_API kctx_status kctx_prepare(kctx_context ctx, uint64_t id, const void *image, size_t size);

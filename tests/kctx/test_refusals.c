@@ -10,10 +10,15 @@
  *    platform that is unavailable (the sim always is available).
  *  - kernel init CAPACITY (too many claimed devices) needs more devices than
  *    the claim table holds; the sim has KCTX_SIM_DEVICES (2 by default).
+ *  - prepare CAPACITY needs 2^31 prepared callables.
+ *  - program init UNSUPPORTED for a platform without program mode: the sim
+ *    has program mode (no such platform is built here).
  */
 #include "kt.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 KT_TEST(fault_hits_refuses_a_bad_id_or_a_null_output) { /* kctx.h: kctx_fault_hits */
     uint64_t hits = 7;
@@ -130,4 +135,72 @@ KT_TEST(run_with_arguments_that_do_not_match_the_signature_is_invalid_argument) 
     CHECK_OK(kctx_run(p, 1, NULL, 0));
     kt_finish(p);
     kt_set_device(0);
+}
+
+/* A kernel context with tracing on (its file under /tmp) and noop prepared
+ * under id 1. */
+static kctx_context traced_ctx(char *path, size_t n, const char *tag) {
+    snprintf(path, n, "/tmp/kctx-refusals-%s-%d.json", tag, (int)getpid());
+    kctx_context c = kt_create();
+    if (!c) return 0;
+    kctx_kernel_config cfg = kt_config(0);
+    cfg.flags = KCTX_TRACE_ENABLE;
+    cfg.trace_path = path;
+    kt_image noop = kt_image_noop();
+    if (!CHECK_OK(kctx_kernel_init(c, &cfg)) ||
+        !CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size))) {
+        kctx_close(c);
+        kctx_destroy(c);
+        return 0;
+    }
+    return c;
+}
+
+KT_TEST(trace_flush_of_a_quarantined_context_is_device_lost) { /* K29, K32 */
+    char path[128];
+    kctx_context c = traced_ctx(path, sizeof path, "lost");
+    REQUIRE(c);
+    kt_image append = kt_image_append();
+    CHECK_SIM_OK(sim_device_make_fatal(0));
+    CHECK_K(kctx_prepare(c, 2, append.bytes, append.size), KCTX_DEVICE_LOST);
+    CHECK_PHASE(c, KCTX_PHASE_QUARANTINED);
+    kt_state before = kt_state_take(c);
+    CHECK_K(kctx_trace_flush(c), KCTX_DEVICE_LOST);
+    CHECK_UNCHANGED(c, before);
+    kt_owner_reset();
+    kt_finish(c);
+    remove(path);
+}
+
+KT_TEST(trace_flush_of_a_closing_context_is_invalid_state) { /* K8, K32 */
+    char path[128];
+    kctx_context c = traced_ctx(path, sizeof path, "closing");
+    REQUIRE(c);
+    kt_fault(SIM_OP_EVENT_DESTROY, 1, 0);
+    CHECK_K(kctx_close(c), KCTX_PLATFORM_ERROR);
+    CHECK_PHASE(c, KCTX_PHASE_CLOSING);
+    kt_state before = kt_state_take(c);
+    CHECK_K(kctx_trace_flush(c), KCTX_INVALID_STATE);
+    CHECK_UNCHANGED(c, before);
+    kt_finish(c);
+    remove(path);
+}
+
+KT_TEST(check_while_the_context_is_in_a_capture_is_capture_active) { /* kctx_check */
+    kctx_context c = kt_prepared_ctx(kt_image_noop(), 1);
+    REQUIRE(c);
+    sim_stream s = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    CHECK_SIM_OK(sim_stream_begin_capture(s, SIM_CAPTURE_MODE_GLOBAL));
+    CHECK_OK(kctx_launch(c, 1, NULL, 0, s)); /* the context's streams join the capture */
+    kt_state before = kt_state_take(c);
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    CHECK_K(kctx_check(c, &rep), KCTX_CAPTURE_ACTIVE);
+    CHECK_UNCHANGED(c, before);
+    sim_graph g = 0;
+    CHECK_SIM_OK(sim_stream_end_capture(s, &g));
+    CHECK_SIM_OK(sim_graph_destroy(g));
+    CHECK_SIM_OK(sim_stream_destroy(s));
+    CHECK_OK(kctx_check(c, &rep));
+    kt_finish(c);
 }
