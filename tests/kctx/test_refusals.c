@@ -204,3 +204,19 @@ KT_TEST(check_while_the_context_is_in_a_capture_is_capture_active) { /* kctx_che
     CHECK_OK(kctx_check(c, &rep));
     kt_finish(c);
 }
+
+KT_TEST(trace_flush_to_a_path_that_cannot_be_written_is_platform_error) { /* K32 */
+    kctx_context c = kt_create();
+    REQUIRE(c);
+    kctx_kernel_config cfg = kt_config(0);
+    cfg.flags = KCTX_TRACE_ENABLE;
+    cfg.trace_path = "/nonexistent-kctx-dir/trace.json"; /* no such directory */
+    REQUIRE_OK(kctx_kernel_init(c, &cfg));
+    CHECK_K(kctx_trace_flush(c), KCTX_PLATFORM_ERROR);
+    CHECK(strstr(kctx_last_error(c), "/nonexistent-kctx-dir/trace.json") != NULL);
+    CHECK_PHASE(c, KCTX_PHASE_READY); /* a failed write poisons nothing */
+    CHECK_K(kt_runtime_error(c), KCTX_OK);
+    CHECK_OK(kctx_close(c)); /* close's own write failure goes to the teardown slot */
+    CHECK_K(kt_teardown_error(c), KCTX_PLATFORM_ERROR);
+    CHECK_OK(kctx_destroy(c));
+}
