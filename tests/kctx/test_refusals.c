@@ -220,3 +220,20 @@ KT_TEST(trace_flush_to_a_path_that_cannot_be_written_is_platform_error) { /* K32
     CHECK_K(kt_teardown_error(c), KCTX_PLATFORM_ERROR);
     CHECK_OK(kctx_destroy(c));
 }
+
+KT_TEST(run_of_a_poisoned_program_context_is_poisoned) { /* K8: POISONED */
+    REQUIRE_DEVICES(2);
+    kctx_context p = program_ctx();
+    REQUIRE(p);
+    kt_fault(SIM_OP_LAUNCH_KERNEL, 1, 0); /* a failure after enqueueing started */
+    CHECK(kctx_run(p, 1, NULL, 0) != KCTX_OK);
+    CHECK_PHASE(p, KCTX_PHASE_POISONED);
+    kt_state before = kt_state_take(p);
+    CHECK_K(kctx_run(p, 1, NULL, 0), KCTX_POISONED);
+    CHECK_UNCHANGED(p, before);
+    /* the failed run's compensating chain may still be in flight: close
+     * would answer BUSY (K25) */
+    (void)sim_stream_synchronize(kt_aicpu_stream(p));
+    kt_finish(p);
+    kt_set_device(0);
+}
