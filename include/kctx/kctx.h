@@ -428,8 +428,8 @@ typedef struct kctx_arg {
  * responsibility.
  * Errors: INVALID_HANDLE; INVALID_ARGUMENT; INVALID_STATE; POISONED;
  * DEVICE_LOST; UNKNOWN_ID; CAPACITY; CAPTURE_ACTIVE; CAPTURE_BROKEN;
- * PLATFORM_ERROR (a capture of an unexpected kind); a platform call's
- * mapped status (the preflight's queries, or a submission failure). */
+ * PLATFORM_ERROR (the platform reports an active capture without its
+ * graph); a platform call's mapped status (the preflight's queries, or a submission failure). */
 KCTX_API kctx_status kctx_launch(kctx_context ctx, uint64_t id, const kctx_arg *args,
                                  uint32_t nargs, uint64_t caller_stream);
 

@@ -13,6 +13,18 @@
  *  - prepare CAPACITY needs 2^31 prepared callables.
  *  - program init UNSUPPORTED for a platform without program mode: the sim
  *    has program mode (no such platform is built here).
+ *  - kernel init UNSUPPORTED for a device reporting 0 or more than 1024
+ *    cores, and kernel/program init OUT_OF_MEMORY for the trace's host
+ *    buffers: the sim's devices and host allocations do not fail so.
+ *  - capturable UNSUPPORTED: the sim has capture.
+ *  - launch PLATFORM_ERROR for an active capture reported without its
+ *    graph: the sim always reports the graph.
+ *  - prepare, launch and run OUT_OF_MEMORY from a host allocation: the same.
+ * Left (reachable, not yet driven here): run CAPACITY needs an image whose
+ * arguments exceed the kernel-args capacity; kt.h's images take at most
+ * one argument (launch's CAPACITY is driven elsewhere).
+ * Statuses that are a platform call's mapped status are driven by the
+ * fault sweeps (test_fault_sweep.c, tests/conformance).
  */
 #include "kt.h"
 
