@@ -124,7 +124,12 @@ typedef enum kctx_pclass {
     KCTX_PCLASS_TIMEOUT = 6,
     KCTX_PCLASS_DEVICE_ERROR = 7, /* a kernel failed on the device (non-fatal) */
     KCTX_PCLASS_UNSUPPORTED = 8,
-    KCTX_PCLASS_OTHER = 9
+    KCTX_PCLASS_OTHER = 9,
+    /* A module that does not build or load for this device (a source that
+     * does not compile, a kernel the platform cannot launch): the image's
+     * fault, reported by prepare as INCOMPATIBLE_IMAGE. Added in version 2
+     * (an older core maps it to PLATFORM_ERROR). */
+    KCTX_PCLASS_BAD_MODULE = 10
 } kctx_pclass;
 
 /* Graph lifetime hook: called once when the graph and every executable

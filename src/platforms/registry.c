@@ -12,6 +12,8 @@
 
 #include "admit.h"
 
+#include <kctx/opencl.h>
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +48,8 @@ typedef struct known_platform {
 static const known_platform k_known[] = {
     {"sim", SIM_ENTRY, "not built into this library (KCTX_PLATFORMS did not include sim)"},
     {"opencl", OPENCL_ENTRY,
-     "not built into this library: the OpenCL platform is future work (no adapter yet)"},
+     "not built into this library (KCTX_PLATFORMS did not list opencl: OpenCL's headers, Debian "
+     "opencl-headers, were missing at build time, or it was left out)"},
     {"cuda", CUDA_ENTRY,
      "not built into this library: the CUDA platform is future work (no adapter yet)"},
 };
@@ -152,3 +155,41 @@ const char *kctx_platform_name_at(uint32_t index) {
     const kctx__platform_facts *f = kctx__platform_at(index);
     return f ? f->name : NULL;
 }
+
+#ifndef KCTX_BUILT_OPENCL
+/* kctx/opencl.h in a library built without the opencl platform. */
+#include "internal.h" /* kctx__fail: the thread's last error */
+static kctx_status opencl_not_built(const char *fn) {
+    return kctx__fail(NULL, KCTX_UNSUPPORTED, "%s: the opencl platform is %s", fn,
+                      k_known[1].not_built);
+}
+kctx_status kctx_opencl_bind(struct _cl_context *context, struct _cl_device_id *device,
+                             int *kctx_device) {
+    (void)context, (void)device, (void)kctx_device;
+    return opencl_not_built("kctx_opencl_bind");
+}
+kctx_status kctx_opencl_bind_queue(struct _cl_command_queue *queue, int *kctx_device) {
+    (void)queue, (void)kctx_device;
+    return opencl_not_built("kctx_opencl_bind_queue");
+}
+kctx_status kctx_opencl_bound(struct _cl_context **context, struct _cl_device_id **device,
+                              int *kctx_device) {
+    (void)context, (void)device, (void)kctx_device;
+    return opencl_not_built("kctx_opencl_bound");
+}
+kctx_status kctx_opencl_live_objects(int kctx_device, kctx_opencl_live *out) {
+    (void)kctx_device, (void)out;
+    return opencl_not_built("kctx_opencl_live_objects");
+}
+kctx_status kctx_opencl_test_hold(int kctx_device, struct _cl_event *gate) {
+    (void)kctx_device, (void)gate;
+    return opencl_not_built("kctx_opencl_test_hold");
+}
+kctx_status kctx_opencl_test_hold_reached(int *reached) {
+    (void)reached;
+    return opencl_not_built("kctx_opencl_test_hold_reached");
+}
+kctx_status kctx_opencl_test_hold_clear(void) {
+    return opencl_not_built("kctx_opencl_test_hold_clear");
+}
+#endif

@@ -193,6 +193,12 @@ typedef struct fw_driver {
      * platform exposes none. */
     const struct fw_lifecycle *lifecycle;
 
+    /* 1 when a kernel that fails makes its stream fail (the sim, CUDA,
+     * CANN: the stream's sticky error); 0 when a kernel cannot fail its
+     * command (OpenCL): a failed task then reaches kctx_check through the
+     * context's device error word only, and the stream completes. */
+    int kernel_errors_reach_streams;
+
     /* A device's name and compute-core count, for reports (kctx demo). */
     fw_status (*device_info)(int device, char *name, size_t name_size, unsigned *cores);
 
@@ -230,5 +236,9 @@ const fw_driver *fw_sim_driver(void);
 /* The same without the CAPTURE group ("sim-nocapture"): a platform without
  * capture, played on the sim. */
 const fw_driver *fw_sim_driver_without_capture(void);
+/* The opencl platform's driver (fw_opencl.c; built with the opencl
+ * platform: KCTX_SUITE_OPENCL), and how many OpenCL devices it lends. */
+const fw_driver *fw_opencl_driver(void);
+int fw_opencl_device_count(void);
 
 #endif
