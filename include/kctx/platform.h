@@ -284,9 +284,15 @@ typedef struct kctx_platform_desc {
     int has_null_stream;  /* 0 names a default stream a caller may launch onto */
     int has_epoch;        /* device_epoch (K30, K36); without it quarantine is terminal */
     int can_check_ranges; /* mem_range_check (K18's tensor range checks) */
+
+    /* ---- added in version 2 (optional: beyond a smaller size, NULL) ---- */
+    /* NULL: the platform's device programs and task kernels write timed
+     * trace records (K32). Else why they cannot (OpenCL C has no device
+     * clock): a trace then says so instead of showing empty device lanes. */
+    const char *device_trace_na;
 } kctx_platform_desc;
 
-#define KCTX_PLATFORM_DESC_MIN_SIZE sizeof(kctx_platform_desc)
+#define KCTX_PLATFORM_DESC_MIN_SIZE offsetof(kctx_platform_desc, device_trace_na)
 
 /* A platform's registration. Each built platform provides one (see
  * docs/platforms.md, "The registry"); the registry adds entries for the

@@ -995,6 +995,9 @@ static void desc_init(void) {
         .has_null_stream = 0,  /* every caller queue is a real queue */
         .has_epoch = 0,        /* no owner-reset signal: quarantine is terminal */
         .can_check_ranges = 0, /* the caller's SVM allocations are the framework's */
+        .device_trace_na = "OpenCL C has no device clock: task kernels and the runtime's "
+                           "programs write no timed records (the host spans, launches "
+                           "included, are complete)",
     };
     g_entry = (kctx_platform_entry){
         .size = sizeof(kctx_platform_entry),

@@ -163,6 +163,7 @@ kctx_status kctx__trace_write(kctx_ctx *c) {
         .host_dropped = c->spans_dropped,
         .dev = c->devrecs,
         .ndev = c->ndevrecs,
+        .device_na = c->plat->device_trace_na,
         .dev_dropped = c->devrecs_dropped,
     };
     char err[KCTX_MSG];

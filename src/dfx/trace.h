@@ -45,6 +45,10 @@ typedef struct kctx_dfx_trace {
     const kctx_rt_trace_rec *dev;
     size_t ndev;
     uint64_t dev_dropped; /* device records not recorded: ring full */
+    /* NULL: the device writes records. Else why it cannot (the platform's
+     * device_trace_na): no device lanes are written, and otherData's
+     * device_lanes says "not available: <why>". */
+    const char *device_na;
 } kctx_dfx_trace;
 
 /* Write `t` to `path` as Chrome trace-event JSON ({"traceEvents": [...]},

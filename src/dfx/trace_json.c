@@ -261,6 +261,12 @@ static void emit(FILE *f, const kctx_dfx_trace *t, const lanes *l) {
     put_id(f, t->host_dropped);
     fputs(",\"dev_dropped\":", f);
     put_id(f, t->dev_dropped);
+    if (t->device_na) {
+        char na[512];
+        snprintf(na, sizeof na, "not available: %s", t->device_na);
+        fputs(",\"device_lanes\":", f);
+        put_escaped(f, na);
+    }
     fputs("},\n\"traceEvents\":[\n", f);
 
     char pname[256];
@@ -272,11 +278,13 @@ static void emit(FILE *f, const kctx_dfx_trace *t, const lanes *l) {
     fputs("}}", f);
     for (size_t i = 0; i < l->nthreads; i++)
         put_lane_meta(f, pid, tid_host(l, l->threads[i]), "host thread", l->threads[i], 1);
-    put_lane_meta(f, pid, tid_aicpu(l), "AICPU", 0, 0);
-    for (uint32_t c = 0; c < l->core_count; c++)
-        put_lane_meta(f, pid, tid_core(l, c), "core", c, 1);
-    for (size_t i = 0; i < l->nextra; i++)
-        put_lane_meta(f, pid, tid_core(l, l->extra[i]), "core", l->extra[i], 1);
+    if (!t->device_na) { /* no empty device lanes where the device cannot write */
+        put_lane_meta(f, pid, tid_aicpu(l), "AICPU", 0, 0);
+        for (uint32_t c = 0; c < l->core_count; c++)
+            put_lane_meta(f, pid, tid_core(l, c), "core", c, 1);
+        for (size_t i = 0; i < l->nextra; i++)
+            put_lane_meta(f, pid, tid_core(l, l->extra[i]), "core", l->extra[i], 1);
+    }
 
     for (size_t i = 0; i < t->nhost; i++) put_host_span(f, l, pid, base, &t->host[i]);
     for (size_t i = 0; i < t->ndev; i++) put_dev_record(f, l, pid, base, &t->dev[i]);
@@ -287,7 +295,7 @@ static void emit(FILE *f, const kctx_dfx_trace *t, const lanes *l) {
     fprintf(f,
             ",\n{\"name\":\"dropped\",\"cat\":\"kctx\",\"ph\":\"i\",\"s\":\"p\",\"pid\":%u,\"tid\":"
             "%" PRIu64 ",\"ts\":",
-            pid, tid_aicpu(l));
+            pid, t->device_na ? (uint64_t)0 : tid_aicpu(l));
     put_us(f, end - base);
     fputs(",\"args\":{\"host_dropped\":", f);
     put_id(f, t->host_dropped);
