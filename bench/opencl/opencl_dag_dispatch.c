@@ -30,6 +30,10 @@
  * R repeats, the order of the sides alternating (kctx first on even
  * repeats, the baseline on odd ones); medians:
  *   metric opencl_dag_dispatch value=<ns per task> unit=ns baseline=<ns per task> ratio=<kctx/hand> n=<R>
+ *   metric opencl_dag_dispatch_submit value=<ns per task> unit=ns baseline=<ns per task> ratio=<..> n=<R>
+ *       the submission calls alone, per task (kctx_launch; the hand loop of
+ *       262 enqueues), timed inside the same runs (information: how much of
+ *       a run is host-side submission, which overlaps the execution)
  *   metric opencl_dag_dispatch_one_task value=<ns> unit=ns baseline=<ns> ratio=<..> n=<R>
  *       the DAG's root alone (a 1-task callable) through kctx, launch +
  *       clFinish, against one kernel + clFinish by hand (information: the
@@ -89,12 +93,21 @@ static void side_verify(const side *s, const char *what) {
 
 /* ---- kctx ------------------------------------------------------------------ */
 
-/* ns per task of L x (launch of callable `id` on counts, clFinish). */
-static double run_kctx(bench *B, side *s, uint64_t id, long runs, const char *what) {
+/* One measurement: ns per task of the whole runs, and of their submission
+ * calls alone (kctx_launch; the hand loop of enqueues). */
+typedef struct sample {
+    double total, submit;
+} sample;
+
+/* L x (launch of callable `id` on counts, clFinish). */
+static sample run_kctx(bench *B, side *s, uint64_t id, long runs, const char *what) {
     kctx_arg arg = KCTX_TENSOR((uint64_t)(uintptr_t)s->counts, s->ntasks * sizeof(uint32_t));
+    uint64_t submit = 0;
     uint64_t t0 = kb_now_ns();
     for (long i = 0; i < runs; i++) {
+        uint64_t ts = kb_now_ns();
         kctx_status st = kctx_launch(B->ctx, id, &arg, 1, (uint64_t)(uintptr_t)B->q);
+        submit += kb_now_ns() - ts;
         if (st != KCTX_OK) oc_kctx_check(st, "kctx_launch");
         cl_int e = clFinish(B->q);
         if (e != CL_SUCCESS) oc_check(e, "clFinish");
@@ -102,16 +115,19 @@ static double run_kctx(bench *B, side *s, uint64_t id, long runs, const char *wh
     uint64_t t1 = kb_now_ns();
     s->runs += (uint64_t)runs;
     side_verify(s, what);
-    return (double)(t1 - t0) / ((double)runs * s->ntasks);
+    const double tasks = (double)runs * s->ntasks;
+    return (sample){(double)(t1 - t0) / tasks, (double)submit / tasks};
 }
 
 /* ---- the baseline ------------------------------------------------------------ */
 
-/* One run of the DAG's first `ntasks` tasks on counts, enqueued by hand. */
-static void base_run(bench *B, side *s) {
+/* One run of the DAG's first `ntasks` tasks on counts, enqueued by hand;
+ * returns the ns of the enqueues. */
+static uint64_t base_run(bench *B, side *s) {
     const size_t global = 1;
     const cl_ulong one = 1;
     const oc_dag *d = &B->dag;
+    uint64_t ts = kb_now_ns();
     cl_int e = clSetKernelArg(B->count, 1, sizeof one, &one);
     if (e != CL_SUCCESS) oc_check(e, "clSetKernelArg(value)");
     for (uint32_t t = 0; t < s->ntasks; t++) {
@@ -123,21 +139,25 @@ static void base_run(bench *B, side *s) {
                                    &B->ev[t]);
         if (e != CL_SUCCESS) oc_check(e, "clEnqueueNDRangeKernel");
     }
+    uint64_t submit = kb_now_ns() - ts;
     e = clFinish(B->bq);
     if (e != CL_SUCCESS) oc_check(e, "clFinish");
     for (uint32_t t = 0; t < s->ntasks; t++) {
         e = clReleaseEvent(B->ev[t]);
         if (e != CL_SUCCESS) oc_check(e, "clReleaseEvent");
     }
+    return submit;
 }
 
-static double run_base(bench *B, side *s, long runs, const char *what) {
+static sample run_base(bench *B, side *s, long runs, const char *what) {
+    uint64_t submit = 0;
     uint64_t t0 = kb_now_ns();
-    for (long i = 0; i < runs; i++) base_run(B, s);
+    for (long i = 0; i < runs; i++) submit += base_run(B, s);
     uint64_t t1 = kb_now_ns();
     s->runs += (uint64_t)runs;
     side_verify(s, what);
-    return (double)(t1 - t0) / ((double)runs * s->ntasks);
+    const double tasks = (double)runs * s->ntasks;
+    return (sample){(double)(t1 - t0) / tasks, (double)submit / tasks};
 }
 
 int main(int argc, char **argv) {
@@ -188,27 +208,32 @@ int main(int argc, char **argv) {
     side_open(&B, &B.bone, 1);
 
     /* warm both sides (PoCL's kernel cache, kctx's first launches) */
-    run_kctx(&B, &B.kwide, 1, WARMUP, "kctx (warm-up)");
-    run_base(&B, &B.bwide, WARMUP, "baseline (warm-up)");
-    run_kctx(&B, &B.kone, 2, WARMUP, "kctx one task (warm-up)");
-    run_base(&B, &B.bone, WARMUP, "baseline one task (warm-up)");
+    (void)run_kctx(&B, &B.kwide, 1, WARMUP, "kctx (warm-up)");
+    (void)run_base(&B, &B.bwide, WARMUP, "baseline (warm-up)");
+    (void)run_kctx(&B, &B.kone, 2, WARMUP, "kctx one task (warm-up)");
+    (void)run_base(&B, &B.bone, WARMUP, "baseline one task (warm-up)");
     kb_progress("DAG of %u tasks (root, %d wide, %u joins, sink); %d interleaved repeats of %ld "
                 "runs per side (one-task figure: %ld runs)%s",
                 ntasks, WIDTH, ntasks - WIDTH - 2, R, runs, runs1, opt.quick ? " (quick)" : "");
 
     double *kv = oc_doubles(R), *bv = oc_doubles(R), *k1 = oc_doubles(R), *b1 = oc_doubles(R);
+    double *ks = oc_doubles(R), *bs = oc_doubles(R);
     for (int r = 0; r < R; r++) {
         const int base_first = r % 2 == 1;
-        if (run_b && base_first) bv[r] = run_base(&B, &B.bwide, runs, "baseline");
-        if (run_k) kv[r] = run_kctx(&B, &B.kwide, 1, runs, "kctx");
-        if (run_b && !base_first) bv[r] = run_base(&B, &B.bwide, runs, "baseline");
-        if (run_b && base_first) b1[r] = run_base(&B, &B.bone, runs1, "baseline one task");
-        if (run_k) k1[r] = run_kctx(&B, &B.kone, 2, runs1, "kctx one task");
-        if (run_b && !base_first) b1[r] = run_base(&B, &B.bone, runs1, "baseline one task");
-        kb_progress("repeat %d/%d (%s first): kctx %.0f ns/task (%.1f us/run), hand %.0f ns/task "
-                    "(%.1f us/run); one task: kctx %.1f us, hand %.1f us",
-                    r + 1, R, base_first ? "hand" : "kctx", kv[r], kv[r] * ntasks / 1000.0, bv[r],
-                    bv[r] * ntasks / 1000.0, k1[r] / 1000.0, b1[r] / 1000.0);
+        sample x = {0, 0}, y = {0, 0};
+        if (run_b && base_first) y = run_base(&B, &B.bwide, runs, "baseline");
+        if (run_k) x = run_kctx(&B, &B.kwide, 1, runs, "kctx");
+        if (run_b && !base_first) y = run_base(&B, &B.bwide, runs, "baseline");
+        kv[r] = x.total, ks[r] = x.submit, bv[r] = y.total, bs[r] = y.submit;
+        if (run_b && base_first) b1[r] = run_base(&B, &B.bone, runs1, "baseline one task").total;
+        if (run_k) k1[r] = run_kctx(&B, &B.kone, 2, runs1, "kctx one task").total;
+        if (run_b && !base_first) b1[r] = run_base(&B, &B.bone, runs1, "baseline one task").total;
+        kb_progress(
+            "repeat %d/%d (%s first): kctx %.0f ns/task (%.1f us/run, submit %.0f ns/task), "
+            "hand %.0f ns/task (%.1f us/run, submit %.0f ns/task); one task: kctx %.1f us, "
+            "hand %.1f us",
+            r + 1, R, base_first ? "hand" : "kctx", kv[r], kv[r] * ntasks / 1000.0, ks[r], bv[r],
+            bv[r] * ntasks / 1000.0, bs[r], k1[r] / 1000.0, b1[r] / 1000.0);
     }
     kb_progress("every task ran exactly once per run on every side measured (kctx %llu runs, "
                 "hand %llu runs of %u tasks)",
@@ -231,9 +256,11 @@ int main(int argc, char **argv) {
     if (run_k) {
         bad |= kb_metric_print_compared("opencl_dag_dispatch", kb_median(kv, (size_t)R), "ns",
                                         run_b, kb_median(bv, (size_t)R), R) != 0;
+        bad |= kb_metric_print_compared("opencl_dag_dispatch_submit", kb_median(ks, (size_t)R),
+                                        "ns", run_b, kb_median(bs, (size_t)R), R) != 0;
         bad |= kb_metric_print_compared("opencl_dag_dispatch_one_task", kb_median(k1, (size_t)R),
                                         "ns", run_b, kb_median(b1, (size_t)R), R) != 0;
     }
-    free(kv), free(bv), free(k1), free(b1);
+    free(kv), free(bv), free(k1), free(b1), free(ks), free(bs);
     return bad ? EXIT_FAILURE : EXIT_SUCCESS;
 }

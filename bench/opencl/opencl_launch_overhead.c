@@ -36,9 +36,12 @@
  * R repeats, the order of the sides alternating (kctx first on even
  * repeats, the baseline on odd ones); medians:
  *   metric opencl_launch_overhead value=<ns> unit=ns baseline=<ns> ratio=<kctx/hand> n=<R>
- *   metric opencl_launch_overhead_queries value=<ns> unit=ns n=<R>
- *       the baseline plus the 6 clGetCommandQueueInfo queries kctx's launch
- *       makes: the difference to the headline's value is kctx's own logic
+ *   metric opencl_launch_overhead_calls value=<ns> unit=ns n=<R>
+ *       the hand sequence making every OpenCL call kctx's adapter makes
+ *       (the 6 queue queries, the events of the commands on its own queues,
+ *       the event retains and releases; adapter_one): the difference to the
+ *       baseline is the adapter's call pattern, the difference to the
+ *       headline's value kctx's own logic and the adapter's locks
  *   metric opencl_launch_roundtrip value=<ns> unit=ns baseline=<ns> ratio=<..> n=<R>
  *       launch + clFinish, both sides (information)
  * Without PoCL (or kctx's opencl platform) it prints
@@ -51,13 +54,16 @@
 #include <string.h>
 
 enum {
-    DEFAULT_REPEATS = 21,
+    DEFAULT_REPEATS = 41,
     QUICK_REPEATS = 3,
     WARMUP = 64
 };
-#define DEFAULT_N 200L /* held launches per measurement */
-#define QUICK_N 50L
-#define ROUNDTRIP_DIV 4 /* round trips per measurement: N / 4 */
+/* Held launches per measurement: few, because PoCL's enqueue gets slower
+ * as the held queue grows (both sides: ~7.5 us per 12-command launch at 20
+ * to 80 held launches, ~15 us at 1,280). */
+#define DEFAULT_N 50L
+#define QUICK_N 30L
+#define ROUNDTRIP_DIV 2 /* round trips per measurement: N / 2 */
 
 typedef struct bench {
     oc_env env;
@@ -75,6 +81,7 @@ typedef struct bench {
     uint32_t *bcount;
     uint64_t *guard;
     uint64_t seq, blaunches;
+    cl_event rec[5], last[2]; /* the adapter-call variant's events */
 } bench;
 
 /* ---- the kctx side ---------------------------------------------------------- */
@@ -150,21 +157,101 @@ static void queries(bench *B) {
     }
 }
 
+/* ---- the baseline with every OpenCL call of kctx's adapter ------------------ */
+/* The same 12 commands, plus every other OpenCL call kctx's opencl adapter
+ * makes for them (platform/opencl/adapter.c): the 6 queue queries first;
+ * every command on kctx's own queues returns its event, which becomes the
+ * queue's latest (the previous one released); a record keeps its marker's
+ * event (retained once more on an own queue) until the next record of that
+ * event releases it; a wait retains the recorded event around its barrier.
+ * Not included: kctx's own logic and the adapter's locks. */
+
+static void ad_note(bench *B, int own, cl_event ev) {
+    cl_event old = B->last[own];
+    B->last[own] = ev;
+    if (old) clReleaseEvent(old);
+}
+
+static void ad_record(bench *B, int slot, cl_command_queue q, int own) {
+    cl_event ev;
+    enqueue_marker(q, &ev);
+    if (own >= 0) {
+        clRetainEvent(ev);
+        ad_note(B, own, ev);
+    }
+    cl_event old = B->rec[slot];
+    B->rec[slot] = ev;
+    if (old) clReleaseEvent(old);
+}
+
+static void ad_wait(bench *B, cl_command_queue q, int slot, int own) {
+    cl_event ev = B->rec[slot], done = NULL;
+    clRetainEvent(ev);
+    cl_int e = clEnqueueBarrierWithWaitList(q, 1, &ev, own >= 0 ? &done : NULL);
+    if (e != CL_SUCCESS) oc_check(e, "clEnqueueBarrierWithWaitList");
+    clReleaseEvent(ev);
+    if (own >= 0) ad_note(B, own, done);
+}
+
+static void ad_kernel(bench *B, cl_command_queue q, cl_kernel k, int own) {
+    const size_t global = 1;
+    cl_event done;
+    cl_int e = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, &done);
+    if (e != CL_SUCCESS) oc_check(e, "clEnqueueNDRangeKernel");
+    ad_note(B, own, done);
+}
+
+static void adapter_one(bench *B) {
+    enum {
+        CPU = 0,
+        CORE = 1,
+        CALLER = -1
+    };
+    const oc_step step = {(uint64_t)(uintptr_t)B->guard, ++B->seq, 0, 0};
+    const cl_ulong one = 1;
+    queries(B);
+    ad_record(B, 0, B->bq, CALLER); /* START */
+    ad_wait(B, B->bcpu, 0, CPU);
+    set_step(B->acquire, &step);
+    ad_kernel(B, B->bcpu, B->acquire, CPU);
+    ad_record(B, 1, B->bcpu, CPU); /* AICORE_START */
+    ad_wait(B, B->bcore, 1, CORE);
+    cl_int e = clSetKernelArgSVMPointer(B->count, 0, B->bcount);
+    if (e == CL_SUCCESS) e = clSetKernelArg(B->count, 1, sizeof one, &one);
+    if (e != CL_SUCCESS) oc_check(e, "clSetKernelArg(count)");
+    ad_kernel(B, B->bcore, B->count, CORE);
+    ad_record(B, 2, B->bcore, CORE); /* AICORE_DONE */
+    ad_wait(B, B->bcpu, 2, CPU);
+    set_step(B->finalize, &step);
+    ad_kernel(B, B->bcpu, B->finalize, CPU);
+    ad_record(B, 3, B->bcpu, CPU); /* AICPU_DONE */
+    ad_wait(B, B->bq, 3, CALLER);
+    ad_record(B, 4, B->bq, CALLER); /* SERIAL_TAIL */
+    B->blaunches++;
+}
+
+static void adapter_release(bench *B) {
+    for (int i = 0; i < 5; i++)
+        if (B->rec[i]) clReleaseEvent(B->rec[i]);
+    for (int i = 0; i < 2; i++)
+        if (B->last[i]) clReleaseEvent(B->last[i]);
+}
+
 /* ---- measurements ----------------------------------------------------------- */
 
 enum side {
     SIDE_KCTX,
     SIDE_BASE,
-    SIDE_BASE_QUERIES
+    SIDE_BASE_ADAPTER
 };
 
 static void one(bench *B, enum side side) {
-    if (side == SIDE_KCTX) {
+    if (side == SIDE_KCTX)
         kctx_one(B);
-    } else {
-        if (side == SIDE_BASE_QUERIES) queries(B);
+    else if (side == SIDE_BASE_ADAPTER)
+        adapter_one(B);
+    else
         base_one(B);
-    }
 }
 
 static void verify(const bench *B, enum side side) {
@@ -268,6 +355,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < WARMUP; i++) kctx_one(&B);
     uint64_t e1 = kctx_enqueues(&B);
     for (int i = 0; i < WARMUP; i++) base_one(&B);
+    for (int i = 0; i < WARMUP; i++) adapter_one(&B);
     oc_check(clFinish(B.q), "clFinish");
     oc_check(clFinish(B.bq), "clFinish");
     verify(&B, SIDE_KCTX);
@@ -283,17 +371,19 @@ int main(int argc, char **argv) {
         if (r % 2 == 0) {
             if (run_k) kh[r] = run_held(&B, SIDE_KCTX, n);
             if (run_b) bh[r] = run_held(&B, SIDE_BASE, n);
-            if (run_b) qh[r] = run_held(&B, SIDE_BASE_QUERIES, n);
+            if (run_b) qh[r] = run_held(&B, SIDE_BASE_ADAPTER, n);
             if (run_k) kr[r] = run_roundtrip(&B, SIDE_KCTX, nrt);
             if (run_b) br[r] = run_roundtrip(&B, SIDE_BASE, nrt);
         } else {
             if (run_b) br[r] = run_roundtrip(&B, SIDE_BASE, nrt);
             if (run_k) kr[r] = run_roundtrip(&B, SIDE_KCTX, nrt);
-            if (run_b) qh[r] = run_held(&B, SIDE_BASE_QUERIES, n);
+            if (run_b) qh[r] = run_held(&B, SIDE_BASE_ADAPTER, n);
             if (run_b) bh[r] = run_held(&B, SIDE_BASE, n);
             if (run_k) kh[r] = run_held(&B, SIDE_KCTX, n);
         }
-        kb_progress("repeat %d/%d (%s first): held kctx %.0f ns, hand %.0f ns (+queries %.0f ns); "
+        kb_progress("repeat %d/%d (%s first): held kctx %.0f ns, hand %.0f ns (with the adapter's "
+                    "calls %.0f "
+                    "ns); "
                     "round trip kctx %.1f us, hand %.1f us",
                     r + 1, R, r % 2 ? "hand" : "kctx", kh[r], bh[r], qh[r], kr[r] / 1000.0,
                     br[r] / 1000.0);
@@ -303,6 +393,7 @@ int main(int argc, char **argv) {
                 (unsigned long long)B.klaunches, (unsigned long long)B.blaunches);
 
     oc_kctx_close(B.ctx);
+    adapter_release(&B);
     oc_check(clReleaseKernel(B.count), "clReleaseKernel");
     oc_check(clReleaseKernel(B.acquire), "clReleaseKernel");
     oc_check(clReleaseKernel(B.finalize), "clReleaseKernel");
@@ -323,7 +414,7 @@ int main(int argc, char **argv) {
                                         run_b, kb_median(bh, (size_t)R), R) != 0;
     }
     if (run_b) {
-        kb_metric m = {"opencl_launch_overhead_queries",
+        kb_metric m = {"opencl_launch_overhead_calls",
                        kb_median(qh, (size_t)R),
                        "ns",
                        KB_BASELINE_OMIT,
