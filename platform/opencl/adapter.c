@@ -680,6 +680,29 @@ typedef struct ocl_module {
 /* The build options: argument information for classifying kernels. */
 #define OCL_BUILD_OPTIONS "-cl-kernel-arg-info"
 
+/* A build log made short: "<driver's temporary file>.cl:12:5: error" becomes
+ * "line 12:5: error" (the source's own lines: kctx's preamble ends with
+ * #line 1), and line breaks become spaces. */
+static void compact_log(char *log) {
+    char *w = log;
+    for (const char *r = log; *r;) {
+        const char *tok = r;
+        while (*tok && *tok != ' ' && *tok != '\n' && *tok != '\t') tok++;
+        /* [r, tok) is one word: a path ending in ".cl:" loses its path */
+        const char *cl = NULL;
+        for (const char *p = r; p + 3 < tok; p++)
+            if (p[0] == '.' && p[1] == 'c' && p[2] == 'l' && p[3] == ':') cl = p;
+        if (cl && cl > r) {
+            memcpy(w, "line ", 5); /* never longer than what it replaces: ".cl:" and a path */
+            w += 5;
+            r = cl + 4;
+        }
+        while (r < tok) *w++ = *r++;
+        if (*r) *w++ = *r == '\n' ? ' ' : *r, r++;
+    }
+    *w = 0;
+}
+
 static int build_failed(cl_program prog, cl_device_id dev, cl_int err) {
     size_t n = 0;
     api()->GetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
@@ -692,9 +715,7 @@ static int build_failed(cl_program prog, cl_device_id dev, cl_int err) {
         }
         free(full);
     }
-    /* the log's lines, one message */
-    for (char *p = log; *p; p++)
-        if (*p == '\n') *p = ' ';
+    compact_log(log);
     return fail(OCL_BUILD_FAILED, "the OpenCL C source does not build for this device (%s): %s",
                 kctx__opencl_error_name(err), log[0] ? log : "no build log");
 }
@@ -705,10 +726,11 @@ static int o_module_load(void *self, const void *bytes, size_t size, kctx_pmodul
     int st = bound_pair(&d);
     if (st) return st;
     if (!bytes || !size) return fail(OCL_BAD_PARAMS, "module_load: an empty source");
-    const char *src[2] = {(const char *)kctx_task_abi_opencl, (const char *)bytes};
-    size_t len[2] = {kctx_task_abi_opencl_size, size};
+    /* the task ABI, then the source numbered from its own line 1 */
+    const char *src[3] = {(const char *)kctx_task_abi_opencl, "\n#line 1\n", (const char *)bytes};
+    size_t len[3] = {kctx_task_abi_opencl_size, 9, size};
     cl_int err = CL_SUCCESS;
-    cl_program prog = api()->CreateProgramWithSource(d->ctx, 2, src, len, &err);
+    cl_program prog = api()->CreateProgramWithSource(d->ctx, 3, src, len, &err);
     if (!prog) return clfail(err, "clCreateProgramWithSource");
     err = api()->BuildProgram(prog, 1, &d->dev, OCL_BUILD_OPTIONS, NULL, NULL);
     if (err) {

@@ -21,7 +21,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#define KCTX_MSG 256
+#define KCTX_MSG 1024 /* a message's bytes, NUL included (kctx.h: kctx_last_error) */
 /* The largest scheduler parameter block kctx builds (header + args
  * snapshot), kept on the launch path's stack. */
 #define SNAPSHOT_LIMIT 4096u

@@ -689,8 +689,19 @@ KT_TEST(admission_refuses_tables_older_than_this_library) {
     f.ops.version = 1; /* the unversioned seam before issue 12 */
     REFUSES(&f, "older than this library accepts");
     fake_init(&f);
-    f.desc.size = sizeof f.desc - 8;
+    f.desc.size = KCTX_PLATFORM_DESC_MIN_SIZE - 8;
     REFUSES(&f, "descriptor (size");
+    /* a descriptor without the optional version-2 tail is accepted, the
+     * missing member NULL (the device writes trace records) */
+    fake_init(&f);
+    f.desc.device_trace_na = "ignored: beyond the size given";
+    f.desc.size = KCTX_PLATFORM_DESC_MIN_SIZE;
+    {
+        kctx__admitted a;
+        REQUIRE(ADMITS(&f, &a));
+        CHECK(a.desc.device_trace_na == NULL);
+        CHECK_EQ(a.desc.size, sizeof(kctx_platform_desc));
+    }
     fake_init(&f);
     f.entry.size = 8;
     REFUSES(&f, "registration entry (size");
