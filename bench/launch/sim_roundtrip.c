@@ -22,6 +22,12 @@
  * the sides alternating; medians. Without --strategy both, RESIDENT first:
  *   metric sim_roundtrip value=<ns> unit=ns baseline=<ns>|none [ratio=<sim/pocl>] n=<R>
  *   metric sim_roundtrip_host_ordered ...
+ *   metric sim_roundtrip_chain value=<ns> unit=ns n=<R>   (and _host_ordered)
+ *       the same round trip made of the strategy's platform operations
+ *       alone (launch_common's baseline chain: the records, waits and
+ *       kernels of one launch on plain sim streams, k_noop for every kernel,
+ *       then a synchronise): what the sim's hand-offs cost without kctx
+ *       (information)
  * Goal (issue 17): ratio <= 1.0.
  */
 #include "launch_common.h"
@@ -87,6 +93,22 @@ static double sim_run(sim_side *S, long n) {
     if (got != (uint32_t)S->runs)
         kb_fatal("sim: the task ran %u times in %llu launches", got, (unsigned long long)S->runs);
     return (double)(t1 - t0) / (double)n;
+}
+
+/* The strategy's chain of plain sim operations + a synchronise, per round
+ * trip (no kctx logic; k_noop kernels). */
+static double chain_run(lb_chain *ch, sim_stream s, kctx_strategy strategy, long n) {
+    const kctx_platform_ops *ops = lb_sim_ops();
+    uint64_t t0 = kb_now_ns();
+    for (long i = 0; i < n; i++) {
+        int st = strategy == KCTX_STRATEGY_HOST_ORDERED
+                     ? lb_chain_enqueue_ho(ch, ops, s, 1, 1, 2, 1)
+                     : lb_chain_enqueue(ch, ops, s, 1, 1);
+        if (st) lb_sim_check((sim_status)st, "baseline chain");
+        sim_status ss = sim_stream_synchronize(s);
+        if (ss != SIM_OK) lb_sim_check(ss, "sim_stream_synchronize");
+    }
+    return (double)(kb_now_ns() - t0) / (double)n;
 }
 
 static void sim_close(sim_side *S) {
@@ -202,31 +224,53 @@ static int measure(kctx_strategy strategy, const kb_options *opt, cl_side *C, in
     const int run_k = !opt->baseline_only;
     const char *sname = kctx_strategy_name(strategy);
     sim_side S;
+    lb_chain ch;
+    sim_stream cs = 0;
     if (run_k) {
         sim_open(&S, strategy);
         (void)sim_run(&S, WARMUP);
+        lb_chain_open(&ch);
+        lb_sim_check(sim_stream_create(&cs), "sim_stream_create");
+        (void)chain_run(&ch, cs, strategy, WARMUP);
     }
     if (run_b) (void)cl_run(C, WARMUP);
     kb_progress("%s: %d interleaved repeats of %ld round trips per side%s", sname, R, n,
                 opt->quick ? " (quick)" : "");
-    double *kv = lb_doubles(R), *bv = lb_doubles(R);
+    double *kv = lb_doubles(R), *bv = lb_doubles(R), *cv = lb_doubles(R);
     for (int r = 0; r < R; r++) {
         const int base_first = r % 2 == 1;
         if (run_b && base_first) bv[r] = cl_run(C, n);
         if (run_k) kv[r] = sim_run(&S, n);
         if (run_b && !base_first) bv[r] = cl_run(C, n);
+        if (run_k) cv[r] = chain_run(&ch, cs, strategy, n);
         kb_progress("%s: repeat %d/%d (%s first): sim launch + sync %.1f us, PoCL enqueue + "
-                    "finish %.1f us",
-                    sname, r + 1, R, base_first ? "PoCL" : "sim", kv[r] / 1000.0, bv[r] / 1000.0);
+                    "finish %.1f us; the platform chain alone + sync %.1f us",
+                    sname, r + 1, R, base_first ? "PoCL" : "sim", kv[r] / 1000.0, bv[r] / 1000.0,
+                    cv[r] / 1000.0);
     }
-    if (run_k) sim_close(&S);
+    if (run_k) {
+        sim_close(&S);
+        lb_sim_check(sim_stream_destroy(cs), "sim_stream_destroy");
+        lb_chain_close(&ch);
+    }
     int bad = 0;
     char name[96];
     if (run_k)
         bad |= kb_metric_print_compared(
                    lb_metric_name(name, sizeof name, "sim_roundtrip", strategy),
                    kb_median(kv, (size_t)R), "ns", run_b, kb_median(bv, (size_t)R), R) != 0;
-    free(kv), free(bv);
+    if (run_k) {
+        kb_metric m = {lb_metric_name(name, sizeof name, "sim_roundtrip_chain", strategy),
+                       kb_median(cv, (size_t)R),
+                       "ns",
+                       KB_BASELINE_OMIT,
+                       0.0,
+                       0,
+                       0.0,
+                       R};
+        bad |= kb_metric_print(&m) != 0;
+    }
+    free(kv), free(bv), free(cv);
     return bad;
 }
 
