@@ -31,9 +31,11 @@
  * repeats, the baseline on odd ones); medians:
  *   metric opencl_dag_dispatch value=<ns per task> unit=ns baseline=<ns per task> ratio=<kctx/hand> n=<R>
  *   metric opencl_dag_dispatch_submit value=<ns per task> unit=ns baseline=<ns per task> ratio=<..> n=<R>
- *       the submission calls alone, per task (kctx_launch; the hand loop of
- *       262 enqueues), timed inside the same runs (information: how much of
- *       a run is host-side submission, which overlaps the execution)
+ *       the host time of the submission alone, per task (kctx_launch; the
+ *       hand loop of 262 enqueues), each run enqueued behind a barrier on a
+ *       user event that is completed after it, so that nothing executes
+ *       meanwhile (information: what the runs' submission costs without
+ *       PoCL's workers competing for the CPUs)
  *   metric opencl_dag_dispatch_one_task value=<ns> unit=ns baseline=<ns> ratio=<..> n=<R>
  *       the DAG's root alone (a 1-task callable) through kctx, launch +
  *       clFinish, against one kernel + clFinish by hand (information: the
@@ -99,15 +101,34 @@ typedef struct sample {
     double total, submit;
 } sample;
 
-/* L x (launch of callable `id` on counts, clFinish). */
-static sample run_kctx(bench *B, side *s, uint64_t id, long runs, const char *what) {
+/* A barrier on a new user event at the end of q: nothing enqueued after it
+ * runs before unhold. */
+static cl_event hold(const bench *B, cl_command_queue q) {
+    cl_int e = CL_SUCCESS;
+    cl_event gate = clCreateUserEvent(B->env.context, &e);
+    oc_check(e, "clCreateUserEvent");
+    oc_check(clEnqueueBarrierWithWaitList(q, 1, &gate, NULL), "clEnqueueBarrierWithWaitList(gate)");
+    return gate;
+}
+
+static void unhold(cl_event gate) {
+    oc_check(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
+    oc_check(clReleaseEvent(gate), "clReleaseEvent(gate)");
+}
+
+/* L x (launch of callable `id` on counts, clFinish). Held: every launch is
+ * enqueued behind a hold released after it (only the submission is
+ * meaningful then). */
+static sample run_kctx(bench *B, side *s, uint64_t id, long runs, const char *what, int held) {
     kctx_arg arg = KCTX_TENSOR((uint64_t)(uintptr_t)s->counts, s->ntasks * sizeof(uint32_t));
     uint64_t submit = 0;
     uint64_t t0 = kb_now_ns();
     for (long i = 0; i < runs; i++) {
+        cl_event gate = held ? hold(B, B->q) : NULL;
         uint64_t ts = kb_now_ns();
         kctx_status st = kctx_launch(B->ctx, id, &arg, 1, (uint64_t)(uintptr_t)B->q);
         submit += kb_now_ns() - ts;
+        if (gate) unhold(gate);
         if (st != KCTX_OK) oc_kctx_check(st, "kctx_launch");
         cl_int e = clFinish(B->q);
         if (e != CL_SUCCESS) oc_check(e, "clFinish");
@@ -123,10 +144,11 @@ static sample run_kctx(bench *B, side *s, uint64_t id, long runs, const char *wh
 
 /* One run of the DAG's first `ntasks` tasks on counts, enqueued by hand;
  * returns the ns of the enqueues. */
-static uint64_t base_run(bench *B, side *s) {
+static uint64_t base_run(bench *B, side *s, int held) {
     const size_t global = 1;
     const cl_ulong one = 1;
     const oc_dag *d = &B->dag;
+    cl_event gate = held ? hold(B, B->bq) : NULL;
     uint64_t ts = kb_now_ns();
     cl_int e = clSetKernelArg(B->count, 1, sizeof one, &one);
     if (e != CL_SUCCESS) oc_check(e, "clSetKernelArg(value)");
@@ -140,6 +162,7 @@ static uint64_t base_run(bench *B, side *s) {
         if (e != CL_SUCCESS) oc_check(e, "clEnqueueNDRangeKernel");
     }
     uint64_t submit = kb_now_ns() - ts;
+    if (gate) unhold(gate);
     e = clFinish(B->bq);
     if (e != CL_SUCCESS) oc_check(e, "clFinish");
     for (uint32_t t = 0; t < s->ntasks; t++) {
@@ -149,10 +172,10 @@ static uint64_t base_run(bench *B, side *s) {
     return submit;
 }
 
-static sample run_base(bench *B, side *s, long runs, const char *what) {
+static sample run_base(bench *B, side *s, long runs, const char *what, int held) {
     uint64_t submit = 0;
     uint64_t t0 = kb_now_ns();
-    for (long i = 0; i < runs; i++) submit += base_run(B, s);
+    for (long i = 0; i < runs; i++) submit += base_run(B, s, held);
     uint64_t t1 = kb_now_ns();
     s->runs += (uint64_t)runs;
     side_verify(s, what);
@@ -208,10 +231,10 @@ int main(int argc, char **argv) {
     side_open(&B, &B.bone, 1);
 
     /* warm both sides (PoCL's kernel cache, kctx's first launches) */
-    (void)run_kctx(&B, &B.kwide, 1, WARMUP, "kctx (warm-up)");
-    (void)run_base(&B, &B.bwide, WARMUP, "baseline (warm-up)");
-    (void)run_kctx(&B, &B.kone, 2, WARMUP, "kctx one task (warm-up)");
-    (void)run_base(&B, &B.bone, WARMUP, "baseline one task (warm-up)");
+    (void)run_kctx(&B, &B.kwide, 1, WARMUP, "kctx (warm-up)", 0);
+    (void)run_base(&B, &B.bwide, WARMUP, "baseline (warm-up)", 0);
+    (void)run_kctx(&B, &B.kone, 2, WARMUP, "kctx one task (warm-up)", 0);
+    (void)run_base(&B, &B.bone, WARMUP, "baseline one task (warm-up)", 0);
     kb_progress("DAG of %u tasks (root, %d wide, %u joins, sink); %d interleaved repeats of %ld "
                 "runs per side (one-task figure: %ld runs)%s",
                 ntasks, WIDTH, ntasks - WIDTH - 2, R, runs, runs1, opt.quick ? " (quick)" : "");
@@ -220,18 +243,20 @@ int main(int argc, char **argv) {
     double *ks = oc_doubles(R), *bs = oc_doubles(R);
     for (int r = 0; r < R; r++) {
         const int base_first = r % 2 == 1;
-        sample x = {0, 0}, y = {0, 0};
-        if (run_b && base_first) y = run_base(&B, &B.bwide, runs, "baseline");
-        if (run_k) x = run_kctx(&B, &B.kwide, 1, runs, "kctx");
-        if (run_b && !base_first) y = run_base(&B, &B.bwide, runs, "baseline");
-        kv[r] = x.total, ks[r] = x.submit, bv[r] = y.total, bs[r] = y.submit;
-        if (run_b && base_first) b1[r] = run_base(&B, &B.bone, runs1, "baseline one task").total;
-        if (run_k) k1[r] = run_kctx(&B, &B.kone, 2, runs1, "kctx one task").total;
-        if (run_b && !base_first) b1[r] = run_base(&B, &B.bone, runs1, "baseline one task").total;
+        if (run_b && base_first) bv[r] = run_base(&B, &B.bwide, runs, "baseline", 0).total;
+        if (run_k) kv[r] = run_kctx(&B, &B.kwide, 1, runs, "kctx", 0).total;
+        if (run_b && !base_first) bv[r] = run_base(&B, &B.bwide, runs, "baseline", 0).total;
+        if (run_b && base_first) bs[r] = run_base(&B, &B.bwide, runs, "baseline held", 1).submit;
+        if (run_k) ks[r] = run_kctx(&B, &B.kwide, 1, runs, "kctx held", 1).submit;
+        if (run_b && !base_first) bs[r] = run_base(&B, &B.bwide, runs, "baseline held", 1).submit;
+        if (run_b && base_first) b1[r] = run_base(&B, &B.bone, runs1, "baseline one task", 0).total;
+        if (run_k) k1[r] = run_kctx(&B, &B.kone, 2, runs1, "kctx one task", 0).total;
+        if (run_b && !base_first)
+            b1[r] = run_base(&B, &B.bone, runs1, "baseline one task", 0).total;
         kb_progress(
-            "repeat %d/%d (%s first): kctx %.0f ns/task (%.1f us/run, submit %.0f ns/task), "
-            "hand %.0f ns/task (%.1f us/run, submit %.0f ns/task); one task: kctx %.1f us, "
-            "hand %.1f us",
+            "repeat %d/%d (%s first): kctx %.0f ns/task (%.1f us/run, held submit %.0f "
+            "ns/task), hand %.0f ns/task (%.1f us/run, held submit %.0f ns/task); one task: "
+            "kctx %.1f us, hand %.1f us",
             r + 1, R, base_first ? "hand" : "kctx", kv[r], kv[r] * ntasks / 1000.0, ks[r], bv[r],
             bv[r] * ntasks / 1000.0, bs[r], k1[r] / 1000.0, b1[r] / 1000.0);
     }
