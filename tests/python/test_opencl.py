@@ -413,7 +413,8 @@ def test_a_source_that_does_not_build_is_incompatible_with_the_build_log(env: En
             ctx.prepare(7, bad)
         msg = str(e.value)
         assert "does not build" in msg and "CL_BUILD_PROGRAM_FAILURE" in msg, msg
-        assert "error" in msg and "undeclared" in msg, msg  # the compiler's own words
+        # the compiler's own words, numbered from the source's own line 1
+        assert "line 4:" in msg and "undeclared identifier 'undeclared_thing'" in msg, msg
         assert ctx.prepared == {} and ctx.live_objects.held == before.held
         assert ctx.phase == kctx.Phase.READY
         ctx.prepare(7, vadd_image())  # the id is free
@@ -461,6 +462,53 @@ def test_a_failed_task_reaches_check_through_the_device_error_word(env: Env) -> 
         with pytest.raises(kctx.Poisoned):
             exe(cl.SVM(x), 8, stream=env.queue)
     assert not x.any()  # task 1 never ran
+
+
+_WITHOUT_OPENCL = """
+import kctx
+a = kctx.opencl.availability()
+assert a.built and not a.available, a
+assert "not installed or not loadable" in a.reason, a.reason
+for call in (lambda: kctx.opencl.bind(0x1000), lambda: kctx.opencl.Context(0x1000, 0x2000),
+             lambda: kctx.Context("opencl")):
+    try:
+        call()
+        raise SystemExit("no error")
+    except kctx.Unsupported as e:
+        assert "not installed or not loadable" in str(e), e
+assert kctx.opencl.bound() is None
+print("ok")
+"""
+
+_NO_SVM_DEVICE = """
+import kctx
+try:
+    kctx.opencl.Context(0x1000, 0x2000)  # the fake library's context and device
+    raise SystemExit("no error")
+except kctx.Unsupported as e:
+    assert "lacks fine-grained buffer SVM with atomics" in str(e), e
+assert kctx.opencl.bound() is None  # nothing lent
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("library,program", [("/nonexistent/libOpenCL.so.1", _WITHOUT_OPENCL),
+                                             ("libkctx_fake_opencl.so", _NO_SVM_DEVICE)],
+                         ids=["no-opencl-library", "device-without-svm"])
+def test_no_opencl_and_a_device_without_svm_are_unsupported(libdir: Path, library: str, program: str) -> None:
+    """Without an OpenCL library, and with a device that lacks fine-grained
+    buffer SVM with atomics (the fake OpenCL library of tests/kctx, which no
+    real driver here imitates): UNSUPPORTED with the reason, never a crash,
+    nothing lent. A process of its own each (the library is loaded once)."""
+    if not library.startswith("/"):
+        fake = libdir / "tests" / "kctx" / library
+        if not fake.is_file():
+            pytest.skip(f"{fake} is not built (tests/kctx builds it with the opencl platform)")
+        library = str(fake)
+    env = dict(os.environ, KCTX_LIB_DIR=str(libdir), PYTHONPATH=str(REPO / "python"), PYTHONDONTWRITEBYTECODE="1",
+               KCTX_OPENCL_LIBRARY=library)
+    r = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}"
 
 
 # ---------------------------------------------------------------------------
