@@ -183,6 +183,30 @@ def test_launch_matches_numpy(env: Env) -> None:
     np.testing.assert_array_equal(out, a + b)
 
 
+def test_svm_backed_pyopencl_arrays_and_coarse_grained_svm_work(env: Env) -> None:
+    """docs/opencl.md's other tensor forms: a pyopencl.array.Array on an SVM
+    allocator, and coarse-grained SVM read through PyOpenCL's mapping."""
+    import pyopencl.array as cla
+    from pyopencl.tools import SVMAllocator
+
+    alloc = SVMAllocator(env.ctx, flags=cl.svm_mem_flags.READ_WRITE | cl.svm_mem_flags.SVM_FINE_GRAIN_BUFFER,
+                         queue=env.queue)
+    x = cla.arange(env.queue, N, dtype=np.float32, allocator=alloc)
+    y = cla.zeros(env.queue, N, dtype=np.float32, allocator=alloc)
+    coarse_in, coarse_out = (cl.csvm_empty(env.ctx, N, np.dtype(np.float32)) for _ in range(2))
+    with cl.SVM(coarse_in).map_rw(env.queue) as m:
+        m[:] = np.arange(N)
+    with kctx.opencl.Context(env.queue) as ctx:
+        add = ctx.prepare(vadd_image())
+        add(x, x, y, N, stream=env.queue)  # type: ignore[arg-type]  # resolved at run time (base_data)
+        add(cl.SVM(coarse_in), cl.SVM(coarse_in), cl.SVM(coarse_out), N, stream=env.queue)
+        env.queue.finish()
+        ctx.check()
+    np.testing.assert_array_equal(y.get(), 2 * np.arange(N, dtype=np.float32))
+    with cl.SVM(coarse_out).map_ro(env.queue) as m:
+        np.testing.assert_array_equal(m, 2 * np.arange(N, dtype=np.float32))
+
+
 def test_args_are_taken_by_value(env: Env) -> None:  # K22
     """Two launches enqueued back to back with different tensors and n: each
     computes with its own arguments (the parameter block is built at launch,
