@@ -30,8 +30,9 @@ log() { printf 'install-deps: %s\n' "$*"; }
 #  pocl-opencl-icd, ocl-icd-opencl-dev   a real OpenCL driver (PoCL, CPU) and the ICD
 #                   loader: the opencl platform's tests (conformance, demo, Python)
 #                   and the benchmarks' OpenCL baselines run on them
+#  librsvg2-bin     rsvg-convert: `kctx trace render -o FILE.png` (a PNG of the swimlane picture)
 REQUIRED_DEBS=(build-essential cmake ninja-build clang libclang-rt-14-dev binutils python3 libyaml-dev libjansson-dev clang-format
-               opencl-headers pocl-opencl-icd ocl-icd-opencl-dev)
+               opencl-headers pocl-opencl-icd ocl-icd-opencl-dev librsvg2-bin)
 # Optional: the build and the tests pass without them.
 OPTIONAL_DEBS=()
 
