@@ -272,6 +272,38 @@ def live_objects(kctx_device: int) -> LiveObjects:
 # ---------------------------------------------------------------------------
 # A kernel context that binds its pair itself
 # ---------------------------------------------------------------------------
+class _Lending:
+    """``with _Lending((context, device)):`` the calling thread lends the
+    pair inside the block and its previous binding (or none) after it. On
+    the launch path: a few C calls, no generator."""
+
+    __slots__ = ("_ctx", "_dev", "_prev")
+
+    def __init__(self, pair: Tuple[int, int]) -> None:
+        self._ctx, self._dev = pair
+        self._prev: Optional[Tuple[int, int]] = None
+
+    def __enter__(self) -> None:
+        lib = _lib.opencl()
+        ctx, dev = c_void_p(), c_void_p()
+        if lib.kctx_opencl_bound(byref(ctx), byref(dev), None) == 0:
+            if ctx.value == self._ctx and dev.value == self._dev:
+                self._prev = (self._ctx, self._dev)
+                return
+            self._prev = (ctx.value or 0, dev.value or 0)
+        _check(lib.kctx_opencl_bind(c_void_p(self._ctx), c_void_p(self._dev), None))
+
+    def __exit__(self, *exc: object) -> None:
+        prev = self._prev
+        if prev is not None and prev == (self._ctx, self._dev):
+            return  # the thread lent this pair before: keep it
+        lib = _lib.opencl()
+        if prev is None:
+            lib.kctx_opencl_bind(None, None, None)
+        else:  # a pair bound before is known: rebinding it cannot fail
+            _check(lib.kctx_opencl_bind(c_void_p(prev[0]), c_void_p(prev[1]), None))
+
+
 class Context(_Context):
     """A kernel context on the ``opencl`` platform borrowing the caller's
     OpenCL objects: ``Context(queue)`` lends the queue's context and device,
@@ -338,17 +370,11 @@ class Context(_Context):
         with self._bound():
             return live_objects(self.device)
 
-    @contextlib.contextmanager
-    def _bound(self) -> Iterator[None]:
-        prev = bound()
-        if prev is not None and (prev.context, prev.device) == self._pair:
-            yield
-            return
-        _check(_lib.opencl().kctx_opencl_bind(c_void_p(self._pair[0]), c_void_p(self._pair[1]), None))
-        try:
-            yield
-        finally:
-            _restore(prev)
+    def _bound(self) -> "_Lending":
+        """Binds the pair on the calling thread for a ``with`` block, then
+        gives the thread's previous binding back (nothing to do when the
+        thread lends the pair already: one C call)."""
+        return _Lending(self._pair)
 
     def kernel_init(self, args_capacity: int = 4096, token_capacity: int = 256, prepare_timeout_ms: int = 10000,
                     trace_path: Optional[PathLike] = None, trace_device_records: int = 65536,

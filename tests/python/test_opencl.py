@@ -329,17 +329,18 @@ def test_an_unbound_thread_is_told_to_bind(env: Env) -> None:  # K4
         ctx.destroy()
 
 
-def test_second_thread_must_bind_to_launch(env: Env) -> None:  # K5
+def test_second_thread_must_bind_to_launch(env: Env, other: Env) -> None:  # K5
     """A plain kctx.Context("opencl"): a launch from a Python thread that
-    lent nothing fails clearly and changes nothing; the same thread after
+    lent nothing fails clearly, and from a thread that lent another pair
+    with INVALID_STATE (K5); both change nothing. The same thread after
     kctx.opencl.bind(queue) launches."""
     a, b, c = env.svm(np.arange(N)), env.svm(np.ones(N)), env.zeros()
     results: List[Tuple[str, Any]] = []
 
-    def launch(ctx: kctx.Context, ident: int, bind_first: bool) -> None:
+    def launch(ctx: kctx.Context, ident: int, lend: Any) -> None:
         try:
-            if bind_first:
-                kctx.opencl.bind(env.queue)
+            if lend is not None:
+                kctx.opencl.bind(lend)
             ctx.launch(ident, [cl.SVM(a), cl.SVM(b), cl.SVM(c), N], env.queue)
             results.append(("ok", None))
         except kctx.KctxError as e:
@@ -349,15 +350,16 @@ def test_second_thread_must_bind_to_launch(env: Env) -> None:  # K5
 
     with kctx.opencl.lent(env.queue), kctx.Context.kernel("opencl") as ctx:
         exe = ctx.prepare(vadd_image())
-        for bind_first in (False, True):
-            t = threading.Thread(target=launch, args=(ctx, exe.id, bind_first))
+        for lend in (None, other.queue, env.queue):
+            t = threading.Thread(target=launch, args=(ctx, exe.id, lend))
             t.start()
             t.join()
         env.queue.finish()
         assert ctx.check().device_status == kctx.Status.OK
-    (kind0, err), (kind1, _) = results
-    assert kind0 == "error" and "call kctx_opencl_bind" in str(err), err
-    assert kind1 == "ok"
+    (kind0, err0), (kind1, err1), (kind2, _) = results
+    assert kind0 == "error" and "call kctx_opencl_bind" in str(err0), err0
+    assert kind1 == "error" and isinstance(err1, kctx.InvalidState) and "(K5)" in str(err1), err1
+    assert kind2 == "ok"
     np.testing.assert_array_equal(c, a + b)
 
 
