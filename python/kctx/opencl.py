@@ -42,7 +42,7 @@ except ImportError:  # pragma: no cover
     from typing_extensions import Protocol, runtime_checkable  # type: ignore[assignment]
 
 from . import _lib
-from ._util import U64_MAX, BytesLike, check_int
+from ._util import U64_MAX, BytesLike, check_int, exit_release
 from .context import Context as _Context
 from .context import CheckReport, PathLike, _check
 from .context import Executable as _Executable
@@ -337,8 +337,8 @@ class Context(_Context):
             self.kernel_init(args_capacity=args_capacity, token_capacity=token_capacity,
                              prepare_timeout_ms=prepare_timeout_ms, trace_path=trace_path,
                              trace_device_records=trace_device_records, trace_host_records=trace_host_records)
-        except BaseException:
-            self.destroy()  # NEW after a refused init: destroy makes no platform call (K28)
+        except BaseException as e:  # NEW after a refused init: destroy makes no platform call (K28)
+            exit_release(e, self.destroy, "destroying the new context")
             raise
 
     # Context.create/kernel/program build from a platform name; this class
