@@ -20,10 +20,14 @@
  *
  * Caller streams (kctx_launch's caller_stream) are in-order
  * cl_command_queue handles of the lent context and device, passed as
- * (uint64_t)(uintptr_t)queue. A queue of another context or device is
- * refused (INVALID_ARGUMENT or DEVICE_MISMATCH, K5); an out-of-order queue is
- * refused (INVALID_ARGUMENT). There is no stream 0 and no capture (the
- * capture rules are not applicable on OpenCL).
+ * (uint64_t)(uintptr_t)queue. A queue of a context or device no thread
+ * lent is refused (INVALID_ARGUMENT, naming the queue), as is an
+ * out-of-order queue; a queue of another lent pair is another device (K5).
+ * A thread that lent nothing gets PLATFORM_ERROR from kernel init and
+ * launch, saying to call kctx_opencl_bind. There is no stream 0 and no
+ * capture (the capture rules are not applicable on OpenCL). Handles must be
+ * live OpenCL objects: OpenCL cannot check a stale or made-up pointer (its
+ * ICD loader dereferences it).
  *
  * Device addresses (kctx_arg tensors) are shared virtual memory pointers
  * (clSVMAlloc in the lent context, pyopencl.SVM), passed as

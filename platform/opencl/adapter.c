@@ -241,15 +241,21 @@ static int o_device_info(void *self, int device, kctx_device_info *info) {
 
 /* kctx's own streams: the queue and the event of the latest command the
  * adapter enqueued on it (in order: when it completes, everything before
- * it has), so a query or a sync of an own stream enqueues nothing. Every
- * stream handle is the cl_command_queue itself (what kctx_get_resources
- * reports is a queue a framework can use); the own ones are found in
- * g_own, a short list (three per kernel context) read without a lock. */
+ * it has), so a query or a sync of an own stream enqueues nothing and
+ * reports the real commands' state. (Asking OpenCL for an event only at
+ * markers and adding a marker when a query finds later commands was
+ * measured and dropped: a marker just enqueued is not complete yet, so the
+ * first query after any work said "busy" — close answered BUSY after a
+ * failed init upload whose copies were long done.) Enqueues on an own
+ * stream hold its lock, which also keeps `last` exact. Every stream handle
+ * is the cl_command_queue itself (what kctx_get_resources reports is a
+ * queue a framework can use); the own ones are found in g_own, a short
+ * list (three per kernel context) read without a lock. */
 typedef struct ocl_stream {
     cl_command_queue q;
     int dev; /* the pair it belongs to */
     pthread_mutex_t mu;
-    cl_event last; /* NULL: nothing enqueued yet */
+    cl_event last; /* the latest command's event; NULL: nothing enqueued yet */
 } ocl_stream;
 
 #define OCL_MAX_OWN (8 * KCTX_OPENCL_MAX_DEVICES)
@@ -267,35 +273,39 @@ static ocl_stream *own_stream(kctx_pstream s) {
 
 static cl_command_queue queue_of(kctx_pstream s) { return (cl_command_queue)(uintptr_t)s; }
 
-/* The event out-parameter of an enqueue on s: own streams keep it. Counts
- * the enqueue (a caller's queue: on the calling thread's pair). */
-static cl_event *event_slot(kctx_pstream s, cl_event *ev) {
-    *ev = NULL;
+/* Around every enqueue on s: counts it (a caller's queue: on the calling
+ * thread's pair); for an own stream, holds its lock and gives the event
+ * out-parameter the enqueue fills (*slot; NULL for a caller's queue). */
+static ocl_stream *enqueue_begin(kctx_pstream s, cl_event *ev, cl_event **slot) {
     ocl_stream *o = own_stream(s);
     int dev = o ? o->dev : tl_bound;
     if (dev >= 0) atomic_fetch_add(&g_counts[dev].enqueues, 1);
-    return o ? ev : NULL;
+    *ev = NULL;
+    *slot = o ? ev : NULL;
+    if (o) pthread_mutex_lock(&o->mu);
+    return o;
 }
 
-/* After a successful enqueue on s: ev (owned by the caller of note) becomes
- * the own stream's latest command. */
-static void note(kctx_pstream s, cl_event ev) {
-    ocl_stream *o = own_stream(s);
-    if (!o || !ev) return;
-    pthread_mutex_lock(&o->mu);
-    cl_event old = o->last;
-    o->last = ev;
+/* After it: a successful enqueue's event becomes the own stream's latest
+ * command (the one it replaces is released after unlocking). */
+static void enqueue_end(ocl_stream *o, cl_event ev) {
+    if (!o) return;
+    cl_event old = NULL;
+    if (ev) {
+        old = o->last;
+        o->last = ev;
+    }
     pthread_mutex_unlock(&o->mu);
     if (old) api()->ReleaseEvent(old);
 }
 
 /* The own stream's latest command (retained), or NULL. */
-static cl_event latest(ocl_stream *o) {
+static int latest(ocl_stream *o, cl_event *out) {
     pthread_mutex_lock(&o->mu);
-    cl_event ev = o->last;
-    if (ev) api()->RetainEvent(ev);
+    *out = o->last;
+    if (*out) api()->RetainEvent(*out);
     pthread_mutex_unlock(&o->mu);
-    return ev;
+    return 0;
 }
 
 static int o_stream_create(void *self, kctx_pstream *s) {
@@ -354,10 +364,7 @@ static int o_stream_destroy(void *self, kctx_pstream s) {
  * own stream's latest command (NULL: idle), else a marker. */
 static int completion_event(kctx_pstream s, cl_event *ev) {
     ocl_stream *o = own_stream(s);
-    if (o) {
-        *ev = latest(o);
-        return 0;
-    }
+    if (o) return latest(o, ev);
     cl_int err = api()->EnqueueMarkerWithWaitList(queue_of(s), 0, NULL, ev);
     if (err) return clfail(err, "clEnqueueMarkerWithWaitList");
     err = api()->Flush(queue_of(s));
@@ -506,36 +513,41 @@ static int o_event_destroy(void *self, kctx_pevent e) {
 static int o_event_record(void *self, kctx_pevent e, kctx_pstream s) {
     (void)self;
     ocl_event *x = (ocl_event *)(uintptr_t)e;
-    cl_event ev, unused;
-    (void)event_slot(s, &unused); /* counts the enqueue */
+    cl_event ev, mine, *unused; /* the marker's own event is asked for below */
+    ocl_stream *o = enqueue_begin(s, &mine, &unused);
     cl_int err = api()->EnqueueMarkerWithWaitList(queue_of(s), 0, NULL, &ev);
+    if (!err && o) api()->RetainEvent(ev); /* the stream's latest command too */
+    /* OpenCL: an event another queue waits on needs its own queue flushed
+     * (the spec's rule for cross-queue waits; PoCL does not need it, a GPU
+     * driver may) */
+    cl_int ferr = err ? CL_SUCCESS : api()->Flush(queue_of(s));
+    enqueue_end(o, err ? NULL : ev);
     if (err) return clfail(err, "clEnqueueMarkerWithWaitList(event record)");
-    if (own_stream(s)) {
-        api()->RetainEvent(ev);
-        note(s, ev);
-    }
     pthread_mutex_lock(&x->mu);
     cl_event old = x->ev;
     x->ev = ev;
     pthread_mutex_unlock(&x->mu);
     if (old) api()->ReleaseEvent(old);
-    return 0;
+    return ferr ? clfail(ferr, "clFlush(after an event record)") : 0;
 }
 
 static int o_stream_wait_event(void *self, kctx_pstream s, kctx_pevent e) {
     (void)self;
     ocl_event *x = (ocl_event *)(uintptr_t)e;
+    /* the event's lock is held across the barrier's enqueue (which copies
+     * the wait list), so its cl_event cannot be replaced meanwhile; lock
+     * order: event, then stream */
     pthread_mutex_lock(&x->mu);
-    cl_event ev = x->ev;
-    if (ev) api()->RetainEvent(ev);
+    if (!x->ev) { /* never recorded: nothing to wait for (as CUDA) */
+        pthread_mutex_unlock(&x->mu);
+        return 0;
+    }
+    cl_event done, *slot;
+    ocl_stream *o = enqueue_begin(s, &done, &slot);
+    cl_int err = api()->EnqueueBarrierWithWaitList(queue_of(s), 1, &x->ev, slot);
+    enqueue_end(o, err ? NULL : done);
     pthread_mutex_unlock(&x->mu);
-    if (!ev) return 0; /* never recorded: nothing to wait for (as CUDA) */
-    cl_event done;
-    cl_int err = api()->EnqueueBarrierWithWaitList(queue_of(s), 1, &ev, event_slot(s, &done));
-    api()->ReleaseEvent(ev);
-    if (err) return clfail(err, "clEnqueueBarrierWithWaitList(event wait)");
-    note(s, done);
-    return 0;
+    return err ? clfail(err, "clEnqueueBarrierWithWaitList(event wait)") : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -600,34 +612,34 @@ static int o_mem_free(void *self, kctx_pdevptr ptr) {
 static int o_memcpy_htod_async(void *self, kctx_pdevptr dst, const void *src, size_t size,
                                kctx_pstream s) {
     (void)self;
-    cl_event done;
+    cl_event done, *slot;
+    ocl_stream *o = enqueue_begin(s, &done, &slot);
     cl_int err = api()->EnqueueSVMMemcpy(queue_of(s), CL_FALSE, (void *)(uintptr_t)dst, src, size,
-                                         0, NULL, event_slot(s, &done));
-    if (err) return clfail(err, "clEnqueueSVMMemcpy(host to device)");
-    note(s, done);
-    return 0;
+                                         0, NULL, slot);
+    enqueue_end(o, err ? NULL : done);
+    return err ? clfail(err, "clEnqueueSVMMemcpy(host to device)") : 0;
 }
 
 static int o_memset_async(void *self, kctx_pdevptr dst, uint8_t value, size_t size,
                           kctx_pstream s) {
     (void)self;
-    cl_event done;
+    cl_event done, *slot;
+    ocl_stream *o = enqueue_begin(s, &done, &slot);
     cl_int err = api()->EnqueueSVMMemFill(queue_of(s), (void *)(uintptr_t)dst, &value, 1, size, 0,
-                                          NULL, event_slot(s, &done));
-    if (err) return clfail(err, "clEnqueueSVMMemFill");
-    note(s, done);
-    return 0;
+                                          NULL, slot);
+    enqueue_end(o, err ? NULL : done);
+    return err ? clfail(err, "clEnqueueSVMMemFill") : 0;
 }
 
 static int o_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t size,
                                kctx_pstream s) {
     (void)self;
-    cl_event done;
+    cl_event done, *slot;
+    ocl_stream *o = enqueue_begin(s, &done, &slot);
     cl_int err = api()->EnqueueSVMMemcpy(queue_of(s), CL_FALSE, dst, (const void *)(uintptr_t)src,
-                                         size, 0, NULL, event_slot(s, &done));
-    if (err) return clfail(err, "clEnqueueSVMMemcpy(device to host)");
-    note(s, done);
-    return 0;
+                                         size, 0, NULL, slot);
+    enqueue_end(o, err ? NULL : done);
+    return err ? clfail(err, "clEnqueueSVMMemcpy(device to host)") : 0;
 }
 
 /* Fine-grained SVM with atomics: the host's atomics are the device's. */
@@ -903,14 +915,12 @@ static int o_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget 
     }
     cl_event gate = f->kind == FN_TASK ? take_hold(s) : NULL;
     if (!st) {
-        cl_event done;
-        cl_int err =
-            api()->EnqueueNDRangeKernel(queue_of(s), f->k, 1, NULL, &global, NULL, gate ? 1 : 0,
-                                        gate ? &gate : NULL, event_slot(s, &done));
-        if (err)
-            st = clfail(err, "clEnqueueNDRangeKernel");
-        else
-            note(s, done);
+        cl_event done, *slot;
+        ocl_stream *o = enqueue_begin(s, &done, &slot);
+        cl_int err = api()->EnqueueNDRangeKernel(queue_of(s), f->k, 1, NULL, &global, NULL,
+                                                 gate ? 1 : 0, gate ? &gate : NULL, slot);
+        enqueue_end(o, err ? NULL : done);
+        if (err) st = clfail(err, "clEnqueueNDRangeKernel");
     }
     pthread_mutex_unlock(&f->mu);
     return st;

@@ -112,7 +112,7 @@ def _args(args: Iterable[OpenCLArg]) -> List[Arg]:
                 f"lent context (OpenCL cannot tell an SVM pointer from any other): allocate it with "
                 f"pyopencl.fsvm_empty and pass pyopencl.SVM(array)")
         else:
-            out.append(a)  # type: ignore[arg-type]  # not an SVM pointer: an Arg
+            out.append(a)  # not an SVM pointer: an Arg
     return out
 
 

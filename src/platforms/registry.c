@@ -58,7 +58,7 @@ static const known_platform k_known[] = {
 typedef struct record {
     kctx__platform_facts facts;
     kctx__admitted tables; /* valid when facts.available */
-    char reason[256];
+    char reason[512];
 } record;
 
 static record g_records[NKNOWN];
@@ -75,7 +75,7 @@ static void registry_init(void) {
         }
         r->facts.built = true;
         const kctx_platform_entry *e = k_known[i].entry();
-        char why[200] = "";
+        char why[400] = "";
         if (kctx__platform_admit(e, &r->tables, why, sizeof why) != 0) {
             snprintf(r->reason, sizeof r->reason, "unavailable: %s", why);
             continue;
