@@ -186,7 +186,9 @@ def case_probe_errors(c):
         (["probe", "--platform", "nosuch"], None, "unknown platform 'nosuch' (known: sim, opencl, cuda)"),
         (["probe"], {"KCTX_PLATFORM": "nosuch"}, "unknown platform 'nosuch'"),
         (["probe", "--platform", "opencl"], None, "platform 'opencl' is not built"),
-        (["probe", "--platform=cuda"], None, "platform 'cuda' is not built"),
+        # cuda: not built (no nvcc), or built with no driver here
+        (["probe", "--platform=cuda"], {"KCTX_CUDA_DRIVER": "/nonexistent/libcuda.so.1"},
+         "platform 'cuda' is "),
         (["probe", "--images", c.path("absent")], None, "cannot open"),
         (["probe", "--images", c.tmp], None, "vector_add.kctx"),
         (["probe"], {"KCTX_STRATEGY": "fastest"}, "KCTX_STRATEGY='fastest' names no strategy"),
@@ -453,16 +455,20 @@ def case_bench_errors(c):
 # ---- platforms -----------------------------------------------------------------
 
 def case_platforms(c):
-    p = c.run("platforms")
+    no_driver = {"KCTX_CUDA_DRIVER": "/nonexistent/libcuda.so.1"}
+    p = c.run("platforms", env=no_driver)
     expect_exit(p, 0, "platforms")
     check(re.search(r"^platform sim\s+built\s+available\s*$", p.out, re.M), "sim is built and available", p)
     check(re.search(r"^  strategies\s+resident.*\(default resident\)$", p.out, re.M), "sim strategies", p)
     check(re.search(r"^  device 0  sim-accelerator-0", p.out, re.M), "sim devices listed", p)
-    for name in ("opencl", "cuda"):
-        check(re.search(rf"^platform {name}\s+not built\s+not available\s+not built into this library: "
-                        rf".*future work", p.out, re.M), f"{name}: not built, not available, the reason", p)
+    check(re.search(r"^platform opencl\s+not built\s+not available\s+not built into this library: "
+                    r".*future work", p.out, re.M), "opencl: not built, not available, the reason", p)
+    check(re.search(r"^platform cuda\s+(not built\s+not available\s+not built into this library: .*nvcc"
+                    r"|built\s+not available\s+unavailable on this machine: driver not found: "
+                    r"/nonexistent/libcuda\.so\.1)", p.out, re.M),
+          "cuda: not built (no nvcc) or built without a driver here, not available, the reason", p)
     check(p.out.rstrip().endswith("default platform: sim (KCTX_PLATFORM is not set)"), "default", p)
-    p = c.run("platforms", "--json", env={"KCTX_SIM_DEVICES": "3", "KCTX_PLATFORM": "sim"})
+    p = c.run("platforms", "--json", env={"KCTX_SIM_DEVICES": "3", "KCTX_PLATFORM": "sim", **no_driver})
     expect_exit(p, 0, "platforms --json")
     doc = parse_json(p, "platforms --json")
     plats = {x["name"]: x for x in doc["platforms"]}
@@ -478,8 +484,9 @@ def case_platforms(c):
           "device properties", p)
     for name in ("opencl", "cuda"):
         pl = plats[name]
-        check(not pl["built"] and not pl["available"] and "not built" in pl["reason"]
-              and "capabilities" not in pl and "devices" not in pl, f"{name}: not built, the reason", p)
+        why = "not built" if not pl["built"] else "driver not found"
+        check(not pl["available"] and why in pl["reason"] and "capabilities" not in pl
+              and "devices" not in pl, f"{name}: not available, the reason", p)
 
 
 CASES = {

@@ -35,6 +35,16 @@ static const expected_na k_expected[] = {
     {"sim", KCTX_STRATEGY_HOST_ORDERED, "prepare_upload_timeout_poisons_and_close_waits",
      "under HOST_ORDERED prepare uploads nothing to the device (the tasks stay on the host): "
      "there is no upload whose wait could time out"},
+    {"cuda", KCTX_STRATEGY_HOST_ORDERED, "prepare_upload_timeout_poisons_and_close_waits",
+     "under HOST_ORDERED prepare uploads nothing to the device (the tasks stay on the host): "
+     "there is no upload whose wait could time out"},
+    {"cuda", KCTX_STRATEGY_DEFAULT, "fatal_device_quarantines_until_owner_reset",
+     "CUDA has no device epoch kctx can trust (has_epoch 0): a quarantined context stays "
+     "quarantined for the process (K30, terminal, docs/cuda.md), so the owner-reset recovery "
+     "this probe ends with cannot happen"},
+    {"cuda", KCTX_STRATEGY_DEFAULT, "fatal_device_graphs_gone_after_owner_reset",
+     "CUDA has no device epoch kctx can trust (has_epoch 0): close after an owner reset cannot "
+     "tell that the handles are gone (K36 needs the epoch); quarantine is terminal"},
     /* { "opencl", KCTX_STRATEGY_DEFAULT, "kernel_lifecycle_makes_no_lifecycle_calls",
      *   "OpenCL has no device lifecycle calls to count" }, — when the OpenCL
      *   platform is built (its driver then has no lifecycle hook) */

@@ -203,6 +203,12 @@ typedef struct fw_driver {
      * only, NOT CHECKED for the rest). */
     fw_status (*begin_capture_mode)(fw_stream s, fw_capture_mode mode);
     fw_status (*exchange_capture_mode)(fw_capture_mode *mode);
+
+    /* 1: a task kernel's failure stays on the device: it is recorded in
+     * the runtime's error word (which check reports) and no stream takes
+     * an error (CUDA: a kernel has no non-fatal error, kctx/cuda.h). 0:
+     * the failure also reaches the streams that wait for it (the sim). */
+    int task_failure_leaves_streams_ok;
 } fw_driver;
 
 /* The driver offers capture and graphs (the CAPTURE group is filled). */
@@ -230,5 +236,8 @@ const fw_driver *fw_sim_driver(void);
 /* The same without the CAPTURE group ("sim-nocapture"): a platform without
  * capture, played on the sim. */
 const fw_driver *fw_sim_driver_without_capture(void);
+/* The cuda platform's driver (fw_cuda.c; built with the cuda platform):
+ * the CUDA driver API, or the CUDA driver double with the sim's hooks. */
+const fw_driver *fw_cuda_driver(void);
 
 #endif

@@ -78,6 +78,9 @@ static int sim_devices(FILE *out, json_writer *jw) {
 /* What this tool can do per platform name. */
 static const tool_platform k_extras[] = {
     {"sim", fw_sim_driver, sim_devices},
+#ifdef KCTX_FW_CUDA
+    {"cuda", fw_cuda_driver, NULL},
+#endif
 };
 #define NEXTRAS (sizeof k_extras / sizeof k_extras[0])
 
