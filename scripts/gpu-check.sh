@@ -7,9 +7,8 @@
 # BUILD_DIR (default: build) holds tools/kctx/kctx, tests/cuda/kctx_test_cuda
 # and tests/cuda/kctx_cuda_facts. IMAGES_DIR holds callable images whose
 # cuda_fatbin variants are real CUDA kernels (default: BUILD_DIR's
-# examples/callables-cuda when it exists, else the example images, which
-# have no CUDA kernels yet: the probe and demo then fail at prepare, and say
-# so). KCTX_CUDA_DRIVER picks the driver (default libcuda.so.1); point it at
+# examples/callables/cuda, the examples with their CUDA C kernels,
+# examples/callables/kernels/*.cu). KCTX_CUDA_DRIVER picks the driver (default libcuda.so.1); point it at
 # build/tests/cuda_double/libcuda.so.1 (with IMAGES_DIR
 # build/tests/cuda_double/images) to rehearse without a GPU.
 #
@@ -26,10 +25,8 @@ BUILD=${1:-build}
 KCTX=$BUILD/tools/kctx/kctx
 if [ -n "${2:-}" ]; then
     IMAGES=$2
-elif [ -d "$BUILD/examples/callables-cuda" ]; then
-    IMAGES=$BUILD/examples/callables-cuda
 else
-    IMAGES=$BUILD/examples/callables
+    IMAGES=$BUILD/examples/callables/cuda
 fi
 LOGS=${GPU_CHECK_LOGS:-${OUT:+$OUT/gpu-check}}
 LOGS=${LOGS:-/tmp/gpu-check}
