@@ -11,6 +11,12 @@
  *                          stream/event creation on the launch path
  *                          (K19, K11); caller stream 0 eager, refused under
  *                          capture (K18, K34).
+ *   test_cuda fatal DIR    the driver double only: a device made lost (the
+ *                          sim's sim_device_make_fatal under the double)
+ *                          quarantines the context (K29); with no device
+ *                          epoch on CUDA the quarantine is terminal (K30):
+ *                          close says so and keeps everything, destroy is
+ *                          BUSY; still no lifecycle call (K4).
  *   test_cuda absent       KCTX_CUDA_DRIVER names no file: `kctx
  *                          platforms` reason "driver not found", context
  *                          creation UNSUPPORTED with it, no driver call.
@@ -24,6 +30,8 @@
 #include <kctx/kctx.h>
 
 #include "kctx_test_common.h"
+
+#include <kctx/sim.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +184,13 @@ static void mode_lifecycle(const char *images) {
     CHECK_FW(fw->stream_sync(0, 10000));
     expect_sum(out, "a launch on stream 0");
 
+    /* and CU_STREAM_PER_THREAD (2) */
+    CHECK_FW(fw->fill_async(out, 0, N * 4, s));
+    CHECK_FW(fw->stream_sync(s, 10000));
+    vadd_once(c, a, b, out, 2, "stream 2");
+    CHECK_FW(fw->stream_sync(2, 10000));
+    expect_sum(out, "a launch on CU_STREAM_PER_THREAD");
+
     /* K34: while a capture holds the context's streams, stream 0 is refused */
     fw_graph g = 0;
     CHECK_FW(fw->begin_capture(t));
@@ -222,6 +237,48 @@ static void mode_lifecycle(const char *images) {
     free(img);
 }
 
+/* K29, K30: a lost device quarantines; without an epoch, for good. */
+static void mode_fatal(const char *images) {
+    fw = fw_cuda_driver();
+    size_t img_size = 0;
+    void *img = read_image(images, "vector_add", &img_size);
+    if (!img) return;
+    fw_stream s = 0;
+    fw_devptr a = 0, b = 0, out = 0;
+    CHECK_FW(fw->stream_create(&s));
+    CHECK_FW(fw->mem_alloc(N * 4, &a));
+    CHECK_FW(fw->mem_alloc(N * 4, &b));
+    CHECK_FW(fw->mem_alloc(N * 4, &out));
+    kctx_context c = 0;
+    CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
+    CHECK_K(kctx_prepare(c, 1, img, img_size), KCTX_OK);
+    vadd_once(c, a, b, out, s, "before");
+    CHECK_FW(fw->stream_sync(s, 10000));
+    /* the device is lost: the double's driver calls answer
+     * CUDA_ERROR_LAUNCH_FAILED (719), a sticky error */
+    CHECK(sim_device_make_fatal(0) == SIM_OK, "sim_device_make_fatal");
+    const kctx_arg args[4] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4), KCTX_TENSOR(out, N * 4),
+                              KCTX_SCALAR(N)};
+    CHECK_K(kctx_launch(c, 1, args, 4, s), KCTX_DEVICE_LOST);
+    kctx_phase ph = KCTX_PHASE_NEW;
+    CHECK_K(kctx_get_phase(c, &ph), KCTX_OK);
+    CHECK(ph == KCTX_PHASE_QUARANTINED, "phase %s", kctx_phase_name(ph));
+    CHECK_K(kctx_launch(c, 1, args, 4, s), KCTX_DEVICE_LOST);
+    CHECK_K(kctx_prepare(c, 2, img, img_size), KCTX_DEVICE_LOST);
+    CHECK_K(kctx_close(c), KCTX_DEVICE_LOST);
+    CHECK(strstr(kctx_thread_last_error(), "no device epoch, so quarantine is terminal") != NULL,
+          "close says why: %s", kctx_thread_last_error());
+    CHECK_K(kctx_close(c), KCTX_DEVICE_LOST); /* again: terminal */
+    CHECK_K(kctx_get_phase(c, &ph), KCTX_OK);
+    CHECK(ph == KCTX_PHASE_QUARANTINED, "phase %s after close", kctx_phase_name(ph));
+    CHECK_K(kctx_destroy(c), KCTX_BUSY);
+    for (size_t i = 0; i < N_LIFECYCLE; i++)
+        CHECK(calls(k_lifecycle[i]) == 0, "K4: the adapter called %s", k_lifecycle[i]);
+    free(img); /* the context keeps its device objects: they are the lost device's */
+}
+
 /* No driver, or only the stub: a clear reason, and a clean refusal. */
 static void mode_unavailable(const char *want) {
     kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
@@ -246,12 +303,14 @@ static void mode_unavailable(const char *want) {
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "lifecycle") == 0)
         mode_lifecycle(argv[2]);
+    else if (argc >= 3 && strcmp(argv[1], "fatal") == 0)
+        mode_fatal(argv[2]);
     else if (argc >= 2 && strcmp(argv[1], "absent") == 0)
         mode_unavailable("driver not found");
     else if (argc >= 2 && strcmp(argv[1], "stub") == 0)
         mode_unavailable("stub library (CUDA_ERROR_STUB_LIBRARY)");
     else {
-        fprintf(stderr, "usage: %s lifecycle IMAGES | absent | stub\n", argv[0]);
+        fprintf(stderr, "usage: %s lifecycle IMAGES | fatal IMAGES | absent | stub\n", argv[0]);
         return 2;
     }
     return ktc_summary(stdout, g_passed, g_failed, 0);
