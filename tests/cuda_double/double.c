@@ -24,10 +24,11 @@
  *  - Modules: cuModuleLoadData gets no size; an image is a sim ELF module
  *    (its extent is read from its ELF header), which is how the tests'
  *    callable images carry kernels under the cuda variant kind. A fatbin
- *    (magic 0xBA55ED50) is taken to be kctx's runtime programs
- *    (platform/cuda/rt_programs.cu): the double loads their sim build
+ *    (magic 0xBA55ED50) naming kctx_rt_ho_acquire is kctx's runtime
+ *    programs (platform/cuda/rt_programs.cu): the double loads their sim build
  *    instead (platform/sim/runtime/rt_programs.c, the same kernels by name,
- *    read from KCTX_DOUBLE_RT_SIM at the path the build compiled in).
+ *    read from KCTX_DOUBLE_RT_SIM at the path the build compiled in); any
+ *    other fatbin is CUDA_ERROR_NO_BINARY_FOR_GPU (no GPU to run it).
  *  - Launches: extra = {CU_LAUNCH_PARAM_BUFFER_POINTER, p,
  *    CU_LAUNCH_PARAM_BUFFER_SIZE, &n, CU_LAUNCH_PARAM_END} only; a launch
  *    of blockDim 1 runs on the sim's AICPU (kctx's runtime programs are
@@ -482,6 +483,17 @@ static CUresult d_cuModuleLoadData(CUmodule *m, const void *image) {
     const void *bytes = image;
     size_t size = 0;
     if (memcmp(b, fatbin, 4) == 0) {
+        /* the fatbin's extent: a 16-byte header (magic, version, header
+         * size, then the payload's size) and the payload; kctx's runtime
+         * fatbin is uncompressed and names its kernels */
+        uint16_t hsize;
+        uint64_t fsize;
+        memcpy(&hsize, b + 6, sizeof hsize);
+        memcpy(&fsize, b + 8, sizeof fsize);
+        if (!memmem(b, (size_t)hsize + (size_t)fsize, "kctx_rt_ho_acquire", 18))
+            return fail(CUDA_ERROR_NO_BINARY_FOR_GPU,
+                        "cuModuleLoadData: a fatbin of real CUDA kernels: the driver double runs "
+                        "sim ELF modules only (and kctx's runtime fatbin, as its sim build)");
         pthread_once(&g_rt_once, rt_read);
         if (!g_rt)
             return fail(CUDA_ERROR_INVALID_IMAGE,
@@ -622,6 +634,7 @@ static CUresult d_cuGetErrorName(CUresult st, const char **s) {
         N_(CUDA_ERROR_OUT_OF_MEMORY)
         N_(CUDA_ERROR_INVALID_DEVICE)
         N_(CUDA_ERROR_INVALID_IMAGE)
+        N_(CUDA_ERROR_NO_BINARY_FOR_GPU)
         N_(CUDA_ERROR_INVALID_CONTEXT)
         N_(CUDA_ERROR_INVALID_HANDLE)
         N_(CUDA_ERROR_ILLEGAL_STATE)
