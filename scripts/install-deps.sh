@@ -42,7 +42,9 @@ PYPI_PACKAGES=("pytest=pytest" "mypy=mypy")
 # Optional PyPI packages: the tests that need them skip with the reason.
 #  numpy, pyopencl   the Python tests that use a real framework's objects
 #                    (PyOpenCL on PoCL, the OpenCL driver above) and numpy arrays
-PYPI_OPTIONAL=("numpy=numpy" "pyopencl=pyopencl")
+#  nvidia-cuda-cuobjdump   cuobjdump, for the check that the CUDA fatbins hold
+#                    every kernel for every architecture (tests/cuda)
+PYPI_OPTIONAL=("numpy=numpy" "pyopencl=pyopencl" "nvidia.cu13=nvidia-cuda-cuobjdump")
 
 deb_installed() {
     [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = "installed" ]

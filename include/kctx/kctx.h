@@ -370,7 +370,10 @@ typedef struct kctx_arg {
  *
  * Preflight (K18), before anything is enqueued and with nothing changed,
  * in this order (the arguments can only be checked against the callable,
- * so the id comes before them): caller stream non-zero: INVALID_ARGUMENT;
+ * so the id comes before them): caller stream non-zero, unless the
+ * platform declares a default stream (has_null_stream: cuda's 0 is the
+ * legacy stream, kctx/cuda.h; a capture holding the context's streams then
+ * refuses it with CAPTURE_ACTIVE, K34): INVALID_ARGUMENT;
  * mode and phase (K3, K8): INVALID_STATE / POISONED / DEVICE_LOST; current
  * device (K5): INVALID_STATE; id: UNKNOWN_ID; arguments (args/nargs matching
  * the signature, fitting the kernel-args capacity and the device's

@@ -322,7 +322,7 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
     kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
     uint64_t t0 = c->trace ? kctx__now_ns() : 0;
-    if (!caller)
+    if (!caller && !c->plat->has_null_stream)
         st = kctx__fail(c, KCTX_INVALID_ARGUMENT,
                         "caller stream is 0 (the %s platform has no NULL stream)", c->plat->name);
     else if (c->mode != KCTX_MODE_KERNEL)

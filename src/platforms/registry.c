@@ -37,6 +37,9 @@ const kctx_platform_entry *kctx_cuda_platform_entry(void);
 #else
 #define CUDA_ENTRY NULL
 #endif
+#ifndef KCTX_CUDA_NOT_BUILT /* the build's reason (cmake/CudaPlatform.cmake) */
+#define KCTX_CUDA_NOT_BUILT "not built into this library (KCTX_PLATFORMS did not include cuda)"
+#endif
 
 /* The platforms of this tree (architecture.md), in the order listed. */
 typedef struct known_platform {
@@ -50,8 +53,7 @@ static const known_platform k_known[] = {
     {"opencl", OPENCL_ENTRY,
      "not built into this library (KCTX_PLATFORMS did not list opencl: OpenCL's headers, Debian "
      "opencl-headers, were missing at build time, or it was left out)"},
-    {"cuda", CUDA_ENTRY,
-     "not built into this library: the CUDA platform is future work (no adapter yet)"},
+    {"cuda", CUDA_ENTRY, KCTX_CUDA_NOT_BUILT},
 };
 #define NKNOWN (sizeof k_known / sizeof k_known[0])
 

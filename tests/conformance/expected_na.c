@@ -50,6 +50,36 @@ static const expected_na k_expected[] = {
      "OpenCL has no device lifecycle calls (no init, set, reset or finalize of a device) for a "
      "kernel context to make or for the framework to count; the opencl platform registers no "
      "lifecycle table"},
+    {"cuda", KCTX_STRATEGY_HOST_ORDERED, "prepare_upload_timeout_poisons_and_close_waits",
+     "under HOST_ORDERED prepare uploads nothing to the device (the tasks stay on the host): "
+     "there is no upload whose wait could time out"},
+    {"cuda", KCTX_STRATEGY_DEFAULT, "fatal_device_quarantines_until_owner_reset",
+     "CUDA has no device epoch kctx can trust (has_epoch 0): a quarantined context stays "
+     "quarantined for the process (K30, terminal, docs/cuda.md), so the owner-reset recovery "
+     "this probe ends with cannot happen"},
+    {"cuda", KCTX_STRATEGY_DEFAULT, "fatal_device_graphs_gone_after_owner_reset",
+     "CUDA has no device epoch kctx can trust (has_epoch 0): close after an owner reset cannot "
+     "tell that the handles are gone (K36 needs the epoch); quarantine is terminal"},
+    /* The real CUDA driver (framework driver "cuda-driver", fw_cuda.c) has
+     * none of the test hooks the double borrows from the sim; the double
+     * runs these probes in CI (conformance_*_cuda). */
+    {"cuda-driver", KCTX_STRATEGY_DEFAULT, "prepare_beside_launches_in_flight",
+     "a real CUDA driver cannot hold a kernel in flight (no hold hook; the driver double runs it)"},
+    {"cuda-driver", KCTX_STRATEGY_DEFAULT, "unordered_replays_detected_as_concurrent_launch",
+     "a real CUDA driver cannot hold a replay in flight to force the overlap (no hold hook; the "
+     "driver double runs it)"},
+    {"cuda-driver", KCTX_STRATEGY_DEFAULT, "concurrent_launch_poison_stops_graphs_at_once",
+     "a real CUDA driver cannot hold a replay in flight (no hold hook; the driver double runs it)"},
+    {"cuda-driver", KCTX_STRATEGY_DEFAULT, "kernel_lifecycle_makes_no_lifecycle_calls",
+     "a real CUDA driver counts no calls; the adapter never resolves a lifecycle entry (K4 by "
+     "construction) and kctx_cuda_driver_calls reports 0 for each (tests/cuda, gpu-check.sh)"},
+    {"cuda-driver", KCTX_STRATEGY_DEFAULT, "init_fault_sweep",
+     "a real CUDA driver reports no live-object counts to prove each rollback leak-free (the "
+     "driver double runs it)"},
+    {"cuda-driver", KCTX_STRATEGY_DEFAULT, "prepare_fault_sweep",
+     "a real CUDA driver reports no live-object counts (the driver double runs it)"},
+    {"cuda-driver", KCTX_STRATEGY_DEFAULT, "close_fault_sweep",
+     "a real CUDA driver reports no live-object counts (the driver double runs it)"},
     {NULL, KCTX_STRATEGY_DEFAULT, NULL, NULL},
 };
 

@@ -193,12 +193,6 @@ typedef struct fw_driver {
      * platform exposes none. */
     const struct fw_lifecycle *lifecycle;
 
-    /* 1 when a kernel that fails makes its stream fail (the sim, CUDA,
-     * CANN: the stream's sticky error); 0 when a kernel cannot fail its
-     * command (OpenCL): a failed task then reaches kctx_check through the
-     * context's device error word only, and the stream completes. */
-    int kernel_errors_reach_streams;
-
     /* A device's name and compute-core count, for reports (kctx demo). */
     fw_status (*device_info)(int device, char *name, size_t name_size, unsigned *cores);
 
@@ -209,6 +203,13 @@ typedef struct fw_driver {
      * only, NOT CHECKED for the rest). */
     fw_status (*begin_capture_mode)(fw_stream s, fw_capture_mode mode);
     fw_status (*exchange_capture_mode)(fw_capture_mode *mode);
+
+    /* 1: a task kernel's failure stays on the device: it is recorded in
+     * the runtime's error word (which check reports) and no stream takes
+     * an error (CUDA: a kernel has no non-fatal error, kctx/cuda.h;
+     * OpenCL: a kernel cannot fail its command). 0:
+     * the failure also reaches the streams that wait for it (the sim). */
+    int task_failure_leaves_streams_ok;
 } fw_driver;
 
 /* The driver offers capture and graphs (the CAPTURE group is filled). */
@@ -240,5 +241,8 @@ const fw_driver *fw_sim_driver_without_capture(void);
  * platform: KCTX_SUITE_OPENCL), and how many OpenCL devices it lends. */
 const fw_driver *fw_opencl_driver(void);
 int fw_opencl_device_count(void);
+/* The cuda platform's driver (fw_cuda.c; built with the cuda platform):
+ * the CUDA driver API, or the CUDA driver double with the sim's hooks. */
+const fw_driver *fw_cuda_driver(void);
 
 #endif

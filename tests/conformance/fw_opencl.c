@@ -550,7 +550,7 @@ static const fw_driver k_opencl_driver = {
     .device_allocs = o_device_allocs,
     .device_enqueues = o_device_enqueues,
     .lifecycle = NULL,                /* OpenCL has no device lifecycle calls */
-    .kernel_errors_reach_streams = 0, /* an OpenCL kernel cannot fail its command */
+    .task_failure_leaves_streams_ok = 1, /* an OpenCL kernel cannot fail its command */
     .device_info = o_device_info,
 };
 

@@ -298,7 +298,6 @@ static const fw_driver k_sim_driver = {
     .device_allocs = s_device_allocs,
     .device_enqueues = s_device_enqueues,
     .lifecycle = &k_sim_lifecycle,
-    .kernel_errors_reach_streams = 1,
     .device_info = s_device_info,
     .begin_capture_mode = s_begin_capture_mode,
     .exchange_capture_mode = s_exchange_capture_mode,

@@ -341,7 +341,7 @@ static int poison_by_device_error(rig *r, const kctx_arg *bad_args, fw_stream t,
     *rep = (kctx_check_report)KCTX_CHECK_REPORT_INIT;
     return CHECK_KCTX(p, kctx_launch(r->ctx, ID_FAIL, bad_args, 6, t), KCTX_OK) &&
            CHECK_FW(p, p->fw->stream_sync(t, SYNC_MS),
-                    p->fw->kernel_errors_reach_streams ? FW_DEVICE_ERROR : FW_OK) &&
+                    p->fw->task_failure_leaves_streams_ok ? FW_OK : FW_DEVICE_ERROR) &&
            CHECK_KCTX(p, kctx_check(r->ctx, rep), KCTX_DEVICE_ERROR) &&
            CHECK(p, rep->device_status == KCTX_DEVICE_ERROR && rep->error_detail == 0,
                  "check report: %s, failed task %llu (expected DEVICE_ERROR, task 0)",

@@ -97,7 +97,8 @@ int suite_strategy_resolve(const char *platform, const char *given, kctx_strateg
                            size_t why_size);
 
 /* The reason probe `name` is expected to be N/A on (platform, strategy), from
- * the list in expected_na.c; NULL when it is expected to run. */
+ * the list in expected_na.c; NULL when it is expected to run. `platform` may
+ * also be a framework driver's name (the runner asks for both). */
 const char *suite_expected_na(const char *platform, kctx_strategy strategy, const char *name);
 
 /* ---- running ------------------------------------------------------------ */

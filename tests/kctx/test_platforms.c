@@ -353,9 +353,10 @@ KT_TEST(cuda_is_registered_as_not_built_with_the_reason) {
         kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
         REQUIRE_OK(kctx_get_platform_caps(names[i], &caps));
         CHECK(strcmp(caps.name, names[i]) == 0);
+        if (caps.built) continue; /* cuda, built when nvcc is found: tests/cuda */
         CHECK(!caps.built && !caps.available);
         CHECK(strstr(caps.reason, "not built into this library") != NULL);
-        CHECK(strstr(caps.reason, "future work") != NULL);
+        CHECK(strstr(caps.reason, i == 0 ? "future work" : "nvcc") != NULL);
         /* nothing is declared for a platform that is not there */
         CHECK_EQ(caps.strategies, 0);
         CHECK_EQ(caps.default_strategy, 0);
@@ -403,7 +404,8 @@ KT_TEST(a_null_platform_name_means_the_default_platform) {
     CHECK_OK(kctx_get_platform_caps(NULL, &caps));
     CHECK(caps.name && strcmp(caps.name, "cuda") == 0);
     kctx_context c = 0;
-    CHECK_K(kctx_context_create(NULL, &c), KCTX_NOT_FOUND);
+    CHECK(kctx_context_create(NULL, &c) != KCTX_OK); /* not built, or no driver here */
+    CHECK_EQ(c, 0);
     if (saved)
         setenv("KCTX_PLATFORM", keep, 1);
     else

@@ -117,6 +117,9 @@ static const tool_platform k_extras[] = {
 #ifdef KCTX_SUITE_OPENCL
     {"opencl", fw_opencl_driver, opencl_devices},
 #endif
+#ifdef KCTX_FW_CUDA
+    {"cuda", fw_cuda_driver, NULL},
+#endif
 };
 #define NEXTRAS (sizeof k_extras / sizeof k_extras[0])
 

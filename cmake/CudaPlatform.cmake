@@ -1,0 +1,67 @@
+# The CUDA platform (docs/cuda.md): built when nvcc and cuda.h are found.
+#
+# The adapter (platform/cuda/adapter.c) reaches the driver only through
+# dlopen at run time, so the build needs no libcuda: cuda.h for types, and
+# nvcc to compile the runtime's device programs (platform/cuda/rt_programs.cu)
+# into a fatbin embedded in libkctx. Without nvcc the platform is not built
+# and the registry says why (KCTX_CUDA_NOT_BUILT below).
+#
+# KCTX_CUDA: AUTO (build it when nvcc is found), ON (required), OFF.
+# Sets: KCTX_CUDA_BUILT (bool), KCTX_CUDA_INCLUDE_DIR, KCTX_CUDA_NOT_BUILT
+# (the reason, when not built), target kctx_rt_cuda_fatbin and the source
+# ${CMAKE_BINARY_DIR}/kctx_rt_cuda_blob.c.
+set(KCTX_CUDA "AUTO" CACHE STRING "Build the CUDA platform: AUTO (when nvcc is found), ON or OFF")
+set(KCTX_CUDA_BUILT FALSE)
+set(KCTX_CUDA_NOT_BUILT "")
+if(KCTX_CUDA STREQUAL "OFF")
+  set(KCTX_CUDA_NOT_BUILT "not built into this library (KCTX_CUDA=OFF)")
+  return()
+endif()
+find_program(KCTX_NVCC nvcc HINTS $ENV{CUDA_HOME}/bin /usr/local/cuda/bin)
+if(KCTX_NVCC)
+  get_filename_component(_nvcc_bin ${KCTX_NVCC} DIRECTORY)
+  get_filename_component(_cuda_root ${_nvcc_bin} DIRECTORY)
+endif()
+find_path(KCTX_CUDA_INCLUDE_DIR cuda.h HINTS ${_cuda_root}/include $ENV{CUDA_HOME}/include
+          /usr/local/cuda/include NO_DEFAULT_PATH)
+if(NOT KCTX_NVCC OR NOT KCTX_CUDA_INCLUDE_DIR)
+  set(KCTX_CUDA_NOT_BUILT
+      "not built into this library: nvcc and cuda.h were not found when it was built (the "
+      "runtime's device programs are CUDA C compiled by nvcc)")
+  string(CONCAT KCTX_CUDA_NOT_BUILT ${KCTX_CUDA_NOT_BUILT})
+  if(KCTX_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "KCTX_CUDA=ON but nvcc or cuda.h was not found")
+  endif()
+  message(STATUS "kctx: the CUDA platform is not built (nvcc or cuda.h not found)")
+  return()
+endif()
+set(KCTX_CUDA_BUILT TRUE)
+message(STATUS "kctx: the CUDA platform is built (nvcc ${KCTX_NVCC}, cuda.h in ${KCTX_CUDA_INCLUDE_DIR})")
+
+# Every real architecture this toolkit supports from sm_75 on, plus PTX of
+# the newest for later GPUs. (CUDA 13 dropped everything below sm_75.)
+set(KCTX_CUDA_ARCHS 75 80 86 87 89 90 100 120 CACHE STRING "SM architectures of the runtime's fatbin")
+set(_gencode "")
+foreach(a IN LISTS KCTX_CUDA_ARCHS)
+  list(APPEND _gencode -gencode arch=compute_${a},code=sm_${a})
+endforeach()
+list(GET KCTX_CUDA_ARCHS -1 _ptx)
+list(APPEND _gencode -gencode arch=compute_${_ptx},code=compute_${_ptx})
+set(_fatbin ${CMAKE_BINARY_DIR}/kctx_rt_cuda.fatbin)
+add_custom_command(
+  OUTPUT ${_fatbin}
+  COMMAND ${KCTX_NVCC} --fatbin -std=c++17 -O3 ${_gencode}
+          -I${PROJECT_SOURCE_DIR}/include -I${PROJECT_SOURCE_DIR}/src/core
+          -o ${_fatbin} ${PROJECT_SOURCE_DIR}/platform/cuda/rt_programs.cu
+  DEPENDS ${PROJECT_SOURCE_DIR}/platform/cuda/rt_programs.cu ${PROJECT_SOURCE_DIR}/src/core/rt_layout.h
+          ${PROJECT_SOURCE_DIR}/include/kctx/task_abi.h ${PROJECT_SOURCE_DIR}/include/kctx/cuda.h
+  COMMENT "nvcc: the runtime's device programs for CUDA (fatbin: sm_${KCTX_CUDA_ARCHS} + PTX)"
+  VERBATIM)
+add_custom_command(
+  OUTPUT ${CMAKE_BINARY_DIR}/kctx_rt_cuda_blob.c
+  COMMAND ${CMAKE_COMMAND} -DIN=${_fatbin} -DOUT=${CMAKE_BINARY_DIR}/kctx_rt_cuda_blob.c
+          -DSYMBOL=kctx_rt_cuda_programs -P ${PROJECT_SOURCE_DIR}/cmake/EmbedFile.cmake
+  DEPENDS ${_fatbin} ${PROJECT_SOURCE_DIR}/cmake/EmbedFile.cmake
+  VERBATIM)
+add_custom_target(kctx_rt_cuda_fatbin DEPENDS ${_fatbin})
+set(KCTX_RT_CUDA_FATBIN ${_fatbin})

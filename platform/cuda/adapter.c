@@ -1,0 +1,732 @@
+/*
+ * adapter.c — the cuda platform for kctx (docs/cuda.md, kctx/cuda.h): fills
+ * the platform tables (kctx/platform.h) with the CUDA driver API, loaded at
+ * run time and reached only through this file's counted table.
+ *
+ * Loading. dlopen(KCTX_CUDA_DRIVER, default "libcuda.so.1"), then
+ * cuGetProcAddress_v2 resolves every entry at KCTX_CUDA_DRIVER_ABI (cuda.h
+ * gives the types only; libkctx has no link-time dependency on libcuda).
+ * available() (once per process, before any context) loads, checks the
+ * driver's version and calls cuInit(0), the driver's own once-per-process
+ * initialisation, which a framework has already made (it initialises no
+ * device and is not a device lifecycle call; it is counted like every
+ * other entry).
+ *
+ * The mapping (kernel-mode contract rules in brackets):
+ *  - current_device: cuCtxGetCurrent + cuCtxGetDevice (the borrow, K4/K5);
+ *    no current context is an error with that reason.
+ *  - streams: cuStreamCreate(CU_STREAM_NON_BLOCKING) (never ordered with
+ *    the legacy stream); stream_sync is a bounded cuStreamQuery poll (a
+ *    timed wait CUDA does not have); stream_info is cuStreamGetDevice plus
+ *    cuStreamGetCaptureInfo (v3: status, id, graph; legal on a capturing
+ *    stream).
+ *  - events: cuEventCreate(CU_EVENT_DISABLE_TIMING).
+ *  - uploads and copy-back: cuMemcpyHtoDAsync / cuMemcpyDtoHAsync on the
+ *    stream the core names (prepare's: the context's private upload stream,
+ *    K16; never the synchronous copies, which use the legacy stream).
+ *  - atomic word access (the error word, K35; check's reads): a 4-byte
+ *    copy (atomic for an aligned word) on a stream of its own, created and
+ *    destroyed around the copy so that nothing of it outlives the call, in
+ *    the relaxed capture mode so that another thread's global-mode capture
+ *    survives it, waited for with a bounded query poll. Not ordered with
+ *    any other stream.
+ *  - kernels: cuModuleLoadData / cuModuleGetFunction / cuLaunchKernel with
+ *    the fixed parameter block of kctx/cuda.h (AICPU programs <<<1,1>>>,
+ *    task kernels <<<block_dim, KCTX_CUDA_TASK_THREADS>>>).
+ *  - capture: cuThreadExchangeStreamCaptureMode; graph lifetime hooks are
+ *    user objects (cuUserObjectCreate + cuGraphRetainUserObject with
+ *    CU_GRAPH_USER_OBJECT_MOVE): the driver runs the destructor once the
+ *    graph, its executable graphs and their launches are gone (K25).
+ *  - no device epoch (has_epoch 0: quarantine is terminal, K30), no range
+ *    checks, no program mode (no lifecycle table), HOST_ORDERED only.
+ *
+ * Statuses are CUresult values; the adapter's own refusals use CUDA codes
+ * too (CUDA_ERROR_INVALID_CONTEXT for "no current context",
+ * CUDA_ERROR_TIMEOUT for a bounded wait that gave up).
+ */
+#include <cuda.h>
+
+#include <kctx/cuda.h>
+#include <kctx/image.h>
+#include <kctx/platform.h>
+
+#include "internal.h" /* kctx__fail: the thread's last error for kctx_cuda_driver_calls */
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+extern const unsigned char kctx_rt_cuda_programs[];
+extern const size_t kctx_rt_cuda_programs_size;
+const kctx_platform_entry *kctx_cuda_platform_entry(void);
+
+/* ---- the driver table ----------------------------------------------------
+ * Every entry the adapter calls, with its type at KCTX_CUDA_DRIVER_ABI.
+ * (cuda.h maps some names to versioned symbols, cuMemAlloc -> cuMemAlloc_v2;
+ * the table pastes and stringifies the plain names, which is what
+ * cuGetProcAddress takes.) */
+// clang-format off
+#define CU_ENTRIES(X)                                                                    \
+    X(cuInit, (unsigned int))                                                            \
+    X(cuDriverGetVersion, (int *))                                                       \
+    X(cuGetErrorName, (CUresult, const char **))                                         \
+    X(cuGetErrorString, (CUresult, const char **))                                       \
+    X(cuDeviceGetCount, (int *))                                                         \
+    X(cuDeviceGet, (CUdevice *, int))                                                    \
+    X(cuDeviceGetName, (char *, int, CUdevice))                                          \
+    X(cuDeviceGetAttribute, (int *, CUdevice_attribute, CUdevice))                       \
+    X(cuDeviceTotalMem, (size_t *, CUdevice))                                            \
+    X(cuCtxGetCurrent, (CUcontext *))                                                    \
+    X(cuCtxGetDevice, (CUdevice *))                                                      \
+    X(cuStreamCreate, (CUstream *, unsigned int))                                        \
+    X(cuStreamDestroy, (CUstream))                                                       \
+    X(cuStreamQuery, (CUstream))                                                         \
+    X(cuStreamGetDevice, (CUstream, CUdevice *))                                         \
+    X(cuStreamGetCaptureInfo, (CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, \
+                               const CUgraphNode **, const CUgraphEdgeData **, size_t *)) \
+    X(cuEventCreate, (CUevent *, unsigned int))                                          \
+    X(cuEventDestroy, (CUevent))                                                         \
+    X(cuEventRecord, (CUevent, CUstream))                                                \
+    X(cuStreamWaitEvent, (CUstream, CUevent, unsigned int))                              \
+    X(cuMemAlloc, (CUdeviceptr *, size_t))                                               \
+    X(cuMemFree, (CUdeviceptr))                                                          \
+    X(cuMemcpyHtoDAsync, (CUdeviceptr, const void *, size_t, CUstream))                  \
+    X(cuMemcpyDtoHAsync, (void *, CUdeviceptr, size_t, CUstream))                        \
+    X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))                   \
+    X(cuModuleLoadData, (CUmodule *, const void *))                                      \
+    X(cuModuleUnload, (CUmodule))                                                        \
+    X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))                       \
+    X(cuLaunchKernel, (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, \
+                       unsigned int, unsigned int, unsigned int, CUstream, void **, void **)) \
+    X(cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode *))                        \
+    X(cuUserObjectCreate, (CUuserObject *, void *, CUhostFn, unsigned int, unsigned int)) \
+    X(cuUserObjectRelease, (CUuserObject, unsigned int))                                 \
+    X(cuGraphRetainUserObject, (CUgraph, CUuserObject, unsigned int, unsigned int))
+/* Entries the adapter must never call (K4: device and context lifecycle;
+ * K19 and K25: synchronising calls it replaces with bounded polls). Listed
+ * so that their counters exist and a zero is an answer; not resolved. */
+#define CU_NEVER(X)                                                                      \
+    X(cuCtxSetCurrent) X(cuCtxCreate) X(cuCtxDestroy) X(cuCtxPushCurrent)                \
+    X(cuCtxPopCurrent) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)          \
+    X(cuDevicePrimaryCtxReset) X(cuCtxSynchronize) X(cuStreamSynchronize)                \
+    X(cuEventSynchronize) X(cuEventQuery) X(cuMemcpyHtoD) X(cuMemcpyDtoH)
+// clang-format on
+
+#define E_ENUM_(name, args) E_##name,
+#define E_NEVER_(name) E_##name,
+enum {
+    CU_ENTRIES(E_ENUM_) E_RESOLVED_,
+    CU_NEVER(E_NEVER_) E_COUNT_
+};
+#undef E_ENUM_
+#undef E_NEVER_
+
+#define E_NAME_(name, args) #name,
+#define E_NEVER_NAME_(name) #name,
+static const char *const k_entry_names[E_COUNT_ + 1] = {CU_ENTRIES(E_NAME_) "",
+                                                        CU_NEVER(E_NEVER_NAME_) NULL};
+#undef E_NAME_
+#undef E_NEVER_NAME_
+
+#define E_TYPE_(name, args) typedef CUresult(CUDAAPI *t_##name) args;
+CU_ENTRIES(E_TYPE_)
+#undef E_TYPE_
+
+typedef struct driver {
+#define E_MEMBER_(name, args) t_##name p_##name;
+    CU_ENTRIES(E_MEMBER_)
+#undef E_MEMBER_
+} driver;
+
+static driver g_drv;
+static void *g_lib;
+static _Atomic uint64_t g_calls[E_COUNT_];
+static char g_unavailable[200]; /* "" once loaded and initialised */
+static pthread_once_t g_load_once = PTHREAD_ONCE_INIT;
+
+/* Every driver call of the adapter: counted, then made. */
+#define CU(name, ...)                                                        \
+    (atomic_fetch_add_explicit(&g_calls[E_##name], 1, memory_order_relaxed), \
+     g_drv.p_##name(__VA_ARGS__))
+
+/* ---- messages --------------------------------------------------------------- */
+
+static _Thread_local char tl_msg[256];
+
+static const char *code_name(int st) {
+    const char *s = NULL;
+    if (g_drv.p_cuGetErrorName && CU(cuGetErrorName, (CUresult)st, &s) == CUDA_SUCCESS && s)
+        return s;
+    switch (st) {
+    case CUDA_ERROR_STUB_LIBRARY:
+        return "CUDA_ERROR_STUB_LIBRARY";
+    case CUDA_ERROR_TIMEOUT:
+        return "CUDA_ERROR_TIMEOUT";
+    case CUDA_ERROR_INVALID_CONTEXT:
+        return "CUDA_ERROR_INVALID_CONTEXT";
+    default:
+        return "CUDA_ERROR_UNKNOWN_CODE";
+    }
+}
+
+/* Record a failed call's message for last_message(); returns st. */
+static int note(int st, const char *what) {
+    if (st == CUDA_SUCCESS) return st;
+    const char *s = NULL;
+    if (!g_drv.p_cuGetErrorString || CU(cuGetErrorString, (CUresult)st, &s) != CUDA_SUCCESS || !s)
+        s = "";
+    snprintf(tl_msg, sizeof tl_msg, "%s: %s (%d)%s%s", what, code_name(st), st, *s ? ": " : "", s);
+    return st;
+}
+
+/* ---- loading ---------------------------------------------------------------- */
+
+typedef CUresult(CUDAAPI *t_getproc)(const char *, void **, int, cuuint64_t,
+                                     CUdriverProcAddressQueryResult *);
+
+static void load(void) {
+    const char *path = getenv("KCTX_CUDA_DRIVER");
+    if (!path || !*path) path = "libcuda.so.1";
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *e = dlerror();
+        snprintf(g_unavailable, sizeof g_unavailable, "driver not found: %s", e ? e : path);
+        return;
+    }
+    t_getproc getproc = NULL;
+    *(void **)&getproc = dlsym(lib, "cuGetProcAddress_v2");
+    if (!getproc) {
+        snprintf(g_unavailable, sizeof g_unavailable,
+                 "%s has no cuGetProcAddress_v2 (a CUDA 12 or newer driver is needed)", path);
+        dlclose(lib);
+        return;
+    }
+    void *fns[E_RESOLVED_];
+    for (int i = 0; i < E_RESOLVED_; i++) {
+        CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        fns[i] = NULL;
+        CUresult st = getproc(k_entry_names[i], &fns[i], KCTX_CUDA_DRIVER_ABI,
+                              CU_GET_PROC_ADDRESS_DEFAULT, &found);
+        if (st == CUDA_ERROR_STUB_LIBRARY) {
+            snprintf(g_unavailable, sizeof g_unavailable,
+                     "%s is the toolkit's stub library (CUDA_ERROR_STUB_LIBRARY): no driver "
+                     "is installed",
+                     path);
+            dlclose(lib);
+            return;
+        }
+        if (st != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS || !fns[i]) {
+            snprintf(g_unavailable, sizeof g_unavailable,
+                     "%s: cuGetProcAddress_v2(%s, ABI %d) failed (CUresult %d, query result "
+                     "%d): the driver is too old or not a CUDA driver",
+                     path, k_entry_names[i], KCTX_CUDA_DRIVER_ABI, (int)st, (int)found);
+            dlclose(lib);
+            return;
+        }
+    }
+    int i = 0;
+#define E_SET_(name, args) *(void **)&g_drv.p_##name = fns[i++];
+    CU_ENTRIES(E_SET_)
+#undef E_SET_
+    g_lib = lib;
+    int version = 0;
+    CUresult st = CU(cuDriverGetVersion, &version);
+    if (st == CUDA_SUCCESS && version < KCTX_CUDA_DRIVER_ABI) {
+        snprintf(g_unavailable, sizeof g_unavailable,
+                 "the CUDA driver is version %d.%d; kctx needs %d.%d or newer", version / 1000,
+                 version % 1000 / 10, KCTX_CUDA_DRIVER_ABI / 1000,
+                 KCTX_CUDA_DRIVER_ABI % 1000 / 10);
+        return;
+    }
+    if (st == CUDA_SUCCESS) st = CU(cuInit, 0);
+    if (st == CUDA_ERROR_STUB_LIBRARY)
+        snprintf(g_unavailable, sizeof g_unavailable,
+                 "%s is the toolkit's stub library (CUDA_ERROR_STUB_LIBRARY): no driver is "
+                 "installed",
+                 path);
+    else if (st == CUDA_ERROR_NO_DEVICE)
+        snprintf(g_unavailable, sizeof g_unavailable,
+                 "no CUDA device (cuInit: CUDA_ERROR_NO_DEVICE)");
+    else if (st != CUDA_SUCCESS)
+        snprintf(g_unavailable, sizeof g_unavailable, "cuInit failed: %s (%d)", code_name(st),
+                 (int)st);
+}
+
+static int a_available(void *self, char *why, size_t why_size) {
+    (void)self;
+    pthread_once(&g_load_once, load);
+    if (!g_unavailable[0]) return 1;
+    snprintf(why, why_size, "%s", g_unavailable);
+    return 0;
+}
+
+/* ---- status vocabulary ------------------------------------------------------ */
+
+static kctx_pclass a_classify(void *self, int st) {
+    (void)self;
+    if (st >= 900 && st <= 908) return KCTX_PCLASS_CAPTURE; /* stream capture rules */
+    switch (st) {
+    case CUDA_SUCCESS:
+        return KCTX_PCLASS_OK;
+    case CUDA_ERROR_OUT_OF_MEMORY:
+        return KCTX_PCLASS_NO_MEMORY;
+    case CUDA_ERROR_NOT_READY:
+        return KCTX_PCLASS_NOT_READY;
+    case CUDA_ERROR_TIMEOUT:
+        return KCTX_PCLASS_TIMEOUT;
+    /* sticky for the process's context: only a reset recovers (K29) */
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+    case CUDA_ERROR_DEINITIALIZED:
+        return KCTX_PCLASS_DEVICE_LOST;
+    case CUDA_ERROR_STUB_LIBRARY:
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_NOT_SUPPORTED:
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+        return KCTX_PCLASS_UNSUPPORTED;
+    case CUDA_ERROR_INVALID_VALUE:
+    case CUDA_ERROR_INVALID_DEVICE:
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_INVALID_CONTEXT:
+    case CUDA_ERROR_INVALID_HANDLE:
+    case CUDA_ERROR_NOT_FOUND:
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_INVALID_SOURCE:
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+    case CUDA_ERROR_ILLEGAL_STATE:
+        return KCTX_PCLASS_INVALID;
+    default:
+        return KCTX_PCLASS_OTHER;
+    }
+}
+
+static const char *a_status_name(void *self, int st) {
+    (void)self;
+    return code_name(st);
+}
+static const char *a_last_message(void *self) {
+    (void)self;
+    return tl_msg;
+}
+
+/* ---- devices ---------------------------------------------------------------- */
+
+static int a_device_count(void *self, int *n) {
+    (void)self;
+    return note(CU(cuDeviceGetCount, n), "cuDeviceGetCount");
+}
+
+/* The borrow (K4, K5): the calling thread's current context's device. */
+static int a_current_device(void *self, int *d) {
+    (void)self;
+    CUcontext ctx = NULL;
+    int st = note(CU(cuCtxGetCurrent, &ctx), "cuCtxGetCurrent");
+    if (st) return st;
+    if (!ctx) {
+        snprintf(tl_msg, sizeof tl_msg,
+                 "no CUDA context is current on this thread: the framework makes its context "
+                 "current (kctx borrows it and never sets one)");
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    CUdevice dev = 0;
+    st = note(CU(cuCtxGetDevice, &dev), "cuCtxGetDevice");
+    if (!st) *d = (int)dev;
+    return st;
+}
+
+static int a_device_info(void *self, int d, kctx_device_info *info) {
+    (void)self;
+    CUdevice dev = 0;
+    int sms = 0;
+    size_t mem = 0;
+    char name[sizeof info->name] = "";
+    int st = note(CU(cuDeviceGet, &dev, d), "cuDeviceGet");
+    if (!st) st = note(CU(cuDeviceGetName, name, (int)sizeof name, dev), "cuDeviceGetName");
+    if (!st)
+        st = note(CU(cuDeviceGetAttribute, &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+                  "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+    if (!st) st = note(CU(cuDeviceTotalMem, &mem, dev), "cuDeviceTotalMem");
+    if (st) return st;
+    memcpy(info->name, name, sizeof info->name);
+    info->name[sizeof info->name - 1] = 0;
+    info->aicore_count = sms > 0 ? (uint32_t)sms : 1u;
+    info->max_params_size = KCTX_CUDA_PARAMS_SIZE;
+    info->memory_capacity = mem;
+    info->word_size = 4;
+    info->alloc_alignment = 256; /* cuMemAlloc aligns to at least 256 bytes */
+    info->has_epoch = 0;
+    info->can_check_ranges = 0;
+    return CUDA_SUCCESS;
+}
+
+/* ---- streams ---------------------------------------------------------------- */
+
+#define AS_STREAM(s) ((CUstream)(uintptr_t)(s))
+
+static int a_stream_create(void *self, kctx_pstream *s) {
+    (void)self;
+    CUstream h = NULL;
+    int st = note(CU(cuStreamCreate, &h, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    if (!st) *s = (kctx_pstream)(uintptr_t)h;
+    return st;
+}
+static int a_stream_destroy(void *self, kctx_pstream s) {
+    (void)self;
+    return note(CU(cuStreamDestroy, AS_STREAM(s)), "cuStreamDestroy");
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A bounded wait: poll cuStreamQuery, sleeping 20 us growing to 1 ms
+ * between polls, for at most timeout_ms. CUDA_ERROR_TIMEOUT when it gave up
+ * (the work goes on). */
+static int poll_stream(CUstream s, uint32_t timeout_ms, const char *what) {
+    const uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    long sleep_ns = 20000;
+    for (;;) {
+        int st = CU(cuStreamQuery, s);
+        if (st != CUDA_ERROR_NOT_READY) return note(st, what);
+        if (now_ns() >= deadline) {
+            snprintf(tl_msg, sizeof tl_msg, "%s: still running after %u ms (bounded wait)", what,
+                     timeout_ms);
+            return CUDA_ERROR_TIMEOUT;
+        }
+        struct timespec ts = {0, sleep_ns};
+        nanosleep(&ts, NULL);
+        if (sleep_ns < 1000000) sleep_ns *= 2;
+    }
+}
+
+static int a_stream_sync(void *self, kctx_pstream s, uint32_t ms) {
+    (void)self;
+    return poll_stream(AS_STREAM(s), ms, "cuStreamQuery (stream_sync)");
+}
+static int a_stream_query(void *self, kctx_pstream s) {
+    (void)self;
+    int st = CU(cuStreamQuery, AS_STREAM(s));
+    return st == CUDA_ERROR_NOT_READY ? st : note(st, "cuStreamQuery");
+}
+static int a_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_status *status,
+                         uint64_t *id, kctx_pgraph *graph) {
+    (void)self;
+    CUdevice dev = 0;
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t cid = 0;
+    CUgraph g = NULL;
+    int st = note(CU(cuStreamGetDevice, AS_STREAM(s), &dev), "cuStreamGetDevice");
+    if (!st)
+        st = note(CU(cuStreamGetCaptureInfo, AS_STREAM(s), &cs, &cid, &g, NULL, NULL, NULL),
+                  "cuStreamGetCaptureInfo");
+    if (st) return st;
+    if (cs == CU_STREAM_CAPTURE_STATUS_NONE) cid = 0, g = NULL;
+    if (device) *device = (int)dev;
+    if (status) *status = (kctx_pcapture_status)cs;
+    if (id) *id = cid;
+    if (graph) *graph = (kctx_pgraph)(uintptr_t)g;
+    return CUDA_SUCCESS;
+}
+
+/* ---- events ----------------------------------------------------------------- */
+
+#define AS_EVENT(e) ((CUevent)(uintptr_t)(e))
+
+static int a_event_create(void *self, kctx_pevent *e) {
+    (void)self;
+    CUevent h = NULL;
+    int st = note(CU(cuEventCreate, &h, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    if (!st) *e = (kctx_pevent)(uintptr_t)h;
+    return st;
+}
+static int a_event_destroy(void *self, kctx_pevent e) {
+    (void)self;
+    return note(CU(cuEventDestroy, AS_EVENT(e)), "cuEventDestroy");
+}
+static int a_event_record(void *self, kctx_pevent e, kctx_pstream s) {
+    (void)self;
+    return note(CU(cuEventRecord, AS_EVENT(e), AS_STREAM(s)), "cuEventRecord");
+}
+static int a_stream_wait_event(void *self, kctx_pstream s, kctx_pevent e) {
+    (void)self;
+    return note(CU(cuStreamWaitEvent, AS_STREAM(s), AS_EVENT(e), 0), "cuStreamWaitEvent");
+}
+
+/* ---- memory ----------------------------------------------------------------- */
+
+static int a_mem_alloc(void *self, size_t size, kctx_pdevptr *p) {
+    (void)self;
+    CUdeviceptr d = 0;
+    int st = note(CU(cuMemAlloc, &d, size), "cuMemAlloc");
+    if (!st) *p = (kctx_pdevptr)d;
+    return st;
+}
+static int a_mem_free(void *self, kctx_pdevptr p) {
+    (void)self;
+    return note(CU(cuMemFree, (CUdeviceptr)p), "cuMemFree");
+}
+static int a_memcpy_htod_async(void *self, kctx_pdevptr dst, const void *src, size_t size,
+                               kctx_pstream s) {
+    (void)self;
+    return note(CU(cuMemcpyHtoDAsync, (CUdeviceptr)dst, src, size, AS_STREAM(s)),
+                "cuMemcpyHtoDAsync");
+}
+static int a_memset_async(void *self, kctx_pdevptr dst, uint8_t v, size_t size, kctx_pstream s) {
+    (void)self;
+    return note(CU(cuMemsetD8Async, (CUdeviceptr)dst, v, size, AS_STREAM(s)), "cuMemsetD8Async");
+}
+static int a_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t size,
+                               kctx_pstream s) {
+    (void)self;
+    return note(CU(cuMemcpyDtoHAsync, dst, (CUdeviceptr)src, size, AS_STREAM(s)),
+                "cuMemcpyDtoHAsync");
+}
+
+/* How long a word access may take (it waits for nothing but itself). */
+#define WORD_TIMEOUT_MS 10000u
+
+/* One aligned 4-byte copy between host and device, on a stream of its own
+ * (non-blocking: never ordered with the legacy stream or any other), in the
+ * relaxed capture mode (legal during another thread's global capture). */
+static int word_copy(kctx_pdevptr ptr, uint32_t *host, int to_device) {
+    if (ptr % 4) {
+        snprintf(tl_msg, sizeof tl_msg, "device word 0x%llx is not 4-byte aligned",
+                 (unsigned long long)ptr);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    int st =
+        note(CU(cuThreadExchangeStreamCaptureMode, &mode), "cuThreadExchangeStreamCaptureMode");
+    if (st) return st;
+    CUstream s = NULL;
+    st = note(CU(cuStreamCreate, &s, CU_STREAM_NON_BLOCKING), "cuStreamCreate(word access)");
+    if (!st) {
+        st = to_device ? note(CU(cuMemcpyHtoDAsync, (CUdeviceptr)ptr, host, 4, s),
+                              "cuMemcpyHtoDAsync(device word)")
+                       : note(CU(cuMemcpyDtoHAsync, host, (CUdeviceptr)ptr, 4, s),
+                              "cuMemcpyDtoHAsync(device word)");
+        /* the copy reads or writes `host`: it must be done before we return */
+        int wst = poll_stream(s, WORD_TIMEOUT_MS, "cuStreamQuery(device word)");
+        if (!st) st = wst;
+        int dst = CU(cuStreamDestroy, s);
+        if (!st) st = note(dst, "cuStreamDestroy(word access)");
+    }
+    CUstreamCaptureMode back = mode;
+    int rst = CU(cuThreadExchangeStreamCaptureMode, &back);
+    if (!st) st = note(rst, "cuThreadExchangeStreamCaptureMode(restore)");
+    return st;
+}
+
+static int a_atomic_read_u32(void *self, kctx_pdevptr p, uint32_t *v) {
+    (void)self;
+    uint32_t w = 0;
+    int st = word_copy(p, &w, 0);
+    if (!st) *v = w;
+    return st;
+}
+static int a_atomic_write_u32(void *self, kctx_pdevptr p, uint32_t v) {
+    (void)self;
+    return word_copy(p, &v, 1);
+}
+
+/* ---- modules and kernels ---------------------------------------------------- */
+
+static int a_module_load(void *self, const void *bytes, size_t size, kctx_pmodule *m) {
+    (void)self;
+    (void)size; /* the driver reads the image's own header */
+    CUmodule h = NULL;
+    int st = note(CU(cuModuleLoadData, &h, bytes), "cuModuleLoadData");
+    if (!st) *m = (kctx_pmodule)(uintptr_t)h;
+    return st;
+}
+static int a_module_unload(void *self, kctx_pmodule m) {
+    (void)self;
+    return note(CU(cuModuleUnload, (CUmodule)(uintptr_t)m), "cuModuleUnload");
+}
+static int a_module_function(void *self, kctx_pmodule m, const char *name, kctx_pfunction *fn) {
+    (void)self;
+    CUfunction f = NULL;
+    int st = CU(cuModuleGetFunction, &f, (CUmodule)(uintptr_t)m, name);
+    if (st) {
+        note(st, "cuModuleGetFunction");
+        size_t n = strlen(tl_msg);
+        snprintf(tl_msg + n, sizeof tl_msg - n, " (kernel '%s')", name);
+        return st;
+    }
+    *fn = (kctx_pfunction)(uintptr_t)f;
+    return CUDA_SUCCESS;
+}
+
+/* The kernel ABI of kctx/cuda.h: one fixed-size by-value block. */
+static int a_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget target,
+                    uint32_t block_dim, const void *params, size_t size) {
+    (void)self;
+    if (size > KCTX_CUDA_PARAMS_SIZE) {
+        snprintf(tl_msg, sizeof tl_msg, "parameter block of %zu bytes exceeds %u (kctx/cuda.h)",
+                 size, KCTX_CUDA_PARAMS_SIZE);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    kctx_cuda_params block;
+    if (size) memcpy(block.bytes, params, size);
+    memset(block.bytes + size, 0, sizeof block.bytes - size);
+    size_t bytes = sizeof block;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &block, CU_LAUNCH_PARAM_BUFFER_SIZE, &bytes,
+                     CU_LAUNCH_PARAM_END};
+    const int cpu = target == KCTX_PTARGET_AICPU;
+    return note(CU(cuLaunchKernel, (CUfunction)(uintptr_t)fn, cpu ? 1u : block_dim, 1, 1,
+                   cpu ? 1u : KCTX_CUDA_TASK_THREADS, 1, 1, 0, AS_STREAM(s), NULL, extra),
+                "cuLaunchKernel");
+}
+
+/* ---- capture ---------------------------------------------------------------- */
+
+static int a_exchange_capture_mode(void *self, kctx_pcapture_mode *mode) {
+    (void)self;
+    CUstreamCaptureMode m = (CUstreamCaptureMode)*mode;
+    int st = note(CU(cuThreadExchangeStreamCaptureMode, &m), "cuThreadExchangeStreamCaptureMode");
+    if (!st) *mode = (kctx_pcapture_mode)m;
+    return st;
+}
+
+/* A graph lifetime hook as a user object: its destructor runs once the
+ * graph (which holds the only reference, moved to it) and everything made
+ * from it are gone. */
+typedef struct hook {
+    kctx_phook_fn fn;
+    void *user;
+    _Atomic int cancelled; /* the attach failed: the destructor only frees */
+} hook;
+
+static void CUDA_CB hook_destroy(void *p) {
+    hook *h = p;
+    if (!atomic_load(&h->cancelled)) h->fn(h->user);
+    free(h);
+}
+
+static int a_graph_attach_hook(void *self, kctx_pgraph g, kctx_phook_fn fn, void *user) {
+    (void)self;
+    hook *h = malloc(sizeof *h);
+    if (!h) {
+        snprintf(tl_msg, sizeof tl_msg, "graph lifetime hook: out of host memory");
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    h->fn = fn;
+    h->user = user;
+    atomic_init(&h->cancelled, 0);
+    CUuserObject o = NULL;
+    int st = CU(cuUserObjectCreate, &o, h, hook_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+    if (st) {
+        free(h);
+        return note(st, "cuUserObjectCreate");
+    }
+    st = CU(cuGraphRetainUserObject, (CUgraph)(uintptr_t)g, o, 1, CU_GRAPH_USER_OBJECT_MOVE);
+    if (st) {
+        note(st, "cuGraphRetainUserObject");
+        atomic_store(&h->cancelled, 1);
+        (void)CU(cuUserObjectRelease, o, 1); /* frees h (at once or later) */
+    }
+    return st;
+}
+
+static const kctx_platform_ops k_ops = {
+    .size = sizeof(kctx_platform_ops),
+    .version = KCTX_PLATFORM_VERSION,
+    .classify = a_classify,
+    .status_name = a_status_name,
+    .last_message = a_last_message,
+    .device_count = a_device_count,
+    .device_info = a_device_info,
+    .stream_create = a_stream_create,
+    .stream_destroy = a_stream_destroy,
+    .stream_sync = a_stream_sync,
+    .stream_query = a_stream_query,
+    .stream_info = a_stream_info,
+    .event_create = a_event_create,
+    .event_destroy = a_event_destroy,
+    .event_record = a_event_record,
+    .stream_wait_event = a_stream_wait_event,
+    .mem_alloc = a_mem_alloc,
+    .mem_free = a_mem_free,
+    .memcpy_htod_async = a_memcpy_htod_async,
+    .memset_async = a_memset_async,
+    .memcpy_dtoh_async = a_memcpy_dtoh_async,
+    .atomic_read_u32 = a_atomic_read_u32,
+    .atomic_write_u32 = a_atomic_write_u32,
+    .module_load = a_module_load,
+    .module_unload = a_module_unload,
+    .module_function = a_module_function,
+    .launch = a_launch,
+    .current_device = a_current_device,
+    .device_epoch = NULL,     /* no epoch: quarantine is terminal (K30) */
+    .mem_range_check = NULL,  /* no cheap range lookup */
+    .function_address = NULL, /* HOST_ORDERED only */
+    .exchange_capture_mode = a_exchange_capture_mode,
+    .graph_attach_hook = a_graph_attach_hook,
+    .bound_device = NULL, /* CUDA has a thread-current context */
+};
+
+static kctx_platform_desc g_desc;
+static kctx_platform_entry g_entry;
+static pthread_once_t g_desc_once = PTHREAD_ONCE_INIT;
+
+static void desc_init(void) {
+    g_desc = (kctx_platform_desc){
+        .size = sizeof(kctx_platform_desc),
+        .version = KCTX_PLATFORM_VERSION,
+        .name = "cuda",
+        .self = NULL,
+        .ops = &k_ops,
+        .variant_kind = KCTX_VARIANT_CUDA_FATBIN,
+        .programs = kctx_rt_cuda_programs,
+        .programs_size = kctx_rt_cuda_programs_size,
+        .strategies = KCTX_STRATEGY_BIT(KCTX_STRATEGY_HOST_ORDERED),
+        .default_strategy = KCTX_STRATEGY_HOST_ORDERED,
+        .max_params_size = KCTX_CUDA_PARAMS_SIZE,
+        .has_capture = 1,
+        .has_null_stream = 1, /* 0 (legacy) and CU_STREAM_PER_THREAD, eager only */
+        .has_epoch = 0,
+        .can_check_ranges = 0,
+    };
+    g_entry = (kctx_platform_entry){
+        .size = sizeof(kctx_platform_entry),
+        .version = KCTX_PLATFORM_VERSION,
+        .name = "cuda",
+        .available = a_available,
+        .desc = &g_desc,
+        .lifecycle = NULL, /* program mode is not offered on CUDA */
+    };
+}
+
+const kctx_platform_entry *kctx_cuda_platform_entry(void) {
+    pthread_once(&g_desc_once, desc_init);
+    return &g_entry;
+}
+
+kctx_status kctx_cuda_driver_calls(const char *entry, uint64_t *count) {
+    if (!entry || !count)
+        return kctx__fail(NULL, KCTX_INVALID_ARGUMENT, "kctx_cuda_driver_calls: %s is NULL",
+                          entry ? "count" : "entry");
+    for (int i = 0; i < E_COUNT_; i++)
+        if (i != E_RESOLVED_ && strcmp(k_entry_names[i], entry) == 0) {
+            *count = atomic_load(&g_calls[i]);
+            return KCTX_OK;
+        }
+    return kctx__fail(NULL, KCTX_NOT_FOUND,
+                      "kctx_cuda_driver_calls: '%s' is not an entry of the cuda adapter's table",
+                      entry);
+}

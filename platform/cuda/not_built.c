@@ -1,0 +1,16 @@
+/*
+ * not_built.c — kctx_cuda_driver_calls (kctx/cuda.h) in a library built
+ * without the cuda platform (cmake/CudaPlatform.cmake says why): every
+ * entry is NOT_FOUND, with the reason.
+ */
+#include <kctx/cuda.h>
+
+#include "internal.h"
+
+kctx_status kctx_cuda_driver_calls(const char *entry, uint64_t *count) {
+    if (!entry || !count)
+        return kctx__fail(NULL, KCTX_INVALID_ARGUMENT, "kctx_cuda_driver_calls: %s is NULL",
+                          entry ? "count" : "entry");
+    return kctx__fail(NULL, KCTX_NOT_FOUND,
+                      "kctx_cuda_driver_calls: the cuda platform is not built into this library");
+}

@@ -1,0 +1,317 @@
+/*
+ * test_cuda.c — the cuda platform's own tests (docs/cuda.md), one mode per
+ * ctest entry (the platform registry decides availability once per
+ * process, so each driver setting is its own process):
+ *
+ *   test_cuda lifecycle DIR  any driver (ctest: the driver double); DIR holds
+ *                          images with kernels for it. The adapter's own
+ *                          driver-call counters over a whole kernel
+ *                          lifecycle: zero context/device lifecycle calls
+ *                          (K4), no synchronising call, allocation or
+ *                          stream/event creation on the launch path
+ *                          (K19, K11); caller stream 0 eager, refused under
+ *                          capture (K18, K34).
+ *   test_cuda fatal DIR    the driver double only: a device made lost (the
+ *                          sim's sim_device_make_fatal under the double)
+ *                          quarantines the context (K29); with no device
+ *                          epoch on CUDA the quarantine is terminal (K30):
+ *                          close says so and keeps everything, destroy is
+ *                          BUSY; still no lifecycle call (K4).
+ *   test_cuda absent       KCTX_CUDA_DRIVER names no file: `kctx
+ *                          platforms` reason "driver not found", context
+ *                          creation UNSUPPORTED with it, no driver call.
+ *   test_cuda stub         KCTX_CUDA_DRIVER = the toolkit's stub libcuda
+ *                          (answers CUDA_ERROR_STUB_LIBRARY to everything):
+ *                          the reason names the stub; creation UNSUPPORTED.
+ */
+#include "fw.h"
+
+#include <kctx/cuda.h>
+#include <kctx/kctx.h>
+
+#include "kctx_test_common.h"
+
+#include <kctx/sim.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned g_passed, g_failed;
+
+#define CHECK(cond, ...)                                           \
+    do {                                                           \
+        if (cond) {                                                \
+            g_passed++;                                            \
+        } else {                                                   \
+            g_failed++;                                            \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            printf(__VA_ARGS__);                                   \
+            printf("\n");                                          \
+        }                                                          \
+    } while (0)
+#define CHECK_K(call, want)                                                            \
+    do {                                                                               \
+        kctx_status st_ = (call);                                                      \
+        CHECK(st_ == (want), "%s: %s, expected %s (%s)", #call, kctx_status_name(st_), \
+              kctx_status_name(want), kctx_thread_last_error());                       \
+    } while (0)
+#define CHECK_FW(call)                                                                    \
+    do {                                                                                  \
+        fw_status st_ = (call);                                                           \
+        CHECK(st_ == FW_OK, "%s: %s (%s)", #call, fw_status_name(st_), fw->last_error()); \
+    } while (0)
+
+static uint64_t calls(const char *entry) {
+    uint64_t n = UINT64_MAX;
+    kctx_status st = kctx_cuda_driver_calls(entry, &n);
+    CHECK(st == KCTX_OK, "kctx_cuda_driver_calls(%s): %s (%s)", entry, kctx_status_name(st),
+          kctx_thread_last_error());
+    return n;
+}
+
+/* The entries a kernel context must never call: K4's device and context
+ * lifecycle. */
+static const char *const k_lifecycle[] = {"cuCtxSetCurrent",
+                                          "cuCtxCreate",
+                                          "cuCtxDestroy",
+                                          "cuCtxPushCurrent",
+                                          "cuCtxPopCurrent",
+                                          "cuDevicePrimaryCtxRetain",
+                                          "cuDevicePrimaryCtxRelease",
+                                          "cuDevicePrimaryCtxReset"};
+#define N_LIFECYCLE (sizeof k_lifecycle / sizeof k_lifecycle[0])
+/* What the launch path must not call (K19: no wait, no query but the
+ * capture info; K11: no allocation, no stream or event creation). */
+static const char *const k_not_on_launch[] = {
+    "cuStreamQuery",    "cuStreamSynchronize", "cuEventQuery", "cuEventSynchronize",
+    "cuCtxSynchronize", "cuMemAlloc",          "cuMemFree",    "cuStreamCreate",
+    "cuEventCreate",    "cuModuleLoadData",    "cuMemcpyHtoD", "cuMemcpyDtoH"};
+#define N_NOT_ON_LAUNCH (sizeof k_not_on_launch / sizeof k_not_on_launch[0])
+
+static const fw_driver *fw;
+
+static void *read_image(const char *dir, const char *name, size_t *size) {
+    char path[1024], why[256];
+    snprintf(path, sizeof path, "%s/%s.kctx", dir, name);
+    void *b = ktc_read_file(path, size, why, sizeof why);
+    CHECK(b != NULL, "%s", why);
+    return b;
+}
+
+#define N 1000
+
+/* Launch vector_add on `s` and check c = a + b. */
+static void vadd_once(kctx_context c, fw_devptr a, fw_devptr b, fw_devptr out, fw_stream s,
+                      const char *what) {
+    const kctx_arg args[4] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4), KCTX_TENSOR(out, N * 4),
+                              KCTX_SCALAR(N)};
+    CHECK_K(kctx_launch(c, 1, args, 4, s), KCTX_OK);
+}
+
+static void expect_sum(fw_devptr out, const char *what) {
+    static float h[N];
+    CHECK_FW(fw->download(h, out, sizeof h));
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += h[i] != (float)i + 2.0f * (float)i;
+    CHECK(bad == 0, "%s: %d of %d elements wrong", what, bad, N);
+}
+
+static void mode_lifecycle(const char *images) {
+    fw = fw_cuda_driver();
+    kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
+    CHECK_K(kctx_get_platform_caps("cuda", &caps), KCTX_OK);
+    CHECK(caps.built && caps.available, "cuda available: %s", caps.reason);
+    CHECK(caps.has_capture && caps.has_null_stream && !caps.has_epoch && !caps.program_mode &&
+              caps.strategies == KCTX_STRATEGY_BIT(KCTX_STRATEGY_HOST_ORDERED),
+          "capabilities");
+    /* the counters count (K4: before trusting a zero): an entry the adapter
+     * calls moves, an unknown one is NOT_FOUND */
+    uint64_t n = 0;
+    CHECK_K(kctx_cuda_driver_calls("cuNoSuchEntry", &n), KCTX_NOT_FOUND);
+    uint64_t init_calls = calls("cuInit");
+    CHECK(init_calls == 1, "available() called cuInit once, not %llu",
+          (unsigned long long)init_calls);
+
+    uint64_t lc0[N_LIFECYCLE];
+    for (size_t i = 0; i < N_LIFECYCLE; i++) lc0[i] = calls(k_lifecycle[i]);
+
+    size_t img_size = 0;
+    void *img = read_image(images, "vector_add", &img_size);
+    if (!img) return;
+    fw_stream s = 0, t = 0;
+    fw_devptr a = 0, b = 0, out = 0;
+    static float ha[N], hb[N];
+    for (int i = 0; i < N; i++) ha[i] = (float)i, hb[i] = 2.0f * (float)i;
+    CHECK_FW(fw->stream_create(&s));
+    CHECK_FW(fw->stream_create(&t));
+    CHECK_FW(fw->mem_alloc(sizeof ha, &a));
+    CHECK_FW(fw->mem_alloc(sizeof hb, &b));
+    CHECK_FW(fw->mem_alloc(sizeof ha, &out));
+    CHECK_FW(fw->upload(a, ha, sizeof ha));
+    CHECK_FW(fw->upload(b, hb, sizeof hb));
+
+    kctx_context c = 0;
+    CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
+    CHECK_K(kctx_prepare(c, 1, img, img_size), KCTX_OK);
+
+    /* K19, K11: 100 eager launches call nothing but enqueues and the two
+     * capture-info queries */
+    uint64_t before[N_NOT_ON_LAUNCH], launches0 = calls("cuLaunchKernel");
+    for (size_t i = 0; i < N_NOT_ON_LAUNCH; i++) before[i] = calls(k_not_on_launch[i]);
+    uint64_t info0 = calls("cuStreamGetCaptureInfo");
+    for (int k = 0; k < 100; k++) vadd_once(c, a, b, out, s, "eager");
+    for (size_t i = 0; i < N_NOT_ON_LAUNCH; i++) {
+        uint64_t now = calls(k_not_on_launch[i]);
+        CHECK(now == before[i], "K19/K11: 100 launches called %s %llu times", k_not_on_launch[i],
+              (unsigned long long)(now - before[i]));
+    }
+    /* acquire, one task, finalize per launch: the counter does count */
+    CHECK(calls("cuLaunchKernel") - launches0 == 300, "cuLaunchKernel: %llu calls for 100 launches",
+          (unsigned long long)(calls("cuLaunchKernel") - launches0));
+    CHECK(calls("cuStreamGetCaptureInfo") - info0 == 200,
+          "cuStreamGetCaptureInfo: %llu calls for 100 launches (caller + AICPU stream each)",
+          (unsigned long long)(calls("cuStreamGetCaptureInfo") - info0));
+    CHECK_FW(fw->stream_sync(s, 10000));
+    expect_sum(out, "100 eager launches");
+
+    /* K18: caller stream 0 (the legacy default stream) eagerly */
+    CHECK_FW(fw->fill_async(out, 0, N * 4, s));
+    CHECK_FW(fw->stream_sync(s, 10000));
+    vadd_once(c, a, b, out, 0, "stream 0");
+    CHECK_FW(fw->stream_sync(0, 10000));
+    expect_sum(out, "a launch on stream 0");
+
+    /* and CU_STREAM_PER_THREAD (2) */
+    CHECK_FW(fw->fill_async(out, 0, N * 4, s));
+    CHECK_FW(fw->stream_sync(s, 10000));
+    vadd_once(c, a, b, out, 2, "stream 2");
+    CHECK_FW(fw->stream_sync(2, 10000));
+    expect_sum(out, "a launch on CU_STREAM_PER_THREAD");
+
+    /* K34: while a capture holds the context's streams, stream 0 is refused */
+    fw_graph g = 0;
+    CHECK_FW(fw->begin_capture(t));
+    vadd_once(c, a, b, out, t, "captured");
+    const kctx_arg args[4] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4), KCTX_TENSOR(out, N * 4),
+                              KCTX_SCALAR(N)};
+    CHECK_K(kctx_launch(c, 1, args, 4, 0), KCTX_CAPTURE_ACTIVE);
+    CHECK(strstr(kctx_thread_last_error(), "K34") != NULL, "the refusal says why: %s",
+          kctx_thread_last_error());
+    CHECK_FW(fw->end_capture(t, &g));
+    fw_exec x = 0;
+    CHECK_FW(fw->graph_instantiate(g, &x));
+    CHECK_FW(fw->fill_async(out, 0, N * 4, s));
+    CHECK_FW(fw->stream_sync(s, 10000));
+    CHECK_FW(fw->graph_launch(x, t));
+    CHECK_FW(fw->stream_sync(t, 10000));
+    expect_sum(out, "a replay");
+    CHECK_FW(fw->exec_destroy(x));
+    CHECK_FW(fw->graph_destroy(g));
+
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    CHECK_K(kctx_check(c, &rep), KCTX_OK);
+    CHECK_K(kctx_close(c), KCTX_OK);
+    CHECK_K(kctx_destroy(c), KCTX_OK);
+    /* K4: a whole kernel lifecycle made no lifecycle call */
+    for (size_t i = 0; i < N_LIFECYCLE; i++) {
+        uint64_t now = calls(k_lifecycle[i]);
+        CHECK(now == lc0[i] && now == 0, "K4: the adapter called %s %llu times", k_lifecycle[i],
+              (unsigned long long)now);
+    }
+    CHECK(calls("cuInit") == init_calls, "cuInit called again");
+    /* the adapter's counts, for the record (scripts/gpu-check.sh shows them) */
+    printf("adapter calls after a whole lifecycle:");
+    for (size_t i = 0; i < N_LIFECYCLE; i++)
+        printf(" %s=%llu", k_lifecycle[i], (unsigned long long)calls(k_lifecycle[i]));
+    for (size_t i = 0; i < N_NOT_ON_LAUNCH; i++)
+        printf(" %s=%llu", k_not_on_launch[i], (unsigned long long)calls(k_not_on_launch[i]));
+    printf(" cuLaunchKernel=%llu\n", (unsigned long long)calls("cuLaunchKernel"));
+    CHECK_FW(fw->mem_free(a));
+    CHECK_FW(fw->mem_free(b));
+    CHECK_FW(fw->mem_free(out));
+    CHECK_FW(fw->stream_destroy(s));
+    CHECK_FW(fw->stream_destroy(t));
+    free(img);
+}
+
+/* K29, K30: a lost device quarantines; without an epoch, for good. */
+static void mode_fatal(const char *images) {
+    fw = fw_cuda_driver();
+    size_t img_size = 0;
+    void *img = read_image(images, "vector_add", &img_size);
+    if (!img) return;
+    fw_stream s = 0;
+    fw_devptr a = 0, b = 0, out = 0;
+    CHECK_FW(fw->stream_create(&s));
+    CHECK_FW(fw->mem_alloc(N * 4, &a));
+    CHECK_FW(fw->mem_alloc(N * 4, &b));
+    CHECK_FW(fw->mem_alloc(N * 4, &out));
+    kctx_context c = 0;
+    CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
+    CHECK_K(kctx_prepare(c, 1, img, img_size), KCTX_OK);
+    vadd_once(c, a, b, out, s, "before");
+    CHECK_FW(fw->stream_sync(s, 10000));
+    /* the device is lost: the double's driver calls answer
+     * CUDA_ERROR_LAUNCH_FAILED (719), a sticky error */
+    CHECK(sim_device_make_fatal(0) == SIM_OK, "sim_device_make_fatal");
+    const kctx_arg args[4] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4), KCTX_TENSOR(out, N * 4),
+                              KCTX_SCALAR(N)};
+    CHECK_K(kctx_launch(c, 1, args, 4, s), KCTX_DEVICE_LOST);
+    kctx_phase ph = KCTX_PHASE_NEW;
+    CHECK_K(kctx_get_phase(c, &ph), KCTX_OK);
+    CHECK(ph == KCTX_PHASE_QUARANTINED, "phase %s", kctx_phase_name(ph));
+    CHECK_K(kctx_launch(c, 1, args, 4, s), KCTX_DEVICE_LOST);
+    CHECK_K(kctx_prepare(c, 2, img, img_size), KCTX_DEVICE_LOST);
+    CHECK_K(kctx_close(c), KCTX_DEVICE_LOST);
+    CHECK(strstr(kctx_thread_last_error(), "no device epoch, so quarantine is terminal") != NULL,
+          "close says why: %s", kctx_thread_last_error());
+    CHECK_K(kctx_close(c), KCTX_DEVICE_LOST); /* again: terminal */
+    CHECK_K(kctx_get_phase(c, &ph), KCTX_OK);
+    CHECK(ph == KCTX_PHASE_QUARANTINED, "phase %s after close", kctx_phase_name(ph));
+    CHECK_K(kctx_destroy(c), KCTX_BUSY);
+    for (size_t i = 0; i < N_LIFECYCLE; i++)
+        CHECK(calls(k_lifecycle[i]) == 0, "K4: the adapter called %s", k_lifecycle[i]);
+    free(img); /* the context keeps its device objects: they are the lost device's */
+}
+
+/* No driver, or only the stub: a clear reason, and a clean refusal. */
+static void mode_unavailable(const char *want) {
+    kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
+    CHECK_K(kctx_get_platform_caps("cuda", &caps), KCTX_OK);
+    CHECK(caps.built && !caps.available, "built, not available");
+    CHECK(caps.reason && strstr(caps.reason, want), "reason '%s' should say '%s'",
+          caps.reason ? caps.reason : "(null)", want);
+    kctx_context c = 0;
+    CHECK_K(kctx_context_create("cuda", &c), KCTX_UNSUPPORTED);
+    CHECK(c == 0, "no handle");
+    CHECK(strstr(kctx_thread_last_error(), want) != NULL, "create's message: %s",
+          kctx_thread_last_error());
+    /* nothing but loading happened: no kernel-context call was made */
+    uint64_t n = 1;
+    CHECK_K(kctx_cuda_driver_calls("cuCtxGetCurrent", &n), KCTX_OK);
+    CHECK(n == 0, "cuCtxGetCurrent called %llu times", (unsigned long long)n);
+    /* and the sim is untouched */
+    CHECK_K(kctx_context_create("sim", &c), KCTX_OK);
+    CHECK_K(kctx_destroy(c), KCTX_OK);
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "lifecycle") == 0)
+        mode_lifecycle(argv[2]);
+    else if (argc >= 3 && strcmp(argv[1], "fatal") == 0)
+        mode_fatal(argv[2]);
+    else if (argc >= 2 && strcmp(argv[1], "absent") == 0)
+        mode_unavailable("driver not found");
+    else if (argc >= 2 && strcmp(argv[1], "stub") == 0)
+        mode_unavailable("stub library (CUDA_ERROR_STUB_LIBRARY)");
+    else {
+        fprintf(stderr, "usage: %s lifecycle IMAGES | fatal IMAGES | absent | stub\n", argv[0]);
+        return 2;
+    }
+    return ktc_summary(stdout, g_passed, g_failed, 0);
+}
