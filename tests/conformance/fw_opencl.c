@@ -549,7 +549,7 @@ static const fw_driver k_opencl_driver = {
     .live_counts = o_live_counts,
     .device_allocs = o_device_allocs,
     .device_enqueues = o_device_enqueues,
-    .lifecycle = NULL,                /* OpenCL has no device lifecycle calls */
+    .lifecycle = NULL,                   /* OpenCL has no device lifecycle calls */
     .task_failure_leaves_streams_ok = 1, /* an OpenCL kernel cannot fail its command */
     .device_info = o_device_info,
 };
