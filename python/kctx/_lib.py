@@ -8,9 +8,12 @@ Where the libraries are looked for, in order:
 
 1. ``$KCTX_LIB_DIR`` (when set, only there): a CMake build directory, or any
    directory holding ``libkctx_sim.so`` and ``libkctx.so``;
-2. the package's own directory (a wheel or install that bundles the ``.so``
-   files next to ``__init__.py``);
-3. ``build/`` of the source checkout the package lives in (``python/kctx``
+2. ``_native/lib`` in the package (``pip install ./python`` builds the
+   libraries and puts them there, as ``libkctx.so.0`` and
+   ``libkctx_sim.so.0``, their SONAMEs);
+3. the package's own directory (``.so`` files copied next to
+   ``__init__.py`` by hand);
+4. ``build/`` of the source checkout the package lives in (``python/kctx``
    -> ``../../build``).
 
 ``libkctx_sim.so`` is loaded first, with ``RTLD_GLOBAL``, so that
@@ -386,7 +389,27 @@ def candidate_dirs() -> List[Path]:
     if env:
         return [Path(env)]
     pkg = Path(__file__).resolve().parent
-    return [pkg, pkg.parent.parent / "build"]
+    return [pkg / "_native" / "lib", pkg, pkg.parent.parent / "build"]
+
+
+def data_path(rel: str) -> Path:
+    """A file kctx builds or installs beside its libraries, by its path in a
+    build tree: ``<build>/<rel>`` (``$KCTX_LIB_DIR``, or ``build/`` of the
+    checkout), or ``share/kctx/<rel>`` of an install (``pip install
+    ./python``: ``kctx/_native/share/kctx/<rel>``). For example
+    ``data_path("examples/sim_test_kernels.so")`` (the sim's test kernels)
+    or ``data_path("examples/callables/vector_add.kctx")``. FileNotFoundError
+    lists where it looked."""
+    tried: List[Path] = []
+    for d in candidate_dirs():
+        if d.name == "lib" and d.parent.name == "_native":
+            p = d.parent / "share" / "kctx" / rel
+        else:
+            p = d / rel
+        if p.is_file():
+            return p
+        tried.append(p)
+    raise FileNotFoundError(f"{rel}: not found; looked at " + ", ".join(str(p) for p in tried))
 
 
 def _bind(lib: ctypes.CDLL, table: Dict[str, Tuple[Any, List[Any]]]) -> None:
@@ -420,6 +443,8 @@ def load() -> _Libraries:
         tried = []
         for d in candidate_dirs():
             sim_path, kctx_path = d / SIM_LIB, d / KCTX_LIB
+            if not sim_path.is_file() and (d / (SIM_LIB + ".0")).is_file():  # an install's SONAMEs
+                sim_path, kctx_path = d / (SIM_LIB + ".0"), d / (KCTX_LIB + ".0")
             if not sim_path.is_file() or not kctx_path.is_file():
                 missing = [p.name for p in (sim_path, kctx_path) if not p.is_file()]
                 tried.append(f"{d}: missing {', '.join(missing)}")
