@@ -113,6 +113,15 @@ static int image(const char *source, const char *entry, void **out, size_t *size
     return CHECK(bs == KCTX_BUILD_OK);
 }
 
+/* Prepare `source`'s `entry` (the image above) under `id`; must be OK. */
+static int prepare_source(kctx_context c, uint64_t id, const char *source, const char *entry) {
+    void *img = NULL;
+    size_t size = 0;
+    int ok = image(source, entry, &img, &size) && CHECK_OK(kctx_prepare(c, id, img, size));
+    free(img);
+    return ok;
+}
+
 static const char k_double[] =
     "KCTX_TASK(k_double, __global const float *x, __global float *y, ulong n) {\n"
     "    KCTX_TASK_GATE();\n"
@@ -224,10 +233,7 @@ KT_TEST(launch_accepts_only_in_order_queues_of_the_lent_pair) {
     if (!ocl_open(&o)) goto done;
     kctx_context c = kernel_ctx();
     if (!c) goto done;
-    void *img = NULL;
-    size_t size = 0;
-    if (!image(k_double, "k_double", &img, &size) || !CHECK_OK(kctx_prepare(c, 1, img, size)))
-        goto close;
+    if (!prepare_source(c, 1, k_double, "k_double")) goto close;
     const size_t n = 1000;
     float *x = svm(&o, n), *y = svm(&o, n);
     REQUIRE(x && y);
@@ -272,7 +278,6 @@ KT_TEST(launch_accepts_only_in_order_queues_of_the_lent_pair) {
     clSVMFree(o.ctx, x);
     clSVMFree(o.ctx, y);
 close:
-    free(img);
     finish(c);
 done:
     ocl_close(&o);
@@ -324,14 +329,12 @@ KT_TEST(a_failing_task_reaches_check_through_the_error_word) {
     if (!ocl_open(&o)) goto done;
     kctx_context c = kernel_ctx();
     if (!c) goto done;
-    void *img = NULL;
-    size_t size = 0;
-    if (!image("KCTX_TASK(k_fail, __global float *x, __global float *y, ulong n) {\n"
-               "    KCTX_TASK_GATE();\n"
-               "    if (n == 0) { KCTX_TASK_FAIL(); return; }\n"
-               "    y[0] = x[0];\n}\n",
-               "k_fail", &img, &size) ||
-        !CHECK_OK(kctx_prepare(c, 1, img, size)))
+    if (!prepare_source(c, 1,
+                        "KCTX_TASK(k_fail, __global float *x, __global float *y, ulong n) {\n"
+                        "    KCTX_TASK_GATE();\n"
+                        "    if (n == 0) { KCTX_TASK_FAIL(); return; }\n"
+                        "    y[0] = x[0];\n}\n",
+                        "k_fail"))
         goto close;
     float *x = svm(&o, 4), *y = svm(&o, 4);
     REQUIRE(x && y);
@@ -358,7 +361,6 @@ KT_TEST(a_failing_task_reaches_check_through_the_error_word) {
     clSVMFree(o.ctx, x);
     clSVMFree(o.ctx, y);
 close:
-    free(img);
     finish(c);
 done:
     ocl_close(&o);
@@ -385,10 +387,7 @@ KT_TEST(each_thread_binds_before_it_launches) {
     if (!ocl_open(&o)) goto done;
     kctx_context c = kernel_ctx();
     if (!c) goto done;
-    void *img = NULL;
-    size_t size = 0;
-    if (!image(k_double, "k_double", &img, &size) || !CHECK_OK(kctx_prepare(c, 1, img, size)))
-        goto close;
+    if (!prepare_source(c, 1, k_double, "k_double")) goto close;
     float *x = svm(&o, 8), *y = svm(&o, 8);
     REQUIRE(x && y);
     for (int i = 0; i < 8; i++) x[i] = (float)i, y[i] = 0.0f;
@@ -407,7 +406,6 @@ KT_TEST(each_thread_binds_before_it_launches) {
     clSVMFree(o.ctx, x);
     clSVMFree(o.ctx, y);
 close:
-    free(img);
     finish(c);
 done:
     ocl_close(&o);
