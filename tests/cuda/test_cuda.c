@@ -191,6 +191,20 @@ static void mode_lifecycle(const char *images) {
     CHECK_FW(fw->stream_sync(2, 10000));
     expect_sum(out, "a launch on CU_STREAM_PER_THREAD");
 
+    /* K18: a capturing default stream (CU_STREAM_PER_THREAD can capture) is
+     * refused with the reason, nothing enqueued: the capture stays valid */
+    fw_graph g2 = 0;
+    CHECK_FW(fw->begin_capture(2));
+    {
+        const kctx_arg a2[4] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4),
+                                KCTX_TENSOR(out, N * 4), KCTX_SCALAR(N)};
+        CHECK_K(kctx_launch(c, 1, a2, 4, 2), KCTX_INVALID_ARGUMENT);
+        CHECK(strstr(kctx_thread_last_error(), "default stream") != NULL, "the reason: %s",
+              kctx_thread_last_error());
+    }
+    CHECK_FW(fw->end_capture(2, &g2));
+    if (g2) CHECK_FW(fw->graph_destroy(g2));
+
     /* K34: while a capture holds the context's streams, stream 0 is refused */
     fw_graph g = 0;
     CHECK_FW(fw->begin_capture(t));
