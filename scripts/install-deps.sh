@@ -25,11 +25,16 @@ log() { printf 'install-deps: %s\n' "$*"; }
 #  libyaml-dev      the manifest parser of `kctx pack` (a well-kept YAML library)
 #  libjansson-dev   the trace reader of `kctx trace` (a well-kept JSON library; tool only, not libkctx)
 #  clang-format     `make format-check`, part of `make test` (version 14 on Debian 12)
-REQUIRED_DEBS=(build-essential cmake ninja-build clang libclang-rt-14-dev binutils python3 libyaml-dev libjansson-dev clang-format)
+#  opencl-headers   builds the opencl platform (libkctx loads OpenCL at run time:
+#                   headers only at build time)
+#  pocl-opencl-icd, ocl-icd-opencl-dev   a real OpenCL driver (PoCL, CPU) and the ICD
+#                   loader: the opencl platform's tests (conformance, demo, Python)
+#                   and the benchmarks' OpenCL baselines run on them
+#  librsvg2-bin     rsvg-convert: `kctx trace render -o FILE.png` (a PNG of the swimlane picture)
+REQUIRED_DEBS=(build-essential cmake ninja-build clang libclang-rt-14-dev binutils python3 libyaml-dev libjansson-dev clang-format
+               opencl-headers pocl-opencl-icd ocl-icd-opencl-dev librsvg2-bin)
 # Optional: the build and the tests pass without them.
-#  pocl-opencl-icd, ocl-icd-opencl-dev, opencl-headers   the sim_enqueue benchmark's
-#                   baseline (a real OpenCL runtime on the CPU)
-OPTIONAL_DEBS=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)
+OPTIONAL_DEBS=()
 
 # PyPI packages, as "import_name=requirement" (pytest runs tests/python). They are
 # installed with the python3 found on PATH (pyenv's on the project machines).

@@ -511,7 +511,8 @@ KCTX_API kctx_status kctx_teardown_error(kctx_context ctx, kctx_status *status, 
 
 /* The last error message for the context (any thread's last refusal on it)
  * and for the calling thread. Valid until the next kctx call on that
- * context / thread. Never NULL. */
+ * context / thread. Never NULL; at most 1023 bytes (a longer one, such as
+ * an OpenCL build log, is cut there). */
 KCTX_API const char *kctx_last_error(kctx_context ctx);
 KCTX_API const char *kctx_thread_last_error(void);
 

@@ -124,7 +124,12 @@ typedef enum kctx_pclass {
     KCTX_PCLASS_TIMEOUT = 6,
     KCTX_PCLASS_DEVICE_ERROR = 7, /* a kernel failed on the device (non-fatal) */
     KCTX_PCLASS_UNSUPPORTED = 8,
-    KCTX_PCLASS_OTHER = 9
+    KCTX_PCLASS_OTHER = 9,
+    /* A module that does not build or load for this device (a source that
+     * does not compile, a kernel the platform cannot launch): the image's
+     * fault, reported by prepare as INCOMPATIBLE_IMAGE. Added in version 2
+     * (an older core maps it to PLATFORM_ERROR). */
+    KCTX_PCLASS_BAD_MODULE = 10
 } kctx_pclass;
 
 /* Graph lifetime hook: called once when the graph and every executable
@@ -279,9 +284,15 @@ typedef struct kctx_platform_desc {
     int has_null_stream;  /* 0 names a default stream a caller may launch onto */
     int has_epoch;        /* device_epoch (K30, K36); without it quarantine is terminal */
     int can_check_ranges; /* mem_range_check (K18's tensor range checks) */
+
+    /* ---- added in version 2 (optional: beyond a smaller size, NULL) ---- */
+    /* NULL: the platform's device programs and task kernels write timed
+     * trace records (K32). Else why they cannot (OpenCL C has no device
+     * clock): a trace then says so instead of showing empty device lanes. */
+    const char *device_trace_na;
 } kctx_platform_desc;
 
-#define KCTX_PLATFORM_DESC_MIN_SIZE sizeof(kctx_platform_desc)
+#define KCTX_PLATFORM_DESC_MIN_SIZE offsetof(kctx_platform_desc, device_trace_na)
 
 /* A platform's registration. Each built platform provides one (see
  * docs/platforms.md, "The registry"); the registry adds entries for the

@@ -12,11 +12,14 @@ else in build/ of the source checkout (see docs/python.md).
 - ``kctx.sim``: the simulated device's runtime API (the framework side:
   devices, streams, events, device memory, capture, graphs, faults).
 - ``kctx.image``: the callable image builder and validator.
+- ``kctx.opencl``: lending an OpenCL (PyOpenCL) context, device and queue
+  to the ``opencl`` platform (per-thread binding; ``kctx.opencl.Context``).
 """
 from __future__ import annotations
 
 from . import _lib, image, interop, sim
-from ._lib import LibraryNotFound, library_dir
+from . import opencl
+from ._lib import LibraryNotFound, data_path, library_dir
 from .interop import Arg, ScalarLike, StreamLike, Tensor, TensorLike
 from .context import (
     CheckReport,
@@ -72,7 +75,7 @@ from .errors import (
 __version__ = _lib.version_string(_lib.LIBRARY_VERSION)
 
 __all__ = [
-    "image", "interop", "sim", "Arg", "ScalarLike", "StreamLike", "TensorLike", "LibraryNotFound", "library_dir",
+    "image", "interop", "opencl", "sim", "Arg", "ScalarLike", "StreamLike", "TensorLike", "LibraryNotFound", "library_dir", "data_path",
     "CheckReport", "Context", "ErrorSlot", "Executable", "Mode", "Phase", "PreparedCallable", "ResourceInfo", "Tensor",
     "abandoned_contexts", "phase_name", "reclaim_abandoned", "scalar_f32", "status_name", "status_string",
     "thread_last_error", "version",

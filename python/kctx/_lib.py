@@ -1,16 +1,19 @@
 """Locating and loading the native libraries, and their ctypes prototypes.
 
 Only functions declared in the public headers (include/kctx/kctx.h,
-include/kctx/sim.h, include/kctx/image.h) are bound here; the test suite
-checks that every name below is declared there.
+include/kctx/sim.h, include/kctx/image.h, include/kctx/opencl.h) are bound
+here; the test suite checks that every name below is declared there.
 
 Where the libraries are looked for, in order:
 
 1. ``$KCTX_LIB_DIR`` (when set, only there): a CMake build directory, or any
    directory holding ``libkctx_sim.so`` and ``libkctx.so``;
-2. the package's own directory (a wheel or install that bundles the ``.so``
-   files next to ``__init__.py``);
-3. ``build/`` of the source checkout the package lives in (``python/kctx``
+2. ``_native/lib`` in the package (``pip install ./python`` builds the
+   libraries and puts them there, as ``libkctx.so.0`` and
+   ``libkctx_sim.so.0``, their SONAMEs);
+3. the package's own directory (``.so`` files copied next to
+   ``__init__.py`` by hand);
+4. ``build/`` of the source checkout the package lives in (``python/kctx``
    -> ``../../build``).
 
 ``libkctx_sim.so`` is loaded first, with ``RTLD_GLOBAL``, so that
@@ -26,7 +29,7 @@ from ctypes import POINTER, c_char_p, c_float, c_int, c_size_t, c_uint8, c_uint3
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from .errors import KctxError
+from .errors import KctxError, Unsupported
 
 SIM_LIB = "libkctx_sim.so"
 KCTX_LIB = "libkctx.so"
@@ -207,6 +210,22 @@ class SimObjectCounts(ctypes.Structure):
     ]
 
 
+class OpenclLive(ctypes.Structure):
+    """kctx_opencl_live (include/kctx/opencl.h)"""
+
+    _fields_ = [
+        ("size", c_size_t),
+        ("queues", c_uint64),
+        ("events", c_uint64),
+        ("programs", c_uint64),
+        ("kernels", c_uint64),
+        ("allocations", c_uint64),
+        ("bytes", c_uint64),
+        ("total_allocations", c_uint64),
+        ("enqueues", c_uint64),
+    ]
+
+
 # ---------------------------------------------------------------------------
 # Prototypes: name -> (restype, argtypes). Statuses are C enums (int).
 # ---------------------------------------------------------------------------
@@ -259,6 +278,20 @@ KCTX_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "kctx_image_builder_dep": (c_int, [c_void_p, c_uint32]),
     "kctx_image_builder_finish": (c_int, [c_void_p, POINTER(c_void_p), POINTER(c_size_t), c_char_p, c_size_t]),
     "kctx_image_reseal": (c_int, [c_void_p, c_size_t]),
+}
+
+# kctx/opencl.h (kctx.opencl). libkctx exports these whether or not the
+# opencl platform is built (a build without it answers UNSUPPORTED); they are
+# bound apart, on first use, so that a libkctx older than opencl.h still loads
+# for everything else. The OpenCL handles are pointers (c_void_p).
+OPENCL_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
+    "kctx_opencl_bind": (c_int, [c_void_p, c_void_p, _intp]),
+    "kctx_opencl_bind_queue": (c_int, [c_void_p, _intp]),
+    "kctx_opencl_bound": (c_int, [POINTER(c_void_p), POINTER(c_void_p), _intp]),
+    "kctx_opencl_live_objects": (c_int, [c_int, POINTER(OpenclLive)]),
+    "kctx_opencl_test_hold": (c_int, [c_int, c_void_p]),
+    "kctx_opencl_test_hold_reached": (c_int, [_intp]),
+    "kctx_opencl_test_hold_clear": (c_int, []),
 }
 
 SIM_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
@@ -356,7 +389,27 @@ def candidate_dirs() -> List[Path]:
     if env:
         return [Path(env)]
     pkg = Path(__file__).resolve().parent
-    return [pkg, pkg.parent.parent / "build"]
+    return [pkg / "_native" / "lib", pkg, pkg.parent.parent / "build"]
+
+
+def data_path(rel: str) -> Path:
+    """A file kctx builds or installs beside its libraries, by its path in a
+    build tree: ``<build>/<rel>`` (``$KCTX_LIB_DIR``, or ``build/`` of the
+    checkout), or ``share/kctx/<rel>`` of an install (``pip install
+    ./python``: ``kctx/_native/share/kctx/<rel>``). For example
+    ``data_path("examples/sim_test_kernels.so")`` (the sim's test kernels)
+    or ``data_path("examples/callables/vector_add.kctx")``. FileNotFoundError
+    lists where it looked."""
+    tried: List[Path] = []
+    for d in candidate_dirs():
+        if d.name == "lib" and d.parent.name == "_native":
+            p = d.parent / "share" / "kctx" / rel
+        else:
+            p = d / rel
+        if p.is_file():
+            return p
+        tried.append(p)
+    raise FileNotFoundError(f"{rel}: not found; looked at " + ", ".join(str(p) for p in tried))
 
 
 def _bind(lib: ctypes.CDLL, table: Dict[str, Tuple[Any, List[Any]]]) -> None:
@@ -390,6 +443,8 @@ def load() -> _Libraries:
         tried = []
         for d in candidate_dirs():
             sim_path, kctx_path = d / SIM_LIB, d / KCTX_LIB
+            if not sim_path.is_file() and (d / (SIM_LIB + ".0")).is_file():  # an install's SONAMEs
+                sim_path, kctx_path = d / (SIM_LIB + ".0"), d / (KCTX_LIB + ".0")
             if not sim_path.is_file() or not kctx_path.is_file():
                 missing = [p.name for p in (sim_path, kctx_path) if not p.is_file()]
                 tried.append(f"{d}: missing {', '.join(missing)}")
@@ -419,6 +474,27 @@ def load() -> _Libraries:
 
 def kctx() -> ctypes.CDLL:
     return load().kctx
+
+
+_opencl_bound: Optional[ctypes.CDLL] = None
+
+
+def opencl() -> ctypes.CDLL:
+    """libkctx with the kctx/opencl.h prototypes bound (once). Unsupported
+    when the loaded libkctx predates them."""
+    global _opencl_bound
+    if _opencl_bound is not None:
+        return _opencl_bound
+    lib = load().kctx
+    with _lock:
+        if _opencl_bound is None:
+            try:
+                _bind(lib, OPENCL_PROTOTYPES)
+            except AttributeError as e:
+                raise Unsupported(f"{library_dir() / KCTX_LIB} has no kctx/opencl.h functions ({e}): "
+                                  f"rebuild it from this source") from None
+            _opencl_bound = lib
+    return lib
 
 
 def sim() -> ctypes.CDLL:

@@ -148,7 +148,7 @@ class SVMLike(Protocol):
     def svm_ptr(self) -> int: ...
 
     @property
-    def size(self) -> int: ...
+    def size(self) -> Optional[int]: ...  # PyOpenCL's stubs: None when the size is unknown
 
 
 #: A tensor argument: kctx's own, a framework's device array, or (address,
@@ -341,7 +341,11 @@ def tensor_arg(obj: object, name: str = "tensor", device: Optional[Callable[[], 
         return a, n
     svm = getattr(obj, "svm_ptr", None)
     if svm is not None:
-        return int(svm), int(getattr(obj, "size"))
+        size = getattr(obj, "size", None)
+        if size is None:
+            raise KctxValueError(f"{name} is an SVM pointer of unknown size (size is None): pass the "
+                                 "pyopencl.SVM allocation, or (address, nbytes)")
+        return int(svm), int(size)
     base = getattr(obj, "base_data", None)
     if base is not None and getattr(base, "svm_ptr", None) is not None:  # pyopencl.array.Array on SVM
         flags = getattr(obj, "flags", None)

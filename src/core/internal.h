@@ -21,7 +21,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#define KCTX_MSG 256
+#define KCTX_MSG 1024 /* a message's bytes, NUL included (kctx.h: kctx_last_error) */
 /* The largest scheduler parameter block kctx builds (header + args
  * snapshot), kept on the launch path's stack. */
 #define SNAPSHOT_LIMIT 4096u
@@ -155,7 +155,9 @@ typedef struct kctx_ctx {
 
     /* tracing (K32): resident host buffers made at init when enabled */
     bool trace;
-    bool trace_collected; /* close copied the device ring back already */
+    bool trace_collected;        /* close copied the device ring back already */
+    kctx_dfx_names *trace_names; /* callables prepared while tracing (their names) */
+    uint32_t ntrace_names;
     char *trace_path;
     uint32_t trace_dev_cap, trace_host_cap;
     kctx_dfx_host_span *spans;
@@ -323,6 +325,9 @@ void kctx__trace_span(kctx_ctx *c, uint32_t kind, uint64_t t0, uint64_t id, uint
 kctx_status kctx__trace_collect(kctx_ctx *c, bool *in_flight);
 /* Write the file; a failure is returned with a message. */
 kctx_status kctx__trace_write(kctx_ctx *c);
+/* Remember a prepared callable's names for the trace (no-op when tracing
+ * is off; a failed allocation only loses the names). */
+void kctx__trace_names(kctx_ctx *c, uint64_t id, const kctx_image_view *v);
 void kctx__trace_free(kctx_ctx *c);
 
 /* launch.c: write the device poison word (K35), best effort. */

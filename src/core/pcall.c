@@ -27,6 +27,8 @@ static kctx_status class_to_status(kctx_pclass k) {
         return KCTX_DEVICE_ERROR;
     case KCTX_PCLASS_UNSUPPORTED:
         return KCTX_UNSUPPORTED;
+    case KCTX_PCLASS_BAD_MODULE:
+        return KCTX_INCOMPATIBLE_IMAGE;
     default:
         return KCTX_PLATFORM_ERROR;
     }

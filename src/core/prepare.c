@@ -109,6 +109,7 @@ static kctx_status register_id(kctx_ctx *c, uint64_t id, kctx_upload *u) {
     }
     c->callables[c->ncallables++] = (kctx_callable){id, u};
     u->refs++;
+    kctx__trace_names(c, id, &u->view); /* K32: spans name the callable and its kernels */
     return KCTX_OK;
 }
 

@@ -56,7 +56,34 @@ kctx_status kctx__trace_setup(kctx_ctx *c, uint32_t flags, uint32_t dev_records,
     return KCTX_OK;
 }
 
+static void names_free(kctx_dfx_names *n) {
+    for (uint32_t i = 0; n->functions && i < n->nfunctions; i++) free(n->functions[i]);
+    free(n->functions);
+    free(n->name);
+}
+
+void kctx__trace_names(kctx_ctx *c, uint64_t id, const kctx_image_view *v) {
+    if (!c->trace) return;
+    kctx_dfx_names *grown = realloc(c->trace_names, (c->ntrace_names + 1) * sizeof *grown);
+    if (!grown) return;
+    c->trace_names = grown;
+    uint32_t nf = kctx_image_child_count(v);
+    kctx_dfx_names n = {id, strdup(kctx_image_name(v)), calloc(nf ? nf : 1, sizeof(char *)), nf};
+    bool ok = n.name && n.functions;
+    for (uint32_t f = 0; ok && f < nf; f++)
+        ok = (n.functions[f] = strdup(kctx_image_child_by_id(v, f).entry)) != NULL;
+    if (!ok) {
+        names_free(&n);
+        return;
+    }
+    c->trace_names[c->ntrace_names++] = n;
+}
+
 void kctx__trace_free(kctx_ctx *c) {
+    for (uint32_t i = 0; i < c->ntrace_names; i++) names_free(&c->trace_names[i]);
+    free(c->trace_names);
+    c->trace_names = NULL;
+    c->ntrace_names = 0;
     free(c->trace_path);
     free(c->spans);
     free(c->devrecs);
@@ -163,6 +190,9 @@ kctx_status kctx__trace_write(kctx_ctx *c) {
         .host_dropped = c->spans_dropped,
         .dev = c->devrecs,
         .ndev = c->ndevrecs,
+        .device_na = c->plat->device_trace_na,
+        .names = c->trace_names,
+        .nnames = c->ntrace_names,
         .dev_dropped = c->devrecs_dropped,
     };
     char err[KCTX_MSG];

@@ -34,6 +34,16 @@ typedef struct kctx_dfx_host_span {
     uint64_t thread;    /* a small per-thread number */
 } kctx_dfx_host_span;
 
+/* The names of a callable prepared while tracing: its id, its name and its
+ * kernels' entry names by function id (so spans can say "k_vadd", not
+ * "f0"). */
+typedef struct kctx_dfx_names {
+    uint64_t id;
+    char *name;
+    char **functions; /* [nfunctions], by function id */
+    uint32_t nfunctions;
+} kctx_dfx_names;
+
 typedef struct kctx_dfx_trace {
     const char *platform;
     uint64_t context; /* context handle (the trace's process id) */
@@ -45,6 +55,15 @@ typedef struct kctx_dfx_trace {
     const kctx_rt_trace_rec *dev;
     size_t ndev;
     uint64_t dev_dropped; /* device records not recorded: ring full */
+    /* NULL: the device writes records. Else why it cannot (the platform's
+     * device_trace_na): no device lanes are written, and otherData's
+     * device_lanes says "not available: <why>". */
+    const char *device_na;
+    /* Names of the callables (may be NULL/0): otherData.callables, a
+     * launch span's "callable_name" and a task record's "kernel" (a task
+     * record's launch id finds its callable through the launch spans). */
+    const kctx_dfx_names *names;
+    size_t nnames;
 } kctx_dfx_trace;
 
 /* Write `t` to `path` as Chrome trace-event JSON ({"traceEvents": [...]},

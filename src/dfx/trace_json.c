@@ -180,8 +180,52 @@ static void put_complete(FILE *f, const char *cat, unsigned pid, uint64_t tid, u
     put_us(f, t1 > t0 ? t1 - t0 : 0);
 }
 
-static void put_host_span(FILE *f, const lanes *l, unsigned pid, uint64_t base,
-                          const kctx_dfx_host_span *s) {
+/* ---- names ------------------------------------------------------------ */
+
+/* Launch id -> callable id, from the launch spans (a replay carries its
+ * capture's launch id, whose launch span names the callable). */
+typedef struct launch_of {
+    uint64_t launch, callable;
+} launch_of;
+
+static int cmp_launch(const void *a, const void *b) {
+    uint64_t x = ((const launch_of *)a)->launch, y = ((const launch_of *)b)->launch;
+    return (x > y) - (x < y);
+}
+
+static const kctx_dfx_names *names_of(const kctx_dfx_trace *t, uint64_t callable) {
+    for (size_t i = 0; i < t->nnames; i++)
+        if (t->names[i].id == callable) return &t->names[i];
+    return NULL;
+}
+
+typedef struct namer {
+    const kctx_dfx_trace *t;
+    launch_of *map; /* sorted by launch id; NULL when there are no names */
+    size_t n;
+} namer;
+
+static const kctx_dfx_names *names_of_launch(const namer *nm, uint64_t launch) {
+    if (!nm->map) return NULL;
+    launch_of key = {launch, 0};
+    const launch_of *hit = bsearch(&key, nm->map, nm->n, sizeof key, cmp_launch);
+    return hit ? names_of(nm->t, hit->callable) : NULL;
+}
+
+static void put_name_args(FILE *f, const kctx_dfx_names *n, uint32_t func_id, int with_kernel) {
+    if (!n) return;
+    fputs("\"callable_name\":", f);
+    put_escaped(f, n->name);
+    fputc(',', f);
+    if (with_kernel && func_id < n->nfunctions) {
+        fputs("\"kernel\":", f);
+        put_escaped(f, n->functions[func_id]);
+        fputc(',', f);
+    }
+}
+
+static void put_host_span(FILE *f, const lanes *l, const kctx_dfx_trace *t, unsigned pid,
+                          uint64_t base, const kctx_dfx_host_span *s) {
     const char *name = host_span_name(s->kind);
     if (name != NULL)
         fprintf(f, ",\n{\"name\":\"%s", name);
@@ -189,6 +233,8 @@ static void put_host_span(FILE *f, const lanes *l, unsigned pid, uint64_t base,
         fprintf(f, ",\n{\"name\":\"host span %" PRIu32, s->kind);
     put_complete(f, "host", pid, tid_host(l, s->thread), base, s->t0, s->t1);
     fputs(",\"args\":{", f);
+    if (s->kind == KCTX_DFX_PREPARE || s->kind == KCTX_DFX_LAUNCH)
+        put_name_args(f, names_of(t, s->id), 0, 0);
     if (s->kind == KCTX_DFX_PREPARE || s->kind == KCTX_DFX_LAUNCH) {
         fputs("\"callable\":", f);
         put_id(f, s->id);
@@ -203,7 +249,7 @@ static void put_host_span(FILE *f, const lanes *l, unsigned pid, uint64_t base,
             status_name(s->status));
 }
 
-static void put_dev_record(FILE *f, const lanes *l, unsigned pid, uint64_t base,
+static void put_dev_record(FILE *f, const lanes *l, const namer *nm, unsigned pid, uint64_t base,
                            const kctx_rt_trace_rec *r) {
     const char *cat = r->core == UINT32_MAX ? "aicpu" : "aicore";
     switch (r->kind) {
@@ -223,6 +269,7 @@ static void put_dev_record(FILE *f, const lanes *l, unsigned pid, uint64_t base,
     }
     put_complete(f, cat, pid, tid_core(l, r->core), base, r->t0, r->t1);
     fputs(",\"args\":{", f);
+    put_name_args(f, names_of_launch(nm, r->launch_id), r->func_id, r->kind == KCTX_RT_TRACE_TASK);
     if (r->kind == KCTX_RT_TRACE_TASK)
         fprintf(f, "\"task\":%" PRIu32 ",\"func_id\":%" PRIu32 ",\"block\":%" PRIu32 ",", r->task,
                 r->func_id, r->block);
@@ -261,6 +308,29 @@ static void emit(FILE *f, const kctx_dfx_trace *t, const lanes *l) {
     put_id(f, t->host_dropped);
     fputs(",\"dev_dropped\":", f);
     put_id(f, t->dev_dropped);
+    if (t->nnames) {
+        fputs(",\"callables\":[", f);
+        for (size_t i = 0; i < t->nnames; i++) {
+            const kctx_dfx_names *n = &t->names[i];
+            fputs(i ? ",{\"id\":" : "{\"id\":", f);
+            put_id(f, n->id);
+            fputs(",\"name\":", f);
+            put_escaped(f, n->name);
+            fputs(",\"kernels\":[", f);
+            for (uint32_t k = 0; k < n->nfunctions; k++) {
+                if (k) fputc(',', f);
+                put_escaped(f, n->functions[k]);
+            }
+            fputs("]}", f);
+        }
+        fputc(']', f);
+    }
+    if (t->device_na) {
+        char na[512];
+        snprintf(na, sizeof na, "not available: %s", t->device_na);
+        fputs(",\"device_lanes\":", f);
+        put_escaped(f, na);
+    }
     fputs("},\n\"traceEvents\":[\n", f);
 
     char pname[256];
@@ -272,14 +342,26 @@ static void emit(FILE *f, const kctx_dfx_trace *t, const lanes *l) {
     fputs("}}", f);
     for (size_t i = 0; i < l->nthreads; i++)
         put_lane_meta(f, pid, tid_host(l, l->threads[i]), "host thread", l->threads[i], 1);
-    put_lane_meta(f, pid, tid_aicpu(l), "AICPU", 0, 0);
-    for (uint32_t c = 0; c < l->core_count; c++)
-        put_lane_meta(f, pid, tid_core(l, c), "core", c, 1);
-    for (size_t i = 0; i < l->nextra; i++)
-        put_lane_meta(f, pid, tid_core(l, l->extra[i]), "core", l->extra[i], 1);
+    if (!t->device_na) { /* no empty device lanes where the device cannot write */
+        put_lane_meta(f, pid, tid_aicpu(l), "AICPU", 0, 0);
+        for (uint32_t c = 0; c < l->core_count; c++)
+            put_lane_meta(f, pid, tid_core(l, c), "core", c, 1);
+        for (size_t i = 0; i < l->nextra; i++)
+            put_lane_meta(f, pid, tid_core(l, l->extra[i]), "core", l->extra[i], 1);
+    }
 
-    for (size_t i = 0; i < t->nhost; i++) put_host_span(f, l, pid, base, &t->host[i]);
-    for (size_t i = 0; i < t->ndev; i++) put_dev_record(f, l, pid, base, &t->dev[i]);
+    /* names: launch id -> callable, for the device records */
+    namer nm = {t, NULL, 0};
+    if (t->nnames && t->nhost) {
+        nm.map = malloc(t->nhost * sizeof *nm.map);
+        for (size_t i = 0; nm.map && i < t->nhost; i++)
+            if (t->host[i].kind == KCTX_DFX_LAUNCH)
+                nm.map[nm.n++] = (launch_of){t->host[i].launch_id, t->host[i].id};
+        if (nm.map) qsort(nm.map, nm.n, sizeof *nm.map, cmp_launch);
+    }
+    for (size_t i = 0; i < t->nhost; i++) put_host_span(f, l, t, pid, base, &t->host[i]);
+    for (size_t i = 0; i < t->ndev; i++) put_dev_record(f, l, &nm, pid, base, &t->dev[i]);
+    free(nm.map);
 
     /* Always written, zeros included: a reader never has to guess whether
      * the counts were lost or were zero. At the end of the trace, where
@@ -287,7 +369,7 @@ static void emit(FILE *f, const kctx_dfx_trace *t, const lanes *l) {
     fprintf(f,
             ",\n{\"name\":\"dropped\",\"cat\":\"kctx\",\"ph\":\"i\",\"s\":\"p\",\"pid\":%u,\"tid\":"
             "%" PRIu64 ",\"ts\":",
-            pid, tid_aicpu(l));
+            pid, t->device_na ? (uint64_t)0 : tid_aicpu(l));
     put_us(f, end - base);
     fputs(",\"args\":{\"host_dropped\":", f);
     put_id(f, t->host_dropped);

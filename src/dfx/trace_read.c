@@ -262,6 +262,17 @@ static int read_span(reader *r, size_t i, const json_t *ev, size_t lane, kctx_df
     }
     s->name = dup_str(n);
     if (s->name == NULL) return fail(r->err, r->errsz, "out of memory");
+    /* optional names (a kctx writer with the callables' names) */
+    static const char *const keys[3] = {"callable_name", "kernel", "status_name"};
+    char **dst[3] = {&s->callable_name, &s->kernel, &s->status_name};
+    for (int k = 0; k < 3; k++) {
+        const json_t *v = args ? json_object_get(args, keys[k]) : NULL;
+        if (v == NULL) continue;
+        if (!json_is_string(v))
+            return fail(r->err, r->errsz, "event %zu: args.%s is not a string", i, keys[k]);
+        if ((*dst[k] = dup_str(json_string_value(v))) == NULL)
+            return fail(r->err, r->errsz, "out of memory");
+    }
     return 0;
 }
 
@@ -283,6 +294,13 @@ static int read_other_data(reader *r, const json_t *od) {
         if (get_id(base, &f->base_ns) != 0)
             return fail(r->err, r->errsz, "otherData.base_ns is not a non-negative integer");
         f->has_base = 1;
+    }
+    const json_t *na = json_object_get(od, "device_lanes");
+    if (na != NULL) {
+        if (!json_is_string(na))
+            return fail(r->err, r->errsz, "otherData.device_lanes is not a string");
+        if ((f->device_na = dup_str(json_string_value(na))) == NULL)
+            return fail(r->err, r->errsz, "out of memory");
     }
     const json_t *cc = json_object_get(od, "core_count");
     if (cc != NULL) {
@@ -376,7 +394,13 @@ static int read_event(reader *r, size_t i, const json_t *ev) {
         size_t lane = lane_get(r, pid, tid);
         kctx_dfx_span *s = lane == SIZE_MAX ? NULL : span_new(r);
         if (s == NULL) return fail(r->err, r->errsz, "out of memory");
-        if (read_span(r, i, ev, lane, s) != 0) return -1;
+        if (read_span(r, i, ev, lane, s) != 0) { /* not counted: its strings are freed here */
+            free(s->name);
+            free(s->callable_name);
+            free(s->kernel);
+            free(s->status_name);
+            return -1;
+        }
         f->nspans++;
         return 0;
     }
@@ -551,7 +575,13 @@ static int finish(reader *r) {
 void kctx_dfx_trace_file_free(kctx_dfx_trace_file *f) {
     if (f == NULL) return;
     for (size_t i = 0; i < f->nlanes; i++) free(f->lanes[i].name);
-    for (size_t i = 0; i < f->nspans; i++) free(f->spans[i].name);
+    for (size_t i = 0; i < f->nspans; i++) {
+        free(f->spans[i].name);
+        free(f->spans[i].callable_name);
+        free(f->spans[i].kernel);
+        free(f->spans[i].status_name);
+    }
+    free(f->device_na);
     free(f->lanes);
     free(f->spans);
     free(f->process_name);

@@ -61,6 +61,9 @@ typedef struct kctx_dfx_span {
     uint64_t callable, launch;
     uint32_t status;
     uint32_t task, func_id, block;
+    char *callable_name; /* args.callable_name, else NULL */
+    char *kernel;        /* args.kernel (task spans), else NULL */
+    char *status_name;   /* args.status_name ("KCTX_BUSY"), else NULL */
 } kctx_dfx_span;
 
 typedef struct kctx_dfx_trace_file {
@@ -75,6 +78,7 @@ typedef struct kctx_dfx_trace_file {
     int has_base;
     uint64_t base_ns;
     uint32_t core_count; /* otherData.core_count, else the number of core lanes */
+    char *device_na;     /* otherData.device_lanes when the device wrote no records, else NULL */
 } kctx_dfx_trace_file;
 
 /* Parse `len` bytes of JSON text into `out`. Returns 0, or -1 with a

@@ -12,6 +12,8 @@
 
 #include "admit.h"
 
+#include <kctx/opencl.h>
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +51,8 @@ typedef struct known_platform {
 static const known_platform k_known[] = {
     {"sim", SIM_ENTRY, "not built into this library (KCTX_PLATFORMS did not include sim)"},
     {"opencl", OPENCL_ENTRY,
-     "not built into this library: the OpenCL platform is future work (no adapter yet)"},
+     "not built into this library (KCTX_PLATFORMS did not list opencl: OpenCL's headers, Debian "
+     "opencl-headers, were missing at build time, or it was left out)"},
     {"cuda", CUDA_ENTRY, KCTX_CUDA_NOT_BUILT},
 };
 #define NKNOWN (sizeof k_known / sizeof k_known[0])
@@ -57,7 +60,7 @@ static const known_platform k_known[] = {
 typedef struct record {
     kctx__platform_facts facts;
     kctx__admitted tables; /* valid when facts.available */
-    char reason[256];
+    char reason[512];
 } record;
 
 static record g_records[NKNOWN];
@@ -74,7 +77,7 @@ static void registry_init(void) {
         }
         r->facts.built = true;
         const kctx_platform_entry *e = k_known[i].entry();
-        char why[200] = "";
+        char why[400] = "";
         if (kctx__platform_admit(e, &r->tables, why, sizeof why) != 0) {
             snprintf(r->reason, sizeof r->reason, "unavailable: %s", why);
             continue;
@@ -154,3 +157,41 @@ const char *kctx_platform_name_at(uint32_t index) {
     const kctx__platform_facts *f = kctx__platform_at(index);
     return f ? f->name : NULL;
 }
+
+#ifndef KCTX_BUILT_OPENCL
+/* kctx/opencl.h in a library built without the opencl platform. */
+#include "internal.h" /* kctx__fail: the thread's last error */
+static kctx_status opencl_not_built(const char *fn) {
+    return kctx__fail(NULL, KCTX_UNSUPPORTED, "%s: the opencl platform is %s", fn,
+                      k_known[1].not_built);
+}
+kctx_status kctx_opencl_bind(struct _cl_context *context, struct _cl_device_id *device,
+                             int *kctx_device) {
+    (void)context, (void)device, (void)kctx_device;
+    return opencl_not_built("kctx_opencl_bind");
+}
+kctx_status kctx_opencl_bind_queue(struct _cl_command_queue *queue, int *kctx_device) {
+    (void)queue, (void)kctx_device;
+    return opencl_not_built("kctx_opencl_bind_queue");
+}
+kctx_status kctx_opencl_bound(struct _cl_context **context, struct _cl_device_id **device,
+                              int *kctx_device) {
+    (void)context, (void)device, (void)kctx_device;
+    return opencl_not_built("kctx_opencl_bound");
+}
+kctx_status kctx_opencl_live_objects(int kctx_device, kctx_opencl_live *out) {
+    (void)kctx_device, (void)out;
+    return opencl_not_built("kctx_opencl_live_objects");
+}
+kctx_status kctx_opencl_test_hold(int kctx_device, struct _cl_event *gate) {
+    (void)kctx_device, (void)gate;
+    return opencl_not_built("kctx_opencl_test_hold");
+}
+kctx_status kctx_opencl_test_hold_reached(int *reached) {
+    (void)reached;
+    return opencl_not_built("kctx_opencl_test_hold_reached");
+}
+kctx_status kctx_opencl_test_hold_clear(void) {
+    return opencl_not_built("kctx_opencl_test_hold_clear");
+}
+#endif

@@ -185,7 +185,6 @@ def case_probe_errors(c):
     for argv, env, want in (
         (["probe", "--platform", "nosuch"], None, "unknown platform 'nosuch' (known: sim, opencl, cuda)"),
         (["probe"], {"KCTX_PLATFORM": "nosuch"}, "unknown platform 'nosuch'"),
-        (["probe", "--platform", "opencl"], None, "platform 'opencl' is not built"),
         # cuda: not built (no nvcc), or built with no driver here
         (["probe", "--platform=cuda"], {"KCTX_CUDA_DRIVER": "/nonexistent/libcuda.so.1"},
          "platform 'cuda' is "),
@@ -349,7 +348,8 @@ def case_demo_errors(c):
               and "kctx platforms" in p.err, "refused before the report, says which device", p)
         check(not os.path.exists(out), "nothing written for a refused device", p)
     # a platform that is not built, a strategy from the environment that names none
-    for argv, env, want in ((["--platform", "opencl"], None, "platform 'opencl' is not built"),
+    for argv, env, want in ((["--platform", "cuda"], {"KCTX_CUDA_DRIVER": "/nonexistent/libcuda.so.1"},
+                             "platform 'cuda' is "),
                             ([], {"KCTX_STRATEGY": "fastest"}, "KCTX_STRATEGY='fastest' names no strategy")):
         p = c.run("demo", "--requests", "5", *argv, env=env)
         expect_exit(p, 1, " ".join(["demo", *argv]))
@@ -427,9 +427,11 @@ def case_bench_errors(c):
     check(p.out.splitlines() == ["metric args_seen value=1 unit=count strategy hostordered"],
           "--strategy host-ordered passed on", p)
     check("kctx bench: platform sim, strategy host-ordered (--strategy)" in p.err, "named on stderr", p)
-    p = c.run("bench", "--bench-dir", echo, "--platform", "opencl")
-    expect_exit(p, 1, "bench --platform opencl")
-    check(p.out == "" and "platform 'opencl' is not built" in p.err, "not built: nothing runs", p)
+    p = c.run("bench", "--bench-dir", echo, "--platform", "cuda",
+              env={"KCTX_CUDA_DRIVER": "/nonexistent/libcuda.so.1"})
+    expect_exit(p, 1, "bench --platform cuda")
+    check(p.out == "" and "platform 'cuda' is " in p.err and "nothing" not in p.out,
+          "not built or not available: nothing runs", p)
     p = c.run("bench", "--bench-dir", d, "--only", "task_dispatch")
     expect_exit(p, 1, "--only a benchmark that is not built")
     check("benchmark 'task_dispatch' is not built" in p.err, "says so", p)
@@ -461,12 +463,17 @@ def case_platforms(c):
     check(re.search(r"^platform sim\s+built\s+available\s*$", p.out, re.M), "sim is built and available", p)
     check(re.search(r"^  strategies\s+resident.*\(default resident\)$", p.out, re.M), "sim strategies", p)
     check(re.search(r"^  device 0  sim-accelerator-0", p.out, re.M), "sim devices listed", p)
-    check(re.search(r"^platform opencl\s+not built\s+not available\s+not built into this library: "
-                    r".*future work", p.out, re.M), "opencl: not built, not available, the reason", p)
     check(re.search(r"^platform cuda\s+(not built\s+not available\s+not built into this library"
                     r"|built\s+not available\s+unavailable on this machine: driver not found: "
                     r"/nonexistent/libcuda\.so\.1)", p.out, re.M),
           "cuda: not built (no nvcc) or built without a driver here, not available, the reason", p)
+    # opencl: built where OpenCL's headers were (CI installs them), available
+    # where an ICD loader and a driver are (PoCL), with its devices
+    check(re.search(r"^platform opencl\s+built\s+available\s*$", p.out, re.M), "opencl is built and available", p)
+    check(re.search(r"^  strategies\s+host-ordered \(default host-ordered\)$", p.out, re.M), "opencl strategies", p)
+    check(re.search(r"^  capture\s+no; null stream no; device epochs no; range checks no$", p.out, re.M),
+          "opencl capabilities", p)
+    check(re.search(r"^platform opencl(?:.|\n)*?^  device 0  \S", p.out, re.M), "an OpenCL device listed", p)
     check(p.out.rstrip().endswith("default platform: sim (KCTX_PLATFORM is not set)"), "default", p)
     p = c.run("platforms", "--json", env={"KCTX_SIM_DEVICES": "3", "KCTX_PLATFORM": "sim", **no_driver})
     expect_exit(p, 0, "platforms --json")
@@ -482,11 +489,15 @@ def case_platforms(c):
           and caps.get("max_params_bytes") == 4096, "the sim's capabilities", p)
     check(all(d["aicore_count"] >= 1 and d["memory_bytes"] > 0 for d in sim["devices"]),
           "device properties", p)
-    for name in ("opencl", "cuda"):
-        pl = plats[name]
-        why = "not built" if not pl["built"] else "driver not found"
-        check(not pl["available"] and why in pl["reason"] and "capabilities" not in pl
-              and "devices" not in pl, f"{name}: not available, the reason", p)
+    pl = plats["cuda"]
+    why = "not built" if not pl["built"] else "driver not found"
+    check(not pl["available"] and why in pl["reason"] and "capabilities" not in pl
+          and "devices" not in pl, "cuda: not available, the reason", p)
+    ocl = plats["opencl"]
+    check(ocl["built"] and ocl["available"] and ocl["probe_driver"] and len(ocl["devices"]) >= 1
+          and ocl["capabilities"].get("strategies") == ["host-ordered"]
+          and ocl["capabilities"].get("has_capture") is False
+          and ocl["capabilities"].get("program_mode") is False, "opencl: built, its capabilities, devices", p)
 
 
 CASES = {

@@ -19,6 +19,11 @@
  * of an overlap completes) follow the strategy, and the probes that count
  * prepare's device work use a control that exists under both (support.h,
  * probes_resources.c).
+ *
+ * OpenCL (HOST_ORDERED only, no capture: every capture probe is N/A by the
+ * capability rule) cannot express three more: the upload timeout (as the
+ * sim under HOST_ORDERED), a fatal device with an owner reset, and the
+ * device lifecycle counters.
  */
 #include "suite.h"
 
@@ -35,6 +40,16 @@ static const expected_na k_expected[] = {
     {"sim", KCTX_STRATEGY_HOST_ORDERED, "prepare_upload_timeout_poisons_and_close_waits",
      "under HOST_ORDERED prepare uploads nothing to the device (the tasks stay on the host): "
      "there is no upload whose wait could time out"},
+    {"opencl", KCTX_STRATEGY_DEFAULT, "prepare_upload_timeout_poisons_and_close_waits",
+     "OpenCL runs HOST_ORDERED only, whose prepare uploads nothing to the device: there is no "
+     "upload whose wait could time out"},
+    {"opencl", KCTX_STRATEGY_DEFAULT, "fatal_device_quarantines_until_owner_reset",
+     "OpenCL has no way to make a device lost on purpose, nor an owner's reset (no device "
+     "epoch: quarantine is terminal there, docs/opencl.md)"},
+    {"opencl", KCTX_STRATEGY_DEFAULT, "kernel_lifecycle_makes_no_lifecycle_calls",
+     "OpenCL has no device lifecycle calls (no init, set, reset or finalize of a device) for a "
+     "kernel context to make or for the framework to count; the opencl platform registers no "
+     "lifecycle table"},
     {"cuda", KCTX_STRATEGY_HOST_ORDERED, "prepare_upload_timeout_poisons_and_close_waits",
      "under HOST_ORDERED prepare uploads nothing to the device (the tasks stay on the host): "
      "there is no upload whose wait could time out"},
@@ -65,9 +80,6 @@ static const expected_na k_expected[] = {
      "a real CUDA driver reports no live-object counts (the driver double runs it)"},
     {"cuda-driver", KCTX_STRATEGY_DEFAULT, "close_fault_sweep",
      "a real CUDA driver reports no live-object counts (the driver double runs it)"},
-    /* { "opencl", KCTX_STRATEGY_DEFAULT, "kernel_lifecycle_makes_no_lifecycle_calls",
-     *   "OpenCL has no device lifecycle calls to count" }, — when the OpenCL
-     *   platform is built (its driver then has no lifecycle hook) */
     {NULL, KCTX_STRATEGY_DEFAULT, NULL, NULL},
 };
 

@@ -206,7 +206,8 @@ typedef struct fw_driver {
 
     /* 1: a task kernel's failure stays on the device: it is recorded in
      * the runtime's error word (which check reports) and no stream takes
-     * an error (CUDA: a kernel has no non-fatal error, kctx/cuda.h). 0:
+     * an error (CUDA: a kernel has no non-fatal error, kctx/cuda.h;
+     * OpenCL: a kernel cannot fail its command). 0:
      * the failure also reaches the streams that wait for it (the sim). */
     int task_failure_leaves_streams_ok;
 } fw_driver;
@@ -236,6 +237,10 @@ const fw_driver *fw_sim_driver(void);
 /* The same without the CAPTURE group ("sim-nocapture"): a platform without
  * capture, played on the sim. */
 const fw_driver *fw_sim_driver_without_capture(void);
+/* The opencl platform's driver (fw_opencl.c; built with the opencl
+ * platform: KCTX_SUITE_OPENCL), and how many OpenCL devices it lends. */
+const fw_driver *fw_opencl_driver(void);
+int fw_opencl_device_count(void);
 /* The cuda platform's driver (fw_cuda.c; built with the cuda platform):
  * the CUDA driver API, or the CUDA driver double with the sim's hooks. */
 const fw_driver *fw_cuda_driver(void);

@@ -333,8 +333,8 @@ static int prepare_failing(rig *r, kctx_arg *args) {
 }
 
 /* A child kernel fails on the device. Launch success means submitted; the
- * failure reaches the caller's stream t and the check call, which poisons
- * the context. */
+ * failure reaches the check call, which poisons the context, and the
+ * caller's stream t where a failed kernel fails its stream (fw.h). */
 static int poison_by_device_error(rig *r, const kctx_arg *bad_args, fw_stream t,
                                   kctx_check_report *rep) {
     probe *p = r->p;

@@ -48,6 +48,9 @@ static const struct {
 } k_drivers[] = {
     {"sim", "sim", fw_sim_driver},
     {"sim", "sim-nocapture", fw_sim_driver_without_capture},
+#ifdef KCTX_SUITE_OPENCL
+    {"opencl", "opencl", fw_opencl_driver},
+#endif
 #ifdef KCTX_FW_CUDA
     {"cuda", "cuda", fw_cuda_driver},
 #endif

@@ -1,7 +1,7 @@
 /*
  * make_trace.c — writes a synthetic trace with kctx's exporter, for the
- * tool tests:  dfx_make_trace known|large OUT.json
- * (synth.h describes both).
+ * tool tests:  dfx_make_trace known|named|large OUT.json
+ * (synth.h describes them; named is known with the callables' names).
  */
 #include "synth.h"
 
@@ -10,7 +10,7 @@
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s known|large OUT.json\n", argv[0]);
+        fprintf(stderr, "usage: %s known|named|large OUT.json\n", argv[0]);
         return 2;
     }
     char err[512];
@@ -18,6 +18,15 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "known") == 0) {
         synth s;
         synth_known(&s);
+        rc = kctx_dfx_write_chrome(argv[2], &s.t, err, sizeof err);
+    } else if (strcmp(argv[1], "named") == 0) {
+        /* the known trace with the callables' names, as kctx writes them */
+        static char *k7[] = {"k_add", "k_scale"}, *k9[] = {"k_a", "k_b", "k_mm"};
+        static const kctx_dfx_names names[] = {{7, "vadd_chain", k7, 2}, {9, "matmul", k9, 3}};
+        synth s;
+        synth_known(&s);
+        s.t.names = names;
+        s.t.nnames = 2;
         rc = kctx_dfx_write_chrome(argv[2], &s.t, err, sizeof err);
     } else if (strcmp(argv[1], "large") == 0) {
         kctx_dfx_trace t;

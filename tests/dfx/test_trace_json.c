@@ -178,6 +178,38 @@ static void test_empty_trace_is_valid(void) {
     kctx_dfx_trace_file_free(&f);
 }
 
+/* A platform whose device writes no records (OpenCL, K32): the trace says
+ * why in otherData.device_lanes and names no device lane, instead of empty
+ * AICPU and core lanes. */
+static void test_device_lanes_not_available_are_said_not_drawn(void) {
+    kctx_dfx_host_span h = {.t0 = 100, .t1 = 200, .id = 1, .kind = KCTX_DFX_LAUNCH, .thread = 1};
+    kctx_dfx_trace t = {.platform = "opencl",
+                        .context = 1,
+                        .core_count = 2,
+                        .host = &h,
+                        .nhost = 1,
+                        .device_na = "no device \"clock\""};
+    char err[256];
+    REQUIRE(kctx_dfx_write_chrome(path_in("device_na.json"), &t, err, sizeof err) == 0);
+    size_t len = 0;
+    char *b = slurp(path_in("device_na.json"), &len);
+    REQUIRE(b != NULL);
+    CHECK(strstr(b, "\"device_lanes\":\"not available: no device \\\"clock\\\"\"") != NULL);
+    CHECK(strstr(b, "\"AICPU\"") == NULL && strstr(b, "\"core 0\"") == NULL);
+    free(b);
+    kctx_dfx_trace_file f;
+    REQUIRE(kctx_dfx_trace_read(path_in("device_na.json"), &f, err, sizeof err) == 0);
+    CHECK(f.nspans == 1 && f.nlanes == 1); /* the host thread only */
+    kctx_dfx_trace_file_free(&f);
+    /* the same trace with a device that writes: its lanes are named */
+    t.device_na = NULL;
+    REQUIRE(kctx_dfx_write_chrome(path_in("device_na.json"), &t, err, sizeof err) == 0);
+    b = slurp(path_in("device_na.json"), &len);
+    REQUIRE(b != NULL);
+    CHECK(strstr(b, "device_lanes") == NULL && strstr(b, "\"AICPU\"") != NULL);
+    free(b);
+}
+
 /* Identifiers above 2^53 are strings in the file and exact after reading. */
 static void test_large_ids_are_exact(void) {
     kctx_dfx_host_span h = {10, 20, UINT64_MAX, (UINT64_C(1) << 53) + 1, KCTX_DFX_LAUNCH, 0, 3};
@@ -410,6 +442,7 @@ int main(int argc, char **argv) {
     RUN(test_known_trace_round_trips);
     RUN(test_same_input_same_bytes);
     RUN(test_empty_trace_is_valid);
+    RUN(test_device_lanes_not_available_are_said_not_drawn);
     RUN(test_large_ids_are_exact);
     RUN(test_odd_records);
     RUN(test_large_trace);

@@ -13,6 +13,7 @@ The summary is checked against an independent computation from the raw JSON
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -212,7 +213,8 @@ def case_render(c):
     check(p.out == "", "render prints nothing", p)
     root = parse_svg(out)
     check(root.get("width") == "1600", f"width {root.get('width')}")
-    boxes = [r for r in root.iter(SVG + "rect") if r.find(SVG + "title") is not None]
+    boxes = [r for r in root.iter(SVG + "rect") if r.find(SVG + "title") is not None
+             and r.get("class") != "phase"]
     check(len(boxes) == 22, f"one box per span: {len(boxes)}")
     titles = [r.find(SVG + "title").text for r in boxes]
     check(any("callable 7" in t and t.startswith("launch") for t in titles), "launch tooltips name the callable")
@@ -236,6 +238,61 @@ def case_render(c):
     p = c.run("render", known, "-o", "-", "--width", "800")
     ok(p, "render to stdout")
     check(parse_svg(p.out, text=True).get("width") == "800", "--width")
+
+
+def case_render_named(c):
+    """A trace with the callables' names: kernels and callables by name, status names,
+    the phases band (capture, replays, eager launches), and each lane's utilisation."""
+    named = c.trace("named")
+    out = c.path("named.svg")
+    ok(c.run("render", named, "-o", out), "render named")
+    root = parse_svg(out)
+    rects = [r for r in root.iter(SVG + "rect") if r.find(SVG + "title") is not None]
+    titles = [r.find(SVG + "title").text for r in rects if r.get("class") != "phase"]
+    phases = [r.find(SVG + "title").text for r in rects if r.get("class") == "phase"]
+    texts = [t.text or "" for t in root.iter(SVG + "text")]
+    for k in ("k_add", "k_scale", "k_mm"):
+        check(k in texts, f"legend names kernel {k}")
+    check("task f0" not in texts, "no function-id legend when the kernels have names")
+    check(any(t.startswith("k_add (task 0 f0/b0)") and "callable vadd_chain," in t for t in titles),
+          "a task's tooltip names its kernel and callable (through its launch id)")
+    check(any(t.startswith("k_mm (task 0 f2/b") and "callable matmul," in t for t in titles),
+          "callable 9's function 2 is k_mm")
+    check(any(t.startswith("prepare") and "callable vadd_chain (id 7)" in t for t in titles),
+          "a prepare names its callable")
+    check(any(t.startswith("launch") and "KCTX_BUSY" in t for t in titles), "status names in tooltips")
+    # launch 1 ran twice on the device (captured and replayed), launch 2 never ran (its
+    # replay was refused), launch 3 once (eager)
+    for want in ("capture", "graph replays", "eager launches", "init", "prepare", "close"):
+        check(any(p.startswith(want + ":") for p in phases), f"phase band has {want}")
+    check(sum(1 for p in phases if p.startswith("graph replays:")) >= 1, "replays")
+    utils = [t for t in texts if re.fullmatch(r"[0-9.]+%", t)]
+    check(len(utils) == 7, f"a utilisation per lane: {utils}")
+    # the unnamed trace keeps the function-id legend
+    out2 = c.path("known.svg")
+    ok(c.run("render", c.trace("known"), "-o", out2), "render known")
+    texts2 = [t.text or "" for t in parse_svg(out2).iter(SVG + "text")]
+    check("task f0" in texts2 and "k_add" not in texts2, "function ids without names")
+
+
+def case_render_png(c):
+    """-o FILE.png: a PNG through rsvg-convert; without it on PATH, an error naming the package."""
+    import shutil
+    named = c.trace("named")
+    out = c.path("named.png")
+    if shutil.which("rsvg-convert") is None:
+        print("SKIP: rsvg-convert is not installed (scripts/install-deps.sh installs librsvg2-bin)")
+        sys.exit(77)
+    ok(c.run("render", named, "-o", out), "render to PNG")
+    with open(out, "rb") as f:
+        head = f.read(24)
+    check(head[:8] == b"\x89PNG\r\n\x1a\n", "a PNG file")
+    check(int.from_bytes(head[16:20], "big") == 1600, "1600 pixels wide")
+    check(not [f for f in os.listdir(c.tmp) if ".tmp." in f], "no temporary file left")
+    bare = subprocess.run([c.tool, "trace", "render", named, "-o", c.path("none.png")],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "PATH": c.tmp})
+    check(bare.returncode == 1 and "librsvg2-bin" in bare.stderr, f"without rsvg-convert: {bare.stderr!r}")
+    check(not os.path.exists(c.path("none.png")), "nothing written")
 
 
 def case_render_large(c):

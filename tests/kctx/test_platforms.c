@@ -320,9 +320,36 @@ KT_TEST(the_sim_is_built_and_available_and_declares_its_capabilities) {
     CHECK_EQ(caps.max_params_size, props.max_params_size);
 }
 
-KT_TEST(opencl_and_cuda_are_registered_as_not_built_with_the_reason) {
-    const char *names[] = {"opencl", "cuda"};
-    for (int i = 0; i < 2; i++) {
+/* The opencl platform: built by default where OpenCL's headers are (CI
+ * installs them), available where an ICD loader loads; what it declares. */
+KT_TEST(opencl_is_host_ordered_only_without_capture_epoch_ranges_or_program_mode) {
+    kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
+    REQUIRE_OK(kctx_get_platform_caps("opencl", &caps));
+    if (!caps.built || !caps.available) KT_SKIP("opencl: %s", caps.reason);
+    CHECK_EQ(caps.strategies, KCTX_STRATEGY_BIT(KCTX_STRATEGY_HOST_ORDERED));
+    CHECK_EQ(caps.default_strategy, KCTX_STRATEGY_HOST_ORDERED);
+    CHECK(!caps.has_capture);     /* no stream capture on OpenCL */
+    CHECK(!caps.has_null_stream); /* every caller queue is a real queue */
+    CHECK(!caps.has_epoch);       /* quarantine is terminal */
+    CHECK(!caps.can_check_ranges);
+    CHECK(!caps.program_mode);
+    CHECK(caps.max_params_size >= 256 && caps.max_params_size <= 1024);
+    /* RESIDENT is refused with the reason */
+    kctx_context c = 0;
+    REQUIRE_OK(kctx_context_create("opencl", &c));
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    cfg.strategy = KCTX_STRATEGY_RESIDENT;
+    CHECK_K(kctx_kernel_init(c, &cfg), KCTX_UNSUPPORTED);
+    /* program mode: UNSUPPORTED */
+    kctx_program_config pcfg = KCTX_PROGRAM_CONFIG_INIT;
+    CHECK_K(kctx_program_init(c, &pcfg), KCTX_UNSUPPORTED);
+    CHECK_MSG("opencl");
+    REQUIRE_OK(kctx_destroy(c));
+}
+
+KT_TEST(cuda_is_registered_as_not_built_with_the_reason) {
+    const char *names[] = {"cuda"};
+    for (int i = 0; i < 1; i++) {
         kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
         REQUIRE_OK(kctx_get_platform_caps(names[i], &caps));
         CHECK(strcmp(caps.name, names[i]) == 0);
@@ -664,8 +691,19 @@ KT_TEST(admission_refuses_tables_older_than_this_library) {
     f.ops.version = 1; /* the unversioned seam before issue 12 */
     REFUSES(&f, "older than this library accepts");
     fake_init(&f);
-    f.desc.size = sizeof f.desc - 8;
+    f.desc.size = KCTX_PLATFORM_DESC_MIN_SIZE - 8;
     REFUSES(&f, "descriptor (size");
+    /* a descriptor without the optional version-2 tail is accepted, the
+     * missing member NULL (the device writes trace records) */
+    fake_init(&f);
+    f.desc.device_trace_na = "ignored: beyond the size given";
+    f.desc.size = KCTX_PLATFORM_DESC_MIN_SIZE;
+    {
+        kctx__admitted a;
+        REQUIRE(ADMITS(&f, &a));
+        CHECK(a.desc.device_trace_na == NULL);
+        CHECK_EQ(a.desc.size, sizeof(kctx_platform_desc));
+    }
     fake_init(&f);
     f.entry.size = 8;
     REFUSES(&f, "registration entry (size");

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import struct
 from types import SimpleNamespace
-from typing import Dict, Iterator, List, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -80,8 +80,8 @@ class CuPyArray:  # cupy.ndarray: __cuda_array_interface__ v3, .device.id
         self.device = SimpleNamespace(id=dev)
 
 
-class PyOpenCLSVM:  # pyopencl.SVMAllocation: svm_ptr, size
-    def __init__(self, ptr: int, size: int) -> None:
+class PyOpenCLSVM:  # pyopencl.SVMAllocation: svm_ptr, size (None: unknown, as PyOpenCL's stubs allow)
+    def __init__(self, ptr: int, size: Optional[int]) -> None:
         self.svm_ptr = ptr
         self.size = size
 
@@ -253,6 +253,14 @@ def test_real_pyopencl_svm_arrays_and_queues_resolve():  # issue 18: PyOpenCL is
     assert interop.stream_handle(queue) == queue.int_ptr
     assert interop.tensor_arg(alloc) == (alloc.svm_ptr, 256)
     assert interop.tensor_arg(wrapped) == (wrapped.svm_ptr, 64)
+
+
+def test_an_svm_pointer_of_unknown_size_is_refused_with_the_way_out() -> None:
+    """PyOpenCL's SVMPointer may have size None: a KctxValueError saying what to pass,
+    never a bare TypeError from int(None)."""
+    with pytest.raises(kctx.KctxValueError, match="unknown size"):
+        interop.tensor_arg(PyOpenCLSVM(0x1000, None))
+    assert interop.tensor_arg(PyOpenCLSVM(0x1000, 64)) == (0x1000, 64)
 
 
 def test_the_sims_own_stream_taking_calls_accept_framework_streams(kernel_bytes):  # issue 18

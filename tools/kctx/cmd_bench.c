@@ -15,9 +15,17 @@
  * execution strategy (the host-ordered ones end in _host_ordered), each
  * measured side by side with its own baseline. --strategy passes
  * `--strategy NAME` to every benchmark: those two then measure only that
- * strategy, and every other benchmark's kernel contexts use it. The
- * benchmarks time the sim's own operations as their baselines, so they run
- * on the sim only (--platform sim).
+ * strategy, and every other benchmark's kernel contexts use it.
+ *
+ * Platforms: a benchmark runs on one platform, named by its name — the
+ * opencl_* ones (kctx on PoCL against the same OpenCL calls by hand) on
+ * opencl, every other on the sim (its baselines are the sim's own
+ * operations, or PoCL's for sim_enqueue and sim_roundtrip). Without
+ * --platform (and without KCTX_PLATFORM) every benchmark built runs, the
+ * OpenCL ones included (PoCL is a required package; on a machine without it
+ * they say "not measured"); --platform NAME (or KCTX_PLATFORM) runs only
+ * NAME's. The opencl benchmarks run host-ordered, the platform's only
+ * strategy, whatever --strategy says.
  */
 #include "cli.h"
 #include "commands.h"
@@ -60,8 +68,8 @@ static const cli_option k_options[] = {
      "launch_overhead and task_dispatch measure both; the others use $KCTX_STRATEGY, else the "
      "platform's default)"},
     {OPT_PLATFORM, "platform", 'p', "NAME",
-     "platform to benchmark (default: $KCTX_PLATFORM, else sim; the benchmarks run on the sim "
-     "only)"},
+     "run only this platform's benchmarks: sim, or opencl (the opencl_* ones) (default: "
+     "$KCTX_PLATFORM, else every benchmark built)"},
     {0, NULL, 0, NULL, NULL},
 };
 
@@ -74,8 +82,15 @@ static const cli_option k_options[] = {
 static const char *const k_known[] = {
     "launch_overhead",     "launch_allocs",  "replay_protocol", "replay_vs_eager",
     "validate_throughput", "prepare_dedup",  "task_dispatch",   "sim_enqueue",
-    "context_footprint",   "trace_overhead",
+    "context_footprint",   "trace_overhead", "sim_roundtrip",   "opencl_launch_overhead",
+    "opencl_dag_dispatch",
 };
+
+/* The platform a benchmark runs on: opencl for the opencl_* ones, else the
+ * sim. */
+static const char *bench_platform(const char *name) {
+    return strncmp(name, "opencl_", 7) == 0 ? "opencl" : "sim";
+}
 
 static int is_known(const char *name) {
     for (size_t i = 0; i < sizeof k_known / sizeof k_known[0]; i++)
@@ -300,7 +315,10 @@ static int run_bench_cmd(const cli_command *cmd, int argc, char **argv) {
     }
     if (timeout_s == 0) timeout_s = quick ? 60 : 600;
 
-    /* the platform and the strategy in effect */
+    /* the platform and the strategy in effect: an explicit platform
+     * (--platform or KCTX_PLATFORM) runs only its benchmarks */
+    const char *env_platform = getenv("KCTX_PLATFORM");
+    const int platform_explicit = platform_opt != NULL || (env_platform && *env_platform);
     const char *platform = platforms_default(platform_opt);
     const tool_platform *pl = platforms_find(platform);
     char why[256];
@@ -314,13 +332,19 @@ static int run_bench_cmd(const cli_command *cmd, int argc, char **argv) {
         fprintf(stderr, "kctx bench: error: platform '%s' is %s\n", platform, why);
         return CLI_EXIT_FAILURE;
     }
-    if (strcmp(platform, "sim") != 0) {
+    if (strcmp(platform, "sim") != 0 && strcmp(platform, "opencl") != 0) {
         fprintf(stderr,
-                "kctx bench: error: platform '%s' is built, but the benchmarks run on the sim "
-                "only (their baselines are the sim's own operations)\n",
+                "kctx bench: error: platform '%s' is built, but no benchmark runs on it (the "
+                "benchmarks run on sim and opencl)\n",
                 platform);
         return CLI_EXIT_FAILURE;
     }
+    for (int j = 0; j < nonly && platform_explicit; j++)
+        if (strcmp(bench_platform(only[j]), platform) != 0) {
+            fprintf(stderr, "kctx bench: error: benchmark '%s' runs on %s, not on %s\n", only[j],
+                    bench_platform(only[j]), platform);
+            return CLI_EXIT_FAILURE;
+        }
     if (suite_strategy_resolve(platform, strategy_opt, &strategy, why, sizeof why) != 0) {
         fprintf(stderr, "kctx bench: error: %s\n", why);
         return CLI_EXIT_FAILURE;
@@ -343,9 +367,20 @@ static int run_bench_cmd(const cli_command *cmd, int argc, char **argv) {
         free(dir);
         return CLI_EXIT_FAILURE;
     }
+    if (platform_explicit) { /* only the platform's benchmarks */
+        int kept = 0;
+        for (int i = 0; i < n; i++) {
+            if (strcmp(bench_platform(names[i]), platform) == 0)
+                names[kept++] = names[i];
+            else
+                free(names[i]);
+        }
+        n = kept;
+    }
     int rc = CLI_EXIT_OK;
     if (n == 0) {
-        fprintf(stderr, "kctx bench: error: no " PREFIX "* programs in %s\n", dir);
+        fprintf(stderr, "kctx bench: error: no " PREFIX "* programs%s%s in %s\n",
+                platform_explicit ? " for platform " : "", platform_explicit ? platform : "", dir);
         rc = CLI_EXIT_FAILURE;
     }
     if (list) {
@@ -369,16 +404,21 @@ static int run_bench_cmd(const cli_command *cmd, int argc, char **argv) {
                 run[nrun++] = only[j];
             }
         }
+        if (!platform_explicit)
+            fprintf(stderr, "kctx bench: every benchmark built: the opencl_* ones on opencl "
+                            "(host-ordered), the others on the sim\n");
         if (strategy_opt)
             fprintf(stderr, "kctx bench: platform %s, strategy %s (--strategy)\n", platform,
                     kctx_strategy_name(strategy));
         else
-            fprintf(stderr,
-                    "kctx bench: platform %s, strategy %s (%s); launch_overhead and "
-                    "task_dispatch measure resident and host-ordered side by side\n",
-                    platform, kctx_strategy_name(strategy),
+            fprintf(stderr, "kctx bench: platform %s, strategy %s (%s)%s\n", platform,
+                    kctx_strategy_name(strategy),
                     getenv("KCTX_STRATEGY") && *getenv("KCTX_STRATEGY") ? "KCTX_STRATEGY"
-                                                                        : "the platform's default");
+                                                                        : "the platform's default",
+                    strcmp(platform, "sim") == 0
+                        ? "; launch_overhead and task_dispatch measure resident and "
+                          "host-ordered side by side"
+                        : "");
         double t0 = now_s();
         int metrics = 0, failed = 0, unmeasured = 0;
         for (int i = 0; i < nrun && rc == CLI_EXIT_OK; i++) {
@@ -424,6 +464,9 @@ const cli_command kctx_cmd_bench = {
     "by side with its own baseline; --strategy restricts them to one and sets the\n"
     "strategy of every benchmark's kernel contexts. The platform and the strategy\n"
     "in effect are printed on stderr first.\n"
+    "The opencl_* benchmarks run on the opencl platform (PoCL), the others on the\n"
+    "sim; every benchmark built runs unless --platform (or KCTX_PLATFORM) names\n"
+    "one platform, whose benchmarks alone then run (--list lists them).\n"
     "A benchmark that exits 0 without a metric line could not measure in\n"
     "this build (it says why); that is reported, not a failure. Exit status 1 if\n"
     "a benchmark fails, is killed or times out, prints a malformed metric line,\n"

@@ -27,7 +27,9 @@ enum {
 
 static const cli_option trace_options[] = {
     {OPT_JSON, "json", 0, NULL, "summarize: print a JSON document instead of text"},
-    {OPT_OUTPUT, "output", 'o', "OUT.svg", "render: where to write the picture (\"-\": stdout)"},
+    {OPT_OUTPUT, "output", 'o', "OUT.svg",
+     "render: where to write the picture (\"-\": stdout; a name ending in .png: a PNG, through "
+     "rsvg-convert)"},
     {OPT_WIDTH, "width", 0, "PX", "render: picture width in pixels (400..20000; default 1600)"},
     {0, NULL, 0, NULL, NULL}};
 
@@ -105,7 +107,11 @@ static int run_trace(const cli_command *cmd, int argc, char **argv) {
         fprintf(stderr, "%s: error: %s\n", path, err);
         return CLI_EXIT_FAILURE;
     }
-    int rc = is_render ? trace_write_svg(output, &f, width) : trace_summarize(path, &f, as_json);
+    size_t olen = output ? strlen(output) : 0;
+    int png = is_render && olen > 4 && strcmp(output + olen - 4, ".png") == 0;
+    int rc = !is_render ? trace_summarize(path, &f, as_json)
+             : png      ? trace_write_png(output, &f, width)
+                        : trace_write_svg(output, &f, width);
     kctx_dfx_trace_file_free(&f);
     return rc;
 }
@@ -127,9 +133,14 @@ const cli_command kctx_cmd_trace = {
                    "and the dropped record counts. --json prints the same as one JSON document\n"
                    "(durations in ns, utilisation in parts per million).\n"
                    "\n"
-                   "render writes an SVG swimlane picture: one lane per host thread, the AICPU\n"
-                   "and each core; a box per span (coloured by kind, tasks by function id,\n"
-                   "with a tooltip), a time axis and a legend. The file is written atomically.\n",
+                   "render writes an SVG swimlane picture: a band of the context's phases\n"
+                   "(init, prepare, eager launches, capture, graph replays, flush, close), then\n"
+                   "one lane per host thread, the AICPU and each core, each with its\n"
+                   "utilisation; a box per span (tasks coloured and labelled by kernel name,\n"
+                   "launches by callable name, when the trace has the names; a tooltip with\n"
+                   "the details and the status name), a time axis and a legend. The file is\n"
+                   "written atomically. -o FILE.png writes a PNG instead, through rsvg-convert\n"
+                   "(Debian: librsvg2-bin).\n",
     .options = trace_options,
     .run = run_trace,
 };

@@ -25,5 +25,8 @@ int trace_summarize(const char *path, const kctx_dfx_trace_file *f, int as_json)
 /* render: write trace f as an SVG swimlane picture `width` pixels wide to
  * path ("-": stdout), atomically; returns a CLI exit status. */
 int trace_write_svg(const char *path, const kctx_dfx_trace_file *f, unsigned width);
+/* The same picture as a PNG, through rsvg-convert (an error naming the
+ * package when it is missing). */
+int trace_write_png(const char *path, const kctx_dfx_trace_file *f, unsigned width);
 
 #endif /* KCTX_TOOL_CMD_TRACE_H */

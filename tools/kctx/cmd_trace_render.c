@@ -14,9 +14,14 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
 
 /* ---- render --------------------------------------------------------------- */
 
@@ -42,6 +47,29 @@ static void task_color(char *buf, size_t n, uint32_t func_id) {
     snprintf(buf, n, "hsl(%.0f,55%%,62%%)", h);
 }
 
+/* A kernel named in the trace keeps one colour wherever it appears,
+ * whatever its function id in a callable: the colour of its index in the
+ * picture's sorted list of kernel names (g_kernels, set by render). */
+static const char **g_kernels;
+static size_t g_nkernels;
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static uint32_t kernel_index(const char *name) {
+    const char **hit =
+        g_nkernels ? bsearch(&name, g_kernels, g_nkernels, sizeof *g_kernels, cmp_str) : NULL;
+    return hit ? (uint32_t)(hit - g_kernels) : 0;
+}
+
+static void kernel_color(char *buf, size_t n, const kctx_dfx_span *sp) {
+    if (sp->kernel)
+        task_color(buf, n, kernel_index(sp->kernel));
+    else
+        task_color(buf, n, sp->func_id);
+}
+
 static void span_color(char *buf, size_t n, const kctx_dfx_span *sp) {
     switch (sp->cls) {
     case KCTX_DFX_SPAN_HOST:
@@ -51,7 +79,7 @@ static void span_color(char *buf, size_t n, const kctx_dfx_span *sp) {
         snprintf(buf, n, SCHED_COLOR);
         break;
     case KCTX_DFX_SPAN_TASK:
-        task_color(buf, n, sp->func_id);
+        kernel_color(buf, n, sp);
         break;
     case KCTX_DFX_SPAN_REFUSED:
         snprintf(buf, n, REFUSED_COLOR);
@@ -174,19 +202,49 @@ static void put_box(canvas *cv, const box *b, double y) {
         fprintf(cv->out, "%zu spans below pixel resolution, busy %s; first: ", b->count,
                 trace_fmt_ns(a, sizeof a, b->busy));
     }
-    xml_text(cv->out, sp->name);
+    if (sp->kernel) {
+        xml_text(cv->out, sp->kernel);
+        fputs(" (", cv->out);
+        xml_text(cv->out, sp->name);
+        fputs(")", cv->out);
+    } else {
+        xml_text(cv->out, sp->name);
+    }
     fprintf(cv->out, " at %s for %s", trace_fmt_ns(a, sizeof a, sp->ts),
             trace_fmt_ns(d, sizeof d, sp->dur));
-    if (sp->has_callable) fprintf(cv->out, ", callable %" PRIu64, sp->callable);
+    if (sp->callable_name) {
+        fputs(", callable ", cv->out);
+        xml_text(cv->out, sp->callable_name);
+        if (sp->has_callable) fprintf(cv->out, " (id %" PRIu64 ")", sp->callable);
+    } else if (sp->has_callable) {
+        fprintf(cv->out, ", callable %" PRIu64, sp->callable);
+    }
     if (sp->has_launch) fprintf(cv->out, ", launch %" PRIu64, sp->launch);
-    if (sp->has_status) fprintf(cv->out, ", status %" PRIu32, sp->status);
+    if (sp->status_name) {
+        fputs(", ", cv->out);
+        xml_text(cv->out, sp->status_name);
+    } else if (sp->has_status) {
+        fprintf(cv->out, ", status %" PRIu32, sp->status);
+    }
     fputs("</title></rect>\n", cv->out);
-    /* A label when it fits (about 6.2 px per character at 11 px). */
-    size_t len = strlen(sp->name);
+    /* A label when it fits (about 6.2 px per character at 11 px): the
+     * kernel's name for a task, "launch NAME" for a launch. */
+    char label[160];
+    if (sp->kernel)
+        snprintf(label, sizeof label, "%s", sp->kernel);
+    else if (sp->callable_name)
+        snprintf(label, sizeof label, "%s %s", sp->name, sp->callable_name);
+    else
+        snprintf(label, sizeof label, "%s", sp->name);
+    size_t len = strlen(label);
+    if (b->count == 1 && w < 6.2 * (double)len + 8 && (sp->kernel || sp->callable_name)) {
+        snprintf(label, sizeof label, "%s", sp->name); /* the short name may fit */
+        len = strlen(label);
+    }
     if (b->count == 1 && w >= 6.2 * (double)len + 8) {
         fprintf(cv->out, "<text x=\"%.2f\" y=\"%.1f\" fill=\"#000\" pointer-events=\"none\">",
                 b->x0 + 4, y + SVG_LANE_H / 2 + 4);
-        xml_text(cv->out, sp->name);
+        xml_text(cv->out, label);
         fputs("</text>\n", cv->out);
     }
 }
@@ -250,6 +308,114 @@ static void legend_item(FILE *out, double *x, double y, const char *color, const
     *x += 18 + 6.2 * (double)strlen(label) + 16;
 }
 
+/* ---- phases ------------------------------------------------------------ */
+
+/* What the context was doing, from its spans: init, prepare, eager
+ * launches, captures (launch spans whose launch id ran on the device other
+ * than exactly once: a graph's replays carry the captured launch's id),
+ * replays (the device runs of those ids), flush, close. */
+enum {
+    PH_INIT,
+    PH_PREPARE,
+    PH_EAGER,
+    PH_CAPTURE,
+    PH_REPLAY,
+    PH_FLUSH,
+    PH_CLOSE,
+    PH_COUNT
+};
+static const char *const phase_names[PH_COUNT] = {
+    "init", "prepare", "eager launches", "capture", "graph replays", "flush", "close"};
+static const char *const phase_colors[PH_COUNT] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1",
+                                                   "#ff9da7", "#edc948", "#76b7b2"};
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Device runs (scheduler spans) of launch id `id` in the sorted runs. */
+static size_t runs_of(const uint64_t *runs, size_t n, uint64_t id) {
+    const uint64_t *hit = bsearch(&id, runs, n, sizeof id, cmp_u64);
+    if (!hit) return 0;
+    const uint64_t *lo = hit, *hi = hit;
+    while (lo > runs && lo[-1] == id) lo--;
+    while (hi + 1 < runs + n && hi[1] == id) hi++;
+    return (size_t)(hi - lo) + 1;
+}
+
+static int span_phase(const kctx_dfx_span *sp, const uint64_t *runs, size_t nruns,
+                      int device_records) {
+    if (sp->cls == KCTX_DFX_SPAN_HOST) {
+        switch (sp->host_kind) {
+        case KCTX_DFX_INIT:
+            return PH_INIT;
+        case KCTX_DFX_PREPARE:
+            return PH_PREPARE;
+        case KCTX_DFX_FLUSH:
+            return PH_FLUSH;
+        case KCTX_DFX_CLOSE:
+            return PH_CLOSE;
+        case KCTX_DFX_LAUNCH:
+            return device_records && sp->has_launch && runs_of(runs, nruns, sp->launch) != 1
+                       ? PH_CAPTURE
+                       : PH_EAGER;
+        default:
+            return -1;
+        }
+    }
+    if (sp->cls == KCTX_DFX_SPAN_SCHED && sp->has_launch && runs_of(runs, nruns, sp->launch) > 1)
+        return PH_REPLAY;
+    return -1;
+}
+
+/* One band: each phase's spans merged where they are closer than 3 px,
+ * labelled where the label fits; a tooltip gives the count and time. */
+static void draw_phases(canvas *cv, double y, const uint64_t *runs, size_t nruns,
+                        int device_records, int seen[PH_COUNT]) {
+    const kctx_dfx_trace_file *f = cv->f;
+    for (int ph = 0; ph < PH_COUNT; ph++) {
+        double x0 = 0, x1 = 0;
+        size_t count = 0;
+        uint64_t busy = 0;
+        int open = 0;
+        /* spans in time order within the phase: order by start (the file's
+         * order is per lane; a phase comes from one kind of span) */
+        for (size_t i = 0; i <= f->nspans; i++) {
+            const kctx_dfx_span *sp = i < f->nspans ? &f->spans[i] : NULL;
+            if (sp && span_phase(sp, runs, nruns, device_records) != ph) continue;
+            double a = sp ? xpos(cv, sp->ts) : 0, b = sp ? xpos(cv, sp->ts + sp->dur) : 0;
+            if (open && sp && a <= x1 + 3 && a >= x0) {
+                if (b > x1) x1 = b;
+                count++;
+                busy += sp->dur;
+                continue;
+            }
+            if (open) {
+                char t[32];
+                double w = x1 - x0 < 1 ? 1 : x1 - x0;
+                fprintf(
+                    cv->out,
+                    "<rect class=\"phase\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"14\" "
+                    "fill=\"%s\" opacity=\"0.85\"><title>%s: %zu span%s, %s busy</title></rect>\n",
+                    x0, y, w, phase_colors[ph], phase_names[ph], count, count == 1 ? "" : "s",
+                    trace_fmt_ns(t, sizeof t, busy));
+                if (w >= 6.2 * (double)strlen(phase_names[ph]) + 8)
+                    fprintf(cv->out,
+                            "<text x=\"%.2f\" y=\"%.1f\" pointer-events=\"none\">%s</text>\n",
+                            x0 + 4, y + 11, phase_names[ph]);
+                seen[ph] = 1;
+            }
+            if (!sp) break;
+            open = 1;
+            x0 = a;
+            x1 = b;
+            count = 1;
+            busy = sp->dur;
+        }
+    }
+}
+
 static int render(FILE *out, const kctx_dfx_trace_file *f, unsigned width) {
     size_t n = f->nspans;
     size_t *order = malloc((n ? n : 1) * sizeof *order);
@@ -273,6 +439,35 @@ static int render(FILE *out, const kctx_dfx_trace_file *f, unsigned width) {
         refused_seen |= sp->cls == KCTX_DFX_SPAN_REFUSED;
         other_seen |= sp->cls == KCTX_DFX_SPAN_OTHER;
     }
+    /* device runs per launch id (the phases), busy time per lane, and the
+     * kernels named in the trace (the legend) */
+    uint64_t *runs = malloc((n ? n : 1) * sizeof *runs);
+    uint64_t *busy = calloc(f->nlanes ? f->nlanes : 1, sizeof *busy);
+    const char **kernels = malloc((n ? n : 1) * sizeof *kernels);
+    if (!runs || !busy || !kernels) {
+        free(order);
+        free(funcs);
+        free(runs);
+        free(busy);
+        free(kernels);
+        return -1;
+    }
+    size_t nruns = 0, nkernels = 0;
+    int device_records = 0;
+    for (size_t i = 0; i < n; i++) {
+        const kctx_dfx_span *sp = &f->spans[i];
+        if (sp->lane < f->nlanes) busy[sp->lane] += sp->dur;
+        if (sp->cls == KCTX_DFX_SPAN_SCHED && sp->has_launch) runs[nruns++] = sp->launch;
+        device_records |= sp->cls == KCTX_DFX_SPAN_SCHED || sp->cls == KCTX_DFX_SPAN_TASK;
+        if (sp->cls == KCTX_DFX_SPAN_TASK && sp->kernel) kernels[nkernels++] = sp->kernel;
+    }
+    qsort(runs, nruns, sizeof *runs, cmp_u64);
+    qsort(kernels, nkernels, sizeof *kernels, cmp_str);
+    size_t nk = 0;
+    for (size_t i = 0; i < nkernels; i++)
+        if (nk == 0 || strcmp(kernels[nk - 1], kernels[i]) != 0) kernels[nk++] = kernels[i];
+    g_kernels = kernels;
+    g_nkernels = nk;
     g_sort_spans = f->spans;
     qsort(order, n, sizeof *order, cmp_span_order);
     qsort(funcs, nfuncs, sizeof *funcs, cmp_u32);
@@ -287,10 +482,11 @@ static int render(FILE *out, const kctx_dfx_trace_file *f, unsigned width) {
                  t0,
                  t1 > t0 ? t1 - t0 : 1000,
                  0};
-    double lanes_y = SVG_HEADER_H;
+    double phases_y = SVG_HEADER_H;
+    double lanes_y = SVG_HEADER_H + 22;
     double lanes_h = (double)f->nlanes * (SVG_LANE_H + SVG_LANE_GAP);
     double legend_y = lanes_y + lanes_h + 24;
-    double height = legend_y + 3 * SVG_LEGEND_ROW + SVG_MARGIN;
+    double height = legend_y + 4 * SVG_LEGEND_ROW + SVG_MARGIN;
 
     fprintf(out,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -321,6 +517,11 @@ static int render(FILE *out, const kctx_dfx_trace_file *f, unsigned width) {
     else
         fprintf(out, "<text x=\"%d\" y=\"36\" dx=\"360\" fill=\"#444\">nothing dropped</text>\n",
                 SVG_MARGIN);
+    if (f->device_na) {
+        fprintf(out, "<text x=\"%d\" y=\"50\" fill=\"#444\">device lanes: ", SVG_MARGIN);
+        xml_text(out, f->device_na);
+        fputs("</text>\n", out);
+    }
 
     /* Time axis: ticks and grid lines across the lanes. */
     uint64_t step = tick_step(cv.range);
@@ -335,11 +536,18 @@ static int render(FILE *out, const kctx_dfx_trace_file *f, unsigned width) {
                 "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"#000\"/>"
                 "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>"
                 "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                x, axis_y - 4, x, axis_y, x, lanes_y, x, lanes_y + lanes_h, x, axis_y - 7, lbl);
+                x, axis_y - 4, x, axis_y, x, phases_y, x, lanes_y + lanes_h, x, axis_y - 7, lbl);
         if (t > UINT64_MAX - step) break;
     }
 
-    /* Lanes (`order` is sorted by lane, then time). */
+    /* The phases band. */
+    int phase_seen[PH_COUNT] = {0};
+    fprintf(out, "<text x=\"%d\" y=\"%.1f\" font-weight=\"bold\">phases</text>\n", SVG_MARGIN,
+            phases_y + 11);
+    draw_phases(&cv, phases_y, runs, nruns, device_records, phase_seen);
+
+    /* Lanes (`order` is sorted by lane, then time), each with the share of
+     * the trace's span it was busy. */
     size_t pos = 0;
     for (size_t l = 0; l < f->nlanes; l++) {
         double y = lanes_y + (double)l * (SVG_LANE_H + SVG_LANE_GAP);
@@ -349,6 +557,12 @@ static int render(FILE *out, const kctx_dfx_trace_file *f, unsigned width) {
                 y + SVG_LANE_H / 2 + 4);
         xml_text(out, f->lanes[l].name);
         fputs("</text>\n", out);
+        double util = 100.0 * (double)busy[l] / (double)cv.range;
+        fprintf(out,
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#555\">%.*f%%<title>busy "
+                "%.2f%% of the trace's span</title></text>\n",
+                cv.x0 - 8, y + SVG_LANE_H / 2 + 4, util < 10 ? 1 : 0, util > 100 ? 100 : util,
+                util);
         draw_lane(&cv, l, y, order, n, &pos);
     }
 
@@ -363,14 +577,32 @@ static int render(FILE *out, const kctx_dfx_trace_file *f, unsigned width) {
     if (other_seen) legend_item(out, &x, y, OTHER_COLOR, "other");
     x = SVG_MARGIN + 60;
     y += SVG_LEGEND_ROW;
-    for (size_t i = 0; i < nf && i < 24; i++) {
-        char col[32], lbl[32];
-        task_color(col, sizeof col, funcs[i]);
-        snprintf(lbl, sizeof lbl, "task f%" PRIu32, funcs[i]);
-        legend_item(out, &x, y, col, lbl);
+    if (nk) { /* the kernels by name (a kctx trace with the callables' names) */
+        for (size_t i = 0; i < nk && i < 16; i++) {
+            char col[32];
+            task_color(col, sizeof col, (uint32_t)i);
+            legend_item(out, &x, y, col, kernels[i]);
+        }
+        if (nk > 16)
+            fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">and %zu more kernels</text>\n", x, y,
+                    nk - 16);
+    } else {
+        for (size_t i = 0; i < nf && i < 24; i++) {
+            char col[32], lbl[32];
+            task_color(col, sizeof col, funcs[i]);
+            snprintf(lbl, sizeof lbl, "task f%" PRIu32, funcs[i]);
+            legend_item(out, &x, y, col, lbl);
+        }
+        if (nf > 24)
+            fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">and %zu more functions</text>\n", x, y,
+                    nf - 24);
     }
-    if (nf > 24)
-        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">and %zu more functions</text>\n", x, y, nf - 24);
+    x = SVG_MARGIN + 60;
+    y += SVG_LEGEND_ROW;
+    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#444\">phases:</text>\n", x, y);
+    x += 52;
+    for (int ph = 0; ph < PH_COUNT; ph++)
+        if (phase_seen[ph]) legend_item(out, &x, y, phase_colors[ph], phase_names[ph]);
     y += SVG_LEGEND_ROW;
     fprintf(out, "<text x=\"%d\" y=\"%.1f\" fill=\"#666\">hover a box for its details",
             SVG_MARGIN + 60, y);
@@ -383,6 +615,11 @@ static int render(FILE *out, const kctx_dfx_trace_file *f, unsigned width) {
     fputs("; open the JSON in Perfetto to zoom</text>\n</svg>\n", out);
     free(order);
     free(funcs);
+    free(runs);
+    free(busy);
+    free(kernels);
+    g_kernels = NULL;
+    g_nkernels = 0;
     return ferror(out) ? -1 : 0;
 }
 
@@ -412,6 +649,40 @@ int trace_write_svg(const char *path, const kctx_dfx_trace_file *f, unsigned wid
         return CLI_EXIT_FAILURE;
     }
     free(buf);
+    return CLI_EXIT_OK;
+}
+
+/* A PNG of the picture: the SVG is rendered to a temporary file beside
+ * `path` and converted by rsvg-convert (Debian: librsvg2-bin), found on
+ * PATH; without it, an error that says so. */
+int trace_write_png(const char *path, const kctx_dfx_trace_file *f, unsigned width) {
+    size_t n = strlen(path) + 16;
+    char *svg = malloc(n);
+    if (!svg) return CLI_EXIT_FAILURE;
+    snprintf(svg, n, "%s.tmp.svg", path);
+    int rc = trace_write_svg(svg, f, width);
+    if (rc != CLI_EXIT_OK) {
+        free(svg);
+        return rc;
+    }
+    char *const argv[] = {"rsvg-convert", "-o", (char *)path, svg, NULL};
+    pid_t pid;
+    int spawn = posix_spawnp(&pid, "rsvg-convert", NULL, NULL, argv, environ);
+    int status = 0;
+    if (spawn == 0 && waitpid(pid, &status, 0) < 0) spawn = errno;
+    unlink(svg);
+    free(svg);
+    if (spawn != 0) {
+        fprintf(stderr,
+                "%s: error: a PNG needs rsvg-convert (Debian: librsvg2-bin), which did not run "
+                "(%s); write an SVG instead (-o FILE.svg)\n",
+                path, strerror(spawn));
+        return CLI_EXIT_FAILURE;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "%s: error: rsvg-convert failed (status %d)\n", path, status);
+        return CLI_EXIT_FAILURE;
+    }
     return CLI_EXIT_OK;
 }
 

@@ -1,8 +1,8 @@
 /*
  * platforms.c — the platforms of libkctx's registry and what the tool can
  * do on each (see platforms.h). The sim's devices are described through its
- * own runtime API (sim.h), as a framework would; the tool has nothing for
- * the other platforms (they are not built yet).
+ * own runtime API (sim.h), as a framework would; OpenCL's through the
+ * conformance suite's OpenCL framework driver (the devices it can lend).
  */
 #include "platforms.h"
 
@@ -73,11 +73,50 @@ static int sim_devices(FILE *out, json_writer *jw) {
 }
 
 /* ------------------------------------------------------------------ */
+/* opencl                                                              */
+
+#ifdef KCTX_SUITE_OPENCL
+/* The devices the OpenCL framework driver lends (fine-grained SVM with
+ * atomics, on every OpenCL platform of this machine). */
+static int opencl_devices(FILE *out, json_writer *jw) {
+    const fw_driver *fw = fw_opencl_driver();
+    int n = fw_opencl_device_count();
+    if (jw) json_array_begin(jw, "devices");
+    for (int d = 0; d < n; d++) {
+        char name[64] = "";
+        unsigned cores = 0;
+        if (fw->device_info(d, name, sizeof name, &cores) != FW_OK) {
+            if (jw) json_array_end(jw);
+            fprintf(stderr, "kctx platforms: error: OpenCL device %d: %s\n", d, fw->last_error());
+            return -1;
+        }
+        if (jw) {
+            json_object_begin(jw, NULL);
+            json_u64(jw, "index", (uint64_t)d);
+            json_string(jw, "name", name);
+            json_u64(jw, "aicore_count", (uint64_t)cores);
+            json_object_end(jw);
+        } else {
+            fprintf(out, "  device %d  %s\n    compute units  %u\n", d, name, cores);
+        }
+    }
+    if (jw) json_array_end(jw);
+    if (!jw && n == 0)
+        fprintf(out, "  no device: %s\n",
+                fw->current_device(&(int){0}) == FW_OK ? "none found" : fw->last_error());
+    return 0;
+}
+#endif
+
+/* ------------------------------------------------------------------ */
 /* the catalogue: the registry's platforms, with the tool's extras       */
 
 /* What this tool can do per platform name. */
 static const tool_platform k_extras[] = {
     {"sim", fw_sim_driver, sim_devices},
+#ifdef KCTX_SUITE_OPENCL
+    {"opencl", fw_opencl_driver, opencl_devices},
+#endif
 #ifdef KCTX_FW_CUDA
     {"cuda", fw_cuda_driver, NULL},
 #endif

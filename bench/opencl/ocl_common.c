@@ -1,0 +1,308 @@
+/*
+ * ocl_common.c — see ocl_common.h.
+ */
+#include "ocl_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define POCL_PLATFORM_NAME "Portable Computing Language"
+
+/* ---- checks ------------------------------------------------------------ */
+
+const char *oc_error_name(cl_int e) {
+    switch (e) {
+#define CL_NAME_(c) \
+    case c:         \
+        return #c;
+        CL_NAME_(CL_SUCCESS)
+        CL_NAME_(CL_DEVICE_NOT_FOUND)
+        CL_NAME_(CL_DEVICE_NOT_AVAILABLE)
+        CL_NAME_(CL_COMPILER_NOT_AVAILABLE)
+        CL_NAME_(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+        CL_NAME_(CL_OUT_OF_RESOURCES)
+        CL_NAME_(CL_OUT_OF_HOST_MEMORY)
+        CL_NAME_(CL_BUILD_PROGRAM_FAILURE)
+        CL_NAME_(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        CL_NAME_(CL_INVALID_VALUE)
+        CL_NAME_(CL_INVALID_DEVICE_TYPE)
+        CL_NAME_(CL_INVALID_PLATFORM)
+        CL_NAME_(CL_INVALID_DEVICE)
+        CL_NAME_(CL_INVALID_CONTEXT)
+        CL_NAME_(CL_INVALID_QUEUE_PROPERTIES)
+        CL_NAME_(CL_INVALID_COMMAND_QUEUE)
+        CL_NAME_(CL_INVALID_PROGRAM)
+        CL_NAME_(CL_INVALID_PROGRAM_EXECUTABLE)
+        CL_NAME_(CL_INVALID_KERNEL_NAME)
+        CL_NAME_(CL_INVALID_KERNEL)
+        CL_NAME_(CL_INVALID_ARG_INDEX)
+        CL_NAME_(CL_INVALID_ARG_VALUE)
+        CL_NAME_(CL_INVALID_ARG_SIZE)
+        CL_NAME_(CL_INVALID_KERNEL_ARGS)
+        CL_NAME_(CL_INVALID_WORK_DIMENSION)
+        CL_NAME_(CL_INVALID_WORK_GROUP_SIZE)
+        CL_NAME_(CL_INVALID_GLOBAL_WORK_SIZE)
+        CL_NAME_(CL_INVALID_EVENT_WAIT_LIST)
+        CL_NAME_(CL_INVALID_EVENT)
+        CL_NAME_(CL_INVALID_OPERATION)
+#undef CL_NAME_
+    case -1001:
+        return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+        return "CL_(unknown error)";
+    }
+}
+
+void oc_check(cl_int e, const char *what) {
+    if (e != CL_SUCCESS) kb_fatal("%s failed: %s (%d)", what, oc_error_name(e), (int)e);
+}
+
+void oc_kctx_check(kctx_status s, const char *what) {
+    if (s != KCTX_OK)
+        kb_fatal("%s failed: %s (%s)", what, kctx_status_name(s), kctx_thread_last_error());
+}
+
+/* ---- PoCL -------------------------------------------------------------- */
+
+int oc_open(oc_env *env, char *why, size_t why_size) {
+    cl_uint nplat = 0;
+    cl_platform_id plats[16];
+    cl_int e;
+
+    memset(env, 0, sizeof *env);
+    e = clGetPlatformIDs(16, plats, &nplat);
+    if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && nplat == 0)) {
+        snprintf(why, why_size, "no OpenCL platform is installed");
+        return 0;
+    }
+    oc_check(e, "clGetPlatformIDs");
+    if (nplat > 16) nplat = 16;
+    for (cl_uint i = 0; i < nplat && env->platform == NULL; i++) {
+        char name[256] = {0};
+        oc_check(clGetPlatformInfo(plats[i], CL_PLATFORM_NAME, sizeof name - 1, name, NULL),
+                 "clGetPlatformInfo(CL_PLATFORM_NAME)");
+        if (strstr(name, POCL_PLATFORM_NAME) != NULL) {
+            env->platform = plats[i];
+            snprintf(env->platform_name, sizeof env->platform_name, "%s", name);
+        }
+    }
+    if (env->platform == NULL) {
+        snprintf(why, why_size, "no \"%s\" (PoCL) platform among %u OpenCL platforms",
+                 POCL_PLATFORM_NAME, (unsigned)nplat);
+        return 0;
+    }
+    cl_uint ndev = 0;
+    e = clGetDeviceIDs(env->platform, CL_DEVICE_TYPE_CPU, 1, &env->device, &ndev);
+    if (e == CL_DEVICE_NOT_FOUND || (e == CL_SUCCESS && ndev == 0)) {
+        snprintf(why, why_size, "PoCL has no CPU device");
+        return 0;
+    }
+    oc_check(e, "clGetDeviceIDs(CL_DEVICE_TYPE_CPU)");
+    oc_check(clGetDeviceInfo(env->device, CL_DEVICE_NAME, sizeof env->device_name - 1,
+                             env->device_name, NULL),
+             "clGetDeviceInfo(CL_DEVICE_NAME)");
+    oc_check(clGetDeviceInfo(env->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof env->compute_units,
+                             &env->compute_units, NULL),
+             "clGetDeviceInfo(CL_DEVICE_MAX_COMPUTE_UNITS)");
+    cl_device_svm_capabilities svm = 0;
+    e = clGetDeviceInfo(env->device, CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, NULL);
+    if (e != CL_SUCCESS || !(svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) ||
+        !(svm & CL_DEVICE_SVM_ATOMICS)) {
+        snprintf(why, why_size, "PoCL's device has no fine-grained buffer SVM with atomics");
+        return 0;
+    }
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)env->platform, 0};
+    env->context = clCreateContext(props, 1, &env->device, NULL, NULL, &e);
+    oc_check(e, "clCreateContext");
+    return 1;
+}
+
+void oc_close(oc_env *env) {
+    if (env->context) oc_check(clReleaseContext(env->context), "clReleaseContext");
+    memset(env, 0, sizeof *env);
+}
+
+cl_command_queue oc_queue(const oc_env *env) {
+    cl_int e = CL_SUCCESS;
+    cl_command_queue q = clCreateCommandQueueWithProperties(env->context, env->device, NULL, &e);
+    oc_check(e, "clCreateCommandQueueWithProperties");
+    return q;
+}
+
+cl_program oc_program(const oc_env *env, const char *source) {
+    cl_int e = CL_SUCCESS;
+    cl_program p = clCreateProgramWithSource(env->context, 1, &source, NULL, &e);
+    oc_check(e, "clCreateProgramWithSource");
+    e = clBuildProgram(p, 1, &env->device, "", NULL, NULL);
+    if (e != CL_SUCCESS) {
+        char log[4096] = {0};
+        if (clGetProgramBuildInfo(p, env->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log,
+                                  NULL) == CL_SUCCESS)
+            kb_error("OpenCL build log:\n%s", log);
+        oc_check(e, "clBuildProgram");
+    }
+    return p;
+}
+
+cl_kernel oc_kernel(cl_program prog, const char *name) {
+    cl_int e = CL_SUCCESS;
+    cl_kernel k = clCreateKernel(prog, name, &e);
+    if (e != CL_SUCCESS) kb_fatal("clCreateKernel(%s) failed: %s (%d)", name, oc_error_name(e), e);
+    return k;
+}
+
+void *oc_svm_alloc(const oc_env *env, size_t bytes) {
+    void *p = clSVMAlloc(env->context, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER, bytes, 0);
+    if (p == NULL) kb_fatal("clSVMAlloc of %zu bytes (fine-grained) failed", bytes);
+    memset(p, 0, bytes);
+    return p;
+}
+
+/* ---- the counting task -------------------------------------------------- */
+
+const char oc_task_source[] = "KCTX_TASK(t_count, __global uint *counter, ulong value) {\n"
+                              "    KCTX_TASK_GATE();\n"
+                              "    counter[0] += (uint)value;\n"
+                              "}\n";
+
+const char oc_baseline_source[] =
+    "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
+    "typedef struct step_params { ulong guard; ulong id; uint flags; uint reserved; } "
+    "step_params;\n"
+    "__kernel void count(__global uint *counter, ulong value) {\n"
+    "    counter[0] += (uint)value;\n"
+    "}\n"
+    "__kernel void acquire(step_params p) {\n"
+    "    atom_cmpxchg((__global volatile ulong *)p.guard, 0ul, p.id);\n"
+    "}\n"
+    "__kernel void finalize(step_params p) {\n"
+    "    atom_cmpxchg((__global volatile ulong *)p.guard, p.id, 0ul);\n"
+    "}\n";
+
+/* ---- images -------------------------------------------------------------- */
+
+/* Task `t` of the counting DAG: t_count on counts[t], value 1. */
+static void add_counting_task(kctx_image_builder *b, uint32_t fid, uint32_t t) {
+    kctx_image_builder_task(b, fid, 1, NULL);
+    kctx_image_builder_bind(b, KCTX_BIND_TENSOR, 0, (uint64_t)t * sizeof(uint32_t));
+    kctx_image_builder_bind(b, KCTX_BIND_IMMEDIATE, 0, 1);
+}
+
+oc_image oc_image_dag(uint32_t width) {
+    if (width > 4000) kb_fatal("DAG width %u out of range 0..4000", width);
+    const uint32_t per_join = KCTX_IMAGE_MAX_DEPS;
+    const uint32_t joins = (width + per_join - 1) / per_join;
+    const uint32_t ntasks = width == 0 ? 1 : 1 + width + joins + 1;
+    const char *name = width == 0 ? "counted_task_cl" : "wide_dag_cl";
+    kctx_image_builder *b = kctx_image_builder_new(name);
+    if (b == NULL) kb_fatal("kctx_image_builder_new(%s): out of memory", name);
+    uint32_t fid = 0, t = 0;
+    kctx_image_builder_param(b, "counts", KCTX_PARAM_TENSOR_INOUT);
+    kctx_image_builder_child(b, "count", "t_count", &fid);
+    kctx_image_builder_child_param(b, "counter", KCTX_PARAM_TENSOR);
+    kctx_image_builder_child_param(b, "value", KCTX_PARAM_SCALAR);
+    kctx_image_builder_variant(b, KCTX_VARIANT_OPENCL_C, oc_task_source, sizeof oc_task_source - 1);
+    add_counting_task(b, fid, t++); /* the root */
+    for (uint32_t i = 0; i < width; i++) {
+        add_counting_task(b, fid, t++);
+        kctx_image_builder_dep(b, 0);
+    }
+    const uint32_t first_join = 1 + width;
+    for (uint32_t j = 0; j < joins; j++) {
+        add_counting_task(b, fid, t++);
+        for (uint32_t i = j * per_join; i < width && i < (j + 1) * per_join; i++)
+            kctx_image_builder_dep(b, 1 + i);
+    }
+    if (width > 0) {
+        add_counting_task(b, fid, t++); /* the sink */
+        for (uint32_t j = 0; j < joins; j++) kctx_image_builder_dep(b, first_join + j);
+    }
+    if (t != ntasks) kb_fatal("DAG of %u tasks, %u expected", t, ntasks);
+    oc_image img = {NULL, 0, ntasks};
+    char msg[160] = "";
+    kctx_build_status s = kctx_image_builder_finish(b, &img.bytes, &img.size, msg, sizeof msg);
+    kctx_image_builder_free(b);
+    if (s != KCTX_BUILD_OK) kb_fatal("building the %s image failed (%d): %s", name, (int)s, msg);
+    return img;
+}
+
+void oc_image_free(oc_image *img) {
+    free(img->bytes);
+    memset(img, 0, sizeof *img);
+}
+
+void oc_dag_build(oc_dag *d, uint32_t width) {
+    const uint32_t per_join = KCTX_IMAGE_MAX_DEPS;
+    const uint32_t joins = (width + per_join - 1) / per_join;
+    const uint32_t n = width == 0 ? 1 : 1 + width + joins + 1;
+    d->ntasks = n;
+    d->dep_off = calloc(n + 1, sizeof *d->dep_off);
+    d->deps = calloc((size_t)width * 2 + joins + 1, sizeof *d->deps);
+    if (!d->dep_off || !d->deps) kb_fatal("out of memory");
+    uint32_t k = 0, t = 0;
+    d->dep_off[t++] = k; /* the root: none */
+    for (uint32_t i = 0; i < width; i++) {
+        d->dep_off[t++] = k;
+        d->deps[k++] = 0;
+    }
+    for (uint32_t j = 0; j < joins; j++) {
+        d->dep_off[t++] = k;
+        for (uint32_t i = j * per_join; i < width && i < (j + 1) * per_join; i++)
+            d->deps[k++] = 1 + i;
+    }
+    if (width > 0) {
+        d->dep_off[t++] = k;
+        for (uint32_t j = 0; j < joins; j++) d->deps[k++] = 1 + width + j;
+    }
+    d->dep_off[t] = k;
+    if (t != n) kb_fatal("DAG of %u tasks, %u expected", t, n);
+}
+
+void oc_dag_free(oc_dag *d) {
+    free(d->dep_off);
+    free(d->deps);
+    memset(d, 0, sizeof *d);
+}
+
+/* ---- kctx ------------------------------------------------------------------ */
+
+int oc_kctx_open(cl_command_queue queue, kctx_context *ctx, char *why, size_t why_size) {
+    kctx_status s = kctx_opencl_bind_queue(queue, NULL);
+    if (s == KCTX_UNSUPPORTED) {
+        snprintf(why, why_size, "kctx's opencl platform: %s", kctx_thread_last_error());
+        return -1;
+    }
+    oc_kctx_check(s, "kctx_opencl_bind_queue");
+    s = kctx_context_create("opencl", ctx);
+    if (s == KCTX_NOT_FOUND || s == KCTX_UNSUPPORTED) {
+        snprintf(why, why_size, "kctx's opencl platform: %s", kctx_thread_last_error());
+        return -1;
+    }
+    oc_kctx_check(s, "kctx_context_create(opencl)");
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    oc_kctx_check(kctx_kernel_init(*ctx, &cfg), "kctx_kernel_init");
+    return 0;
+}
+
+void oc_kctx_close(kctx_context ctx) {
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    oc_kctx_check(kctx_check(ctx, &rep), "kctx_check");
+    kctx_status s = KCTX_BUSY;
+    for (int i = 0; i < 2000 && s == KCTX_BUSY; i++) {
+        s = kctx_close(ctx);
+        if (s == KCTX_BUSY) {
+            struct timespec ts = {0, 1000000}; /* 1 ms */
+            nanosleep(&ts, NULL);
+        }
+    }
+    oc_kctx_check(s, "kctx_close");
+    oc_kctx_check(kctx_destroy(ctx), "kctx_destroy");
+}
+
+double *oc_doubles(int count) {
+    double *d = calloc(count > 0 ? (size_t)count : 1, sizeof *d);
+    if (d == NULL) kb_fatal("out of memory");
+    return d;
+}

@@ -1,0 +1,440 @@
+/*
+ * opencl_launch_overhead — host time of one kctx_launch on the opencl
+ * platform (PoCL's CPU device), steady state, against the same OpenCL calls
+ * issued by hand.
+ *
+ * The callable: one task, t_count (OpenCL C, kctx's task ABI) adding 1 to a
+ * counter in fine-grained SVM; the launch goes onto the caller's own
+ * in-order queue, as a framework makes it. A launch on OpenCL is HOST_ORDERED
+ * (src/core/launch.c enqueue_chain; platform/opencl/adapter.c maps each
+ * operation), 12 commands over the caller's queue and kctx's two:
+ *   caller: marker (record START)
+ *   AICPU:  barrier on START; acquire kernel (24 B by value); marker (AICORE_START)
+ *   AICore: barrier on AICORE_START; the task kernel (header + 2 bindings); marker (AICORE_DONE)
+ *   AICPU:  barrier on AICORE_DONE; finalize kernel (24 B); marker (AICPU_DONE)
+ *   caller: barrier on AICPU_DONE; marker (SERIAL_TAIL)
+ * plus kctx's own checks (the caller queue's context, device and properties,
+ * and the AICPU queue's: clGetCommandQueueInfo).
+ *
+ * Baseline (by hand): the same 12 commands, in the same order, on three
+ * in-order queues of the same context (a caller queue and two of its own),
+ * with hand-written kernels doing the same work without the task ABI: count
+ * (counter[0] += value), acquire/finalize (a 64-bit compare-and-swap on a
+ * guard word, 24 B by value). Only what a careful hand-writer needs: the
+ * markers return events, each released once the barrier that waits for it
+ * is enqueued; the barriers and kernels return none.
+ *
+ * Held (headline): before N launches, the caller queue gets a barrier on a
+ * user event, so nothing of the N launches runs while they are enqueued —
+ * only the host path is timed, as launch_overhead does on the sim with a
+ * hold. The gate is then completed and the queue finished (not timed).
+ * Round trip (information): N x (launch, clFinish of the caller queue).
+ * After every measurement each side's counter must equal the number of its
+ * launches so far (every task ran exactly once per launch), and kctx_check
+ * must be OK at the end, or the program fails without a figure.
+ *
+ * R repeats, the order of the sides alternating (kctx first on even
+ * repeats, the baseline on odd ones); medians:
+ *   metric opencl_launch_overhead value=<ns> unit=ns baseline=<ns> ratio=<kctx/hand> n=<R>
+ *   metric opencl_launch_overhead_calls value=<ns> unit=ns n=<R>
+ *       the hand sequence making every OpenCL call kctx's adapter makes
+ *       (the 6 queue queries, the events of the commands on its own queues,
+ *       the event retains and releases; adapter_one): the difference to the
+ *       baseline is the adapter's call pattern, the difference to the
+ *       headline's value kctx's own logic and the adapter's locks
+ *   metric opencl_launch_roundtrip value=<ns> unit=ns baseline=<ns> ratio=<..> n=<R>
+ *       launch + clFinish, both sides (information)
+ * Without PoCL (or kctx's opencl platform) it prints
+ * "opencl_launch_overhead: not measured: ..." on stderr and exits 0.
+ */
+#include "ocl_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    DEFAULT_REPEATS = 41,
+    QUICK_REPEATS = 3,
+    WARMUP = 64
+};
+/* Held launches per measurement: few, because PoCL's enqueue gets slower
+ * as the held queue grows (both sides: ~7.5 us per 12-command launch at 20
+ * to 80 held launches, ~15 us at 1,280). */
+#define DEFAULT_N 50L
+#define QUICK_N 30L
+#define ROUNDTRIP_DIV 2    /* round trips per measurement: N / 2 */
+#define ROUNDTRIP_SETTLE 8 /* untimed round trips before them */
+
+typedef struct bench {
+    oc_env env;
+    int device; /* kctx's number of the lent pair */
+    /* kctx */
+    cl_command_queue q;
+    kctx_context ctx;
+    uint32_t *kcount;
+    kctx_arg arg;
+    uint64_t klaunches;
+    /* baseline */
+    cl_command_queue bq, bcpu, bcore;
+    cl_program bprog;
+    cl_kernel count, acquire, finalize;
+    uint32_t *bcount;
+    uint64_t *guard;
+    uint64_t seq, blaunches;
+    cl_event rec[5], last[2]; /* the adapter-call variant's events */
+} bench;
+
+/* ---- the kctx side ---------------------------------------------------------- */
+
+static void kctx_one(bench *B) {
+    kctx_status s = kctx_launch(B->ctx, 1, &B->arg, 1, (uint64_t)(uintptr_t)B->q);
+    if (s != KCTX_OK) oc_kctx_check(s, "kctx_launch");
+    B->klaunches++;
+}
+
+/* ---- the baseline: one launch's OpenCL calls, by hand ------------------------ */
+
+static void enqueue_marker(cl_command_queue q, cl_event *ev) {
+    cl_int e = clEnqueueMarkerWithWaitList(q, 0, NULL, ev);
+    if (e != CL_SUCCESS) oc_check(e, "clEnqueueMarkerWithWaitList");
+}
+
+static void enqueue_wait(cl_command_queue q, cl_event ev) {
+    cl_int e = clEnqueueBarrierWithWaitList(q, 1, &ev, NULL);
+    if (e != CL_SUCCESS) oc_check(e, "clEnqueueBarrierWithWaitList");
+    e = clReleaseEvent(ev);
+    if (e != CL_SUCCESS) oc_check(e, "clReleaseEvent");
+}
+
+static void enqueue_kernel(cl_command_queue q, cl_kernel k) {
+    const size_t global = 1;
+    cl_int e = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL);
+    if (e != CL_SUCCESS) oc_check(e, "clEnqueueNDRangeKernel");
+}
+
+static void set_step(cl_kernel k, const oc_step *p) {
+    cl_int e = clSetKernelArg(k, 0, sizeof *p, p);
+    if (e != CL_SUCCESS) oc_check(e, "clSetKernelArg(step)");
+}
+
+static void base_one(bench *B) {
+    const oc_step step = {(uint64_t)(uintptr_t)B->guard, ++B->seq, 0, 0};
+    const cl_ulong one = 1;
+    cl_event ev;
+    enqueue_marker(B->bq, &ev); /* START */
+    enqueue_wait(B->bcpu, ev);
+    set_step(B->acquire, &step);
+    enqueue_kernel(B->bcpu, B->acquire);
+    enqueue_marker(B->bcpu, &ev); /* AICORE_START */
+    enqueue_wait(B->bcore, ev);
+    cl_int e = clSetKernelArgSVMPointer(B->count, 0, B->bcount);
+    if (e == CL_SUCCESS) e = clSetKernelArg(B->count, 1, sizeof one, &one);
+    if (e != CL_SUCCESS) oc_check(e, "clSetKernelArg(count)");
+    enqueue_kernel(B->bcore, B->count);
+    enqueue_marker(B->bcore, &ev); /* AICORE_DONE */
+    enqueue_wait(B->bcpu, ev);
+    set_step(B->finalize, &step);
+    enqueue_kernel(B->bcpu, B->finalize);
+    enqueue_marker(B->bcpu, &ev); /* AICPU_DONE */
+    enqueue_wait(B->bq, ev);
+    enqueue_marker(B->bq, NULL); /* SERIAL_TAIL */
+    B->blaunches++;
+}
+
+/* The checks kctx's launch makes besides its commands: the caller queue's
+ * context, device and properties, then the AICPU queue's (stream_info). */
+static void queries(bench *B) {
+    cl_context c;
+    cl_device_id d;
+    cl_command_queue_properties p;
+    cl_command_queue qs[2] = {B->bq, B->bcpu};
+    for (int i = 0; i < 2; i++) {
+        cl_int e = clGetCommandQueueInfo(qs[i], CL_QUEUE_CONTEXT, sizeof c, &c, NULL);
+        if (e == CL_SUCCESS) e = clGetCommandQueueInfo(qs[i], CL_QUEUE_DEVICE, sizeof d, &d, NULL);
+        if (e == CL_SUCCESS)
+            e = clGetCommandQueueInfo(qs[i], CL_QUEUE_PROPERTIES, sizeof p, &p, NULL);
+        if (e != CL_SUCCESS) oc_check(e, "clGetCommandQueueInfo");
+    }
+}
+
+/* ---- the baseline with every OpenCL call of kctx's adapter ------------------ */
+/* The same 12 commands, plus every other OpenCL call kctx's opencl adapter
+ * makes for them (platform/opencl/adapter.c): the 6 queue queries first;
+ * every command on kctx's own queues returns its event, which becomes the
+ * queue's latest (the previous one released); a record keeps its marker's
+ * event (retained once more on an own queue) until the next record of that
+ * event releases it; a wait retains the recorded event around its barrier.
+ * Not included: kctx's own logic and the adapter's locks. */
+
+static void ad_note(bench *B, int own, cl_event ev) {
+    cl_event old = B->last[own];
+    B->last[own] = ev;
+    if (old) clReleaseEvent(old);
+}
+
+static void ad_record(bench *B, int slot, cl_command_queue q, int own) {
+    cl_event ev;
+    enqueue_marker(q, &ev);
+    if (own >= 0) {
+        clRetainEvent(ev);
+        ad_note(B, own, ev);
+    }
+    cl_event old = B->rec[slot];
+    B->rec[slot] = ev;
+    if (old) clReleaseEvent(old);
+}
+
+static void ad_wait(bench *B, cl_command_queue q, int slot, int own) {
+    cl_event ev = B->rec[slot], done = NULL;
+    clRetainEvent(ev);
+    cl_int e = clEnqueueBarrierWithWaitList(q, 1, &ev, own >= 0 ? &done : NULL);
+    if (e != CL_SUCCESS) oc_check(e, "clEnqueueBarrierWithWaitList");
+    clReleaseEvent(ev);
+    if (own >= 0) ad_note(B, own, done);
+}
+
+static void ad_kernel(bench *B, cl_command_queue q, cl_kernel k, int own) {
+    const size_t global = 1;
+    cl_event done;
+    cl_int e = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, &done);
+    if (e != CL_SUCCESS) oc_check(e, "clEnqueueNDRangeKernel");
+    ad_note(B, own, done);
+}
+
+static void adapter_one(bench *B) {
+    enum {
+        CPU = 0,
+        CORE = 1,
+        CALLER = -1
+    };
+    const oc_step step = {(uint64_t)(uintptr_t)B->guard, ++B->seq, 0, 0};
+    const cl_ulong one = 1;
+    queries(B);
+    ad_record(B, 0, B->bq, CALLER); /* START */
+    ad_wait(B, B->bcpu, 0, CPU);
+    set_step(B->acquire, &step);
+    ad_kernel(B, B->bcpu, B->acquire, CPU);
+    ad_record(B, 1, B->bcpu, CPU); /* AICORE_START */
+    ad_wait(B, B->bcore, 1, CORE);
+    cl_int e = clSetKernelArgSVMPointer(B->count, 0, B->bcount);
+    if (e == CL_SUCCESS) e = clSetKernelArg(B->count, 1, sizeof one, &one);
+    if (e != CL_SUCCESS) oc_check(e, "clSetKernelArg(count)");
+    ad_kernel(B, B->bcore, B->count, CORE);
+    ad_record(B, 2, B->bcore, CORE); /* AICORE_DONE */
+    ad_wait(B, B->bcpu, 2, CPU);
+    set_step(B->finalize, &step);
+    ad_kernel(B, B->bcpu, B->finalize, CPU);
+    ad_record(B, 3, B->bcpu, CPU); /* AICPU_DONE */
+    ad_wait(B, B->bq, 3, CALLER);
+    ad_record(B, 4, B->bq, CALLER); /* SERIAL_TAIL */
+    B->blaunches++;
+}
+
+static void adapter_release(bench *B) {
+    for (int i = 0; i < 5; i++)
+        if (B->rec[i]) clReleaseEvent(B->rec[i]);
+    for (int i = 0; i < 2; i++)
+        if (B->last[i]) clReleaseEvent(B->last[i]);
+}
+
+/* ---- measurements ----------------------------------------------------------- */
+
+enum side {
+    SIDE_KCTX,
+    SIDE_BASE,
+    SIDE_BASE_ADAPTER
+};
+
+static void one(bench *B, enum side side) {
+    if (side == SIDE_KCTX)
+        kctx_one(B);
+    else if (side == SIDE_BASE_ADAPTER)
+        adapter_one(B);
+    else
+        base_one(B);
+}
+
+static void verify(const bench *B, enum side side) {
+    if (side == SIDE_KCTX) {
+        if (B->kcount[0] != (uint32_t)B->klaunches)
+            kb_fatal("kctx: the task ran %u times in %llu launches", B->kcount[0],
+                     (unsigned long long)B->klaunches);
+    } else {
+        if (B->bcount[0] != (uint32_t)B->blaunches)
+            kb_fatal("baseline: the count kernel ran %u times in %llu sequences", B->bcount[0],
+                     (unsigned long long)B->blaunches);
+        if (B->guard[0] != 0) kb_fatal("baseline: the guard is still held after the sequences");
+    }
+}
+
+/* ns per launch, held: only the enqueues are timed. */
+static double run_held(bench *B, enum side side, long n) {
+    cl_command_queue q = side == SIDE_KCTX ? B->q : B->bq;
+    cl_int e = CL_SUCCESS;
+    cl_event gate = clCreateUserEvent(B->env.context, &e);
+    oc_check(e, "clCreateUserEvent");
+    oc_check(clEnqueueBarrierWithWaitList(q, 1, &gate, NULL), "clEnqueueBarrierWithWaitList(gate)");
+    uint64_t t0 = kb_now_ns();
+    for (long i = 0; i < n; i++) one(B, side);
+    uint64_t t1 = kb_now_ns();
+    oc_check(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
+    oc_check(clFinish(q), "clFinish");
+    oc_check(clReleaseEvent(gate), "clReleaseEvent(gate)");
+    verify(B, side);
+    return (double)(t1 - t0) / (double)n;
+}
+
+/* ns per launch + clFinish, after a few untimed ones: the first round
+ * trips after a held measurement's release pay for PoCL's clean-up of the
+ * drained commands (up to 3x), whichever side follows it. */
+static double run_roundtrip(bench *B, enum side side, long n) {
+    cl_command_queue q = side == SIDE_KCTX ? B->q : B->bq;
+    for (int i = 0; i < ROUNDTRIP_SETTLE; i++) {
+        one(B, side);
+        oc_check(clFinish(q), "clFinish");
+    }
+    uint64_t t0 = kb_now_ns();
+    for (long i = 0; i < n; i++) {
+        one(B, side);
+        cl_int e = clFinish(q);
+        if (e != CL_SUCCESS) oc_check(e, "clFinish");
+    }
+    uint64_t t1 = kb_now_ns();
+    verify(B, side);
+    return (double)(t1 - t0) / (double)n;
+}
+
+static uint64_t kctx_enqueues(const bench *B) {
+    kctx_opencl_live live = KCTX_OPENCL_LIVE_INIT;
+    oc_kctx_check(kctx_opencl_live_objects(B->device, &live), "kctx_opencl_live_objects");
+    return live.enqueues;
+}
+
+int main(int argc, char **argv) {
+    kb_options opt;
+    kb_set_program_name("kctx_bench_opencl_launch_overhead");
+    int rc = kb_parse_options(argc, argv, &opt, DEFAULT_REPEATS, DEFAULT_N, QUICK_REPEATS, QUICK_N);
+    if (rc != 0) return rc > 0 ? EXIT_SUCCESS : 2;
+    const int R = opt.repeats;
+    const long n = opt.n, nrt = opt.n / ROUNDTRIP_DIV > 0 ? opt.n / ROUNDTRIP_DIV : 1;
+    const int run_k = !opt.baseline_only, run_b = !opt.kctx_only;
+
+    bench B;
+    memset(&B, 0, sizeof B);
+    char why[512] = "";
+    if (!oc_open(&B.env, why, sizeof why)) {
+        kb_progress("opencl_launch_overhead: not measured: %s", why);
+        return EXIT_SUCCESS;
+    }
+    kb_progress("OpenCL platform \"%s\", device \"%s\" (%u compute units)", B.env.platform_name,
+                B.env.device_name, (unsigned)B.env.compute_units);
+
+    /* kctx: the framework's queue, lent; the one-task counting callable */
+    B.q = oc_queue(&B.env);
+    if (oc_kctx_open(B.q, &B.ctx, why, sizeof why) != 0) {
+        oc_check(clReleaseCommandQueue(B.q), "clReleaseCommandQueue");
+        oc_close(&B.env);
+        kb_progress("opencl_launch_overhead: not measured: %s", why);
+        return EXIT_SUCCESS;
+    }
+    oc_kctx_check(kctx_opencl_bound(NULL, NULL, &B.device), "kctx_opencl_bound");
+    oc_image img = oc_image_dag(0);
+    oc_kctx_check(kctx_prepare(B.ctx, 1, img.bytes, img.size), "kctx_prepare(counted task)");
+    oc_image_free(&img);
+    B.kcount = oc_svm_alloc(&B.env, 64);
+    B.arg = KCTX_TENSOR((uint64_t)(uintptr_t)B.kcount, sizeof(uint32_t));
+
+    /* the baseline: its own caller queue, two queues standing in for
+     * kctx's, the hand-written kernels */
+    B.bq = oc_queue(&B.env);
+    B.bcpu = oc_queue(&B.env);
+    B.bcore = oc_queue(&B.env);
+    B.bprog = oc_program(&B.env, oc_baseline_source);
+    B.count = oc_kernel(B.bprog, "count");
+    B.acquire = oc_kernel(B.bprog, "acquire");
+    B.finalize = oc_kernel(B.bprog, "finalize");
+    B.bcount = oc_svm_alloc(&B.env, 64);
+    B.guard = oc_svm_alloc(&B.env, 64);
+
+    /* warm both sides; count kctx's commands per launch */
+    uint64_t e0 = kctx_enqueues(&B);
+    for (int i = 0; i < WARMUP; i++) kctx_one(&B);
+    uint64_t e1 = kctx_enqueues(&B);
+    for (int i = 0; i < WARMUP; i++) base_one(&B);
+    for (int i = 0; i < WARMUP; i++) adapter_one(&B);
+    oc_check(clFinish(B.q), "clFinish");
+    oc_check(clFinish(B.bq), "clFinish");
+    verify(&B, SIDE_KCTX);
+    verify(&B, SIDE_BASE);
+    kb_progress("kctx enqueues %.1f OpenCL commands per launch (the baseline: 12)",
+                (double)(e1 - e0) / WARMUP);
+    kb_progress("%d interleaved repeats of %ld held launches and %ld round trips per side%s", R, n,
+                nrt, opt.quick ? " (quick)" : "");
+
+    double *kh = oc_doubles(R), *bh = oc_doubles(R), *qh = oc_doubles(R), *kr = oc_doubles(R),
+           *br = oc_doubles(R);
+    for (int r = 0; r < R; r++) {
+        if (r % 2 == 0) {
+            if (run_k) kh[r] = run_held(&B, SIDE_KCTX, n);
+            if (run_b) bh[r] = run_held(&B, SIDE_BASE, n);
+            if (run_b) qh[r] = run_held(&B, SIDE_BASE_ADAPTER, n);
+            if (run_k) kr[r] = run_roundtrip(&B, SIDE_KCTX, nrt);
+            if (run_b) br[r] = run_roundtrip(&B, SIDE_BASE, nrt);
+        } else {
+            if (run_b) br[r] = run_roundtrip(&B, SIDE_BASE, nrt);
+            if (run_k) kr[r] = run_roundtrip(&B, SIDE_KCTX, nrt);
+            if (run_b) qh[r] = run_held(&B, SIDE_BASE_ADAPTER, n);
+            if (run_b) bh[r] = run_held(&B, SIDE_BASE, n);
+            if (run_k) kh[r] = run_held(&B, SIDE_KCTX, n);
+        }
+        kb_progress("repeat %d/%d (%s first): held kctx %.0f ns, hand %.0f ns (with the adapter's "
+                    "calls %.0f "
+                    "ns); "
+                    "round trip kctx %.1f us, hand %.1f us",
+                    r + 1, R, r % 2 ? "hand" : "kctx", kh[r], bh[r], qh[r], kr[r] / 1000.0,
+                    br[r] / 1000.0);
+    }
+    kb_progress("every launch ran its task exactly once on every side measured (kctx %llu "
+                "launches, hand %llu sequences)",
+                (unsigned long long)B.klaunches, (unsigned long long)B.blaunches);
+
+    oc_kctx_close(B.ctx);
+    adapter_release(&B);
+    oc_check(clReleaseKernel(B.count), "clReleaseKernel");
+    oc_check(clReleaseKernel(B.acquire), "clReleaseKernel");
+    oc_check(clReleaseKernel(B.finalize), "clReleaseKernel");
+    oc_check(clReleaseProgram(B.bprog), "clReleaseProgram");
+    clSVMFree(B.env.context, B.kcount);
+    clSVMFree(B.env.context, B.bcount);
+    clSVMFree(B.env.context, B.guard);
+    oc_check(clReleaseCommandQueue(B.q), "clReleaseCommandQueue");
+    oc_check(clReleaseCommandQueue(B.bq), "clReleaseCommandQueue");
+    oc_check(clReleaseCommandQueue(B.bcpu), "clReleaseCommandQueue");
+    oc_check(clReleaseCommandQueue(B.bcore), "clReleaseCommandQueue");
+    oc_kctx_check(kctx_opencl_bind(NULL, NULL, NULL), "kctx_opencl_bind(NULL)");
+    oc_close(&B.env);
+
+    int bad = 0;
+    if (run_k) {
+        bad |= kb_metric_print_compared("opencl_launch_overhead", kb_median(kh, (size_t)R), "ns",
+                                        run_b, kb_median(bh, (size_t)R), R) != 0;
+    }
+    if (run_b) {
+        kb_metric m = {"opencl_launch_overhead_calls",
+                       kb_median(qh, (size_t)R),
+                       "ns",
+                       KB_BASELINE_OMIT,
+                       0.0,
+                       0,
+                       0.0,
+                       R};
+        bad |= kb_metric_print(&m) != 0;
+    }
+    if (run_k) {
+        bad |= kb_metric_print_compared("opencl_launch_roundtrip", kb_median(kr, (size_t)R), "ns",
+                                        run_b, kb_median(br, (size_t)R), R) != 0;
+    }
+    free(kh), free(bh), free(qh), free(kr), free(br);
+    return bad ? EXIT_FAILURE : EXIT_SUCCESS;
+}

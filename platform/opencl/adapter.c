@@ -1,0 +1,1250 @@
+/*
+ * adapter.c — the opencl platform for kctx: fills the platform tables
+ * (include/kctx/platform.h) with the OpenCL API of whatever ICD loader this
+ * process has (cl_api.c loads it at run time), and implements the
+ * OpenCL-specific API of include/kctx/opencl.h. docs/opencl.md is the
+ * guide; what follows is how each op maps.
+ *
+ *  - Devices: OpenCL has no current device. A thread lends a (cl_context,
+ *    cl_device_id) pair with kctx_opencl_bind; the pairs are numbered in
+ *    the order first bound (g_devs) and the thread's binding is the
+ *    platform's bound_device.
+ *  - Streams are in-order cl_command_queues of the pair's context. kctx's
+ *    own are created here; a caller's is identified by its context and
+ *    device (stream_info).
+ *  - Events: OpenCL's events are one-shot (every enqueue makes a new one).
+ *    A kctx event is an adapter object holding the cl_event of its latest
+ *    record (a marker); a wait is a barrier on it. The cl_events are the
+ *    driver's bookkeeping; the adapter allocates nothing per launch.
+ *  - Memory: fine-grained buffer SVM with atomics. The host reads and
+ *    writes device words with C11 atomics on the shared address.
+ *  - Modules: OPENCL_C sources, built for the pair's device after the
+ *    task ABI (include/kctx/task_abi_opencl.h). A function remembers how its
+ *    arguments are set: a task kernel (kctx_task_header, then one argument
+ *    per binding) or a kernel with one by-value parameter block (the
+ *    runtime's programs).
+ *  - Waits with a timeout (stream_sync) and queries poll a marker's status:
+ *    OpenCL's waits have no timeout.
+ *  - No capture, no epoch (quarantine is terminal), no range checks (the
+ *    caller's SVM allocations are the framework's), HOST_ORDERED only, no
+ *    program mode.
+ */
+#define CL_TARGET_OPENCL_VERSION 300
+#include "cl_api.h"
+
+#include <kctx/image.h>
+#include <kctx/opencl.h>
+#include <kctx/platform.h>
+#include <kctx/task_abi.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "rt_layout.h"
+
+const kctx_platform_entry *kctx_opencl_platform_entry(void);
+
+extern const unsigned char kctx_rt_opencl_programs[];
+extern const size_t kctx_rt_opencl_programs_size;
+extern const unsigned char kctx_task_abi_opencl[];
+extern const size_t kctx_task_abi_opencl_size;
+
+/* The words the OpenCL C task ABI addresses by offset (task_abi_opencl.h). */
+_Static_assert(offsetof(kctx_task_rt, error) == 4, "task_abi_opencl.h: KCTX_TASK_RT_ERROR");
+_Static_assert(offsetof(kctx_task_rt, error_detail) == 8,
+               "task_abi_opencl.h: KCTX_TASK_RT_ERROR_DETAIL");
+_Static_assert(sizeof(kctx_task_header) == 32, "task_abi_opencl.h: kctx_task_header");
+_Static_assert(sizeof(kctx_rt_step_params) == 24, "rt_programs.cl: kctx_rt_step_params");
+
+/* ------------------------------------------------------------------ */
+/* statuses: OpenCL's codes (<= 0) and the adapter's own (> 0)          */
+
+enum {
+    OCL_NOT_READY = 1,     /* a queue still has work */
+    OCL_TIMEOUT = 2,       /* a bounded wait gave up */
+    OCL_NOT_BOUND = 3,     /* the calling thread lent no device */
+    OCL_FOREIGN_QUEUE = 4, /* a queue of a context/device no thread lent */
+    OCL_EXEC_FAILED = 5,   /* a command failed on the device */
+    OCL_BAD_SIGNATURE = 6, /* a kernel the adapter cannot launch */
+    OCL_BAD_PARAMS = 7,    /* a parameter block that does not fit the kernel */
+    OCL_UNKNOWN_POINTER = 8,
+    OCL_NO_LIBRARY = 9,
+    OCL_OUT_OF_ORDER = 10, /* an out-of-order queue */
+    OCL_HOST_OOM = 11,
+    OCL_BAD_DEVICE = 12,   /* a device number no pair has */
+    OCL_BUILD_FAILED = 13, /* a source that does not build (log in the message) */
+    OCL_NOT_A_QUEUE = 14,  /* a handle OpenCL does not know as a queue */
+};
+
+static _Thread_local char tl_msg[2048];
+
+static int fail(int st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tl_msg, sizeof tl_msg, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* An OpenCL call's failure: keep its code and say which call. */
+static int clfail(cl_int err, const char *call) {
+    return fail((int)err, "%s returned %s (%d)", call, kctx__opencl_error_name(err), (int)err);
+}
+
+static kctx_pclass o_classify(void *self, int st) {
+    (void)self;
+    switch (st) {
+    case CL_SUCCESS:
+        return KCTX_PCLASS_OK;
+    case OCL_NOT_READY:
+        return KCTX_PCLASS_NOT_READY;
+    case OCL_TIMEOUT:
+        return KCTX_PCLASS_TIMEOUT;
+    case OCL_EXEC_FAILED:
+    case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST:
+        return KCTX_PCLASS_DEVICE_ERROR;
+    case OCL_HOST_OOM:
+    case CL_OUT_OF_HOST_MEMORY:
+    case CL_OUT_OF_RESOURCES:
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+        return KCTX_PCLASS_NO_MEMORY;
+    case OCL_NO_LIBRARY:
+        return KCTX_PCLASS_UNSUPPORTED;
+    case OCL_BUILD_FAILED:
+    case OCL_BAD_SIGNATURE:
+    case CL_BUILD_PROGRAM_FAILURE:
+    case CL_INVALID_PROGRAM_EXECUTABLE:
+        return KCTX_PCLASS_BAD_MODULE;
+    case CL_DEVICE_NOT_AVAILABLE:
+        return KCTX_PCLASS_DEVICE_LOST;
+    default:
+        return st > 0 || st < 0 ? KCTX_PCLASS_INVALID : KCTX_PCLASS_OTHER;
+    }
+}
+
+static const char *o_status_name(void *self, int st) {
+    (void)self;
+    switch (st) {
+    case OCL_NOT_READY:
+        return "KCTX_OPENCL_NOT_READY";
+    case OCL_TIMEOUT:
+        return "KCTX_OPENCL_TIMEOUT";
+    case OCL_NOT_BOUND:
+        return "KCTX_OPENCL_NOT_BOUND";
+    case OCL_FOREIGN_QUEUE:
+        return "KCTX_OPENCL_FOREIGN_QUEUE";
+    case OCL_EXEC_FAILED:
+        return "KCTX_OPENCL_EXEC_FAILED";
+    case OCL_BAD_SIGNATURE:
+        return "KCTX_OPENCL_BAD_SIGNATURE";
+    case OCL_BAD_PARAMS:
+        return "KCTX_OPENCL_BAD_PARAMS";
+    case OCL_UNKNOWN_POINTER:
+        return "KCTX_OPENCL_UNKNOWN_POINTER";
+    case OCL_NO_LIBRARY:
+        return "KCTX_OPENCL_NO_LIBRARY";
+    case OCL_OUT_OF_ORDER:
+        return "KCTX_OPENCL_OUT_OF_ORDER_QUEUE";
+    case OCL_HOST_OOM:
+        return "KCTX_OPENCL_HOST_OOM";
+    case OCL_BAD_DEVICE:
+        return "KCTX_OPENCL_BAD_DEVICE";
+    case OCL_BUILD_FAILED:
+        return "KCTX_OPENCL_BUILD_FAILED";
+    case OCL_NOT_A_QUEUE:
+        return "KCTX_OPENCL_NOT_A_QUEUE";
+    default:
+        return kctx__opencl_error_name((cl_int)st);
+    }
+}
+
+static const char *o_last_message(void *self) {
+    (void)self;
+    return tl_msg;
+}
+
+/* ------------------------------------------------------------------ */
+/* the lent (context, device) pairs                                     */
+
+typedef struct ocl_dev {
+    cl_context ctx;
+    cl_device_id dev;
+    kctx_device_info info;
+} ocl_dev;
+
+/* What kctx holds on each pair (kctx_opencl_live_objects). */
+typedef struct ocl_counts {
+    _Atomic uint64_t queues, events, programs, kernels, allocations, bytes;
+    _Atomic uint64_t total_allocations, enqueues;
+} ocl_counts;
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static ocl_dev g_devs[KCTX_OPENCL_MAX_DEVICES];
+static ocl_counts g_counts[KCTX_OPENCL_MAX_DEVICES];
+static _Atomic int g_ndevs;
+static _Thread_local int tl_bound = -1;
+
+static const kctx__cl_api *api(void) { return kctx__opencl_api(); }
+
+static int lookup_pair(cl_context ctx, cl_device_id dev) {
+    int n = atomic_load(&g_ndevs);
+    for (int i = 0; i < n; i++)
+        if (g_devs[i].ctx == ctx && g_devs[i].dev == dev) return i;
+    return -1;
+}
+
+static int bound(int *device) {
+    if (tl_bound < 0)
+        return fail(OCL_NOT_BOUND, "no OpenCL device is lent to this thread: call "
+                                   "kctx_opencl_bind or kctx_opencl_bind_queue first");
+    *device = tl_bound;
+    return 0;
+}
+
+static int bound_pair(const ocl_dev **d) {
+    int i = -1;
+    int st = bound(&i);
+    if (st) return st;
+    *d = &g_devs[i];
+    return 0;
+}
+
+static int o_bound_device(void *self, int *device) {
+    (void)self;
+    return bound(device);
+}
+
+static int o_device_count(void *self, int *n) {
+    (void)self;
+    *n = atomic_load(&g_ndevs);
+    return 0;
+}
+
+static int o_device_info(void *self, int device, kctx_device_info *info) {
+    (void)self;
+    if (device < 0 || device >= atomic_load(&g_ndevs))
+        return fail(OCL_BAD_DEVICE, "device %d: no such lent OpenCL device", device);
+    *info = g_devs[device].info;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* streams: in-order command queues                                     */
+
+/* kctx's own streams: the queue and the event of the latest command the
+ * adapter enqueued on it (in order: when it completes, everything before
+ * it has), so a query or a sync of an own stream enqueues nothing and
+ * reports the real commands' state. (Asking OpenCL for an event only at
+ * markers and adding a marker when a query finds later commands was
+ * measured and dropped: a marker just enqueued is not complete yet, so the
+ * first query after any work said "busy" — close answered BUSY after a
+ * failed init upload whose copies were long done.) Enqueues on an own
+ * stream hold its lock, which also keeps `last` exact. Every stream handle
+ * is the cl_command_queue itself (what kctx_get_resources reports is a
+ * queue a framework can use); the own ones are found in g_own, a short
+ * list (three per kernel context) read without a lock. */
+typedef struct ocl_stream {
+    cl_command_queue q;
+    int dev; /* the pair it belongs to */
+    pthread_mutex_t mu;
+    cl_event last; /* the latest command's event; NULL: nothing enqueued yet */
+} ocl_stream;
+
+#define OCL_MAX_OWN (8 * KCTX_OPENCL_MAX_DEVICES)
+static _Atomic(ocl_stream *) g_own[OCL_MAX_OWN]; /* slots written under g_mu */
+static _Atomic int g_own_hi;                     /* slots in use are below it */
+
+static ocl_stream *own_stream(kctx_pstream s) {
+    const int hi = atomic_load_explicit(&g_own_hi, memory_order_acquire);
+    for (int i = 0; i < hi; i++) {
+        ocl_stream *o = atomic_load_explicit(&g_own[i], memory_order_acquire);
+        if (o && (uint64_t)(uintptr_t)o->q == s) return o;
+    }
+    return NULL;
+}
+
+static cl_command_queue queue_of(kctx_pstream s) { return (cl_command_queue)(uintptr_t)s; }
+
+/* Around every enqueue on s: counts it (a caller's queue: on the calling
+ * thread's pair); for an own stream, holds its lock and gives the event
+ * out-parameter the enqueue fills (*slot; NULL for a caller's queue). */
+static ocl_stream *enqueue_begin(kctx_pstream s, cl_event *ev, cl_event **slot) {
+    ocl_stream *o = own_stream(s);
+    int dev = o ? o->dev : tl_bound;
+    if (dev >= 0) atomic_fetch_add(&g_counts[dev].enqueues, 1);
+    *ev = NULL;
+    *slot = o ? ev : NULL;
+    if (o) pthread_mutex_lock(&o->mu);
+    return o;
+}
+
+/* After it: a successful enqueue's event becomes the own stream's latest
+ * command (the one it replaces is released after unlocking). */
+static void enqueue_end(ocl_stream *o, cl_event ev) {
+    if (!o) return;
+    cl_event old = NULL;
+    if (ev) {
+        old = o->last;
+        o->last = ev;
+    }
+    pthread_mutex_unlock(&o->mu);
+    if (old) api()->ReleaseEvent(old);
+}
+
+/* The own stream's latest command (retained), or NULL. */
+static int latest(ocl_stream *o, cl_event *out) {
+    pthread_mutex_lock(&o->mu);
+    *out = o->last;
+    if (*out) api()->RetainEvent(*out);
+    pthread_mutex_unlock(&o->mu);
+    return 0;
+}
+
+static int o_stream_create(void *self, kctx_pstream *s) {
+    (void)self;
+    const ocl_dev *d;
+    int st = bound_pair(&d);
+    if (st) return st;
+    ocl_stream *o = calloc(1, sizeof *o);
+    if (!o) return fail(OCL_HOST_OOM, "stream_create: host allocation failed");
+    cl_int err = CL_SUCCESS;
+    o->q = api()->CreateCommandQueueWithProperties(d->ctx, d->dev, NULL, &err);
+    if (!o->q) {
+        free(o);
+        return clfail(err, "clCreateCommandQueueWithProperties");
+    }
+    pthread_mutex_init(&o->mu, NULL);
+    o->dev = (int)(d - g_devs);
+    pthread_mutex_lock(&g_mu);
+    int slot = -1;
+    for (int i = 0; i < OCL_MAX_OWN && slot < 0; i++)
+        if (!atomic_load(&g_own[i])) slot = i;
+    if (slot >= 0) {
+        atomic_store(&g_own[slot], o);
+        if (slot >= atomic_load(&g_own_hi)) atomic_store(&g_own_hi, slot + 1);
+    }
+    pthread_mutex_unlock(&g_mu);
+    if (slot < 0) {
+        api()->ReleaseCommandQueue(o->q);
+        pthread_mutex_destroy(&o->mu);
+        free(o);
+        return fail(OCL_HOST_OOM, "stream_create: kctx holds %d queues already", OCL_MAX_OWN);
+    }
+    atomic_fetch_add(&g_counts[o->dev].queues, 1);
+    *s = (kctx_pstream)(uintptr_t)o->q;
+    return 0;
+}
+
+static int o_stream_destroy(void *self, kctx_pstream s) {
+    (void)self;
+    ocl_stream *o = own_stream(s);
+    if (!o) return fail(OCL_BAD_PARAMS, "stream_destroy: not a stream kctx created");
+    cl_int err = api()->ReleaseCommandQueue(o->q);
+    if (err) return clfail(err, "clReleaseCommandQueue");
+    pthread_mutex_lock(&g_mu);
+    for (int i = 0; i < OCL_MAX_OWN; i++)
+        if (atomic_load(&g_own[i]) == o) atomic_store(&g_own[i], NULL);
+    pthread_mutex_unlock(&g_mu);
+    if (o->last) api()->ReleaseEvent(o->last);
+    atomic_fetch_sub(&g_counts[o->dev].queues, 1);
+    pthread_mutex_destroy(&o->mu);
+    free(o);
+    return 0;
+}
+
+/* The event that completes when everything enqueued on s so far has: an
+ * own stream's latest command (NULL: idle), else a marker. */
+static int completion_event(kctx_pstream s, cl_event *ev) {
+    ocl_stream *o = own_stream(s);
+    if (o) return latest(o, ev);
+    cl_int err = api()->EnqueueMarkerWithWaitList(queue_of(s), 0, NULL, ev);
+    if (err) return clfail(err, "clEnqueueMarkerWithWaitList");
+    err = api()->Flush(queue_of(s));
+    if (err) {
+        api()->ReleaseEvent(*ev);
+        return clfail(err, "clFlush");
+    }
+    return 0;
+}
+
+static int event_state(cl_event ev, cl_int *state) {
+    cl_int err =
+        api()->GetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof *state, state, NULL);
+    return err ? clfail(err, "clGetEventInfo(EXECUTION_STATUS)") : 0;
+}
+
+static int state_status(cl_int state, const char *what) {
+    if (state == CL_COMPLETE) return 0;
+    if (state < 0)
+        return fail(OCL_EXEC_FAILED, "%s: work on the queue failed on the device (%s)", what,
+                    kctx__opencl_error_name(state));
+    return fail(OCL_NOT_READY, "%s: the queue still has work", what);
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Poll ev until it completes or timeout_ms passes (OpenCL's waits have no
+ * timeout). */
+static int wait_event(cl_event ev, uint32_t timeout_ms, const char *what) {
+    const uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    long pause_ns = 2000;
+    for (;;) {
+        cl_int state;
+        int st = event_state(ev, &state);
+        if (st || state <= CL_COMPLETE) return st ? st : state_status(state, what);
+        if (now_ns() >= deadline)
+            return fail(OCL_TIMEOUT, "%s: the queue's work did not finish within %u ms", what,
+                        timeout_ms);
+        struct timespec ts = {0, pause_ns};
+        nanosleep(&ts, NULL);
+        if (pause_ns < 1000000) pause_ns *= 2;
+    }
+}
+
+static int o_stream_sync(void *self, kctx_pstream s, uint32_t timeout_ms) {
+    (void)self;
+    cl_event ev;
+    int st = completion_event(s, &ev);
+    if (st || !ev) return st;
+    api()->Flush(queue_of(s));
+    st = wait_event(ev, timeout_ms, "stream_sync");
+    api()->ReleaseEvent(ev);
+    return st;
+}
+
+/* An own stream's query enqueues nothing; a caller's queue gets a marker,
+ * given up to 1 ms to complete (a marker after finished work completes in
+ * microseconds). */
+static int o_stream_query(void *self, kctx_pstream s) {
+    (void)self;
+    cl_event ev;
+    int st = completion_event(s, &ev);
+    if (st || !ev) return st;
+    if (own_stream(s)) {
+        cl_int state;
+        st = event_state(ev, &state);
+        if (!st) st = state_status(state, "stream_query");
+    } else {
+        st = wait_event(ev, 1, "stream_query");
+        if (st == OCL_TIMEOUT) st = fail(OCL_NOT_READY, "stream_query: the queue still has work");
+    }
+    api()->ReleaseEvent(ev);
+    return st;
+}
+
+static int o_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_status *status,
+                         uint64_t *id, kctx_pgraph *graph) {
+    (void)self;
+    cl_command_queue q = queue_of(s);
+    cl_context ctx;
+    cl_device_id dev;
+    cl_command_queue_properties props;
+    cl_int err = api()->GetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
+    if (err == CL_INVALID_COMMAND_QUEUE)
+        return fail(OCL_NOT_A_QUEUE, "stream 0x%llx is not an OpenCL command queue",
+                    (unsigned long long)s);
+    if (!err) err = api()->GetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    if (!err) err = api()->GetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+    if (err) return clfail(err, "clGetCommandQueueInfo");
+    if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+        return fail(OCL_OUT_OF_ORDER,
+                    "stream 0x%llx is an out-of-order queue: kctx orders a "
+                    "launch after the queue's earlier work, which needs an "
+                    "in-order queue",
+                    (unsigned long long)s);
+    int i = lookup_pair(ctx, dev);
+    if (i < 0)
+        return fail(OCL_FOREIGN_QUEUE,
+                    "stream 0x%llx is a queue of a cl_context/device that no "
+                    "thread lent (kctx_opencl_bind)",
+                    (unsigned long long)s);
+    if (device) *device = i;
+    if (status) *status = KCTX_PCAPTURE_NONE;
+    if (id) *id = 0;
+    if (graph) *graph = 0;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* events: the latest record's marker                                   */
+
+typedef struct ocl_event {
+    int dev; /* the pair of the thread that created it */
+    pthread_mutex_t mu;
+    cl_event ev; /* NULL until recorded */
+} ocl_event;
+
+static int o_event_create(void *self, kctx_pevent *e) {
+    (void)self;
+    int dev = -1;
+    int st = bound(&dev);
+    if (st) return st;
+    ocl_event *x = calloc(1, sizeof *x);
+    if (!x) return fail(OCL_HOST_OOM, "event_create: host allocation failed");
+    pthread_mutex_init(&x->mu, NULL);
+    x->dev = dev;
+    atomic_fetch_add(&g_counts[dev].events, 1);
+    *e = (kctx_pevent)(uintptr_t)x;
+    return 0;
+}
+
+static int o_event_destroy(void *self, kctx_pevent e) {
+    (void)self;
+    ocl_event *x = (ocl_event *)(uintptr_t)e;
+    if (x->ev) api()->ReleaseEvent(x->ev);
+    atomic_fetch_sub(&g_counts[x->dev].events, 1);
+    pthread_mutex_destroy(&x->mu);
+    free(x);
+    return 0;
+}
+
+static int o_event_record(void *self, kctx_pevent e, kctx_pstream s) {
+    (void)self;
+    ocl_event *x = (ocl_event *)(uintptr_t)e;
+    cl_event ev, mine, *unused; /* the marker's own event is asked for below */
+    ocl_stream *o = enqueue_begin(s, &mine, &unused);
+    cl_int err = api()->EnqueueMarkerWithWaitList(queue_of(s), 0, NULL, &ev);
+    if (!err && o) api()->RetainEvent(ev); /* the stream's latest command too */
+    /* OpenCL: an event another queue waits on needs its own queue flushed
+     * (the spec's rule for cross-queue waits; PoCL does not need it, a GPU
+     * driver may) */
+    cl_int ferr = err ? CL_SUCCESS : api()->Flush(queue_of(s));
+    enqueue_end(o, err ? NULL : ev);
+    if (err) return clfail(err, "clEnqueueMarkerWithWaitList(event record)");
+    pthread_mutex_lock(&x->mu);
+    cl_event old = x->ev;
+    x->ev = ev;
+    pthread_mutex_unlock(&x->mu);
+    if (old) api()->ReleaseEvent(old);
+    return ferr ? clfail(ferr, "clFlush(after an event record)") : 0;
+}
+
+static int o_stream_wait_event(void *self, kctx_pstream s, kctx_pevent e) {
+    (void)self;
+    ocl_event *x = (ocl_event *)(uintptr_t)e;
+    /* the event's lock is held across the barrier's enqueue (which copies
+     * the wait list), so its cl_event cannot be replaced meanwhile; lock
+     * order: event, then stream */
+    pthread_mutex_lock(&x->mu);
+    if (!x->ev) { /* never recorded: nothing to wait for (as CUDA) */
+        pthread_mutex_unlock(&x->mu);
+        return 0;
+    }
+    cl_event done, *slot;
+    ocl_stream *o = enqueue_begin(s, &done, &slot);
+    cl_int err = api()->EnqueueBarrierWithWaitList(queue_of(s), 1, &x->ev, slot);
+    enqueue_end(o, err ? NULL : done);
+    pthread_mutex_unlock(&x->mu);
+    return err ? clfail(err, "clEnqueueBarrierWithWaitList(event wait)") : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* memory: fine-grained SVM                                             */
+
+typedef struct ocl_alloc {
+    void *p;
+    size_t size;
+    int dev;
+    cl_context ctx;
+    struct ocl_alloc *next;
+} ocl_alloc;
+
+static ocl_alloc *g_allocs; /* under g_mu */
+
+static int o_mem_alloc(void *self, size_t size, kctx_pdevptr *ptr) {
+    (void)self;
+    const ocl_dev *d;
+    int st = bound_pair(&d);
+    if (st) return st;
+    ocl_alloc *a = malloc(sizeof *a);
+    if (!a) return fail(OCL_HOST_OOM, "mem_alloc: host allocation failed");
+    a->p = api()->SVMAlloc(
+        d->ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS, size, 0);
+    if (!a->p) {
+        free(a);
+        return fail(CL_MEM_OBJECT_ALLOCATION_FAILURE,
+                    "clSVMAlloc of %zu bytes (fine-grained, atomics) failed", size);
+    }
+    a->ctx = d->ctx;
+    a->size = size;
+    a->dev = (int)(d - g_devs);
+    atomic_fetch_add(&g_counts[a->dev].allocations, 1);
+    atomic_fetch_add(&g_counts[a->dev].total_allocations, 1);
+    atomic_fetch_add(&g_counts[a->dev].bytes, size);
+    pthread_mutex_lock(&g_mu);
+    a->next = g_allocs;
+    g_allocs = a;
+    pthread_mutex_unlock(&g_mu);
+    *ptr = (kctx_pdevptr)(uintptr_t)a->p;
+    return 0;
+}
+
+static int o_mem_free(void *self, kctx_pdevptr ptr) {
+    (void)self;
+    pthread_mutex_lock(&g_mu);
+    ocl_alloc **pp = &g_allocs;
+    while (*pp && (*pp)->p != (void *)(uintptr_t)ptr) pp = &(*pp)->next;
+    ocl_alloc *a = *pp;
+    if (a) *pp = a->next;
+    pthread_mutex_unlock(&g_mu);
+    if (!a)
+        return fail(OCL_UNKNOWN_POINTER, "mem_free: 0x%llx is not an allocation of this platform",
+                    (unsigned long long)ptr);
+    api()->SVMFree(a->ctx, a->p);
+    atomic_fetch_sub(&g_counts[a->dev].allocations, 1);
+    atomic_fetch_sub(&g_counts[a->dev].bytes, a->size);
+    free(a);
+    return 0;
+}
+
+static int o_memcpy_htod_async(void *self, kctx_pdevptr dst, const void *src, size_t size,
+                               kctx_pstream s) {
+    (void)self;
+    cl_event done, *slot;
+    ocl_stream *o = enqueue_begin(s, &done, &slot);
+    cl_int err = api()->EnqueueSVMMemcpy(queue_of(s), CL_FALSE, (void *)(uintptr_t)dst, src, size,
+                                         0, NULL, slot);
+    enqueue_end(o, err ? NULL : done);
+    return err ? clfail(err, "clEnqueueSVMMemcpy(host to device)") : 0;
+}
+
+static int o_memset_async(void *self, kctx_pdevptr dst, uint8_t value, size_t size,
+                          kctx_pstream s) {
+    (void)self;
+    cl_event done, *slot;
+    ocl_stream *o = enqueue_begin(s, &done, &slot);
+    cl_int err = api()->EnqueueSVMMemFill(queue_of(s), (void *)(uintptr_t)dst, &value, 1, size, 0,
+                                          NULL, slot);
+    enqueue_end(o, err ? NULL : done);
+    return err ? clfail(err, "clEnqueueSVMMemFill") : 0;
+}
+
+static int o_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t size,
+                               kctx_pstream s) {
+    (void)self;
+    cl_event done, *slot;
+    ocl_stream *o = enqueue_begin(s, &done, &slot);
+    cl_int err = api()->EnqueueSVMMemcpy(queue_of(s), CL_FALSE, dst, (const void *)(uintptr_t)src,
+                                         size, 0, NULL, slot);
+    enqueue_end(o, err ? NULL : done);
+    return err ? clfail(err, "clEnqueueSVMMemcpy(device to host)") : 0;
+}
+
+/* Fine-grained SVM with atomics: the host's atomics are the device's. */
+static int o_atomic_read_u32(void *self, kctx_pdevptr ptr, uint32_t *value) {
+    (void)self;
+    if (!ptr || ptr % 4)
+        return fail(OCL_UNKNOWN_POINTER, "atomic_read_u32: 0x%llx is not an aligned word",
+                    (unsigned long long)ptr);
+    *value = atomic_load((_Atomic uint32_t *)(uintptr_t)ptr);
+    return 0;
+}
+
+static int o_atomic_write_u32(void *self, kctx_pdevptr ptr, uint32_t value) {
+    (void)self;
+    if (!ptr || ptr % 4)
+        return fail(OCL_UNKNOWN_POINTER, "atomic_write_u32: 0x%llx is not an aligned word",
+                    (unsigned long long)ptr);
+    atomic_store((_Atomic uint32_t *)(uintptr_t)ptr, value);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* modules and kernels                                                  */
+
+#define OCL_MAX_ARGS 65 /* the header and 64 bindings (the image format's child limit) */
+
+typedef enum ocl_fn_kind {
+    FN_NOARGS = 0, /* a kernel without arguments (the task ABI marker) */
+    FN_BLOCK = 1,  /* one by-value parameter: the whole block (the runtime's programs) */
+    FN_TASK = 2    /* kctx_task_header, then one argument per binding */
+} ocl_fn_kind;
+
+typedef struct ocl_fn {
+    pthread_mutex_t mu; /* setting arguments and enqueueing is one step */
+    int dev;
+    cl_kernel k;
+    ocl_fn_kind kind;
+    cl_uint nargs;
+    uint8_t is_ptr[OCL_MAX_ARGS];
+    struct ocl_fn *next;
+} ocl_fn;
+
+typedef struct ocl_module {
+    cl_program prog;
+    int dev;
+    pthread_mutex_t mu;
+    ocl_fn *fns;
+} ocl_module;
+
+/* The build options: argument information for classifying kernels. */
+#define OCL_BUILD_OPTIONS "-cl-kernel-arg-info"
+
+/* A build log made short: "<driver's temporary file>.cl:12:5: error" becomes
+ * "line 12:5: error" (the source's own lines: kctx's preamble ends with
+ * #line 1), and line breaks become spaces. */
+static void compact_log(char *log) {
+    char *w = log;
+    for (const char *r = log; *r;) {
+        const char *tok = r;
+        while (*tok && *tok != ' ' && *tok != '\n' && *tok != '\t') tok++;
+        /* [r, tok) is one word: a path ending in ".cl:" loses its path */
+        const char *cl = NULL;
+        for (const char *p = r; p + 3 < tok; p++)
+            if (p[0] == '.' && p[1] == 'c' && p[2] == 'l' && p[3] == ':') cl = p;
+        if (cl && cl > r) {
+            memcpy(w, "line ", 5); /* never longer than what it replaces: ".cl:" and a path */
+            w += 5;
+            r = cl + 4;
+        }
+        while (r < tok) *w++ = *r++;
+        if (*r) *w++ = *r == '\n' ? ' ' : *r, r++;
+    }
+    *w = 0;
+}
+
+static int build_failed(cl_program prog, cl_device_id dev, cl_int err) {
+    size_t n = 0;
+    api()->GetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
+    char log[1536] = "";
+    if (n > 0) {
+        char *full = malloc(n + 1);
+        if (full && !api()->GetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, n, full, NULL)) {
+            full[n] = 0;
+            snprintf(log, sizeof log, "%s", full);
+        }
+        free(full);
+    }
+    compact_log(log);
+    return fail(OCL_BUILD_FAILED, "the OpenCL C source does not build for this device (%s): %s",
+                kctx__opencl_error_name(err), log[0] ? log : "no build log");
+}
+
+static int o_module_load(void *self, const void *bytes, size_t size, kctx_pmodule *module) {
+    (void)self;
+    const ocl_dev *d;
+    int st = bound_pair(&d);
+    if (st) return st;
+    if (!bytes || !size) return fail(OCL_BAD_PARAMS, "module_load: an empty source");
+    /* the task ABI, then the source numbered from its own line 1 */
+    const char *src[3] = {(const char *)kctx_task_abi_opencl, "\n#line 1\n", (const char *)bytes};
+    size_t len[3] = {kctx_task_abi_opencl_size, 9, size};
+    cl_int err = CL_SUCCESS;
+    cl_program prog = api()->CreateProgramWithSource(d->ctx, 3, src, len, &err);
+    if (!prog) return clfail(err, "clCreateProgramWithSource");
+    err = api()->BuildProgram(prog, 1, &d->dev, OCL_BUILD_OPTIONS, NULL, NULL);
+    if (err) {
+        st = build_failed(prog, d->dev, err);
+        api()->ReleaseProgram(prog);
+        return st;
+    }
+    ocl_module *m = calloc(1, sizeof *m);
+    if (!m) {
+        api()->ReleaseProgram(prog);
+        return fail(OCL_HOST_OOM, "module_load: host allocation failed");
+    }
+    m->prog = prog;
+    m->dev = (int)(d - g_devs);
+    atomic_fetch_add(&g_counts[m->dev].programs, 1);
+    pthread_mutex_init(&m->mu, NULL);
+    *module = (kctx_pmodule)(uintptr_t)m;
+    return 0;
+}
+
+static void fn_free(ocl_fn *f) {
+    api()->ReleaseKernel(f->k);
+    atomic_fetch_sub(&g_counts[f->dev].kernels, 1);
+    pthread_mutex_destroy(&f->mu);
+    free(f);
+}
+
+static int o_module_unload(void *self, kctx_pmodule module) {
+    (void)self;
+    ocl_module *m = (ocl_module *)(uintptr_t)module;
+    for (ocl_fn *f = m->fns, *next; f; f = next) {
+        next = f->next;
+        fn_free(f);
+    }
+    cl_int err = api()->ReleaseProgram(m->prog);
+    atomic_fetch_sub(&g_counts[m->dev].programs, 1);
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+    return err ? clfail(err, "clReleaseProgram") : 0;
+}
+
+/* How the adapter sets a kernel's arguments, from their declarations. */
+static int classify_kernel(ocl_fn *f, const char *name) {
+    cl_int err = api()->GetKernelInfo(f->k, CL_KERNEL_NUM_ARGS, sizeof f->nargs, &f->nargs, NULL);
+    if (err) return clfail(err, "clGetKernelInfo(NUM_ARGS)");
+    if (f->nargs == 0) {
+        f->kind = FN_NOARGS;
+        return 0;
+    }
+    if (f->nargs > OCL_MAX_ARGS)
+        return fail(OCL_BAD_SIGNATURE, "kernel %s has %u arguments (at most %d)", name, f->nargs,
+                    OCL_MAX_ARGS);
+    for (cl_uint i = 0; i < f->nargs; i++) {
+        cl_kernel_arg_address_qualifier q;
+        err = api()->GetKernelArgInfo(f->k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, NULL);
+        if (err) return clfail(err, "clGetKernelArgInfo(ADDRESS_QUALIFIER)");
+        if (q == CL_KERNEL_ARG_ADDRESS_LOCAL)
+            return fail(OCL_BAD_SIGNATURE,
+                        "kernel %s: argument %u is __local (kctx passes "
+                        "tensors as __global pointers and scalars as ulong)",
+                        name, i);
+        f->is_ptr[i] = q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT;
+    }
+    char type0[64] = "";
+    err = api()->GetKernelArgInfo(f->k, 0, CL_KERNEL_ARG_TYPE_NAME, sizeof type0, type0, NULL);
+    if (err && err != CL_INVALID_VALUE) return clfail(err, "clGetKernelArgInfo(TYPE_NAME)");
+    if (strstr(type0, "kctx_task_header") && !f->is_ptr[0]) {
+        f->kind = FN_TASK;
+        return 0;
+    }
+    if (f->nargs == 1 && !f->is_ptr[0]) {
+        f->kind = FN_BLOCK;
+        return 0;
+    }
+    return fail(OCL_BAD_SIGNATURE,
+                "kernel %s: kctx launches task kernels (a kctx_task_header, then one argument "
+                "per binding: see kctx/task_abi_opencl.h's KCTX_TASK) and kernels with one "
+                "by-value parameter block; its first argument is '%s'",
+                name, type0);
+}
+
+static int o_module_function(void *self, kctx_pmodule module, const char *name,
+                             kctx_pfunction *fn) {
+    (void)self;
+    ocl_module *m = (ocl_module *)(uintptr_t)module;
+    cl_int err = CL_SUCCESS;
+    cl_kernel k = api()->CreateKernel(m->prog, name, &err);
+    if (!k) return clfail(err, "clCreateKernel");
+    ocl_fn *f = calloc(1, sizeof *f);
+    if (!f) {
+        api()->ReleaseKernel(k);
+        return fail(OCL_HOST_OOM, "module_function: host allocation failed");
+    }
+    f->k = k;
+    f->dev = m->dev;
+    atomic_fetch_add(&g_counts[f->dev].kernels, 1);
+    pthread_mutex_init(&f->mu, NULL);
+    int st = classify_kernel(f, name);
+    if (st) {
+        fn_free(f);
+        return st;
+    }
+    pthread_mutex_lock(&m->mu);
+    f->next = m->fns;
+    m->fns = f;
+    pthread_mutex_unlock(&m->mu);
+    *fn = (kctx_pfunction)(uintptr_t)f;
+    return 0;
+}
+
+static int set_task_args(ocl_fn *f, const void *params, size_t size) {
+    kctx_task_header h;
+    if (size < sizeof h)
+        return fail(OCL_BAD_PARAMS, "launch: a task's parameter block of %zu bytes", size);
+    memcpy(&h, params, sizeof h);
+    if ((size_t)h.nbindings + 1 != f->nargs || size != sizeof h + 8u * h.nbindings)
+        return fail(OCL_BAD_PARAMS,
+                    "launch: the task kernel takes %u bindings; the block carries %u (%zu bytes)",
+                    f->nargs - 1, h.nbindings, size);
+    cl_int err = api()->SetKernelArg(f->k, 0, sizeof h, &h);
+    const unsigned char *b = (const unsigned char *)params + sizeof h;
+    for (cl_uint i = 1; !err && i < f->nargs; i++, b += 8) {
+        uint64_t v;
+        memcpy(&v, b, 8);
+        err = f->is_ptr[i] ? api()->SetKernelArgSVMPointer(f->k, i, (const void *)(uintptr_t)v)
+                           : api()->SetKernelArg(f->k, i, 8, &v);
+    }
+    return err ? clfail(err, "clSetKernelArg") : 0;
+}
+
+/* ---- test support: a hold on the next task kernel (kctx/opencl.h) ---- */
+
+static _Atomic int g_hold_armed; /* 1: the next task kernel on g_hold_dev takes the gate */
+static int g_hold_dev;
+static cl_event g_hold_gate;   /* retained while armed */
+static cl_event g_hold_before; /* a marker just before the held kernel (retained) */
+static pthread_mutex_t g_hold_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Called with the function's lock held, before a task kernel's enqueue on
+ * s: the gate it must also wait for, or NULL (the usual case: one atomic
+ * load). */
+static cl_event take_hold(kctx_pstream s) {
+    if (!atomic_load_explicit(&g_hold_armed, memory_order_acquire)) return NULL;
+    ocl_stream *o = own_stream(s);
+    pthread_mutex_lock(&g_hold_mu);
+    cl_event gate = NULL;
+    if (atomic_load(&g_hold_armed) && o && o->dev == g_hold_dev) {
+        if (api()->EnqueueMarkerWithWaitList(o->q, 0, NULL, &g_hold_before) == CL_SUCCESS) {
+            gate = g_hold_gate; /* the kernel's wait list; released by clear */
+            atomic_store(&g_hold_armed, 0);
+            api()->Flush(o->q);
+        }
+    }
+    pthread_mutex_unlock(&g_hold_mu);
+    return gate;
+}
+
+static int o_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget target,
+                    uint32_t block_dim, const void *params, size_t params_size) {
+    (void)self;
+    ocl_fn *f = (ocl_fn *)(uintptr_t)fn;
+    size_t global = target == KCTX_PTARGET_AICPU ? 1 : (block_dim ? block_dim : 1);
+    pthread_mutex_lock(&f->mu);
+    int st = 0;
+    if (f->kind == FN_TASK)
+        st = set_task_args(f, params, params_size);
+    else if (f->kind == FN_BLOCK) {
+        cl_int err = api()->SetKernelArg(f->k, 0, params_size, params);
+        if (err) st = clfail(err, "clSetKernelArg(parameter block)");
+    }
+    cl_event gate = f->kind == FN_TASK ? take_hold(s) : NULL;
+    if (!st) {
+        cl_event done, *slot;
+        ocl_stream *o = enqueue_begin(s, &done, &slot);
+        cl_int err = api()->EnqueueNDRangeKernel(queue_of(s), f->k, 1, NULL, &global, NULL,
+                                                 gate ? 1 : 0, gate ? &gate : NULL, slot);
+        enqueue_end(o, err ? NULL : done);
+        if (err) st = clfail(err, "clEnqueueNDRangeKernel");
+    }
+    pthread_mutex_unlock(&f->mu);
+    return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* the tables                                                          */
+
+static const kctx_platform_ops k_ops = {
+    .size = sizeof(kctx_platform_ops),
+    .version = KCTX_PLATFORM_VERSION,
+    .classify = o_classify,
+    .status_name = o_status_name,
+    .last_message = o_last_message,
+    .device_count = o_device_count,
+    .device_info = o_device_info,
+    .stream_create = o_stream_create,
+    .stream_destroy = o_stream_destroy,
+    .stream_sync = o_stream_sync,
+    .stream_query = o_stream_query,
+    .stream_info = o_stream_info,
+    .event_create = o_event_create,
+    .event_destroy = o_event_destroy,
+    .event_record = o_event_record,
+    .stream_wait_event = o_stream_wait_event,
+    .mem_alloc = o_mem_alloc,
+    .mem_free = o_mem_free,
+    .memcpy_htod_async = o_memcpy_htod_async,
+    .memset_async = o_memset_async,
+    .memcpy_dtoh_async = o_memcpy_dtoh_async,
+    .atomic_read_u32 = o_atomic_read_u32,
+    .atomic_write_u32 = o_atomic_write_u32,
+    .module_load = o_module_load,
+    .module_unload = o_module_unload,
+    .module_function = o_module_function,
+    .launch = o_launch,
+    .current_device = NULL, /* no thread-current device: bound_device */
+    .device_epoch = NULL,   /* no epoch: quarantine is terminal */
+    .mem_range_check = NULL,
+    .function_address = NULL, /* HOST_ORDERED only */
+    .exchange_capture_mode = NULL,
+    .graph_attach_hook = NULL,
+    .bound_device = o_bound_device,
+};
+
+/* OpenCL's smallest kernel parameter limit (CL_DEVICE_MAX_PARAMETER_SIZE is
+ * at least 1024 on a full profile device); a device reports its own. */
+#define OCL_MAX_PARAMS_SIZE 1024u
+
+static kctx_platform_desc g_desc;
+static kctx_platform_entry g_entry;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+/* The runtime's programs: the #defines of their offsets, then rt_programs.cl
+ * (static: the registry's one-time set-up allocates nothing on the heap). */
+static char g_programs[16384];
+static size_t g_programs_size;
+
+static void programs_init(void) {
+    char defs[1024];
+    int n = snprintf(defs, sizeof defs,
+                     "#define KCTX_RT_ARCH_RUNTIME_IMAGE %zu\n#define KCTX_RT_HOLDER %zu\n"
+                     "#define KCTX_RT_REFUSED %zu\n#define KCTX_RT_CONCURRENT %zu\n"
+                     "#define KCTX_RT_ABORT_LAUNCH %zu\n#define KCTX_RT_ERR_NONE %uu\n"
+                     "#define KCTX_RT_ERR_CONCURRENT_LAUNCH %uu\n",
+                     offsetof(kctx_rt_arch, runtime_image), offsetof(kctx_rt_image, holder),
+                     offsetof(kctx_rt_image, refused_replays),
+                     offsetof(kctx_rt_image, concurrent_launches),
+                     offsetof(kctx_rt_image, abort_launch), (unsigned)KCTX_RT_ERR_NONE,
+                     (unsigned)KCTX_RT_ERR_CONCURRENT_LAUNCH);
+    if (n < 0 || (size_t)n + kctx_rt_opencl_programs_size > sizeof g_programs) return;
+    memcpy(g_programs, defs, (size_t)n);
+    memcpy(g_programs + n, kctx_rt_opencl_programs, kctx_rt_opencl_programs_size);
+    g_programs_size = (size_t)n + kctx_rt_opencl_programs_size;
+}
+
+static int o_available(void *self, char *why, size_t why_size) {
+    (void)self;
+    if (!kctx__opencl_api()) {
+        snprintf(why, why_size, "%s", kctx__opencl_api_error());
+        return 0;
+    }
+    if (!g_programs_size) {
+        snprintf(why, why_size, "the runtime's OpenCL C programs do not fit their buffer");
+        return 0;
+    }
+    return 1;
+}
+
+static void desc_init(void) {
+    programs_init();
+    g_desc = (kctx_platform_desc){
+        .size = sizeof(kctx_platform_desc),
+        .version = KCTX_PLATFORM_VERSION,
+        .name = "opencl",
+        .self = NULL,
+        .ops = &k_ops,
+        .variant_kind = KCTX_VARIANT_OPENCL_C,
+        .programs = g_programs,
+        .programs_size = g_programs_size,
+        .strategies = KCTX_STRATEGY_BIT(KCTX_STRATEGY_HOST_ORDERED),
+        .default_strategy = KCTX_STRATEGY_HOST_ORDERED,
+        .max_params_size = OCL_MAX_PARAMS_SIZE,
+        .has_capture = 0,      /* no stream capture on OpenCL */
+        .has_null_stream = 0,  /* every caller queue is a real queue */
+        .has_epoch = 0,        /* no owner-reset signal: quarantine is terminal */
+        .can_check_ranges = 0, /* the caller's SVM allocations are the framework's */
+        .device_trace_na = "OpenCL C has no device clock: task kernels and the runtime's "
+                           "programs write no timed records (the host spans, launches "
+                           "included, are complete)",
+    };
+    g_entry = (kctx_platform_entry){
+        .size = sizeof(kctx_platform_entry),
+        .version = KCTX_PLATFORM_VERSION,
+        .name = "opencl",
+        .available = o_available,
+        .desc = &g_desc,
+        .lifecycle = NULL, /* program mode is UNSUPPORTED on OpenCL */
+    };
+}
+
+const kctx_platform_entry *kctx_opencl_platform_entry(void) {
+    pthread_once(&g_once, desc_init);
+    return &g_entry;
+}
+
+/* ------------------------------------------------------------------ */
+/* kctx/opencl.h                                                        */
+
+static kctx_status api_fail(kctx_status s, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return kctx__fail(NULL, s, "%s", msg);
+}
+
+static kctx_status device_facts(cl_device_id dev, kctx_device_info *info) {
+    const kctx__cl_api *a = api();
+    cl_device_svm_capabilities svm = 0;
+    cl_int err = a->GetDeviceInfo(dev, CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, NULL);
+    if (err)
+        return api_fail(KCTX_UNSUPPORTED,
+                        "kctx_opencl_bind: the device reports no SVM capabilities (%s): kctx "
+                        "needs OpenCL 2.0 fine-grained buffer SVM with atomics",
+                        kctx__opencl_error_name(err));
+    if (!(svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) || !(svm & CL_DEVICE_SVM_ATOMICS))
+        return api_fail(KCTX_UNSUPPORTED,
+                        "kctx_opencl_bind: the device lacks fine-grained buffer SVM with atomics "
+                        "(capabilities 0x%llx): kctx's runtime image is shared with the host",
+                        (unsigned long long)svm);
+    cl_uint cus = 0, align_bits = 0;
+    size_t params = 0;
+    cl_ulong mem = 0;
+    err = a->GetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
+    if (!err)
+        err = a->GetDeviceInfo(dev, CL_DEVICE_MAX_PARAMETER_SIZE, sizeof params, &params, NULL);
+    if (!err) err = a->GetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL);
+    if (!err)
+        err = a->GetDeviceInfo(dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits,
+                               NULL);
+    if (!err) err = a->GetDeviceInfo(dev, CL_DEVICE_NAME, sizeof info->name, info->name, NULL);
+    if (err)
+        return api_fail(KCTX_PLATFORM_ERROR, "kctx_opencl_bind: clGetDeviceInfo failed with %s",
+                        kctx__opencl_error_name(err));
+    info->name[sizeof info->name - 1] = 0;
+    info->size = sizeof *info;
+    info->aicore_count = cus ? cus : 1;
+    info->max_params_size = params < OCL_MAX_PARAMS_SIZE ? (uint32_t)params : OCL_MAX_PARAMS_SIZE;
+    info->memory_capacity = mem;
+    info->word_size = 4;
+    info->alloc_alignment = align_bits >= 8 ? align_bits / 8 : 8;
+    info->has_epoch = 0;
+    info->can_check_ranges = 0;
+    return KCTX_OK;
+}
+
+kctx_status kctx_opencl_bind(struct _cl_context *context, struct _cl_device_id *device,
+                             int *kctx_device) {
+    if (!context) {
+        tl_bound = -1;
+        return KCTX_OK;
+    }
+    const kctx__cl_api *a = api();
+    if (!a) return api_fail(KCTX_UNSUPPORTED, "kctx_opencl_bind: %s", kctx__opencl_api_error());
+    if (!device) return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind: device is NULL");
+    int i = lookup_pair(context, device);
+    if (i < 0) {
+        /* the device must be one of the context's */
+        cl_device_id devs[64];
+        size_t n = 0;
+        cl_int err = a->GetContextInfo(context, CL_CONTEXT_DEVICES, sizeof devs, devs, &n);
+        if (err == CL_INVALID_CONTEXT)
+            return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind: not an OpenCL context");
+        if (err)
+            return api_fail(KCTX_PLATFORM_ERROR,
+                            "kctx_opencl_bind: clGetContextInfo(DEVICES) failed with %s",
+                            kctx__opencl_error_name(err));
+        bool found = false;
+        for (size_t j = 0; j < n / sizeof devs[0]; j++) found |= devs[j] == device;
+        if (!found)
+            return api_fail(KCTX_INVALID_ARGUMENT,
+                            "kctx_opencl_bind: the device is not a device of the context");
+        kctx_device_info info = {0};
+        kctx_status st = device_facts(device, &info);
+        if (st) return st;
+        pthread_mutex_lock(&g_mu);
+        i = lookup_pair(context, device);
+        if (i < 0) {
+            i = atomic_load(&g_ndevs);
+            if (i == KCTX_OPENCL_MAX_DEVICES) {
+                pthread_mutex_unlock(&g_mu);
+                return api_fail(KCTX_CAPACITY,
+                                "kctx_opencl_bind: %d (context, device) pairs are lent already",
+                                KCTX_OPENCL_MAX_DEVICES);
+            }
+            g_devs[i] = (ocl_dev){context, device, info};
+            atomic_store(&g_ndevs, i + 1);
+        }
+        pthread_mutex_unlock(&g_mu);
+    }
+    tl_bound = i;
+    if (kctx_device) *kctx_device = i;
+    return KCTX_OK;
+}
+
+kctx_status kctx_opencl_bind_queue(struct _cl_command_queue *queue, int *kctx_device) {
+    const kctx__cl_api *a = api();
+    if (!a)
+        return api_fail(KCTX_UNSUPPORTED, "kctx_opencl_bind_queue: %s", kctx__opencl_api_error());
+    if (!queue) return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind_queue: queue is NULL");
+    cl_context ctx;
+    cl_device_id dev;
+    cl_int err = a->GetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
+    if (!err) err = a->GetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    if (err == CL_INVALID_COMMAND_QUEUE)
+        return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind_queue: not a command queue");
+    if (err)
+        return api_fail(KCTX_PLATFORM_ERROR,
+                        "kctx_opencl_bind_queue: clGetCommandQueueInfo failed with %s",
+                        kctx__opencl_error_name(err));
+    return kctx_opencl_bind(ctx, dev, kctx_device);
+}
+
+kctx_status kctx_opencl_bound(struct _cl_context **context, struct _cl_device_id **device,
+                              int *kctx_device) {
+    if (tl_bound < 0)
+        return api_fail(KCTX_INVALID_STATE,
+                        "kctx_opencl_bound: the calling thread lent no OpenCL device");
+    if (context) *context = g_devs[tl_bound].ctx;
+    if (device) *device = g_devs[tl_bound].dev;
+    if (kctx_device) *kctx_device = tl_bound;
+    return KCTX_OK;
+}
+
+kctx_status kctx_opencl_live_objects(int kctx_device, kctx_opencl_live *out) {
+    if (!out || out->size != sizeof *out)
+        return api_fail(KCTX_INVALID_ARGUMENT,
+                        "kctx_opencl_live_objects: out is NULL or its size is not "
+                        "sizeof(kctx_opencl_live) (set it with KCTX_OPENCL_LIVE_INIT)");
+    if (kctx_device < 0 || kctx_device >= atomic_load(&g_ndevs))
+        return api_fail(KCTX_INVALID_ARGUMENT,
+                        "kctx_opencl_live_objects: %d is not a lent pair's number", kctx_device);
+    const ocl_counts *c = &g_counts[kctx_device];
+    *out = (kctx_opencl_live){sizeof *out,
+                              atomic_load(&c->queues),
+                              atomic_load(&c->events),
+                              atomic_load(&c->programs),
+                              atomic_load(&c->kernels),
+                              atomic_load(&c->allocations),
+                              atomic_load(&c->bytes),
+                              atomic_load(&c->total_allocations),
+                              atomic_load(&c->enqueues)};
+    return KCTX_OK;
+}
+
+kctx_status kctx_opencl_test_hold(int kctx_device, struct _cl_event *gate) {
+    if (!api())
+        return api_fail(KCTX_UNSUPPORTED, "kctx_opencl_test_hold: %s", kctx__opencl_api_error());
+    if (!gate) return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_test_hold: gate is NULL");
+    if (kctx_device < 0 || kctx_device >= atomic_load(&g_ndevs))
+        return api_fail(KCTX_INVALID_ARGUMENT,
+                        "kctx_opencl_test_hold: %d is not a lent pair's number", kctx_device);
+    pthread_mutex_lock(&g_hold_mu);
+    if (atomic_load(&g_hold_armed) || g_hold_gate) {
+        pthread_mutex_unlock(&g_hold_mu);
+        return api_fail(KCTX_BUSY, "kctx_opencl_test_hold: a hold is armed or held already");
+    }
+    api()->RetainEvent(gate);
+    g_hold_gate = gate;
+    g_hold_dev = kctx_device;
+    atomic_store_explicit(&g_hold_armed, 1, memory_order_release);
+    pthread_mutex_unlock(&g_hold_mu);
+    return KCTX_OK;
+}
+
+kctx_status kctx_opencl_test_hold_reached(int *reached) {
+    if (!reached)
+        return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_test_hold_reached: reached is NULL");
+    pthread_mutex_lock(&g_hold_mu);
+    cl_event before = g_hold_before;
+    if (before) api()->RetainEvent(before);
+    pthread_mutex_unlock(&g_hold_mu);
+    *reached = 0;
+    if (!before) return KCTX_OK;
+    cl_int state = CL_QUEUED;
+    cl_int err =
+        api()->GetEventInfo(before, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL);
+    api()->ReleaseEvent(before);
+    if (err)
+        return api_fail(KCTX_PLATFORM_ERROR, "kctx_opencl_test_hold_reached: clGetEventInfo: %s",
+                        kctx__opencl_error_name(err));
+    *reached = state == CL_COMPLETE;
+    return KCTX_OK;
+}
+
+kctx_status kctx_opencl_test_hold_clear(void) {
+    if (!api()) return KCTX_OK;
+    pthread_mutex_lock(&g_hold_mu);
+    atomic_store(&g_hold_armed, 0);
+    cl_event gate = g_hold_gate, before = g_hold_before;
+    g_hold_gate = g_hold_before = NULL;
+    pthread_mutex_unlock(&g_hold_mu);
+    if (gate) api()->ReleaseEvent(gate);
+    if (before) api()->ReleaseEvent(before);
+    return KCTX_OK;
+}

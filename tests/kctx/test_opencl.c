@@ -1,0 +1,414 @@
+/*
+ * test_opencl.c — the opencl platform on a real driver (PoCL here and in
+ * CI): what is OpenCL-specific (include/kctx/opencl.h, docs/opencl.md).
+ * The contract's rules themselves run on OpenCL in the conformance suite
+ * (`kctx probe --platform opencl`); this file checks the OpenCL-only inputs
+ * and behaviour: lending a device per thread (K4), which queues a launch
+ * accepts (K5), OpenCL C sources that do not build or cannot be launched,
+ * a failing task (K35 through the device error word), and that close
+ * releases every OpenCL object kctx made (K25).
+ *
+ * Every test skips (exit 77) when the opencl platform is not built or no
+ * OpenCL device with fine-grained SVM is found.
+ *
+ * Without the OpenCL library: opencl_no_library.c.
+ */
+#include "kt.h"
+
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+#include <kctx/image.h>
+#include <kctx/opencl.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK_MSG(needle)                                                      \
+    do {                                                                       \
+        if (!CHECK(strstr(kctx_thread_last_error(), (needle)) != NULL))        \
+            fprintf(stderr, "    last error: %s\n", kctx_thread_last_error()); \
+    } while (0)
+
+/* One OpenCL context on the first device with fine-grained SVM + atomics. */
+typedef struct ocl {
+    cl_platform_id plat;
+    cl_device_id dev;
+    cl_context ctx;
+    cl_command_queue q;
+    int kdev; /* kctx's number for (ctx, dev) */
+} ocl;
+
+static int ocl_open(ocl *o) {
+    memset(o, 0, sizeof *o);
+    kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
+    if (kctx_get_platform_caps("opencl", &caps) != KCTX_OK || !caps.available) {
+        kt_skip("the opencl platform: %s", caps.reason ? caps.reason : "?");
+        return 0;
+    }
+    cl_platform_id plats[4];
+    cl_uint np = 0;
+    if (clGetPlatformIDs(4, plats, &np) != CL_SUCCESS || np == 0) {
+        kt_skip("no OpenCL platform installed");
+        return 0;
+    }
+    for (cl_uint p = 0; p < np && !o->dev; p++) {
+        cl_device_id devs[4];
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 4, devs, &nd) != CL_SUCCESS) continue;
+        for (cl_uint d = 0; d < nd && !o->dev; d++) {
+            cl_device_svm_capabilities svm = 0;
+            clGetDeviceInfo(devs[d], CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, NULL);
+            if ((svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) && (svm & CL_DEVICE_SVM_ATOMICS)) {
+                o->plat = plats[p];
+                o->dev = devs[d];
+            }
+        }
+    }
+    if (!o->dev) {
+        kt_skip("no OpenCL device with fine-grained SVM and atomics");
+        return 0;
+    }
+    cl_int err = CL_SUCCESS;
+    o->ctx = clCreateContext(NULL, 1, &o->dev, NULL, NULL, &err);
+    if (!CHECK(o->ctx != NULL)) return 0;
+    o->q = clCreateCommandQueueWithProperties(o->ctx, o->dev, NULL, &err);
+    if (!CHECK(o->q != NULL)) return 0;
+    return CHECK_OK(kctx_opencl_bind(o->ctx, o->dev, &o->kdev));
+}
+
+static void ocl_close(ocl *o) {
+    kctx_opencl_bind(NULL, NULL, NULL);
+    if (o->q) clReleaseCommandQueue(o->q);
+    if (o->ctx) clReleaseContext(o->ctx);
+}
+
+static float *svm(const ocl *o, size_t n) {
+    return clSVMAlloc(o->ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER, n * sizeof(float),
+                      0);
+}
+
+/* An image of one task running `entry` of `source` with (x: tensor,
+ * y: tensor, n: scalar); *out malloc'd. */
+static int image(const char *source, const char *entry, void **out, size_t *size) {
+    kctx_image_builder *b = kctx_image_builder_new("ocl_test");
+    kctx_image_builder_param(b, "x", KCTX_PARAM_TENSOR_IN);
+    kctx_image_builder_param(b, "y", KCTX_PARAM_TENSOR_OUT);
+    kctx_image_builder_param(b, "n", KCTX_PARAM_SCALAR);
+    uint32_t fid = 0;
+    kctx_image_builder_child(b, "k", entry, &fid);
+    kctx_image_builder_child_param(b, "x", KCTX_PARAM_TENSOR);
+    kctx_image_builder_child_param(b, "y", KCTX_PARAM_TENSOR);
+    kctx_image_builder_child_param(b, "n", KCTX_PARAM_SCALAR);
+    kctx_image_builder_variant(b, KCTX_VARIANT_OPENCL_C, source, strlen(source));
+    kctx_image_builder_task(b, fid, 2, NULL);
+    kctx_image_builder_bind(b, KCTX_BIND_TENSOR, 0, 0);
+    kctx_image_builder_bind(b, KCTX_BIND_TENSOR, 1, 0);
+    kctx_image_builder_bind(b, KCTX_BIND_SCALAR, 2, 0);
+    char msg[256] = "";
+    kctx_build_status bs = kctx_image_builder_finish(b, out, size, msg, sizeof msg);
+    kctx_image_builder_free(b);
+    if (bs != KCTX_BUILD_OK) fprintf(stderr, "    image: %s\n", msg);
+    return CHECK(bs == KCTX_BUILD_OK);
+}
+
+static const char k_double[] =
+    "KCTX_TASK(k_double, __global const float *x, __global float *y, ulong n) {\n"
+    "    KCTX_TASK_GATE();\n"
+    "    for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) y[i] = 2.0f * x[i];\n"
+    "}\n";
+
+/* A context kernel-initialised on the thread's binding. */
+static kctx_context kernel_ctx(void) {
+    kctx_context c = 0;
+    if (!CHECK_OK(kctx_context_create("opencl", &c))) return 0;
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    if (!CHECK_OK(kctx_kernel_init(c, &cfg))) {
+        kctx_destroy(c);
+        return 0;
+    }
+    return c;
+}
+
+static void finish(kctx_context c) {
+    CHECK_OK(kctx_close(c));
+    CHECK_OK(kctx_destroy(c));
+}
+
+static kctx_opencl_live live(int kdev) {
+    kctx_opencl_live l = KCTX_OPENCL_LIVE_INIT;
+    CHECK_OK(kctx_opencl_live_objects(kdev, &l));
+    return l;
+}
+
+/* ------------------------------------------------------------------ */
+
+KT_TEST(bind_refuses_what_is_not_a_lent_device) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    int n = -1;
+    CHECK_K(kctx_opencl_bind(o.ctx, NULL, &n), KCTX_INVALID_ARGUMENT);
+    CHECK_MSG("device is NULL");
+    CHECK_K(kctx_opencl_bind_queue(NULL, &n), KCTX_INVALID_ARGUMENT);
+    CHECK_MSG("queue is NULL");
+    /* a device of another context: a sub-device is not one of o.ctx's */
+    cl_device_partition_property props[] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
+    cl_device_id sub = NULL;
+    cl_uint nsub = 0;
+    if (clCreateSubDevices(o.dev, props, 1, &sub, &nsub) == CL_SUCCESS && nsub >= 1) {
+        CHECK_K(kctx_opencl_bind(o.ctx, sub, &n), KCTX_INVALID_ARGUMENT);
+        CHECK_MSG("not a device of the context");
+        clReleaseDevice(sub);
+    } else {
+        fprintf(stderr, "    (this device cannot be partitioned: the foreign-device case is not "
+                        "checked here)\n");
+    }
+    CHECK_EQ(n, -1); /* nothing written on error */
+    /* the binding is unchanged by the refusals */
+    cl_context bc = NULL;
+    int bn = -1;
+    CHECK_OK(kctx_opencl_bound(&bc, NULL, &bn));
+    CHECK(bc == o.ctx && bn == o.kdev);
+    /* binding the same pair again gives the same number; from its queue too */
+    CHECK_OK(kctx_opencl_bind_queue(o.q, &n));
+    CHECK_EQ(n, o.kdev);
+    /* unbinding: the thread has lent nothing */
+    CHECK_OK(kctx_opencl_bind(NULL, NULL, NULL));
+    CHECK_K(kctx_opencl_bound(NULL, NULL, NULL), KCTX_INVALID_STATE);
+    CHECK_MSG("lent no OpenCL device");
+done:
+    ocl_close(&o);
+}
+
+/* K4: kernel init borrows the thread's binding; without one it is refused
+ * with the way out, and nothing is created. */
+KT_TEST(kernel_init_needs_a_lent_device_and_borrows_it) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_opencl_live base = live(o.kdev);
+    kctx_opencl_bind(NULL, NULL, NULL);
+    kctx_context c = 0;
+    REQUIRE_OK(kctx_context_create("opencl", &c));
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    CHECK_K(kctx_kernel_init(c, &cfg), KCTX_PLATFORM_ERROR);
+    CHECK_MSG("kctx_opencl_bind");
+    CHECK_PHASE(c, KCTX_PHASE_NEW);
+    kctx_opencl_live now = live(o.kdev);
+    CHECK_EQ(now.queues, base.queues);
+    CHECK_EQ(now.allocations, base.allocations);
+    /* bound: init borrows exactly that pair */
+    REQUIRE_OK(kctx_opencl_bind(o.ctx, o.dev, NULL));
+    CHECK_OK(kctx_kernel_init(c, &cfg));
+    int dev = -1;
+    CHECK_OK(kctx_get_device(c, &dev));
+    CHECK_EQ(dev, o.kdev);
+    now = live(o.kdev);
+    CHECK_EQ(now.queues, base.queues + 3); /* AICPU, AICore, upload */
+    CHECK_EQ(now.events, base.events + 5); /* K11: the five sync events */
+    CHECK_EQ(now.programs, base.programs + 1);
+    finish(c);
+    now = live(o.kdev);
+    CHECK(now.queues == base.queues && now.events == base.events && now.programs == base.programs &&
+          now.kernels == base.kernels && now.allocations == base.allocations &&
+          now.bytes == base.bytes);
+done:
+    ocl_close(&o);
+}
+
+/* K5 / caller streams: a queue of another context, an out-of-order queue
+ * and a thread bound to another pair are each refused before anything is
+ * enqueued; the right queue computes. */
+KT_TEST(launch_accepts_only_in_order_queues_of_the_lent_pair) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    void *img = NULL;
+    size_t size = 0;
+    if (!image(k_double, "k_double", &img, &size) || !CHECK_OK(kctx_prepare(c, 1, img, size)))
+        goto close;
+    const size_t n = 1000;
+    float *x = svm(&o, n), *y = svm(&o, n);
+    REQUIRE(x && y);
+    for (size_t i = 0; i < n; i++) x[i] = (float)i, y[i] = -1.0f;
+    const kctx_arg args[3] = {KCTX_TENSOR((uintptr_t)x, n * 4), KCTX_TENSOR((uintptr_t)y, n * 4),
+                              KCTX_SCALAR(n)};
+    cl_int err = CL_SUCCESS;
+    /* a queue of a context no thread lent */
+    cl_context other = clCreateContext(NULL, 1, &o.dev, NULL, NULL, &err);
+    cl_command_queue oq = clCreateCommandQueueWithProperties(other, o.dev, NULL, &err);
+    CHECK_K(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)oq), KCTX_INVALID_ARGUMENT);
+    CHECK_MSG("no thread lent");
+    /* an out-of-order queue of the lent context */
+    cl_queue_properties ooo[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+    cl_command_queue oo = clCreateCommandQueueWithProperties(o.ctx, o.dev, ooo, &err);
+    if (oo) {
+        CHECK_K(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)oo), KCTX_INVALID_ARGUMENT);
+        CHECK_MSG("out-of-order");
+        clReleaseCommandQueue(oo);
+    }
+    /* the other context lent too (a second pair), its queue given while the
+     * thread is bound to the context's pair: another device for kctx (K5) */
+    int other_num = -1;
+    REQUIRE_OK(kctx_opencl_bind(other, o.dev, &other_num));
+    CHECK(other_num != o.kdev);
+    REQUIRE_OK(kctx_opencl_bind(o.ctx, o.dev, NULL));
+    CHECK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)oq) != KCTX_OK);
+    /* the calling thread bound to the other pair: the context's device is
+     * not the thread's (K5) */
+    REQUIRE_OK(kctx_opencl_bind(other, o.dev, NULL));
+    CHECK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o.q) != KCTX_OK);
+    REQUIRE_OK(kctx_opencl_bind(o.ctx, o.dev, NULL));
+    CHECK(y[0] == -1.0f && y[n - 1] == -1.0f); /* nothing ran */
+    /* the lent queue: computes */
+    for (int r = 0; r < 10; r++) CHECK_OK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o.q));
+    clFinish(o.q);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad += y[i] != 2.0f * (float)i;
+    CHECK_EQ(bad, 0);
+    clReleaseCommandQueue(oq);
+    clReleaseContext(other);
+    clSVMFree(o.ctx, x);
+    clSVMFree(o.ctx, y);
+close:
+    free(img);
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
+/* A source that does not compile and a kernel kctx cannot launch are the
+ * image's fault: INCOMPATIBLE_IMAGE with the reason (the build log), and
+ * nothing kept. */
+KT_TEST(sources_that_do_not_build_or_launch_are_incompatible_images) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    kctx_opencl_live base = live(o.kdev);
+    void *img = NULL;
+    size_t size = 0;
+    if (image("KCTX_TASK(k_bad, __global float *x, __global float *y, ulong n) {\n"
+              "    this_is_not_opencl_c;\n}\n",
+              "k_bad", &img, &size)) {
+        CHECK_K(kctx_prepare(c, 1, img, size), KCTX_INCOMPATIBLE_IMAGE);
+        CHECK_MSG("does not build");
+        CHECK_MSG("this_is_not_opencl_c"); /* the build log names the culprit */
+    }
+    free(img);
+    img = NULL;
+    /* a plain kernel without the task header: it builds, but kctx cannot
+     * pass it a task's bindings */
+    if (image("__kernel void k_plain(__global float *x, __global float *y, ulong n) {}\n"
+              "__kernel void kctx_task_v1__k_plain(void) {}\n",
+              "k_plain", &img, &size)) {
+        CHECK_K(kctx_prepare(c, 2, img, size), KCTX_INCOMPATIBLE_IMAGE);
+        CHECK_MSG("kctx_task_header");
+    }
+    free(img);
+    kctx_opencl_live now = live(o.kdev);
+    CHECK(now.programs == base.programs && now.kernels == base.kernels);
+    CHECK_PHASE(c, KCTX_PHASE_READY); /* the image's fault poisons nothing */
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
+/* K35 on OpenCL: a task that fails sets the context's device error word
+ * (an OpenCL kernel cannot fail its command: the queue completes); check
+ * reports DEVICE_ERROR naming the task and poisons; later launches are
+ * refused. */
+KT_TEST(a_failing_task_reaches_check_through_the_error_word) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    void *img = NULL;
+    size_t size = 0;
+    if (!image("KCTX_TASK(k_fail, __global float *x, __global float *y, ulong n) {\n"
+               "    KCTX_TASK_GATE();\n"
+               "    if (n == 0) { KCTX_TASK_FAIL(); return; }\n"
+               "    y[0] = x[0];\n}\n",
+               "k_fail", &img, &size) ||
+        !CHECK_OK(kctx_prepare(c, 1, img, size)))
+        goto close;
+    float *x = svm(&o, 4), *y = svm(&o, 4);
+    REQUIRE(x && y);
+    x[0] = 5.0f;
+    y[0] = 0.0f;
+    kctx_arg args[3] = {KCTX_TENSOR((uintptr_t)x, 16), KCTX_TENSOR((uintptr_t)y, 16),
+                        KCTX_SCALAR(1)};
+    CHECK_OK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o.q));
+    CHECK_EQ(clFinish(o.q), CL_SUCCESS);
+    CHECK(y[0] == 5.0f);
+    CHECK_OK(kctx_check(c, NULL));
+    args[2] = KCTX_SCALAR(0);
+    CHECK_OK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o.q));
+    CHECK_EQ(clFinish(o.q), CL_SUCCESS); /* the queue itself completes */
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    CHECK_K(kctx_check(c, &rep), KCTX_DEVICE_ERROR);
+    CHECK_EQ(rep.error_detail, 0);
+    CHECK_PHASE(c, KCTX_PHASE_POISONED);
+    args[2] = KCTX_SCALAR(1);
+    y[0] = 0.0f;
+    CHECK_K(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o.q), KCTX_POISONED);
+    clFinish(o.q);
+    CHECK(y[0] == 0.0f);
+    clSVMFree(o.ctx, x);
+    clSVMFree(o.ctx, y);
+close:
+    free(img);
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
+/* Binding is per thread: a thread that lent nothing cannot launch (K5 has
+ * no device to compare), one that binds the same pair can. */
+static kctx_context g_ctx;
+static ocl *g_o;
+static kctx_arg g_args[3];
+static kctx_status g_unbound, g_bound;
+
+static void *other_thread(void *arg) {
+    (void)arg;
+    g_unbound = kctx_launch(g_ctx, 1, g_args, 3, (uint64_t)(uintptr_t)g_o->q);
+    kctx_opencl_bind_queue(g_o->q, NULL);
+    g_bound = kctx_launch(g_ctx, 1, g_args, 3, (uint64_t)(uintptr_t)g_o->q);
+    kctx_opencl_bind(NULL, NULL, NULL);
+    return NULL;
+}
+
+KT_TEST(each_thread_binds_before_it_launches) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    void *img = NULL;
+    size_t size = 0;
+    if (!image(k_double, "k_double", &img, &size) || !CHECK_OK(kctx_prepare(c, 1, img, size)))
+        goto close;
+    float *x = svm(&o, 8), *y = svm(&o, 8);
+    REQUIRE(x && y);
+    for (int i = 0; i < 8; i++) x[i] = (float)i, y[i] = 0.0f;
+    g_ctx = c;
+    g_o = &o;
+    g_args[0] = KCTX_TENSOR((uintptr_t)x, 32);
+    g_args[1] = KCTX_TENSOR((uintptr_t)y, 32);
+    g_args[2] = KCTX_SCALAR(8);
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, other_thread, NULL) == 0);
+    pthread_join(t, NULL);
+    CHECK(g_unbound != KCTX_OK);
+    CHECK_OK(g_bound);
+    clFinish(o.q);
+    CHECK(y[7] == 14.0f);
+    clSVMFree(o.ctx, x);
+    clSVMFree(o.ctx, y);
+close:
+    free(img);
+    finish(c);
+done:
+    ocl_close(&o);
+}
