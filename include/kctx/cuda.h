@@ -20,8 +20,10 @@
  * Streams and buffers. A caller stream is the CUstream value as an integer
  * (PyTorch: torch.cuda.current_stream().cuda_stream; CuPy: stream.ptr).
  * 0 (the legacy default stream) and 2 (CU_STREAM_PER_THREAD) are accepted
- * for eager launches; under capture they are refused (a default stream
- * cannot take part in a capture). A tensor argument is its CUdeviceptr.
+ * for eager launches only: a launch through a capturing default stream is
+ * INVALID_ARGUMENT with the reason, and while a capture holds the
+ * context's streams any other launch is CAPTURE_ACTIVE (K34). A tensor
+ * argument is its CUdeviceptr.
  *
  * What the platform offers: the HOST_ORDERED strategy only (the resident
  * strategy needs device function addresses callable across modules, which

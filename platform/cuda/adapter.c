@@ -435,6 +435,16 @@ static int a_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_
         st = note(CU(cuStreamGetCaptureInfo, AS_STREAM(s), &cs, &cid, &g, NULL, NULL, NULL),
                   "cuStreamGetCaptureInfo");
     if (st) return st;
+    /* A default stream (0, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) is for
+     * eager launches: a launch captured through one is refused, nothing
+     * enqueued (kctx/cuda.h). */
+    if (s <= (kctx_pstream)(uintptr_t)CU_STREAM_PER_THREAD && cs != CU_STREAM_CAPTURE_STATUS_NONE) {
+        snprintf(tl_msg, sizeof tl_msg,
+                 "stream %llu is a default stream and is capturing: kctx takes default streams "
+                 "for eager launches only; launch on the capture's own stream",
+                 (unsigned long long)s);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     if (cs == CU_STREAM_CAPTURE_STATUS_NONE) cid = 0, g = NULL;
     if (device) *device = (int)dev;
     if (status) *status = (kctx_pcapture_status)cs;

@@ -20,6 +20,9 @@
  *   test_cuda absent       KCTX_CUDA_DRIVER names no file: `kctx
  *                          platforms` reason "driver not found", context
  *                          creation UNSUPPORTED with it, no driver call.
+ *   test_cuda nodevice     the double playing a driver that finds no device
+ *   test_cuda olddriver    the double playing driver 12.4 (below the ABI
+ *                          kctx pins): both unavailable with that reason.
  *   test_cuda stub         KCTX_CUDA_DRIVER = the toolkit's stub libcuda
  *                          (answers CUDA_ERROR_STUB_LIBRARY to everything):
  *                          the reason names the stub; creation UNSUPPORTED.
@@ -191,6 +194,20 @@ static void mode_lifecycle(const char *images) {
     CHECK_FW(fw->stream_sync(2, 10000));
     expect_sum(out, "a launch on CU_STREAM_PER_THREAD");
 
+    /* K18: a capturing default stream (CU_STREAM_PER_THREAD can capture) is
+     * refused with the reason, nothing enqueued: the capture stays valid */
+    fw_graph g2 = 0;
+    CHECK_FW(fw->begin_capture(2));
+    {
+        const kctx_arg a2[4] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4),
+                                KCTX_TENSOR(out, N * 4), KCTX_SCALAR(N)};
+        CHECK_K(kctx_launch(c, 1, a2, 4, 2), KCTX_INVALID_ARGUMENT);
+        CHECK(strstr(kctx_thread_last_error(), "default stream") != NULL, "the reason: %s",
+              kctx_thread_last_error());
+    }
+    CHECK_FW(fw->end_capture(2, &g2));
+    if (g2) CHECK_FW(fw->graph_destroy(g2));
+
     /* K34: while a capture holds the context's streams, stream 0 is refused */
     fw_graph g = 0;
     CHECK_FW(fw->begin_capture(t));
@@ -305,12 +322,19 @@ int main(int argc, char **argv) {
         mode_lifecycle(argv[2]);
     else if (argc >= 3 && strcmp(argv[1], "fatal") == 0)
         mode_fatal(argv[2]);
+    else if (argc >= 2 && strcmp(argv[1], "nodevice") == 0)
+        mode_unavailable("no CUDA device (cuInit: CUDA_ERROR_NO_DEVICE)");
+    else if (argc >= 2 && strcmp(argv[1], "olddriver") == 0)
+        mode_unavailable("the CUDA driver is version 12.4; kctx needs 12.8 or newer");
     else if (argc >= 2 && strcmp(argv[1], "absent") == 0)
         mode_unavailable("driver not found");
     else if (argc >= 2 && strcmp(argv[1], "stub") == 0)
         mode_unavailable("stub library (CUDA_ERROR_STUB_LIBRARY)");
     else {
-        fprintf(stderr, "usage: %s lifecycle IMAGES | fatal IMAGES | absent | stub\n", argv[0]);
+        fprintf(
+            stderr,
+            "usage: %s lifecycle IMAGES | fatal IMAGES | absent | stub | nodevice | olddriver\n",
+            argv[0]);
         return 2;
     }
     return ktc_summary(stdout, g_passed, g_failed, 0);

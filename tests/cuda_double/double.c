@@ -155,13 +155,19 @@ struct CUctx_st {
 };
 static struct CUctx_st g_ctx[MAX_DEVICES];
 
+/* Test settings: KCTX_DOUBLE_NO_DEVICE=1 plays a machine whose driver finds
+ * no device (cuInit: CUDA_ERROR_NO_DEVICE); KCTX_DOUBLE_DRIVER_VERSION=N
+ * plays driver version N (default 13000). */
 static CUresult d_cuInit(unsigned int flags) {
     COUNT(C_INIT);
+    const char *none = getenv("KCTX_DOUBLE_NO_DEVICE");
+    if (none && *none == '1') return fail(CUDA_ERROR_NO_DEVICE, "cuInit: no CUDA device");
     return flags ? fail(CUDA_ERROR_INVALID_VALUE, "cuInit: flags must be 0") : CUDA_SUCCESS;
 }
 static CUresult d_cuDriverGetVersion(int *v) {
     if (!v) return fail(CUDA_ERROR_INVALID_VALUE, "cuDriverGetVersion: NULL");
-    *v = 13000;
+    const char *ver = getenv("KCTX_DOUBLE_DRIVER_VERSION");
+    *v = ver && *ver ? atoi(ver) : 13000;
     return CUDA_SUCCESS;
 }
 static CUresult d_cuDeviceGetCount(int *n) { return done(sim_device_count(n)); }

@@ -356,7 +356,7 @@ KT_TEST(cuda_is_registered_as_not_built_with_the_reason) {
         if (caps.built) continue; /* cuda, built when nvcc is found: tests/cuda */
         CHECK(!caps.built && !caps.available);
         CHECK(strstr(caps.reason, "not built into this library") != NULL);
-        CHECK(strstr(caps.reason, i == 0 ? "future work" : "nvcc") != NULL);
+        if (i == 0) CHECK(strstr(caps.reason, "future work") != NULL);
         /* nothing is declared for a platform that is not there */
         CHECK_EQ(caps.strategies, 0);
         CHECK_EQ(caps.default_strategy, 0);
