@@ -62,7 +62,7 @@ struct simi_exec {
     simi_hook **hooks;
     size_t nhooks;
     pthread_mutex_t lock;
-    pthread_cond_t cond;
+    simi_cv cond;
     int running;
     int stop;
     uint64_t gen;
@@ -525,7 +525,7 @@ static void run_lane(simi_exec *x, int lane) {
         sim_status err = SIM_OK;
         pthread_mutex_lock(&x->lock);
         for (uint32_t d = 0; d < nd->ndeps; d++) {
-            while (!x->done[nd->deps[d]]) pthread_cond_wait(&x->cond, &x->lock);
+            SIMI_WAIT_WHILE(&x->cond, &x->lock, !x->done[nd->deps[d]]);
             if (!err) err = x->status[nd->deps[d]];
         }
         pthread_mutex_unlock(&x->lock);
@@ -533,7 +533,7 @@ static void run_lane(simi_exec *x, int lane) {
         pthread_mutex_lock(&x->lock);
         x->done[i] = 1;
         x->status[i] = err;
-        pthread_cond_broadcast(&x->cond);
+        simi_cv_broadcast(&x->cond);
         pthread_mutex_unlock(&x->lock);
     }
 }
@@ -550,14 +550,14 @@ static void *lane_main(void *p) {
     uint64_t seen = 0;
     pthread_mutex_lock(&x->lock);
     for (;;) {
-        while (x->gen == seen && !x->stop) pthread_cond_wait(&x->cond, &x->lock);
+        SIMI_WAIT_WHILE(&x->cond, &x->lock, x->gen == seen && !x->stop);
         if (x->stop) break;
         seen = x->gen;
         pthread_mutex_unlock(&x->lock);
         run_lane(x, a.lane);
         pthread_mutex_lock(&x->lock);
         x->lanes_left--;
-        pthread_cond_broadcast(&x->cond);
+        simi_cv_broadcast(&x->cond);
     }
     pthread_mutex_unlock(&x->lock);
     return NULL;
@@ -565,20 +565,20 @@ static void *lane_main(void *p) {
 
 void simi_exec_run(simi_exec *x, sim_status *err) {
     pthread_mutex_lock(&x->lock);
-    while (x->running) pthread_cond_wait(&x->cond, &x->lock); /* launches never overlap */
+    SIMI_WAIT_WHILE(&x->cond, &x->lock, x->running); /* launches never overlap */
     x->running = 1;
     memset(x->done, 0, x->n);
     memset(x->status, 0, x->n * sizeof *x->status);
     x->lanes_left = x->nlanes - 1;
     x->gen++;
-    pthread_cond_broadcast(&x->cond);
+    simi_cv_broadcast(&x->cond);
     pthread_mutex_unlock(&x->lock);
     run_lane(x, 0);
     pthread_mutex_lock(&x->lock);
-    while (x->lanes_left > 0) pthread_cond_wait(&x->cond, &x->lock);
+    SIMI_WAIT_WHILE(&x->cond, &x->lock, x->lanes_left > 0);
     for (uint32_t i = 0; i < x->n && *err == SIM_OK; i++) *err = x->status[i];
     x->running = 0;
-    pthread_cond_broadcast(&x->cond);
+    simi_cv_broadcast(&x->cond);
     pthread_mutex_unlock(&x->lock);
 }
 
@@ -586,7 +586,7 @@ void simi_exec_put(simi_exec *x) {
     if (atomic_fetch_sub(&x->refs, 1) != 1) return;
     pthread_mutex_lock(&x->lock);
     x->stop = 1;
-    pthread_cond_broadcast(&x->cond);
+    simi_cv_broadcast(&x->cond);
     pthread_mutex_unlock(&x->lock);
     for (int i = 0; i < x->nthreads; i++) pthread_join(x->threads[i], NULL);
     nodes_free(x->nodes, x->n);
@@ -596,7 +596,7 @@ void simi_exec_put(simi_exec *x) {
     free(x->done);
     free(x->status);
     pthread_mutex_destroy(&x->lock);
-    pthread_cond_destroy(&x->cond);
+    simi_cv_destroy(&x->cond);
     free(x);
 }
 
@@ -608,7 +608,7 @@ sim_status sim_graph_instantiate(sim_graph_exec *exec, sim_graph graph) {
     if (!x) return simi_fail(SIM_OUT_OF_MEMORY, "host allocation failed");
     atomic_init(&x->refs, 1);
     pthread_mutex_init(&x->lock, NULL);
-    pthread_cond_init(&x->cond, NULL);
+    simi_cv_init(&x->cond);
     pthread_mutex_lock(&g_sim.lock);
     simi_graph *g = simi_handle_get(graph, SIMI_T_GRAPH);
     if (!g)

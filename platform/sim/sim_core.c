@@ -5,6 +5,7 @@
 #include "sim_internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,70 @@ bool simi_dev_dead(const simi_device *dev) {
 }
 
 /* ------------------------------------------------------------------ */
+/* hand-offs (sim_internal.h)                                          */
+
+static atomic_int g_spinning; /* threads spinning (not yielding) in simi_cv_wait */
+
+void simi_cv_init(simi_cv *cv) {
+    pthread_cond_init(&cv->cond, NULL);
+    atomic_init(&cv->gen, 0);
+}
+
+void simi_cv_destroy(simi_cv *cv) { pthread_cond_destroy(&cv->cond); }
+
+void simi_cv_signal(simi_cv *cv) {
+    atomic_fetch_add_explicit(&cv->gen, 1, memory_order_release);
+    pthread_cond_signal(&cv->cond);
+}
+
+void simi_cv_broadcast(simi_cv *cv) {
+    atomic_fetch_add_explicit(&cv->gen, 1, memory_order_release);
+    pthread_cond_broadcast(&cv->cond);
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+void simi_cv_wait(simi_cv *cv, pthread_mutex_t *m, simi_wait *w) {
+    if (w->phase == 0) {
+        w->phase = g_sim.spin_ns ? 1 : 2;
+        if (w->phase == 1) w->deadline = simi_now_ns() + g_sim.spin_ns;
+    }
+    if (w->phase == 2) {
+        pthread_cond_wait(&cv->cond, m);
+        return;
+    }
+    /* The generation read under the mutex: any change of the waited-for
+     * state from now on is made under the mutex and advances it. */
+    unsigned g = atomic_load_explicit(&cv->gen, memory_order_relaxed);
+    pthread_mutex_unlock(m);
+    bool spin = atomic_fetch_add_explicit(&g_spinning, 1, memory_order_relaxed) < g_sim.spinners;
+    if (!spin) atomic_fetch_sub_explicit(&g_spinning, 1, memory_order_relaxed);
+    for (;;) {
+        if (spin) {
+            for (int i = 0; i < 32; i++) {
+                if (atomic_load_explicit(&cv->gen, memory_order_acquire) != g) break;
+                cpu_relax();
+            }
+        } else {
+            sched_yield();
+        }
+        if (atomic_load_explicit(&cv->gen, memory_order_acquire) != g) break;
+        if (simi_now_ns() >= w->deadline) {
+            w->phase = 2;
+            break;
+        }
+    }
+    if (spin) atomic_fetch_sub_explicit(&g_spinning, 1, memory_order_relaxed);
+    pthread_mutex_lock(m);
+}
+
+/* ------------------------------------------------------------------ */
 /* initialisation                                                      */
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -93,6 +158,8 @@ static void init_once(void) {
     g_sim.ndevices = (int)env_long("KCTX_SIM_DEVICES", 2, 1, SIMI_MAX_DEVICES);
     g_sim.cores = (int)env_long("KCTX_SIM_CORES", 4, 1, SIMI_MAX_CORES);
     g_sim.memory = (uint64_t)env_long("KCTX_SIM_MEMORY_MB", 256, 1, 65536) << 20;
+    g_sim.spin_ns = (uint64_t)env_long("KCTX_SIM_SPIN_US", SIMI_DEFAULT_SPIN_US, 0, 100000) * 1000u;
+    g_sim.spinners = (int)env_long("KCTX_SIM_SPINNERS", 0, 0, 1024);
     g_sim.next_capture_id = 1;
     for (int i = 0; i < g_sim.ndevices; i++) {
         simi_device *d = &g_sim.dev[i];
@@ -100,9 +167,9 @@ static void init_once(void) {
         d->cores = g_sim.cores;
         d->capacity = g_sim.memory;
         pthread_mutex_init(&d->core_lock, NULL);
-        pthread_cond_init(&d->core_cond, NULL);
+        simi_cv_init(&d->core_cond);
         pthread_mutex_init(&d->done_lock, NULL);
-        pthread_cond_init(&d->done_cond, NULL);
+        simi_cv_init(&d->done_cond);
         pthread_mutex_init(&d->thr_lock, NULL);
         pthread_cond_init(&d->thr_cond, NULL);
         if (simi_heap_init(&d->heap, d->capacity) != 0 || simi_device_start(d) != 0) {

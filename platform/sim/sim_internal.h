@@ -28,6 +28,49 @@
 #define SIMI_MAX_BLOCK_DIM 65536u
 #define SIMI_ALIGN 256u
 #define SIMI_REDZONE 256u
+#define SIMI_DEFAULT_SPIN_US 20 /* KCTX_SIM_SPIN_US when unset (docs/sim.md: measured) */
+
+/* ---- hand-offs (sim_core.c) ----
+ *
+ * The sim's threads (stream workers, AICore cores, graph lanes and the
+ * host's synchronising threads) hand work to each other through condition
+ * variables. A thread parked in pthread_cond_wait takes a futex wake-up to
+ * resume, which costs tens of microseconds on a virtual machine; real
+ * runtimes' host threads therefore spin briefly before they sleep (CUDA's
+ * cudaDeviceScheduleAuto). A simi_cv is a condition variable with a
+ * generation that every signal and broadcast advances (under the mutex):
+ *
+ *     pthread_mutex_lock(m);
+ *     SIMI_WAIT_WHILE(&cv, m, !ready);    // instead of while (!ready) cond_wait
+ *     ...
+ *     ready = 1; simi_cv_broadcast(&cv);  // under m, as before
+ *
+ * Each wait first watches the generation with the mutex released for up to
+ * KCTX_SIM_SPIN_US microseconds (g_sim.spin_ns; 0: park at once) — as a
+ * spinner while fewer than g_sim.spinners threads spin (pause instructions),
+ * otherwise yielding the processor (sched_yield) at every look — re-taking
+ * the mutex and re-checking its condition whenever the generation moves; then
+ * it parks in pthread_cond_wait. The condition is only ever decided under
+ * the mutex and the signal is always sent, so the spin can delay nothing
+ * but its own thread, and a wake-up cannot be lost: a waiter that parks
+ * checked its condition under the mutex the signaller must take. */
+typedef struct simi_cv {
+    pthread_cond_t cond;
+    atomic_uint gen; /* advanced under the mutex by every signal and broadcast */
+} simi_cv;
+typedef struct simi_wait {
+    uint64_t deadline; /* end of the spin (ns, simi_now_ns) */
+    int phase;         /* 0 not waited yet, 1 spinning, 2 parking */
+} simi_wait;
+void simi_cv_init(simi_cv *cv);
+void simi_cv_destroy(simi_cv *cv);
+/* mutex held */
+void simi_cv_signal(simi_cv *cv);
+void simi_cv_broadcast(simi_cv *cv);
+/* One step of a wait (mutex held in and out): spin or park once. */
+void simi_cv_wait(simi_cv *cv, pthread_mutex_t *m, simi_wait *w);
+#define SIMI_WAIT_WHILE(cv, m, cond) \
+    for (simi_wait simi_w_ = {0, 0}; (cond);) simi_cv_wait((cv), (m), &simi_w_)
 
 /* ---- handle table (sim_core.c) ---- */
 enum simi_type {
@@ -129,7 +172,7 @@ void simi_op_free(simi_op *op);            /* drops module use / rec ref */
 typedef struct simi_core {
     pthread_t thread;
     pthread_mutex_t lock;
-    pthread_cond_t cond;
+    simi_cv cond;
     struct simi_block_job *job;
 } simi_core;
 
@@ -153,11 +196,11 @@ struct simi_device {
     simi_heap heap;         /* g_sim.lock */
     /* execution */
     pthread_mutex_t core_lock;
-    pthread_cond_t core_cond;
+    simi_cv core_cond;
     uint64_t core_free_mask; /* core_lock */
     simi_core core[SIMI_MAX_CORES];
     pthread_mutex_t done_lock;
-    pthread_cond_t done_cond;
+    simi_cv done_cond;
     /* stream worker threads alive (for reset) */
     pthread_mutex_t thr_lock;
     pthread_cond_t thr_cond;
@@ -176,6 +219,8 @@ typedef struct simi_global {
     int ndevices;
     int cores;
     uint64_t memory;
+    uint64_t spin_ns; /* KCTX_SIM_SPIN_US: spin of a hand-off wait before it parks */
+    int spinners;     /* KCTX_SIM_SPINNERS: threads spinning at once; the others yield */
     simi_device dev[SIMI_MAX_DEVICES];
     uint64_t next_capture_id;
     simi_capture *captures; /* active (not ended) captures, linked */
@@ -227,8 +272,8 @@ struct simi_stream {
     sim_stream handle;
     pthread_t thread;
     pthread_mutex_t qlock;
-    pthread_cond_t qcond;    /* worker waits for work */
-    pthread_cond_t idlecond; /* synchronisers wait for idle */
+    simi_cv qcond;    /* worker waits for work */
+    simi_cv idlecond; /* synchronisers wait for idle */
     simi_op *head, *tail;
     int busy;
     int exiting;

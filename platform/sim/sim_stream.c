@@ -34,7 +34,7 @@ static void rec_complete(simi_rec *r, sim_status st) {
     r->done = 1;
     r->status = st;
     r->t_ns = simi_now_ns();
-    pthread_cond_broadcast(&dev->done_cond);
+    simi_cv_broadcast(&dev->done_cond);
     pthread_mutex_unlock(&dev->done_lock);
 }
 
@@ -144,7 +144,7 @@ typedef struct simi_block_job {
     sim_kernel_ctx kctx;
     exec_ctx *ec;
     pthread_mutex_t *lock;
-    pthread_cond_t *cond;
+    simi_cv *cond;
     int *remaining;
 } simi_block_job;
 
@@ -166,13 +166,13 @@ static void *core_main(void *p) {
     simi_core *c = &a.dev->core[a.id];
     for (;;) {
         pthread_mutex_lock(&c->lock);
-        while (!c->job) pthread_cond_wait(&c->cond, &c->lock);
+        SIMI_WAIT_WHILE(&c->cond, &c->lock, !c->job);
         simi_block_job *j = c->job;
         c->job = NULL;
         pthread_mutex_unlock(&c->lock);
         run_block(j);
         pthread_mutex_lock(j->lock);
-        if (--*j->remaining == 0) pthread_cond_signal(j->cond);
+        if (--*j->remaining == 0) simi_cv_signal(j->cond);
         pthread_mutex_unlock(j->lock);
     }
     return NULL;
@@ -183,7 +183,7 @@ int simi_device_start(simi_device *dev) {
     for (int i = 0; i < dev->cores; i++) {
         simi_core *c = &dev->core[i];
         pthread_mutex_init(&c->lock, NULL);
-        pthread_cond_init(&c->cond, NULL);
+        simi_cv_init(&c->cond);
         core_arg *a = malloc(sizeof *a);
         if (!a) return -1;
         *a = (core_arg){dev, i};
@@ -202,10 +202,10 @@ int simi_device_start(simi_device *dev) {
 
 void simi_device_wake_all(simi_device *dev) {
     pthread_mutex_lock(&dev->core_lock);
-    pthread_cond_broadcast(&dev->core_cond);
+    simi_cv_broadcast(&dev->core_cond);
     pthread_mutex_unlock(&dev->core_lock);
     pthread_mutex_lock(&dev->done_lock);
-    pthread_cond_broadcast(&dev->done_cond);
+    simi_cv_broadcast(&dev->done_cond);
     pthread_mutex_unlock(&dev->done_lock);
 }
 
@@ -223,8 +223,9 @@ static sim_status run_kernel(simi_device *dev, simi_op *op) {
         uint32_t w = bd < (uint32_t)dev->cores ? bd : (uint32_t)dev->cores;
         int ids[SIMI_MAX_CORES];
         pthread_mutex_lock(&dev->core_lock);
-        while ((uint32_t)__builtin_popcountll(dev->core_free_mask) < w && !simi_dev_dead(dev))
-            pthread_cond_wait(&dev->core_cond, &dev->core_lock);
+        SIMI_WAIT_WHILE(&dev->core_cond, &dev->core_lock,
+                        (uint32_t)__builtin_popcountll(dev->core_free_mask) < w &&
+                            !simi_dev_dead(dev));
         if ((uint32_t)__builtin_popcountll(dev->core_free_mask) < w) {
             pthread_mutex_unlock(&dev->core_lock); /* the device died while we waited for cores */
             return SIM_DEVICE_LOST;
@@ -240,7 +241,8 @@ static sim_status run_kernel(simi_device *dev, simi_op *op) {
 
         simi_block_job jobs[SIMI_MAX_CORES];
         pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-        pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+        simi_cv cond;
+        simi_cv_init(&cond);
         for (uint32_t base = 0; base < bd; base += w) {
             uint32_t n = bd - base < w ? bd - base : w;
             int remaining = (int)n - 1;
@@ -260,19 +262,19 @@ static sim_status run_kernel(simi_device *dev, simi_op *op) {
                 simi_core *c = &dev->core[ids[j]];
                 pthread_mutex_lock(&c->lock);
                 c->job = &jobs[j];
-                pthread_cond_signal(&c->cond);
+                simi_cv_signal(&c->cond);
                 pthread_mutex_unlock(&c->lock);
             }
             run_block(&jobs[0]);
             pthread_mutex_lock(&lock);
-            while (remaining > 0) pthread_cond_wait(&cond, &lock);
+            SIMI_WAIT_WHILE(&cond, &lock, remaining > 0);
             pthread_mutex_unlock(&lock);
         }
         pthread_mutex_destroy(&lock);
-        pthread_cond_destroy(&cond);
+        simi_cv_destroy(&cond);
         pthread_mutex_lock(&dev->core_lock);
         dev->core_free_mask |= taken;
-        pthread_cond_broadcast(&dev->core_cond);
+        simi_cv_broadcast(&dev->core_cond);
         pthread_mutex_unlock(&dev->core_lock);
     }
     if (atomic_load(&dev->lost)) return SIM_DEVICE_LOST;
@@ -321,7 +323,7 @@ void simi_exec_op(simi_device *dev, simi_op *op, sim_status *err) {
     case SIMI_OP_WAIT: {
         simi_rec *r = op->u.rec.rec;
         pthread_mutex_lock(&dev->done_lock);
-        while (!r->done && !simi_dev_dead(dev)) pthread_cond_wait(&dev->done_cond, &dev->done_lock);
+        SIMI_WAIT_WHILE(&dev->done_cond, &dev->done_lock, !r->done && !simi_dev_dead(dev));
         sim_status rs = r->done ? r->status : SIM_DEVICE_LOST;
         pthread_mutex_unlock(&dev->done_lock);
         if (*err == SIM_OK) *err = rs;
@@ -343,8 +345,8 @@ void simi_exec_op(simi_device *dev, simi_op *op, sim_status *err) {
 void simi_stream_put(simi_stream *s) {
     if (atomic_fetch_sub(&s->refs, 1) != 1) return;
     pthread_mutex_destroy(&s->qlock);
-    pthread_cond_destroy(&s->qcond);
-    pthread_cond_destroy(&s->idlecond);
+    simi_cv_destroy(&s->qcond);
+    simi_cv_destroy(&s->idlecond);
     free(s->deps);
     free(s);
 }
@@ -357,13 +359,13 @@ void simi_stream_push(simi_stream *s, simi_op *op) {
     else
         s->head = op;
     s->tail = op;
-    pthread_cond_signal(&s->qcond);
+    simi_cv_signal(&s->qcond);
     pthread_mutex_unlock(&s->qlock);
 }
 
 sim_status simi_stream_wait_idle(simi_stream *s) {
     pthread_mutex_lock(&s->qlock);
-    while (s->head || s->busy) pthread_cond_wait(&s->idlecond, &s->qlock);
+    SIMI_WAIT_WHILE(&s->idlecond, &s->qlock, s->head || s->busy);
     sim_status st = s->error;
     pthread_mutex_unlock(&s->qlock);
     return st;
@@ -374,7 +376,7 @@ static void *stream_main(void *p) {
     simi_device *dev = s->dev;
     for (;;) {
         pthread_mutex_lock(&s->qlock);
-        while (!s->head) pthread_cond_wait(&s->qcond, &s->qlock);
+        SIMI_WAIT_WHILE(&s->qcond, &s->qlock, !s->head);
         simi_op *op = s->head;
         s->head = op->next;
         if (!s->head) s->tail = NULL;
@@ -385,7 +387,7 @@ static void *stream_main(void *p) {
             free(op);
             pthread_mutex_lock(&s->qlock);
             s->busy = 0;
-            pthread_cond_broadcast(&s->idlecond);
+            simi_cv_broadcast(&s->idlecond);
             pthread_mutex_unlock(&s->qlock);
             break;
         }
@@ -405,7 +407,7 @@ static void *stream_main(void *p) {
         }
         s->error = err;
         s->busy = 0;
-        if (!s->head) pthread_cond_broadcast(&s->idlecond);
+        if (!s->head) simi_cv_broadcast(&s->idlecond);
         pthread_mutex_unlock(&s->qlock);
         simi_op_free(op);
     }
@@ -446,8 +448,8 @@ sim_status sim_stream_create(sim_stream *stream) {
     atomic_init(&s->refs, 2); /* handle + worker */
     s->dev = dev;
     pthread_mutex_init(&s->qlock, NULL);
-    pthread_cond_init(&s->qcond, NULL);
-    pthread_cond_init(&s->idlecond, NULL);
+    simi_cv_init(&s->qcond);
+    simi_cv_init(&s->idlecond);
     pthread_mutex_lock(&dev->thr_lock);
     dev->live_threads++;
     pthread_mutex_unlock(&dev->thr_lock);
@@ -553,7 +555,7 @@ sim_status sim_stream_synchronize_timeout(sim_stream stream, uint32_t timeout_ms
     int timed_out = 0;
     pthread_mutex_lock(&s->qlock);
     while ((s->head || s->busy) && !timed_out)
-        timed_out = pthread_cond_timedwait(&s->idlecond, &s->qlock, &dl) == ETIMEDOUT;
+        timed_out = pthread_cond_timedwait(&s->idlecond.cond, &s->qlock, &dl) == ETIMEDOUT;
     if (timed_out && !s->head && !s->busy) timed_out = 0;
     st = s->error;
     pthread_mutex_unlock(&s->qlock);
@@ -907,7 +909,7 @@ sim_status sim_event_synchronize(sim_event event) {
     if (st || !r) return st;
     simi_device *dev = r->dev;
     pthread_mutex_lock(&dev->done_lock);
-    while (!r->done && !simi_dev_dead(dev)) pthread_cond_wait(&dev->done_cond, &dev->done_lock);
+    SIMI_WAIT_WHILE(&dev->done_cond, &dev->done_lock, !r->done && !simi_dev_dead(dev));
     st = r->done ? SIM_OK : SIM_DEVICE_LOST;
     pthread_mutex_unlock(&dev->done_lock);
     simi_rec_put(r);
