@@ -201,7 +201,8 @@ def describe(name, s, f):
             parts.append("flat up to x = %s, then %s (x^%.2f)" % (fx(f["cross"]),
                                                                   growth_word(k), k))
     else:
-        parts.append("flat: %s" % fmt(f["a"], unit))
+        parts.append("flat: %s..%s, mean %s (no growing part fits)" % (
+            fmt(min(ys), unit), fmt(max(ys), unit), fmt(f["a"], unit)))
     if "slope" in f:
         parts.append("log-log slope %.2f over %s..%s, %.2f over the top three points" % (
             f["slope"], fx(lo if lo > 0 else pts[1][0]), fx(hi), f["top_slope"]))
@@ -229,7 +230,10 @@ class Axis:
         t = math.log10(v) if self.log else v
         return self.p0 + (t - self.lo) / (self.hi - self.lo) * (self.p1 - self.p0)
 
-    def ticks(self):
+    def ticks(self, binary=False):
+        if self.log and binary:  # powers of 4 (1 KiB, 4 KiB, ...) inside the decades
+            lo, hi = 10.0 ** self.lo, 10.0 ** self.hi
+            return [4.0 ** e for e in range(0, 40) if lo <= 4.0 ** e <= hi]
         if self.log:
             return [10.0 ** e for e in range(int(self.lo), int(self.hi) + 1)]
         span = self.hi - self.lo
@@ -261,7 +265,7 @@ def esc(t):
     return t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def svg(name, s, f, title_extra):
+def svg(name, s, f, title_extra, note):
     pts = s["pts"]
     unit, xu = s["unit"], X_UNIT.get(name, "")
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
@@ -285,12 +289,12 @@ def svg(name, s, f, title_extra):
         L, esc("growth_%s" % name)))
     o.append('<text x="%d" y="40" font-size="11" fill="#444">%s</text>' % (L, esc(title_extra)))
     # grid and ticks
-    for tv in ax.ticks():
+    for tv in ax.ticks(binary=xu == "B"):
         px = ax(tv)
         o.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>' % (px, T, px, H - B))
         o.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (
             px, H - B + 16, esc(fmt(tv, xu) if xu else "%g" % tv)))
-    for tv in ay.ticks():
+    for tv in ay.ticks(binary=unit == "B"):
         py = ay(tv)
         o.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>' % (L, py, W - R, py))
         o.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>' % (
@@ -328,6 +332,9 @@ def svg(name, s, f, title_extra):
              'stroke-dasharray="6,4"/>' % (lx - 6, ly + 12, lx + 6, ly + 12))
     o.append('<text x="%d" y="%d">fit: %s + %s &#215; x^%.2f</text>' % (
         lx + 10, ly + 16, esc(fmt(max(a, 0.0), unit)), esc(fmt(c, unit)), k))
+    if note:
+        o.append('<text x="%d" y="%d" font-size="10" fill="#666" text-anchor="end">%s</text>' % (
+            W - 4, H - 4, esc(note)))
     o.append("</svg>")
     return "\n".join(o) + "\n"
 
@@ -350,11 +357,10 @@ def main():
         f = fit(s["pts"])
         d = describe(name, s, f)
         words = d.split("; ")
-        extra = (words[1] if words[0].startswith("fit ") else words[0]) + (
-            (" — " + args.note) if args.note else "")
+        extra = words[1] if words[0].startswith("fit ") else words[0]
         path = os.path.join(args.out, "growth_%s.svg" % name)
         with open(path, "w") as fh:
-            fh.write(svg(name, s, f, extra))
+            fh.write(svg(name, s, f, extra, args.note))
         pts = ", ".join("%s: %s" % (fmt(x, X_UNIT.get(name, "")) if X_UNIT.get(name) else "%g" % x,
                                     fmt(y, s["unit"])) for x, y in s["pts"])
         print("| `growth_%s` | %s | %s |" % (name, pts, d))

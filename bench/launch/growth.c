@@ -38,9 +38,9 @@
  *    device bytes (sim_mem_stats) of the context over the reading before it
  *    was created;
  *  - memory_host_vs_callables (B): the process's heap bytes in use
- *    (mallinfo2: arena + mmapped) over the same reading — libkctx, the sim
- *    and the loader's records of the modules loaded, all on the calling
- *    thread; not measured where mallinfo2 is unavailable or reads 0 (ASan).
+ *    (mallinfo2, all arenas: in use + mmapped) over the same reading —
+ *    libkctx, the sim and the loader's records of the modules loaded; not
+ *    measured where mallinfo2 is unavailable or reads 0 (ASan).
  *
  * --quick: fewer and smaller points, 3 repeats (a few seconds).
  * --only SERIES (repeatable): measure only the series named (prefix match on
