@@ -115,8 +115,10 @@ void simi_cv_wait(simi_cv *cv, pthread_mutex_t *m, simi_wait *w) {
      * state from now on is made under the mutex and advances it. */
     unsigned g = atomic_load_explicit(&cv->gen, memory_order_relaxed);
     pthread_mutex_unlock(m);
-    bool spin = atomic_fetch_add_explicit(&g_spinning, 1, memory_order_relaxed) < g_sim.spinners;
-    if (!spin) atomic_fetch_sub_explicit(&g_spinning, 1, memory_order_relaxed);
+    bool spin = g_sim.spinners > 0 &&
+                atomic_fetch_add_explicit(&g_spinning, 1, memory_order_relaxed) < g_sim.spinners;
+    if (!spin && g_sim.spinners > 0)
+        atomic_fetch_sub_explicit(&g_spinning, 1, memory_order_relaxed);
     for (;;) {
         if (spin) {
             for (int i = 0; i < 32; i++) {
