@@ -327,7 +327,8 @@ def svg(name, s, f, title_extra, note):
     # legend
     lx, ly = L + 10, T + 16
     o.append('<circle cx="%d" cy="%d" r="4" fill="#1f77b4"/>' % (lx, ly - 4))
-    o.append('<text x="%d" y="%d">measured (median)</text>' % (lx + 10, ly))
+    o.append('<text x="%d" y="%d">measured%s</text>' % (
+        lx + 10, ly, " (median)" if unit == "ns" else ""))
     o.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#d62728" stroke-width="1.5" '
              'stroke-dasharray="6,4"/>' % (lx - 6, ly + 12, lx + 6, ly + 12))
     o.append('<text x="%d" y="%d">fit: %s + %s &#215; x^%.2f</text>' % (
