@@ -83,7 +83,7 @@ static const char *const k_known[] = {
     "launch_overhead",     "launch_allocs",  "replay_protocol", "replay_vs_eager",
     "validate_throughput", "prepare_dedup",  "task_dispatch",   "sim_enqueue",
     "context_footprint",   "trace_overhead", "sim_roundtrip",   "opencl_launch_overhead",
-    "opencl_dag_dispatch",
+    "opencl_dag_dispatch", "growth",
 };
 
 /* The platform a benchmark runs on: opencl for the opencl_* ones, else the
