@@ -82,7 +82,8 @@ typedef struct kctx_cuda_params {
  * and `nargs`, and returns 0, or nonzero for a failure. The wrapper is the
  * gate prologue: when the launch is gated (host-ordered) and the runtime
  * image's error word is set (poisoned, quarantined, a concurrent launch, a
- * failed task), the body does not run (K23, K35). A failure is recorded in
+ * failed task), the body does not run (K23, K35); the word is read once per
+ * block (thread 0, then a barrier), so a block's threads decide alike. A failure is recorded in
  * the error word (TASK_FAILED, detail: the task index), which closes every
  * later gate; the kernel still returns normally (a CUDA kernel has no
  * non-fatal error). Trace records (K32) are written by thread 0 of each
@@ -131,14 +132,19 @@ __device__ static inline void kctx_cuda_trace_append(kctx_task_rt *rt, uint32_t 
         const kctx_task_header *h = (const kctx_task_header *)p.bytes;                         \
         kctx_task_rt *rt = (kctx_task_rt *)(uintptr_t)h->runtime_image;                        \
         const bool gated = (h->flags & KCTX_TASK_GATED) && rt;                                 \
-        if (gated && *(volatile uint32_t *)&rt->error != KCTX_TASK_ERR_NONE) return;           \
+        /* one read of the gate per block, so that every thread decides alike */               \
+        __shared__ int kctx_closed_;                                                           \
+        if (threadIdx.x == 0)                                                                  \
+            kctx_closed_ = gated && *(volatile uint32_t *)&rt->error != KCTX_TASK_ERR_NONE;    \
+        __syncthreads();                                                                       \
+        if (kctx_closed_) return;                                                              \
         unsigned long long t0 = kctx_cuda_clock_ns();                                          \
         int failed = name##__kctx_body((const uint64_t *)(h + 1), h->nbindings);               \
         if (failed && gated &&                                                                 \
             atomicCAS((unsigned int *)&rt->error, KCTX_TASK_ERR_NONE,                          \
                       KCTX_TASK_ERR_TASK_FAILED) == KCTX_TASK_ERR_NONE)                        \
             *(volatile uint64_t *)&rt->error_detail = h->task;                                 \
-        __syncthreads();                                                                       \
+        __syncthreads(); /* the block's span ends when its last thread is done */              \
         if ((h->flags & KCTX_TASK_TRACE) && rt && threadIdx.x == 0)                            \
             kctx_cuda_trace_append(rt, KCTX_TASK_TRACE_TASK, t0, kctx_cuda_clock_ns(),         \
                                    h->launch_id, blockIdx.x, h->task, h->func_id, blockIdx.x); \

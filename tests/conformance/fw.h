@@ -244,5 +244,8 @@ int fw_opencl_device_count(void);
 /* The cuda platform's driver (fw_cuda.c; built with the cuda platform):
  * the CUDA driver API, or the CUDA driver double with the sim's hooks. */
 const fw_driver *fw_cuda_driver(void);
+/* The CUDA driver's device count (cuDeviceGetCount); 0 when the driver
+ * cannot be used (fw_cuda_driver()->last_error() says why). */
+int fw_cuda_device_count(void);
 
 #endif

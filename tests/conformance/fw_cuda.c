@@ -37,6 +37,7 @@
     X(cuInit, (unsigned int))                                                             \
     X(cuGetErrorName, (CUresult, const char **))                                          \
     X(cuGetErrorString, (CUresult, const char **))                                        \
+    X(cuDeviceGetCount, (int *))                                                          \
     X(cuDeviceGetName, (char *, int, CUdevice))                                           \
     X(cuDeviceGetAttribute, (int *, CUdevice_attribute, CUdevice))                        \
     X(cuCtxGetDevice, (CUdevice *))                                                       \
@@ -288,6 +289,11 @@ static fw_status c_device_info(int device, char *name, size_t name_size, unsigne
                   (CUdevice)device);
     if (st == FW_OK) *cores = (unsigned)sms;
     return st;
+}
+
+int fw_cuda_device_count(void) {
+    int n = 0;
+    return CALL(cuDeviceGetCount, &n) == FW_OK ? n : 0;
 }
 
 /* ---- the double's K4 counters ---- */

@@ -5,6 +5,7 @@ as a PyTorch or CuPy user passes ``stream.cuda_stream`` / ``stream.ptr`` and
 played with kctx.sim (its stream handles and device addresses are the
 double's CUstream and CUdeviceptr values). Each check runs in a fresh
 interpreter: the platform registry reads KCTX_CUDA_DRIVER once per process.
+K18: the caller stream is a native handle (an integer, 0 included on CUDA).
 """
 from __future__ import annotations
 

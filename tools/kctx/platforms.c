@@ -108,6 +108,37 @@ static int opencl_devices(FILE *out, json_writer *jw) {
 }
 #endif
 
+#ifdef KCTX_FW_CUDA
+/* cuda: the devices through the suite's CUDA framework driver (the driver
+ * KCTX_CUDA_DRIVER names, as the platform loads it). */
+static int cuda_devices(FILE *out, json_writer *jw) {
+    const fw_driver *fw = fw_cuda_driver();
+    int n = fw_cuda_device_count();
+    if (jw) json_array_begin(jw, "devices");
+    for (int d = 0; d < n; d++) {
+        char name[128] = "";
+        unsigned sms = 0;
+        if (fw->device_info(d, name, sizeof name, &sms) != FW_OK) {
+            if (jw) json_array_end(jw);
+            fprintf(stderr, "kctx platforms: error: CUDA device %d: %s\n", d, fw->last_error());
+            return -1;
+        }
+        if (jw) {
+            json_object_begin(jw, NULL);
+            json_u64(jw, "index", (uint64_t)d);
+            json_string(jw, "name", name);
+            json_u64(jw, "aicore_count", (uint64_t)sms);
+            json_object_end(jw);
+        } else {
+            fprintf(out, "  device %d  %s\n    multiprocessors %u\n", d, name, sms);
+        }
+    }
+    if (jw) json_array_end(jw);
+    if (!jw && n == 0) fprintf(out, "  no device\n");
+    return 0;
+}
+#endif
+
 /* ------------------------------------------------------------------ */
 /* the catalogue: the registry's platforms, with the tool's extras       */
 
@@ -118,7 +149,7 @@ static const tool_platform k_extras[] = {
     {"opencl", fw_opencl_driver, opencl_devices},
 #endif
 #ifdef KCTX_FW_CUDA
-    {"cuda", fw_cuda_driver, NULL},
+    {"cuda", fw_cuda_driver, cuda_devices},
 #endif
 };
 #define NEXTRAS (sizeof k_extras / sizeof k_extras[0])
