@@ -17,7 +17,10 @@
  * same parameter sizes); instantiate; time it the same way.
  *
  * R repeats, the two sides' order alternating (kctx then baseline, baseline
- * then kctx, ...); medians.
+ * then kctx, ...); medians. Every replay's status is checked, and after the
+ * last one the kctx side's device report too (kctx_check: device OK, no
+ * refused replay, no concurrent launch — a replay the device protocol
+ * skipped or refused would show there), so the figure is of work done.
  *   metric replay_protocol value=<ns per replay+sync> unit=ns baseline=<ns> ratio=<kctx/base> n=<R>
  */
 #include "launch_common.h"
@@ -115,6 +118,19 @@ int main(int argc, char **argv) {
                     base_first ? "baseline" : "kctx", kv[r], bv[r]);
     }
 
+    if (run_k) { /* every replay ran the protocol: none refused, none overlapped */
+        kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+        lb_kctx_check(kctx_check(K.ctx, &rep), "kctx_check after the replays");
+        if (rep.device_status != KCTX_OK || rep.refused_replays != 0 ||
+            rep.concurrent_launches != 0) {
+            fprintf(stderr,
+                    "replay_protocol: error: after the replays the device reports %s, %u refused "
+                    "replays, %u concurrent launches\n",
+                    kctx_status_name(rep.device_status), rep.refused_replays,
+                    rep.concurrent_launches);
+            return EXIT_FAILURE;
+        }
+    }
     lb_sim_check(sim_graph_exec_destroy(kx), "sim_graph_exec_destroy");
     lb_sim_check(sim_graph_exec_destroy(bx), "sim_graph_exec_destroy");
     lb_chain_close(&Bs.chain);
