@@ -87,36 +87,6 @@ static int point(const char *series, double v, const char *unit, double x, int n
 
 /* ---- images --------------------------------------------------------------------- */
 
-static lb_image finish(kctx_image_builder *b, const char *what, uint32_t tasks) {
-    lb_image img = {NULL, 0, tasks};
-    char msg[160] = "";
-    if (b == NULL) kb_fatal("kctx_image_builder_new(%s): out of memory", what);
-    kctx_build_status s = kctx_image_builder_finish(b, &img.bytes, &img.size, msg, sizeof msg);
-    kctx_image_builder_free(b);
-    if (s != KCTX_BUILD_OK) kb_fatal("building the %s image failed (%d): %s", what, (int)s, msg);
-    return img;
-}
-
-/* The child "count" (k_add_u32: buf, n_value) with the module; its id. */
-static uint32_t add_count_child(kctx_image_builder *b) {
-    const void *mod;
-    size_t mod_size;
-    uint32_t fid = 0;
-    lb_kernels_module(&mod, &mod_size);
-    kctx_image_builder_child(b, "count", "t_add_u32", &fid);
-    kctx_image_builder_child_param(b, "buf", KCTX_PARAM_TENSOR);
-    kctx_image_builder_child_param(b, "n_value", KCTX_PARAM_SCALAR);
-    kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod, mod_size);
-    return fid;
-}
-
-/* Task t: k_add_u32 on param `param` at counts[t], n = 1, value = 1. */
-static void add_counting_task(kctx_image_builder *b, uint32_t fid, uint32_t param, uint32_t t) {
-    kctx_image_builder_task(b, fid, 1, NULL);
-    kctx_image_builder_bind(b, KCTX_BIND_TENSOR, param, (uint64_t)t * sizeof(uint32_t));
-    kctx_image_builder_bind(b, KCTX_BIND_IMMEDIATE, 0, 1u | (1ull << 32));
-}
-
 /* `ntasks` independent counting tasks on one param (counts, 4 B per task). */
 static lb_image image_tasks(uint32_t ntasks) {
     char name[32];
@@ -124,10 +94,10 @@ static lb_image image_tasks(uint32_t ntasks) {
     kctx_image_builder *b = kctx_image_builder_new(name);
     if (b) {
         kctx_image_builder_param(b, "counts", KCTX_PARAM_TENSOR_INOUT);
-        uint32_t fid = add_count_child(b);
-        for (uint32_t t = 0; t < ntasks; t++) add_counting_task(b, fid, 0, t);
+        uint32_t fid = lb_add_count_child(b);
+        for (uint32_t t = 0; t < ntasks; t++) lb_add_counting_task(b, fid, 0, t);
     }
-    return finish(b, name, ntasks);
+    return lb_image_finish(b, name, ntasks);
 }
 
 /* `nargs` tensor params; one task: k_noop (nargs 0) or counting on param 0. */
@@ -142,10 +112,10 @@ static lb_image image_args(uint32_t nargs) {
             snprintf(pname, sizeof pname, "t%u", i);
             kctx_image_builder_param(b, pname, KCTX_PARAM_TENSOR_INOUT);
         }
-        uint32_t fid = add_count_child(b);
-        add_counting_task(b, fid, 0, 0);
+        uint32_t fid = lb_add_count_child(b);
+        lb_add_counting_task(b, fid, 0, 0);
     }
-    return finish(b, name, 1);
+    return lb_image_finish(b, name, 1);
 }
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
@@ -161,12 +131,7 @@ static void fill_random(unsigned char *p, size_t n) {
 static lb_image image_padded(const char *name, size_t pad) {
     kctx_image_builder *b = kctx_image_builder_new(name);
     if (b) {
-        const void *mod;
-        size_t mod_size;
-        uint32_t fid = 0;
-        lb_kernels_module(&mod, &mod_size);
-        kctx_image_builder_child(b, "noop", "t_noop", &fid);
-        kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod, mod_size);
+        uint32_t fid = lb_add_noop_child(b);
         if (pad > 0) {
             unsigned char *p = malloc(pad);
             if (p == NULL) kb_fatal("out of memory");
@@ -176,7 +141,7 @@ static lb_image image_padded(const char *name, size_t pad) {
         }
         kctx_image_builder_task(b, fid, 1, NULL);
     }
-    return finish(b, name, 1);
+    return lb_image_finish(b, name, 1);
 }
 
 /* An empty callable of exactly `total` bytes (or the nearest the builder's

@@ -40,7 +40,7 @@ void lb_kernels_module(const void **bytes, size_t *size) {
     *size = g_module_size;
 }
 
-static lb_image finish(kctx_image_builder *b, const char *what, uint32_t tasks) {
+lb_image lb_image_finish(kctx_image_builder *b, const char *what, uint32_t tasks) {
     lb_image img = {NULL, 0, tasks};
     char msg[160] = "";
     if (b == NULL) kb_fatal("kctx_image_builder_new(%s): out of memory", what);
@@ -50,9 +50,7 @@ static lb_image finish(kctx_image_builder *b, const char *what, uint32_t tasks) 
     return img;
 }
 
-/* Add the child "noop" (k_noop, no parameters) with the module as its
- * SIM_ELF variant; returns its function id. */
-static uint32_t add_noop_child(kctx_image_builder *b) {
+uint32_t lb_add_noop_child(kctx_image_builder *b) {
     const void *mod;
     size_t mod_size;
     uint32_t fid = 0;
@@ -65,10 +63,10 @@ static uint32_t add_noop_child(kctx_image_builder *b) {
 lb_image lb_image_noop(const char *name) {
     kctx_image_builder *b = kctx_image_builder_new(name);
     if (b) {
-        uint32_t fid = add_noop_child(b);
+        uint32_t fid = lb_add_noop_child(b);
         kctx_image_builder_task(b, fid, 1, NULL);
     }
-    return finish(b, name, 1);
+    return lb_image_finish(b, name, 1);
 }
 
 lb_image lb_image_vadd(uint32_t block_dim) {
@@ -94,13 +92,24 @@ lb_image lb_image_vadd(uint32_t block_dim) {
         kctx_image_builder_bind(b, KCTX_BIND_TENSOR, 2, 0);
         kctx_image_builder_bind(b, KCTX_BIND_SCALAR, 3, 0);
     }
-    return finish(b, "vector_add", 1);
+    return lb_image_finish(b, "vector_add", 1);
 }
 
-/* Task `t` of the counting DAG: k_add_u32 on counts[t], n = 1, value = 1. */
-static void add_counting_task(kctx_image_builder *b, uint32_t fid, uint32_t t) {
+uint32_t lb_add_count_child(kctx_image_builder *b) {
+    const void *mod;
+    size_t mod_size;
+    uint32_t fid = 0;
+    lb_kernels_module(&mod, &mod_size);
+    kctx_image_builder_child(b, "count", "t_add_u32", &fid);
+    kctx_image_builder_child_param(b, "buf", KCTX_PARAM_TENSOR);
+    kctx_image_builder_child_param(b, "n_value", KCTX_PARAM_SCALAR);
+    kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod, mod_size);
+    return fid;
+}
+
+void lb_add_counting_task(kctx_image_builder *b, uint32_t fid, uint32_t param, uint32_t t) {
     kctx_image_builder_task(b, fid, 1, NULL);
-    kctx_image_builder_bind(b, KCTX_BIND_TENSOR, 0, (uint64_t)t * sizeof(uint32_t));
+    kctx_image_builder_bind(b, KCTX_BIND_TENSOR, param, (uint64_t)t * sizeof(uint32_t));
     kctx_image_builder_bind(b, KCTX_BIND_IMMEDIATE, 0, 1u | (1ull << 32));
 }
 
@@ -111,33 +120,27 @@ lb_image lb_image_dag(uint32_t width) {
     const uint32_t ntasks = width == 0 ? 1 : 1 + width + joins + 1;
     kctx_image_builder *b = kctx_image_builder_new(width == 0 ? "counted_task" : "wide_dag");
     if (b) {
-        const void *mod;
-        size_t mod_size;
-        uint32_t fid = 0, t = 0;
-        lb_kernels_module(&mod, &mod_size);
+        uint32_t t = 0;
         kctx_image_builder_param(b, "counts", KCTX_PARAM_TENSOR_INOUT);
-        kctx_image_builder_child(b, "count", "t_add_u32", &fid);
-        kctx_image_builder_child_param(b, "buf", KCTX_PARAM_TENSOR);
-        kctx_image_builder_child_param(b, "n_value", KCTX_PARAM_SCALAR);
-        kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod, mod_size);
-        add_counting_task(b, fid, t++); /* the root */
+        uint32_t fid = lb_add_count_child(b);
+        lb_add_counting_task(b, fid, 0, t++); /* the root */
         for (uint32_t i = 0; i < width; i++) {
-            add_counting_task(b, fid, t++);
+            lb_add_counting_task(b, fid, 0, t++);
             kctx_image_builder_dep(b, 0);
         }
         uint32_t first_join = 1 + width;
         for (uint32_t j = 0; j < joins; j++) {
-            add_counting_task(b, fid, t++);
+            lb_add_counting_task(b, fid, 0, t++);
             for (uint32_t i = j * per_join; i < width && i < (j + 1) * per_join; i++)
                 kctx_image_builder_dep(b, 1 + i);
         }
         if (width > 0) {
-            add_counting_task(b, fid, t++); /* the sink */
+            lb_add_counting_task(b, fid, 0, t++); /* the sink */
             for (uint32_t j = 0; j < joins; j++) kctx_image_builder_dep(b, first_join + j);
         }
         if (t != ntasks) kb_fatal("DAG of %u tasks, %u expected", t, ntasks);
     }
-    return finish(b, width == 0 ? "counted_task" : "wide_dag", ntasks);
+    return lb_image_finish(b, width == 0 ? "counted_task" : "wide_dag", ntasks);
 }
 
 void lb_image_free(lb_image *img) {

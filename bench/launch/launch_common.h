@@ -42,6 +42,15 @@ void lb_kernels_module(const void **bytes, size_t *size);
 /* One task running the empty kernel k_noop (block_dim 1), no parameters.
  * Distinct names give distinct bytes (so distinct uploads). */
 lb_image lb_image_noop(const char *name);
+/* Building images: finish (fatal on failure; `tasks` recorded in the
+ * result), the child "noop" (t_noop, no parameters) and the child "count"
+ * (t_add_u32: buf tensor, n_value scalar) with the kernel module as their
+ * SIM_ELF variant (each returns its function id), and a counting task:
+ * t_add_u32 on parameter `param` at counts[t] with n = 1, value = 1. */
+lb_image lb_image_finish(kctx_image_builder *b, const char *what, uint32_t tasks);
+uint32_t lb_add_noop_child(kctx_image_builder *b);
+uint32_t lb_add_count_child(kctx_image_builder *b);
+void lb_add_counting_task(kctx_image_builder *b, uint32_t fid, uint32_t param, uint32_t t);
 /* Vector add: params (a: tensor_in, b: tensor_in, c: tensor_out, n: scalar),
  * one task of `block_dim` blocks running k_vadd_f32 (c = a + b over n floats;
  * its parameter block is the callable ABI's four u64 slots). */

@@ -306,3 +306,21 @@ double *oc_doubles(int count) {
     if (d == NULL) kb_fatal("out of memory");
     return d;
 }
+
+int oc_bench_open(const char *name, oc_env *env, cl_command_queue *q, kctx_context *ctx) {
+    char why[512] = "";
+    if (!oc_open(env, why, sizeof why)) {
+        kb_progress("%s: not measured: %s", name, why);
+        return 0;
+    }
+    kb_progress("OpenCL platform \"%s\", device \"%s\" (%u compute units)", env->platform_name,
+                env->device_name, (unsigned)env->compute_units);
+    *q = oc_queue(env);
+    if (oc_kctx_open(*q, ctx, why, sizeof why) != 0) {
+        oc_check(clReleaseCommandQueue(*q), "clReleaseCommandQueue");
+        oc_close(env);
+        kb_progress("%s: not measured: %s", name, why);
+        return 0;
+    }
+    return 1;
+}

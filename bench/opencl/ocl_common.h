@@ -117,6 +117,14 @@ void oc_dag_free(oc_dag *d);
  * not available in this build or process (not measured); other failures
  * are fatal. */
 int oc_kctx_open(cl_command_queue queue, kctx_context *ctx, char *why, size_t why_size);
+
+/* The set-up every OpenCL benchmark starts with: the environment (its
+ * platform and device named on stderr), a queue of it, and a kernel
+ * context lent that queue. 1 when ready; 0 when there is nothing to
+ * measure here (no OpenCL, no device, or kctx's opencl platform
+ * unavailable): "<name>: not measured: <why>" is said on stderr and
+ * whatever was opened is closed again. */
+int oc_bench_open(const char *name, oc_env *env, cl_command_queue *q, kctx_context *ctx);
 /* kctx_check must be OK; then close and destroy. */
 void oc_kctx_close(kctx_context ctx);
 

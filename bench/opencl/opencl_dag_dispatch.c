@@ -194,21 +194,7 @@ int main(int argc, char **argv) {
 
     bench B;
     memset(&B, 0, sizeof B);
-    char why[512] = "";
-    if (!oc_open(&B.env, why, sizeof why)) {
-        kb_progress("opencl_dag_dispatch: not measured: %s", why);
-        return EXIT_SUCCESS;
-    }
-    kb_progress("OpenCL platform \"%s\", device \"%s\" (%u compute units)", B.env.platform_name,
-                B.env.device_name, (unsigned)B.env.compute_units);
-
-    B.q = oc_queue(&B.env);
-    if (oc_kctx_open(B.q, &B.ctx, why, sizeof why) != 0) {
-        oc_check(clReleaseCommandQueue(B.q), "clReleaseCommandQueue");
-        oc_close(&B.env);
-        kb_progress("opencl_dag_dispatch: not measured: %s", why);
-        return EXIT_SUCCESS;
-    }
+    if (!oc_bench_open("opencl_dag_dispatch", &B.env, &B.q, &B.ctx)) return EXIT_SUCCESS;
     oc_image wide = oc_image_dag(WIDTH), one = oc_image_dag(0);
     const uint32_t ntasks = wide.tasks;
     oc_kctx_check(kctx_prepare(B.ctx, 1, wide.bytes, wide.size), "kctx_prepare(wide DAG)");

@@ -322,22 +322,8 @@ int main(int argc, char **argv) {
 
     bench B;
     memset(&B, 0, sizeof B);
-    char why[512] = "";
-    if (!oc_open(&B.env, why, sizeof why)) {
-        kb_progress("opencl_launch_overhead: not measured: %s", why);
-        return EXIT_SUCCESS;
-    }
-    kb_progress("OpenCL platform \"%s\", device \"%s\" (%u compute units)", B.env.platform_name,
-                B.env.device_name, (unsigned)B.env.compute_units);
-
     /* kctx: the framework's queue, lent; the one-task counting callable */
-    B.q = oc_queue(&B.env);
-    if (oc_kctx_open(B.q, &B.ctx, why, sizeof why) != 0) {
-        oc_check(clReleaseCommandQueue(B.q), "clReleaseCommandQueue");
-        oc_close(&B.env);
-        kb_progress("opencl_launch_overhead: not measured: %s", why);
-        return EXIT_SUCCESS;
-    }
+    if (!oc_bench_open("opencl_launch_overhead", &B.env, &B.q, &B.ctx)) return EXIT_SUCCESS;
     oc_kctx_check(kctx_opencl_bound(NULL, NULL, &B.device), "kctx_opencl_bound");
     oc_image img = oc_image_dag(0);
     oc_kctx_check(kctx_prepare(B.ctx, 1, img.bytes, img.size), "kctx_prepare(counted task)");
