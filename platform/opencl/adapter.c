@@ -23,8 +23,11 @@
  *    arguments are set: a task kernel (kctx_task_header, then one argument
  *    per binding) or a kernel with one by-value parameter block (the
  *    runtime's programs).
- *  - Waits with a timeout (stream_sync) and queries poll a marker's status:
- *    OpenCL's waits have no timeout.
+ *  - Waits with a timeout (stream_sync) and queries read an event's status:
+ *    on kctx's own queues the event of the latest command enqueued there
+ *    (so they enqueue nothing), on a caller's queue a marker's (sync polls
+ *    it: OpenCL's waits have no timeout). A record flushes its queue (the
+ *    spec's rule for an event another queue waits on).
  *  - No capture, no epoch (quarantine is terminal), no range checks (the
  *    caller's SVM allocations are the framework's), HOST_ORDERED only, no
  *    program mode.
