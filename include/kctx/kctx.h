@@ -390,9 +390,13 @@ typedef struct kctx_arg {
  * CAPACITY when a captured launch finds the pool of graph lifetime tokens
  * exhausted (K25). A captured launch attaches its token to the graph right
  * after its first enqueue (a launch refused before that holds none; a
- * failing attach is a failure after enqueueing started: CAPTURE_BROKEN). Besides the two capture-info queries, the preflight's
- * only platform calls are the current-device read, one query of the caller
- * stream (device and capture state) and, on the sim, the range lookups.
+ * failing attach is a failure after enqueueing started: CAPTURE_BROKEN).
+ * The preflight's only platform calls are the current-device read, one
+ * query of the caller stream (device and capture state), on the sim the
+ * range lookups (a range accepted once is trusted until an allocation of
+ * the device is freed: docs/kernel-mode.md), and, only while a captured
+ * launch of this context may still hold its streams, the AICPU stream's
+ * capture-info query (K34).
  *
  * Then it only enqueues (K19: no allocation, no host wait, no sync, no event
  * query) the chained sequence of K20:
@@ -641,7 +645,8 @@ KCTX_API kctx_status kctx_capturable(kctx_context ctx, uint64_t id);
     X(EXCHANGE_CAPTURE_MODE, exchange_capture_mode) \
     X(GRAPH_ATTACH_HOOK, graph_attach_hook) X(BOUND_DEVICE, bound_device) \
     X(LIFECYCLE_INIT, init) X(LIFECYCLE_FINALIZE, finalize) \
-    X(LIFECYCLE_SET_DEVICE, set_device) X(LIFECYCLE_RESET_DEVICE, reset_device)
+    X(LIFECYCLE_SET_DEVICE, set_device) X(LIFECYCLE_RESET_DEVICE, reset_device) \
+    X(MEM_FREE_COUNTER, mem_free_counter)
 // clang-format on
 
 /* The operations of kctx/platform.h's tables, as the seam counts them. */

@@ -235,6 +235,19 @@ typedef struct kctx_platform_ops {
      * current device (kernel init's borrow K4, the K5 checks). Must work on
      * a lost device. Per-thread state. */
     int (*bound_device)(void *self, int *device);
+
+    /* ---- added in version 2 (optional: beyond a smaller size, NULL) ---- */
+    /* Optional, used only with desc.can_check_ranges: the address of a
+     * 64-bit counter of `device` that the platform increments (an atomic
+     * release add) every time one of the device's allocations stops being
+     * live (freed, or wiped by a reset), before that memory can be handed
+     * out again. It must stay valid while the platform is loaded. kctx
+     * reads it with an atomic acquire load: while it has not moved, a range
+     * mem_range_check accepted is still inside a live allocation, so a
+     * launch checks a tensor range once and trusts it afterwards (K18's
+     * checks at no cost for the tensors a framework launches with again and
+     * again). NULL: every launch checks every range. */
+    int (*mem_free_counter)(void *self, int device, const uint64_t **counter);
 } kctx_platform_ops;
 
 /* The smallest ops table the core accepts: every required op. */

@@ -202,6 +202,14 @@ SIM_API sim_status sim_mem_stats(int device, uint64_t *live_count, uint64_t *liv
  * SIM_INVALID_ADDRESS when no single live allocation holds the range. */
 SIM_API sim_status sim_mem_lookup(int device, sim_devptr ptr, size_t size, sim_devptr *base,
                                   size_t *alloc_size);
+/* The address of `device`'s free counter: it advances (an atomic release
+ * increment) whenever an allocation of the device stops being live (sim_free,
+ * an owner reset), before that memory can be allocated again, and stays
+ * valid until the process exits. Read it with an atomic acquire load: while
+ * it has not moved, a range sim_mem_lookup accepted is still inside a live
+ * allocation. No fault injection, no error state: SIM_INVALID_VALUE only for
+ * a device out of range or a NULL counter. */
+SIM_API sim_status sim_mem_free_counter(int device, const uint64_t **counter);
 
 typedef enum sim_copy_kind {
     SIM_COPY_HOST_TO_DEVICE = 1,

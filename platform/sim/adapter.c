@@ -181,6 +181,10 @@ static int a_mem_range_check(void *self, int device, kctx_pdevptr p, size_t size
     (void)self;
     return sim_mem_lookup(device, p, size, NULL, NULL);
 }
+static int a_mem_free_counter(void *self, int device, const uint64_t **counter) {
+    (void)self;
+    return sim_mem_free_counter(device, counter);
+}
 static int a_module_load(void *self, const void *bytes, size_t size, kctx_pmodule *m) {
     (void)self;
     return sim_module_load(m, bytes, size);
@@ -243,6 +247,7 @@ static const kctx_platform_ops k_ops = {
     .atomic_read_u32 = a_atomic_read_u32,
     .atomic_write_u32 = a_atomic_write_u32,
     .mem_range_check = a_mem_range_check,
+    .mem_free_counter = a_mem_free_counter,
     .module_load = a_module_load,
     .module_unload = a_module_unload,
     .module_function = a_module_function,

@@ -184,6 +184,7 @@ typedef struct simi_heap {
     uint64_t live_count, live_bytes;
     uint64_t *freed; /* sorted start offsets of freed, not reallocated blocks */
     size_t nfreed, capfreed;
+    _Atomic uint64_t frees; /* +1 per allocation ended (sim_mem_free_counter) */
 } simi_heap;
 
 struct simi_device {

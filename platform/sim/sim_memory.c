@@ -92,6 +92,7 @@ void simi_heap_reset(simi_heap *h) {
     h->nsegs = 1;
     h->live_count = h->live_bytes = 0;
     h->nfreed = 0;
+    atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
 }
 
 static int seg_insert(simi_heap *h, size_t at, simi_seg s) {
@@ -229,6 +230,8 @@ sim_status sim_free(sim_devptr ptr) {
     s->live = 0;
     s->user = 0;
     freed_add(h, off);
+    /* before the lock is dropped, so before the block can be handed out again */
+    atomic_fetch_add_explicit(&h->frees, 1, memory_order_release);
     /* merge with free neighbours */
     if (i + 1 < h->nsegs && !h->segs[i + 1].live) {
         s->len += h->segs[i + 1].len;
@@ -273,6 +276,14 @@ sim_status sim_mem_lookup(int device, sim_devptr ptr, size_t size, sim_devptr *b
     if (base) *base = (uint64_t)(uintptr_t)h->base + s->off;
     if (alloc_size) *alloc_size = s->user;
     pthread_mutex_unlock(&g_sim.lock);
+    return SIM_OK;
+}
+
+sim_status sim_mem_free_counter(int device, const uint64_t **counter) {
+    simi_ensure_init();
+    if (device < 0 || device >= g_sim.ndevices || !counter)
+        return simi_fail(SIM_INVALID_VALUE, "device %d out of range, or counter NULL", device);
+    *counter = (const uint64_t *)&g_sim.dev[device].heap.frees;
     return SIM_OK;
 }
 

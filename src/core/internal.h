@@ -116,6 +116,10 @@ typedef struct kctx_callable {
     kctx_upload *up;
 } kctx_callable;
 
+/* Tensor ranges a kernel context remembers as checked (K18): a launch's
+ * tensors, and a few more for frameworks alternating buffers. */
+#define KCTX_RANGE_CACHE 16
+
 typedef struct kctx_ctx {
     pthread_mutex_t lock;
     atomic_uint refs; /* entries holding the context (taken under g_ctx_lock) */
@@ -177,6 +181,21 @@ typedef struct kctx_ctx {
     char last_msg[KCTX_MSG];
 
     uint64_t launch_seq; /* launch identities: 1, 2, ... (never 0) */
+    /* K34 without a query per launch: set before a captured launch enqueues
+     * anything (the context's streams may then belong to its capture);
+     * cleared when the AICPU stream's capture query answers NONE. While it
+     * is clear, launch skips that query: only kctx's own enqueues pull its
+     * streams into a capture. */
+    bool streams_maybe_captured;
+    /* K18's tensor ranges: the ranges mem_range_check accepted, trusted
+     * while the platform's free counter of the device has not moved
+     * (ops->mem_free_counter; NULL: no cache). Under the context lock. */
+    const uint64_t *free_counter;
+    uint64_t ranges_seen; /* the counter's value the cached ranges belong to */
+    struct {
+        uint64_t lo, hi;
+    } ranges[KCTX_RANGE_CACHE];
+    uint32_t nranges, next_range;
     atomic_ullong calls;
     uint32_t preparing; /* prepares in their unlocked phase (K16): close waits for them */
 } kctx_ctx;
@@ -238,8 +257,18 @@ enum {
     KCTX_PLATFORM_OP_MAP(KP_OP_ALIAS_)
 #undef KP_OP_ALIAS_
 };
-/* Count a call of `op`; true when an armed fault fails it. */
-bool kp_enter(kctx_ctx *c, int op);
+/* Count a call of `op`; true when an armed fault fails it. Inline: the
+ * launch path makes a dozen of these (no armed fault: two increments and a
+ * load). */
+extern atomic_int kp_nfaults;
+extern _Thread_local uint64_t kp_tl_calls[KCTX_POP_COUNT];
+bool kp_enter_armed(int op);
+static inline bool kp_enter(kctx_ctx *c, int op) {
+    atomic_fetch_add_explicit(&c->calls, 1, memory_order_relaxed);
+    kp_tl_calls[op]++;
+    if (atomic_load_explicit(&kp_nfaults, memory_order_relaxed) == 0) return false;
+    return kp_enter_armed(op);
+}
 kctx_status kp_map(kctx_ctx *c, const char *what, int pst);
 /* A fatal status `st` (K29): quarantine (kernel mode) or program mode's
  * recovery (K31), as far as the phase allows. Context lock held. */

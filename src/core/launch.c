@@ -4,8 +4,9 @@
  *
  * The launch path allocates nothing and never waits (K19): preflight facts
  * were computed at prepare, the args snapshot lives on the stack, and the
- * only queries are the capture-info queries on the caller stream and on the
- * context's AICPU stream.
+ * only queries are the capture-info query on the caller stream, the range
+ * lookups the context has not cached, and the AICPU stream's capture-info
+ * query while a captured launch may still hold the context's streams.
  */
 #include "internal.h"
 #include "rt_layout.h"
@@ -84,6 +85,22 @@ static kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg 
     return KCTX_OK;
 }
 
+/* K18's range cache: [ptr, ptr+size) lies inside a range mem_range_check
+ * accepted since the device's free counter last moved (so inside one live
+ * allocation still). Only with the platform's free counter. */
+static bool range_known(const kctx_ctx *c, uint64_t ptr, uint64_t size) {
+    for (uint32_t i = 0; i < c->nranges; i++)
+        if (ptr >= c->ranges[i].lo && ptr + size <= c->ranges[i].hi) return true;
+    return false;
+}
+
+static void range_remember(kctx_ctx *c, uint64_t ptr, uint64_t size) {
+    if (!c->free_counter) return;
+    uint32_t at = c->nranges < KCTX_RANGE_CACHE ? c->nranges++ : c->next_range++ % KCTX_RANGE_CACHE;
+    c->ranges[at].lo = ptr;
+    c->ranges[at].hi = ptr + size;
+}
+
 /* Everything of K18 that needs the platform: the caller stream (its device
  * and, in the same query, its capture state for K25/K34) and the tensor
  * ranges. */
@@ -111,10 +128,20 @@ static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const 
         return kctx__fail(c, KCTX_INVALID_ARGUMENT,
                           "the caller stream is on device %d, the context on %d", dev, c->device);
     if (!c->ops->mem_range_check) return KCTX_OK;
+    if (c->free_counter) {
+        /* an allocation ended since the cached ranges were checked: forget them */
+        uint64_t frees =
+            atomic_load_explicit((const _Atomic uint64_t *)c->free_counter, memory_order_acquire);
+        if (frees != c->ranges_seen) c->nranges = c->next_range = 0, c->ranges_seen = frees;
+    }
     for (uint32_t i = 0; i < nargs; i++) {
         if (u->pkind[i] == KCTX_PARAM_SCALAR) continue;
+        if (range_known(c, args[i].value, args[i].size)) continue;
         pst = KP_RAW(c, mem_range_check, c->plat->self, c->device, args[i].value, args[i].size);
-        if (pst == 0) continue;
+        if (pst == 0) {
+            range_remember(c, args[i].value, args[i].size);
+            continue;
+        }
         if (kp_classify(c, pst) == KCTX_PCLASS_INVALID)
             return kctx__fail(
                 c, KCTX_INVALID_ARGUMENT,
@@ -189,6 +216,8 @@ static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_a
 
     chain ch = {0};
     kctx_status st;
+    /* from the first enqueue on, the context's streams may join the capture (K34) */
+    if (captured) c->streams_maybe_captured = true;
 #define STEP(flag, what, op, ...)          \
     do {                                   \
         st = KP(c, what, op, __VA_ARGS__); \
@@ -342,9 +371,13 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
     uint64_t cid = 0, xid = 0;
     kctx_pgraph graph = 0, xgraph = 0;
     if (!st) st = check_platform_args(c, cb->up, args, nargs, caller, &ccs, &cid, &graph);
-    if (!st)
+    /* K34: only a captured launch of this context pulls its streams into a
+     * capture, so the AICPU stream is asked only while one may hold them */
+    if (!st && c->streams_maybe_captured) {
         st = KP(c, "stream_info(AICPU)", stream_info, c->plat->self, c->streams[0].h, NULL, &xcs,
                 &xid, &xgraph);
+        if (!st && xcs == KCTX_PCAPTURE_NONE) c->streams_maybe_captured = false;
+    }
     if (!st && ccs == KCTX_PCAPTURE_INVALIDATED)
         st = kctx__fail(c, KCTX_CAPTURE_BROKEN,
                         "the caller stream's capture is already invalidated");

@@ -48,8 +48,8 @@ typedef struct seam_fault {
 
 static pthread_mutex_t g_fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static seam_fault g_faults[KCTX_MAX_FAULTS];
-static atomic_int g_nfaults; /* armed faults: the fast path looks at nothing else */
-static _Thread_local uint64_t tl_calls[KCTX_POP_COUNT];
+atomic_int kp_nfaults; /* armed faults: the fast path looks at nothing else */
+_Thread_local uint64_t kp_tl_calls[KCTX_POP_COUNT];
 static _Thread_local kctx_pclass tl_injected; /* the class of the thread's last injected failure */
 
 static uint64_t thread_id(void) {
@@ -126,7 +126,7 @@ kctx_status kctx_fault_arm(const kctx_fault *f, int *id) {
         g_faults[slot] = (seam_fault){
             true, f->op, f->nth, 0, 0, f->persistent != 0, f->this_thread_only ? thread_id() : 0,
             cls};
-        atomic_fetch_add(&g_nfaults, 1);
+        atomic_fetch_add(&kp_nfaults, 1);
     }
     pthread_mutex_unlock(&g_fault_lock);
     if (slot < 0)
@@ -147,22 +147,19 @@ kctx_status kctx_fault_hits(int id, uint64_t *hits) {
 void kctx_fault_clear_all(void) {
     pthread_mutex_lock(&g_fault_lock);
     for (int i = 0; i < KCTX_MAX_FAULTS; i++) g_faults[i].armed = false;
-    atomic_store(&g_nfaults, 0);
+    atomic_store(&kp_nfaults, 0);
     pthread_mutex_unlock(&g_fault_lock);
 }
 
 uint64_t kctx_thread_platform_calls(int op) {
-    if (op >= 0 && op < KCTX_POP_COUNT) return tl_calls[op];
+    if (op >= 0 && op < KCTX_POP_COUNT) return kp_tl_calls[op];
     if (op != KCTX_POP_ANY) return 0;
     uint64_t n = 0;
-    for (int i = 0; i < KCTX_POP_COUNT; i++) n += tl_calls[i];
+    for (int i = 0; i < KCTX_POP_COUNT; i++) n += kp_tl_calls[i];
     return n;
 }
 
-bool kp_enter(kctx_ctx *c, int op) {
-    atomic_fetch_add(&c->calls, 1);
-    tl_calls[op]++;
-    if (atomic_load_explicit(&g_nfaults, memory_order_relaxed) == 0) return false;
+bool kp_enter_armed(int op) {
     bool fail = false;
     uint64_t me = thread_id();
     pthread_mutex_lock(&g_fault_lock);

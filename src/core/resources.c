@@ -78,6 +78,21 @@ kctx_status kctx__resources_create(kctx_ctx *c, bool *in_flight) {
     void *self = c->plat->self;
     kctx_status st;
     *in_flight = false;
+    /* fresh streams belong to no capture; no range is known yet */
+    c->streams_maybe_captured = false;
+    c->free_counter = NULL;
+    c->nranges = c->next_range = 0;
+    if (c->ops->mem_free_counter) {
+        const uint64_t *counter = NULL;
+        st = KP(c, "mem_free_counter", mem_free_counter, self, c->device, &counter);
+        if (st) return st;
+        if (!counter)
+            return kctx__fail(c, KCTX_PLATFORM_ERROR,
+                              "platform %s: mem_free_counter gave no counter", c->plat->name);
+        c->free_counter = counter;
+        c->ranges_seen =
+            atomic_load_explicit((const _Atomic uint64_t *)counter, memory_order_acquire);
+    }
     static const char *const stream_names[KCTX_STREAM_COUNT] = {
         "stream_create(AICPU)", "stream_create(AICore)", "stream_create(upload)"};
     for (int i = 0; i < KCTX_STREAM_COUNT; i++) {

@@ -81,7 +81,7 @@ static int check_ops(const kctx_platform_desc *d, kctx_platform_ops *o, char *wh
     if (!d->has_epoch) o->device_epoch = NULL;
     if (d->can_check_ranges && !o->mem_range_check)
         return refuse(why, why_size, "it declares can_check_ranges but mem_range_check is NULL");
-    if (!d->can_check_ranges) o->mem_range_check = NULL;
+    if (!d->can_check_ranges) o->mem_range_check = NULL, o->mem_free_counter = NULL;
     bool resident = (d->strategies & KCTX_STRATEGY_BIT(KCTX_STRATEGY_RESIDENT)) != 0;
     if (resident && !o->function_address)
         return refuse(why, why_size,

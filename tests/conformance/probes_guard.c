@@ -521,12 +521,15 @@ done:
 static int poison_by_partial_enqueue(rig *r, const job *e, fw_stream t, kctx_status *ls) {
     probe *p = r->p;
     int fault = -1;
-    /* One eager launch: its preflight calls, then its enqueues (K19, K20). */
-    uint64_t c0, e0, c1, e1;
-    if (!CHECK_HOOK(p, seam_thread_calls(&c0, &e0)) ||
-        !CHECK_KCTX(p, job_launch(r, e, t), KCTX_OK) ||
-        !CHECK_HOOK(p, seam_thread_calls(&c1, &e1)) || !rig_sync(r, t))
-        return 0;
+    /* An eager launch: its preflight calls, then its enqueues (K19, K20).
+     * Counted on the second of two: the first after a captured launch also
+     * asks the AICPU stream's capture state (K34). */
+    uint64_t c0 = 0, e0 = 0, c1 = 0, e1 = 0;
+    for (int i = 0; i < 2; i++)
+        if (!CHECK_HOOK(p, seam_thread_calls(&c0, &e0)) ||
+            !CHECK_KCTX(p, job_launch(r, e, t), KCTX_OK) ||
+            !CHECK_HOOK(p, seam_thread_calls(&c1, &e1)) || !rig_sync(r, t))
+            return 0;
     uint64_t preflight = (c1 - c0) - (e1 - e0);
     uint64_t hits = 0;
     if (!CHECK_HOOK(p, seam_fault_arm(preflight + 2, &fault))) return 0;

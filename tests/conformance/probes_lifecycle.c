@@ -207,11 +207,16 @@ static void k4_ordinary_lifecycle(probe *p, int *paths) {
                "a prepare failing at its first platform call left the phase %s",
                kctx_phase_name(rig_phase(&r))))
         goto done;
-    /* a launch whose last platform call (an enqueue) fails: poisoned */
-    uint64_t c0 = thread_calls(p);
-    kctx_status ws = job_launch(&r, &a, s);
-    uint64_t per_launch = thread_calls(p) - c0;
-    if (!CHECK_KCTX(p, ws, KCTX_OK) || !rig_sync(&r, s)) goto done;
+    /* a launch whose last platform call (an enqueue) fails: poisoned. Its
+     * count is read on the second of two launches: the first after a
+     * captured launch also asks the AICPU stream's capture state (K34). */
+    uint64_t c0 = 0, per_launch = 0;
+    for (int i = 0; i < 2; i++) {
+        c0 = thread_calls(p);
+        kctx_status ws = job_launch(&r, &a, s);
+        per_launch = thread_calls(p) - c0;
+        if (!CHECK_KCTX(p, ws, KCTX_OK) || !rig_sync(&r, s)) goto done;
+    }
     if (!arm(p, per_launch, &fault)) goto done;
     kctx_status ls = job_launch(&r, &a, s);
     if (CHECK(p, disarm(p, fault) == 1, "the launch did not make its %" PRIu64 "th platform call",

@@ -157,6 +157,75 @@ KT_TEST(a_tensor_one_byte_short_of_its_largest_binding_offset_is_refused) { /* K
     CHECK_SIM_OK(sim_free(buf));
 }
 
+/* Calls of mem_range_check the calling thread made since `*since`. */
+static uint64_t range_checks(uint64_t *since) {
+    uint64_t now = kctx_thread_platform_calls(KCTX_POP_MEM_RANGE_CHECK), n = now - *since;
+    *since = now;
+    return n;
+}
+
+/* Kills: deleting the range check (check_platform_args in
+ * src/core/launch.c), trusting a cached range after the device's free
+ * counter moved (`frees != c->ranges_seen`), a cache hit for a range that
+ * only starts inside a cached one (`ptr + size <= hi`), or the sim not
+ * advancing its counter in sim_free. K18: every tensor range lies inside
+ * one live allocation of the device; a range checked once is trusted only
+ * until an allocation of the device ends. */
+KT_TEST(a_tensor_range_outside_a_live_allocation_is_refused_also_once_checked_and_freed) {
+    /* K18 */
+    kt_image img = offsets_image();
+    REQUIRE(img.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    CHECK_OK(kctx_prepare(c, 1, img.bytes, img.size));
+    free((void *)img.bytes);
+    sim_devptr buf = 0, other = 0, spare = 0;
+    sim_stream caller = 0;
+    REQUIRE_SIM_OK(sim_malloc(&buf, 4096));
+    REQUIRE_SIM_OK(sim_malloc(&other, 4096));
+    REQUIRE_SIM_OK(sim_stream_create(&caller));
+    kctx_arg args[2] = {KCTX_TENSOR(buf, 2048), KCTX_TENSOR(other, 1024)};
+    uint64_t since = kctx_thread_platform_calls(KCTX_POP_MEM_RANGE_CHECK);
+
+    /* first launch: both ranges checked; again: both trusted, no call */
+    CHECK_OK(kctx_launch(c, 1, args, 2, caller));
+    CHECK_EQ(range_checks(&since), 2);
+    CHECK_OK(kctx_launch(c, 1, args, 2, caller));
+    CHECK_EQ(range_checks(&since), 0);
+    /* a range inside a checked one is trusted; one that runs past the
+     * allocation's end is checked and refused */
+    args[0] = KCTX_TENSOR(buf + 16, 2000);
+    CHECK_OK(kctx_launch(c, 1, args, 2, caller));
+    CHECK_EQ(range_checks(&since), 0);
+    args[0] = KCTX_TENSOR(buf + 1024, 4096); /* starts inside a trusted range */
+    CHECK_REFUSED(c, kctx_launch(c, 1, args, 2, caller), KCTX_INVALID_ARGUMENT);
+    CHECK(strstr(kctx_last_error(c), "not inside one live allocation") != NULL);
+    CHECK_EQ(range_checks(&since), 1);
+    CHECK_SIM_OK(sim_stream_synchronize(caller));
+
+    /* `other` is freed: its range, accepted twice, is refused now (an
+     * allocation of the device ended: every cached range is checked again) */
+    args[0] = KCTX_TENSOR(buf, 2048);
+    CHECK_SIM_OK(sim_free(other));
+    CHECK_REFUSED(c, kctx_launch(c, 1, args, 2, caller), KCTX_INVALID_ARGUMENT);
+    CHECK(strstr(kctx_last_error(c), "argument 1") != NULL);
+    CHECK_EQ(range_checks(&since), 2); /* `buf` checked again too */
+    /* a new allocation: its range is checked, `buf`'s is trusted again */
+    REQUIRE_SIM_OK(sim_malloc(&spare, 4096));
+    args[1] = KCTX_TENSOR(spare, 1024);
+    CHECK_OK(kctx_launch(c, 1, args, 2, caller));
+    CHECK_EQ(range_checks(&since), 1);
+    CHECK_SIM_OK(sim_stream_synchronize(caller));
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    CHECK_OK(kctx_check(c, &rep));
+    CHECK_K(rep.device_status, KCTX_OK);
+
+    kt_finish(c);
+    CHECK_SIM_OK(sim_stream_destroy(caller));
+    CHECK_SIM_OK(sim_free(buf));
+    CHECK_SIM_OK(sim_free(spare));
+}
+
 /* Kills: deleting the args-capacity check in check_args
  * (`if (bytes > c->args_capacity || ...) return ...`); also >= for >.
  * K11 makes the refusal CAPACITY ("a request that would need more capacity

@@ -613,7 +613,8 @@ KT_TEST(admission_takes_a_full_table_and_keeps_the_lifecycle_apart) {
     REQUIRE(ADMITS(&f, &a));
     CHECK(a.desc.ops == &a.ops); /* the admitted copy, not the platform's */
     CHECK(a.has_lifecycle);
-    CHECK(a.ops.bound_device != NULL && a.ops.mem_range_check != NULL);
+    CHECK(a.ops.bound_device != NULL && a.ops.mem_range_check != NULL &&
+          a.ops.mem_free_counter != NULL);
     f.entry.lifecycle = NULL; /* no program mode */
     REQUIRE(ADMITS(&f, &a));
     CHECK(!a.has_lifecycle);
@@ -647,9 +648,11 @@ KT_TEST(admission_loads_an_ops_table_from_an_older_header) {
     REFUSES(&f, "has_capture but exchange_capture_mode");
     f.desc.has_capture = 0;
     REQUIRE(ADMITS(&f, &a)); /* an eager, host-ordered platform with a thread-current device */
+    /* the free counter serves only the range checks: dropped with them */
     CHECK(a.ops.device_epoch == NULL && a.ops.mem_range_check == NULL &&
-          a.ops.function_address == NULL && a.ops.exchange_capture_mode == NULL &&
-          a.ops.graph_attach_hook == NULL && a.ops.bound_device == NULL);
+          a.ops.mem_free_counter == NULL && a.ops.function_address == NULL &&
+          a.ops.exchange_capture_mode == NULL && a.ops.graph_attach_hook == NULL &&
+          a.ops.bound_device == NULL);
 }
 
 KT_TEST(admission_ignores_the_tail_of_a_table_from_a_newer_header) {

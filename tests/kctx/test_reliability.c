@@ -470,8 +470,24 @@ KT_TEST(creating_more_than_the_documented_number_of_contexts_is_capacity) { /* k
 
 /* ---- K19: the exact platform calls of a launch ------------------------------------------------ */
 
+/* A captured launch on a stream of its own, its capture ended and its graph
+ * destroyed: the context's streams have been in a capture since its last
+ * launch (K34's query is then made once more). */
+static void captured_launch_before(kctx_context c) {
+    sim_stream s = 0;
+    sim_graph g = 0;
+    CHECK_SIM_OK(sim_stream_create(&s));
+    CHECK_SIM_OK(sim_stream_begin_capture(s, SIM_CAPTURE_MODE_GLOBAL));
+    CHECK_OK(kctx_launch(c, 1, NULL, 0, s));
+    CHECK_SIM_OK(sim_stream_end_capture(s, &g));
+    if (g) CHECK_SIM_OK(sim_graph_destroy(g));
+    CHECK_SIM_OK(sim_stream_destroy(s));
+}
+
 /* Fail call k of a launch (k = 1, 2, ...) and read which call it was from
- * the message; stops at the first k the launch does not reach. */
+ * the message; stops at the first k the launch does not reach. `captured`:
+ * 0 an eager launch on a fresh context, 1 a captured one, 2 an eager one
+ * after a captured launch (captured_launch_before). */
 static int launch_sequence(kctx_strategy strategy, int captured, char seq[][48], int max) {
     kt_image noop = kt_image_noop();
     int n = 0;
@@ -479,9 +495,10 @@ static int launch_sequence(kctx_strategy strategy, int captured, char seq[][48],
         kctx_context c = ctx_with(strategy);
         if (!c || !noop.bytes) return -1;
         CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+        if (captured == 2) captured_launch_before(c);
         sim_stream s = 0;
         CHECK_SIM_OK(sim_stream_create(&s));
-        if (captured) CHECK_SIM_OK(sim_stream_begin_capture(s, SIM_CAPTURE_MODE_GLOBAL));
+        if (captured == 1) CHECK_SIM_OK(sim_stream_begin_capture(s, SIM_CAPTURE_MODE_GLOBAL));
         int f = kt_fault(SIM_OP_ANY, k, 0);
         kctx_status st = kctx_launch(c, 1, NULL, 0, s);
         uint64_t hits = 0;
@@ -489,7 +506,7 @@ static int launch_sequence(kctx_strategy strategy, int captured, char seq[][48],
         sim_fault_clear_all();
         char msg[256];
         snprintf(msg, sizeof msg, "%s", kctx_last_error(c));
-        if (captured) {
+        if (captured == 1) {
             sim_graph g = 0;
             (void)sim_stream_end_capture(s, &g);
             if (g) CHECK_SIM_OK(sim_graph_destroy(g));
@@ -526,16 +543,24 @@ static void check_sequence(kctx_strategy strategy, int captured, const char *con
 }
 
 /* The eager sequence, then the captured one: the same calls with the graph
- * lifetime token attached right after the first enqueue (K9, K25). */
+ * lifetime token attached right after the first enqueue (K9, K25); then an
+ * eager launch after a captured one: the AICPU stream's capture query comes
+ * right after the caller stream's (K34: only kctx's captured launches pull
+ * its streams into a capture, so only then is it asked). */
 static void check_both_sequences(kctx_strategy strategy, const char *const *eager, int n) {
-    const char *captured[40];
-    if (!CHECK(n >= 3 && n < 40)) return;
+    const char *captured[40], *after[40];
+    if (!CHECK(n >= 3 && n < 39)) return;
     for (int i = 0, j = 0; i < n; i++) {
         captured[j++] = eager[i];
-        if (i == 2) captured[j++] = "graph_attach_hook(lifetime token)";
+        if (i == 1) captured[j++] = "graph_attach_hook(lifetime token)";
+    }
+    for (int i = 0, j = 0; i < n; i++) {
+        after[j++] = eager[i];
+        if (i == 0) after[j++] = "stream_info(AICPU)";
     }
     check_sequence(strategy, 0, eager, n);
     check_sequence(strategy, 1, captured, n + 1);
+    check_sequence(strategy, 2, after, n + 1);
 }
 
 KT_TEST(an_eager_and_a_captured_launch_make_exactly_the_pinned_platform_calls) { /* K19 */
@@ -543,7 +568,6 @@ KT_TEST(an_eager_and_a_captured_launch_make_exactly_the_pinned_platform_calls) {
      * by kctx_platform_calls, checked below) */
     static const char *const eager[] = {
         "stream_info(caller)",
-        "stream_info(AICPU)",
         "event_record(START, caller)",
         "stream_wait_event(AICPU, START)",
         "launch(acquire)",
@@ -558,7 +582,8 @@ KT_TEST(an_eager_and_a_captured_launch_make_exactly_the_pinned_platform_calls) {
         "event_record(SERIAL_TAIL, caller)",
     };
     check_both_sequences(KCTX_STRATEGY_RESIDENT, eager, (int)(sizeof eager / sizeof *eager));
-    /* and kctx's own count: the sequence plus the current-device read */
+    /* and kctx's own count: the sequence plus the current-device read; the
+     * same after a captured launch, once the AICPU stream answered NONE */
     kt_image noop = kt_image_noop();
     kctx_context c = ctx_with(KCTX_STRATEGY_RESIDENT);
     REQUIRE(c);
@@ -566,6 +591,15 @@ KT_TEST(an_eager_and_a_captured_launch_make_exactly_the_pinned_platform_calls) {
     sim_stream s = 0;
     REQUIRE_SIM_OK(sim_stream_create(&s));
     uint64_t a = 0, b = 0;
+    CHECK_OK(kctx_platform_calls(c, &a));
+    CHECK_OK(kctx_launch(c, 1, NULL, 0, s));
+    CHECK_OK(kctx_platform_calls(c, &b));
+    CHECK_EQ(b - a, sizeof eager / sizeof *eager + 1);
+    captured_launch_before(c);
+    CHECK_OK(kctx_platform_calls(c, &a));
+    CHECK_OK(kctx_launch(c, 1, NULL, 0, s));
+    CHECK_OK(kctx_platform_calls(c, &b));
+    CHECK_EQ(b - a, sizeof eager / sizeof *eager + 2);
     CHECK_OK(kctx_platform_calls(c, &a));
     CHECK_OK(kctx_launch(c, 1, NULL, 0, s));
     CHECK_OK(kctx_platform_calls(c, &b));
@@ -579,7 +613,6 @@ KT_TEST(a_host_ordered_launch_makes_exactly_the_pinned_platform_calls) { /* K19,
     /* the noop callable has one task: acquire, the task kernel, finalize */
     static const char *const eager[] = {
         "stream_info(caller)",
-        "stream_info(AICPU)",
         "event_record(START, caller)",
         "stream_wait_event(AICPU, START)",
         "launch(acquire)",
