@@ -497,8 +497,7 @@ kctx_status kctx_capturable(kctx_context h, uint64_t id) {
     kctx_ctx *c;
     kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
-    bool prepared = false;
-    for (uint32_t i = 0; i < c->ncallables && !prepared; i++) prepared = c->callables[i].id == id;
+    bool prepared = kctx__find_callable(c, id) != NULL;
     if (c->mode != KCTX_MODE_KERNEL)
         st = kctx__fail(c, KCTX_INVALID_STATE,
                         "a %s context launches nothing onto a caller's stream: only kernel mode "

@@ -152,9 +152,13 @@ typedef struct kctx_ctx {
     void *staging[2]; /* host sources of init's uploads, kept while they may be in flight */
     atomic_uint tokens_in_use; /* live captured graphs holding the context (K25) */
 
-    /* prepared callables */
+    /* prepared callables, in preparation order, and their index by id
+     * (open addressing: slot = position + 1, 0 empty; capacity a power of
+     * two, at least twice the count) */
     kctx_callable *callables;
     uint32_t ncallables, capcallables;
+    uint32_t *id_index;
+    uint32_t id_index_cap;
     kctx_upload *uploads;
 
     /* tracing (K32): resident host buffers made at init when enabled */
@@ -332,6 +336,9 @@ void kctx__resources_abandon(kctx_ctx *c);
 
 /* prepare.c */
 void kctx__callables_free_host(kctx_ctx *c);
+/* The callable prepared under `id`, or NULL: a hash lookup (launch's cost
+ * does not grow with the number of callables prepared). */
+kctx_callable *kctx__find_callable(const kctx_ctx *c, uint64_t id);
 kctx_status kctx__uploads_release(kctx_ctx *c);
 void kctx__uploads_abandon(kctx_ctx *c);
 

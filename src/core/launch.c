@@ -16,12 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static kctx_callable *find_id(kctx_ctx *c, uint64_t id) {
-    for (uint32_t i = 0; i < c->ncallables; i++)
-        if (c->callables[i].id == id) return &c->callables[i];
-    return NULL;
-}
-
 /* Poison the device side (K35): from now on the context's captured graphs
  * refuse to run. One atomic host write of the device error word, ordered
  * with no stream: no enqueue that a capture could take in, no wait. */
@@ -360,7 +354,7 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
     else
         st = kctx__admit(c, "launch");
     if (!st) st = kctx__check_device(c);
-    kctx_callable *cb = st ? NULL : find_id(c, id);
+    kctx_callable *cb = st ? NULL : kctx__find_callable(c, id);
     if (!st && !cb)
         st = kctx__fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
                         (unsigned long long)id);
@@ -531,7 +525,7 @@ kctx_status kctx_run(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t
                         "run needs a program context (K3; kernel mode uses kctx_launch)");
     else
         st = kctx__admit(c, "run");
-    kctx_callable *cb = st ? NULL : find_id(c, id);
+    kctx_callable *cb = st ? NULL : kctx__find_callable(c, id);
     if (!st && !cb)
         st = kctx__fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
                         (unsigned long long)id);

@@ -25,8 +25,30 @@ static void upload_free_host(kctx_upload *u) {
 
 void kctx__callables_free_host(kctx_ctx *c) {
     free(c->callables);
+    free(c->id_index);
     c->callables = NULL;
-    c->ncallables = c->capcallables = 0;
+    c->id_index = NULL;
+    c->ncallables = c->capcallables = c->id_index_cap = 0;
+}
+
+/* Fibonacci hashing: consecutive ids land far apart. */
+static uint32_t id_slot(uint64_t id, uint32_t cap) {
+    return (uint32_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (cap - 1);
+}
+
+kctx_callable *kctx__find_callable(const kctx_ctx *c, uint64_t id) {
+    if (!c->id_index) return NULL;
+    for (uint32_t s = id_slot(id, c->id_index_cap);; s = (s + 1) & (c->id_index_cap - 1)) {
+        uint32_t at = c->id_index[s];
+        if (!at) return NULL;
+        if (c->callables[at - 1].id == id) return &c->callables[at - 1];
+    }
+}
+
+static void index_put(uint32_t *index, uint32_t cap, uint64_t id, uint32_t pos) {
+    uint32_t s = id_slot(id, cap);
+    while (index[s]) s = (s + 1) & (cap - 1);
+    index[s] = pos + 1;
 }
 
 /* Release an upload's platform objects; keep what fails. Returns the first
@@ -93,12 +115,6 @@ void kctx__uploads_abandon(kctx_ctx *c) {
     kctx__callables_free_host(c);
 }
 
-static kctx_callable *find_id(kctx_ctx *c, uint64_t id) {
-    for (uint32_t i = 0; i < c->ncallables; i++)
-        if (c->callables[i].id == id) return &c->callables[i];
-    return NULL;
-}
-
 static kctx_status register_id(kctx_ctx *c, uint64_t id, kctx_upload *u) {
     if (c->ncallables == c->capcallables) {
         uint32_t nc = c->capcallables ? c->capcallables * 2 : 16;
@@ -107,6 +123,16 @@ static kctx_status register_id(kctx_ctx *c, uint64_t id, kctx_upload *u) {
         c->callables = n;
         c->capcallables = nc;
     }
+    if ((uint64_t)(c->ncallables + 1) * 2 > c->id_index_cap) {
+        uint32_t cap = c->id_index_cap ? c->id_index_cap * 2 : 32;
+        uint32_t *index = calloc(cap, sizeof *index);
+        if (!index) return kctx__fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+        for (uint32_t i = 0; i < c->ncallables; i++) index_put(index, cap, c->callables[i].id, i);
+        free(c->id_index);
+        c->id_index = index;
+        c->id_index_cap = cap;
+    }
+    index_put(c->id_index, c->id_index_cap, id, c->ncallables);
     c->callables[c->ncallables++] = (kctx_callable){id, u};
     u->refs++;
     kctx__trace_names(c, id, &u->view); /* K32: spans name the callable and its kernels */
@@ -365,7 +391,7 @@ static kctx_status prepare_check(kctx_ctx *c, uint64_t id, const void *image, si
     /* K5; no capture or idleness check: prepare works inside an active
      * capture and beside launches in flight (K15, K16) */
     st = kctx__check_device(c);
-    if (!st && find_id(c, id))
+    if (!st && kctx__find_callable(c, id))
         st = kctx__fail(c, KCTX_DUPLICATE_ID, "callable id %llu is already prepared (K14)",
                         (unsigned long long)id);
     p->nchildren = kctx_image_child_count(&p->view);
@@ -377,7 +403,7 @@ static kctx_status prepare_check(kctx_ctx *c, uint64_t id, const void *image, si
                             "child '%s' has no variant platform %s can load",
                             kctx_image_child_at(&p->view, i).name, c->plat->name);
     }
-    if (!st && c->ncallables >= UINT32_MAX / 2)
+    if (!st && c->ncallables >= (UINT32_C(1) << 30)) /* the id index stays within 2^31 slots */
         st = kctx__fail(c, KCTX_CAPACITY, "too many prepared callables");
     if (!st) {
         /* K14: identical bytes share one upload. */
@@ -449,7 +475,7 @@ static kctx_status prepare_publish(kctx_ctx *c, uint64_t id, kctx_upload *u, kct
         kctx__set_runtime_error(c, st, kctx_thread_last_error());
         kctx__device_poison(c);
     }
-    if (!st && find_id(c, id)) /* another prepare published it meanwhile (K14) */
+    if (!st && kctx__find_callable(c, id)) /* another prepare published it meanwhile (K14) */
         st = kctx__fail(c, KCTX_DUPLICATE_ID, "callable id %llu is already prepared (K14)",
                         (unsigned long long)id);
     else if (!st)

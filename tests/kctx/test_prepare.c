@@ -287,6 +287,51 @@ KT_TEST(identical_bytes_under_100_ids_share_one_upload) { /* K14 */
     kt_finish(c);
 }
 
+/* Kills: a lookup that returns the first callable or the last prepared,
+ * an index rebuilt without the ids already in it, a probe that stops at a
+ * colliding slot. Launch and prepare find a callable by its id among many
+ * (K14, K18), ids alike in their low bits or in their high bits included. */
+KT_TEST(launch_finds_each_of_600_callables_by_its_id_and_no_other) { /* K14, K18 */
+    kt_image noop = kt_image_noop(), append = kt_image_append();
+    REQUIRE(noop.bytes && append.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    sim_stream s = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    enum {
+        N = 300
+    };
+    /* two families: i << 32 | 5 (equal low bits) and i (equal high bits);
+     * even i the empty callable (no argument), odd i append (one tensor) */
+    for (uint64_t i = 1; i <= N; i++) {
+        kt_image img = i % 2 ? append : noop;
+        CHECK_OK(kctx_prepare(c, i << 32 | 5, img.bytes, img.size));
+        CHECK_OK(kctx_prepare(c, i, img.bytes, img.size));
+    }
+    CHECK_EQ(kt_resources(c).callables, 2 * N);
+    CHECK_EQ(kt_resources(c).uploads, 2);
+    int wrong = 0;
+    for (uint64_t i = N; i >= 1 && wrong < 3; i--) {
+        const uint64_t ids[2] = {i << 32 | 5, i};
+        for (int k = 0; k < 2; k++) {
+            kctx_status st = kctx_launch(c, ids[k], NULL, 0, s);
+            /* the empty callable runs; append refuses a launch without its tensor */
+            kctx_status want = i % 2 ? KCTX_INVALID_ARGUMENT : KCTX_OK;
+            if (!CHECK_K(st, want)) wrong++;
+            if (i % 2 && strstr(kctx_last_error(c), "takes 1 arguments") == NULL) wrong++;
+        }
+        /* ids never prepared: unknown, also beside prepared ones */
+        if (!CHECK_K(kctx_launch(c, i << 32 | 6, NULL, 0, s), KCTX_UNKNOWN_ID)) wrong++;
+        if (!CHECK_K(kctx_launch(c, i + 2 * N, NULL, 0, s), KCTX_UNKNOWN_ID)) wrong++;
+        if (!CHECK_K(kctx_prepare(c, ids[i % 2], noop.bytes, noop.size), KCTX_DUPLICATE_ID))
+            wrong++;
+    }
+    CHECK_EQ(wrong, 0);
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    CHECK_SIM_OK(sim_stream_destroy(s));
+    kt_finish(c);
+}
+
 /* ---- K15: an idle context; completion before return --------------------------------------- */
 
 /* Puts a held k_noop on `stream` (a stand-in for a launch in flight until the
