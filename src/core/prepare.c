@@ -23,12 +23,42 @@ static void upload_free_host(kctx_upload *u) {
     free(u);
 }
 
+static void upload_index_clear(kctx_ctx *c) {
+    free(c->upload_index);
+    c->upload_index = NULL;
+    c->upload_index_cap = c->upload_index_n = 0;
+}
+
 void kctx__callables_free_host(kctx_ctx *c) {
     free(c->callables);
     free(c->id_index);
     c->callables = NULL;
     c->id_index = NULL;
     c->ncallables = c->capcallables = c->id_index_cap = 0;
+    upload_index_clear(c);
+}
+
+static uint32_t crc_slot(uint32_t crc, uint32_t cap) {
+    return (uint32_t)(((uint64_t)crc * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (cap - 1);
+}
+
+static void upload_index_put(kctx_upload **index, uint32_t cap, kctx_upload *u) {
+    uint32_t s = crc_slot(u->crc, cap);
+    while (index[s]) s = (s + 1) & (cap - 1);
+    index[s] = u;
+}
+
+/* K14: the registered upload holding exactly these bytes, or NULL. */
+static kctx_upload *find_identical(const kctx_ctx *c, const void *image, size_t size,
+                                   uint32_t crc) {
+    if (!c->upload_index) return NULL;
+    for (uint32_t s = crc_slot(crc, c->upload_index_cap); c->upload_index[s];
+         s = (s + 1) & (c->upload_index_cap - 1)) {
+        kctx_upload *u = c->upload_index[s];
+        if (u->refs && u->size == size && u->crc == crc && memcmp(u->image, image, size) == 0)
+            return u;
+    }
+    return NULL;
 }
 
 /* Fibonacci hashing: consecutive ids land far apart. */
@@ -89,6 +119,7 @@ static bool upload_live(const kctx_upload *u) {
 
 kctx_status kctx__uploads_release(kctx_ctx *c) {
     kctx_status first = KCTX_OK;
+    upload_index_clear(c); /* registered uploads go away from here on */
     kctx_upload **pp = &c->uploads;
     while (*pp) {
         kctx_upload *u = *pp;
@@ -132,9 +163,22 @@ static kctx_status register_id(kctx_ctx *c, uint64_t id, kctx_upload *u) {
         c->id_index = index;
         c->id_index_cap = cap;
     }
+    if (!u->refs && (uint64_t)(c->upload_index_n + 1) * 2 > c->upload_index_cap) {
+        uint32_t cap = c->upload_index_cap ? c->upload_index_cap * 2 : 32;
+        kctx_upload **index = calloc(cap, sizeof *index);
+        if (!index) return kctx__fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+        for (uint32_t i = 0; i < c->upload_index_cap; i++)
+            if (c->upload_index[i]) upload_index_put(index, cap, c->upload_index[i]);
+        free(c->upload_index);
+        c->upload_index = index;
+        c->upload_index_cap = cap;
+    }
     index_put(c->id_index, c->id_index_cap, id, c->ncallables);
     c->callables[c->ncallables++] = (kctx_callable){id, u};
-    u->refs++;
+    if (!u->refs++) {
+        upload_index_put(c->upload_index, c->upload_index_cap, u);
+        c->upload_index_n++;
+    }
     kctx__trace_names(c, id, &u->view); /* K32: spans name the callable and its kernels */
     return KCTX_OK;
 }
@@ -407,13 +451,11 @@ static kctx_status prepare_check(kctx_ctx *c, uint64_t id, const void *image, si
         st = kctx__fail(c, KCTX_CAPACITY, "too many prepared callables");
     if (!st) {
         /* K14: identical bytes share one upload. */
-        for (kctx_upload *u = c->uploads; u; u = u->next) {
-            if (u->refs && u->size == size && u->crc == p->crc &&
-                memcmp(u->image, image, size) == 0) {
-                st = register_id(c, id, u);
-                kp_relaxed_end(c);
-                return st;
-            }
+        kctx_upload *u = find_identical(c, image, size, p->crc);
+        if (u) {
+            st = register_id(c, id, u);
+            kp_relaxed_end(c);
+            return st;
         }
         p->done = false; /* on to the unlocked phase */
         return KCTX_OK;
@@ -480,11 +522,8 @@ static kctx_status prepare_publish(kctx_ctx *c, uint64_t id, kctx_upload *u, kct
                         (unsigned long long)id);
     else if (!st)
         st = kctx__admit(c, "prepare"); /* the context changed phase meanwhile */
-    kctx_upload *same = NULL; /* K14: identical bytes published meanwhile by a racing prepare */
-    for (kctx_upload *o = c->uploads; !st && o && !same; o = o->next)
-        if (o->refs && o->size == u->size && o->crc == u->crc &&
-            memcmp(o->image, u->image, u->size) == 0)
-            same = o;
+    /* K14: identical bytes published meanwhile by a racing prepare */
+    kctx_upload *same = st ? NULL : find_identical(c, u->image, u->size, u->crc);
     if (same) {
         st = register_id(c, id, same);
         if (!st) {

@@ -332,6 +332,57 @@ KT_TEST(launch_finds_each_of_600_callables_by_its_id_and_no_other) { /* K14, K18
     kt_finish(c);
 }
 
+/* The empty callable under the name "noop<i>": distinct bytes per i. */
+static kt_image named_noop(unsigned i) {
+    kt_image mod = kt_test_kernels_module(), img = {NULL, 0};
+    char name[32];
+    snprintf(name, sizeof name, "noop%u", i);
+    kctx_image_builder *b = mod.bytes ? kctx_image_builder_new(name) : NULL;
+    if (!b) return img;
+    uint32_t fid = 0;
+    kctx_image_builder_child(b, "noop", "t_noop", &fid);
+    kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod.bytes, mod.size);
+    kctx_image_builder_task(b, fid, 1, NULL);
+    void *out = NULL;
+    size_t size = 0;
+    if (kctx_image_builder_finish(b, &out, &size, NULL, 0) == KCTX_BUILD_OK)
+        img = (kt_image){out, size};
+    kctx_image_builder_free(b);
+    return img;
+}
+
+/* Kills: an identical-bytes lookup that misses uploads registered before
+ * its index grew, or that stops at the first upload with the same CRC
+ * slot. K14 among many uploads: the bytes of any of 40 distinct images,
+ * prepared again under a new id, share that image's upload. */
+KT_TEST(identical_bytes_find_their_upload_among_40_distinct_ones) { /* K14 */
+    enum {
+        N = 40
+    };
+    kt_image imgs[N];
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    for (unsigned i = 0; i < N; i++) {
+        imgs[i] = named_noop(i);
+        REQUIRE(imgs[i].bytes);
+        CHECK_OK(kctx_prepare(c, i + 1, imgs[i].bytes, imgs[i].size));
+    }
+    kctx_resource_info r0 = kt_resources(c);
+    CHECK_EQ(r0.uploads, N);
+    for (unsigned i = 0; i < N; i++) {
+        void *copy = kt_image_dup(imgs[i]); /* other storage, same bytes */
+        REQUIRE(copy);
+        CHECK_OK(kctx_prepare(c, 1000 + i, copy, imgs[i].size));
+        free(copy);
+    }
+    kctx_resource_info r = kt_resources(c);
+    CHECK_EQ(r.uploads, N);
+    CHECK_EQ(r.callables, 2 * N);
+    CHECK_EQ(r.upload_bytes, r0.upload_bytes);
+    for (unsigned i = 0; i < N; i++) free((void *)imgs[i].bytes);
+    kt_finish(c);
+}
+
 /* ---- K15: an idle context; completion before return --------------------------------------- */
 
 /* Puts a held k_noop on `stream` (a stand-in for a launch in flight until the
