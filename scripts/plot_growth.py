@@ -33,6 +33,7 @@ X_LABEL = {
     "replay_vs_graphs": "graphs sharing one context",
     "prepare_vs_size": "image size",
     "prepare_vs_callables": "callables already prepared",
+    "launch_vs_callables": "callables prepared",
     "memory_device_vs_callables": "callables prepared",
     "memory_host_vs_callables": "callables prepared",
 }
@@ -43,6 +44,7 @@ Y_LABEL = {
     "replay_vs_graphs": "time per replay",
     "prepare_vs_size": "kctx_prepare",
     "prepare_vs_callables": "kctx_prepare",
+    "launch_vs_callables": "launch of the id prepared last (host time)",
     "memory_device_vs_callables": "device bytes of the context",
     "memory_host_vs_callables": "host heap bytes",
 }

@@ -34,6 +34,10 @@
  *    kctx_prepare of the next distinct empty callable in one context; the
  *    median of the prepares made with x .. x + w - 1 already prepared (w =
  *    min(x, 16)), median over repeats (a fresh context each);
+ *  - launch_vs_callables (ns, x = callables prepared): host time of one
+ *    kctx_launch of the id prepared last (device held, as launch_vs_args),
+ *    measured in the same contexts as prepare_vs_callables right after the
+ *    x-th prepare, 100 launches a point;
  *  - memory_device_vs_callables (B, x = callables prepared): the sim's live
  *    device bytes (sim_mem_stats) of the context over the reading before it
  *    was created;
@@ -253,15 +257,9 @@ static int hold_arm(int device, sim_function fn) {
     return id;
 }
 
-static int series_args(void) {
-    static const uint32_t full[] = {0, 1, 2, 4, 8, 16, 32, 64};
-    static const uint32_t quick[] = {0, 4, 64};
-    const uint32_t *xs = g_opt.quick ? quick : full;
-    const int np = g_opt.quick ? 3 : 8, R = g_opt.repeats;
-    const long N = g_opt.quick ? 100 : 300; /* launches per repeat (held device) */
-    int device = 0;
-    lb_sim_check(sim_get_device(&device), "sim_get_device");
-    kctx_context ctx = lb_context_open((uint32_t)g_opt.strategy);
+/* The context's acquire program: holding its first execution holds the
+ * device side of every later launch. */
+static sim_function acquire_program(kctx_context ctx) {
     const int ho = lb_context_strategy(ctx) == KCTX_STRATEGY_HOST_ORDERED;
     kctx_resource_info info;
     memset(&info, 0, sizeof info);
@@ -271,6 +269,38 @@ static int series_args(void) {
     lb_sim_check(sim_module_get_function(&acquire, info.programs_module,
                                          ho ? "kctx_rt_ho_acquire" : "kctx_rt_acquire"),
                  "sim_module_get_function(acquire program)");
+    return acquire;
+}
+
+/* Host ns per launch of `id` over n launches, the device held (as in
+ * launch_overhead): one launch reaches the hold, n are timed, then the hold
+ * is released and the stream synchronised (n + 1 launches ran). */
+static double held_launches(kctx_context ctx, sim_function acquire, uint64_t id,
+                            const kctx_arg *args, uint32_t nargs, sim_stream s, long n) {
+    int device = 0;
+    lb_sim_check(sim_get_device(&device), "sim_get_device");
+    int h = hold_arm(device, acquire);
+    lb_kctx_check(kctx_launch(ctx, id, args, nargs, s), "kctx_launch (hold)");
+    lb_sim_check(sim_hold_wait_reached(h, 10000), "sim_hold_wait_reached");
+    uint64_t t0 = kb_now_ns();
+    for (long i = 0; i < n; i++) {
+        kctx_status st = kctx_launch(ctx, id, args, nargs, s);
+        if (st != KCTX_OK) lb_kctx_check(st, "kctx_launch");
+    }
+    uint64_t t1 = kb_now_ns();
+    lb_sim_check(sim_hold_release(h), "sim_hold_release");
+    sync_stream(s);
+    return (double)(t1 - t0) / (double)n;
+}
+
+static int series_args(void) {
+    static const uint32_t full[] = {0, 1, 2, 4, 8, 16, 32, 64};
+    static const uint32_t quick[] = {0, 4, 64};
+    const uint32_t *xs = g_opt.quick ? quick : full;
+    const int np = g_opt.quick ? 3 : 8, R = g_opt.repeats;
+    const long N = g_opt.quick ? 100 : 300; /* launches per repeat (held device) */
+    kctx_context ctx = lb_context_open((uint32_t)g_opt.strategy);
+    sim_function acquire = acquire_program(ctx);
     sim_stream s;
     lb_sim_check(sim_stream_create(&s), "sim_stream_create");
     sim_devptr bufs[MAX_ARGS];
@@ -289,20 +319,9 @@ static int series_args(void) {
     for (int r = -1; r < R; r++) {
         for (int q = 0; q < np; q++) {
             int p = (r & 1) ? np - 1 - q : q;
-            uint64_t id = 1 + (uint64_t)p;
-            int h = hold_arm(device, acquire);
-            lb_kctx_check(kctx_launch(ctx, id, args, xs[p], s), "kctx_launch (hold)");
-            lb_sim_check(sim_hold_wait_reached(h, 10000), "sim_hold_wait_reached");
-            uint64_t t0 = kb_now_ns();
-            for (long i = 0; i < N; i++) {
-                kctx_status st = kctx_launch(ctx, id, args, xs[p], s);
-                if (st != KCTX_OK) lb_kctx_check(st, "kctx_launch");
-            }
-            uint64_t t1 = kb_now_ns();
-            lb_sim_check(sim_hold_release(h), "sim_hold_release");
-            sync_stream(s);
+            double ns = held_launches(ctx, acquire, 1 + (uint64_t)p, args, xs[p], s, N);
             if (xs[p] > 0) launched += (uint32_t)N + 1;
-            if (r >= 0) t[p * R + r] = (double)(t1 - t0) / (double)N;
+            if (r >= 0) t[p * R + r] = ns;
         }
     }
     check_counts(bufs[0], 1, launched, "launch_vs_args");
@@ -483,13 +502,15 @@ static int series_prepare_count(void) {
     const uint32_t total = max + 16;
     double *tp = lb_doubles((int)total);
     double *pt = lb_doubles(npts * R), *dev = lb_doubles(npts), *host = lb_doubles(npts);
+    double *lt = lb_doubles(npts * R); /* held launch ns of the latest id, per point */
     double *win = lb_doubles(16);
     sim_stream s;
     lb_sim_check(sim_stream_create(&s), "sim_stream_create");
     for (int r = 0; r < R; r++) {
         double dev0 = device_bytes(device), host0 = host_heap();
         kctx_context ctx = lb_context_open((uint32_t)g_opt.strategy);
-        int k = 0;
+        sim_function acquire = acquire_program(ctx);
+        int k = 0, kl = 0;
         for (uint32_t i = 0; i < total; i++) {
             char name[32];
             snprintf(name, sizeof name, "callable_%05u", i);
@@ -505,6 +526,10 @@ static int series_prepare_count(void) {
             tp[i] = (double)(t1 - t0);
             /* memory at x = i + 1 prepared, on the first repeat */
             uint32_t x = i + 1;
+            /* launch_vs_callables: the id prepared last, which a lookup
+             * scanning the callables in preparation order reaches last */
+            if ((x & (x - 1)) == 0 && x <= max)
+                lt[kl++ * R + r] = held_launches(ctx, acquire, x, NULL, 0, s, 100);
             if (r == 0 && (x & (x - 1)) == 0 && x <= max) {
                 dev[k] = device_bytes(device) - dev0;
                 host[k] = host_heap() - host0;
@@ -536,13 +561,15 @@ static int series_prepare_count(void) {
         kb_progress("callables %u: prepare %.0f ns; device %+.0f B, host heap %+.0f B", x, m,
                     dev[q], host[q]);
         if (wanted("prepare_vs_callables")) bad |= point("prepare_vs_callables", m, "ns", x, R);
+        if (wanted("launch_vs_callables"))
+            bad |= point("launch_vs_callables", kb_median(lt + q * R, (size_t)R), "ns", x, R);
         if (wanted("memory")) {
             bad |= point("memory_device_vs_callables", dev[q], "B", x, 1);
             if (host_ok) bad |= point("memory_host_vs_callables", host[q], "B", x, 1);
         }
     }
     if (!host_ok) kb_progress("memory_host_vs_callables: not measured (mallinfo2 reads 0 here)");
-    free(tp), free(pt), free(dev), free(host), free(win);
+    free(tp), free(pt), free(dev), free(host), free(win), free(lt);
     lb_sim_check(sim_stream_destroy(s), "sim_stream_destroy");
     return bad;
 }
@@ -572,7 +599,8 @@ int main(int argc, char **argv) {
     if (wanted("launch_vs_args")) bad |= series_args();
     if (wanted("replay_vs_graphs")) bad |= series_graphs();
     if (wanted("prepare_vs_size")) bad |= series_prepare_size();
-    if (wanted("prepare_vs_callables") || wanted("memory")) bad |= series_prepare_count();
+    if (wanted("prepare_vs_callables") || wanted("memory") || wanted("launch_vs_callables"))
+        bad |= series_prepare_count();
     free(rest);
     return bad ? EXIT_FAILURE : EXIT_SUCCESS;
 }
