@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -164,6 +165,9 @@ static void *core_main(void *p) {
     core_arg a = *(core_arg *)p;
     free(p);
     simi_core *c = &a.dev->core[a.id];
+    char name[16]; /* for profilers and debuggers (perf sched, gdb) */
+    snprintf(name, sizeof name, "sim-core%d.%d", a.dev->index, a.id);
+    pthread_setname_np(pthread_self(), name);
     for (;;) {
         pthread_mutex_lock(&c->lock);
         SIMI_WAIT_WHILE(&c->cond, &c->lock, !c->job);
@@ -371,9 +375,14 @@ sim_status simi_stream_wait_idle(simi_stream *s) {
     return st;
 }
 
+static atomic_uint g_stream_seq; /* names stream threads for profilers */
+
 static void *stream_main(void *p) {
     simi_stream *s = p;
     simi_device *dev = s->dev;
+    char name[16];
+    snprintf(name, sizeof name, "sim-stream%u", atomic_fetch_add(&g_stream_seq, 1));
+    pthread_setname_np(pthread_self(), name);
     for (;;) {
         pthread_mutex_lock(&s->qlock);
         SIMI_WAIT_WHILE(&s->qcond, &s->qlock, !s->head);
