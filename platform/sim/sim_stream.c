@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,10 +79,26 @@ static long futex(const uint32_t *addr, int op, uint32_t val, const struct times
     return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
 }
 
+/* Kernels parked in svc_wait_u32 (all devices): svc_wake_u32 makes no
+ * system call while it is 0. A waiter counts itself in before the futex
+ * wait, whose kernel side re-reads the word; a waker changed the word before
+ * it reads the count (both sequentially consistent), so either the waker
+ * sees the waiter counted or the waiter's futex sees the changed word. */
+static atomic_uint g_svc_parked;
+
 static int svc_wait_u32(const uint32_t *word, uint32_t expected, uint64_t timeout_ns) {
     exec_ctx *ec = tl_exec;
     uint64_t start = simi_now_ns();
     const uint64_t slice = 20000000ull; /* re-check device state every 20 ms */
+    /* The sim's hand-off policy (sim_internal.h): look again, yielding the
+     * processor between looks, for up to KCTX_SIM_SPIN_US before parking;
+     * a word that changes in that time costs no futex wake-up. */
+    uint64_t active = g_sim.spin_ns < timeout_ns ? g_sim.spin_ns : timeout_ns;
+    while (simi_now_ns() - start < active) {
+        if (ec && simi_dev_dead(ec->dev)) return SIM_SVC_DEVICE_LOST;
+        if (atomic_load((const _Atomic uint32_t *)word) != expected) return SIM_SVC_OK;
+        sched_yield();
+    }
     for (;;) {
         if (ec && simi_dev_dead(ec->dev)) return SIM_SVC_DEVICE_LOST;
         if (atomic_load((const _Atomic uint32_t *)word) != expected) return SIM_SVC_OK;
@@ -90,12 +107,18 @@ static int svc_wait_u32(const uint32_t *word, uint32_t expected, uint64_t timeou
         uint64_t left = timeout_ns == UINT64_MAX ? slice : timeout_ns - waited;
         if (left > slice) left = slice;
         struct timespec ts = {(time_t)(left / 1000000000ull), (long)(left % 1000000000ull)};
+        atomic_fetch_add(&g_svc_parked, 1);
         long rc = futex(word, FUTEX_WAIT_PRIVATE, expected, &ts);
+        atomic_fetch_sub(&g_svc_parked, 1);
         if (rc == 0) return SIM_SVC_OK; /* woken: callers re-check */
     }
 }
 
-static void svc_wake_u32(const uint32_t *word) { futex(word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL); }
+static void svc_wake_u32(const uint32_t *word) {
+    atomic_thread_fence(memory_order_seq_cst); /* the caller's change of the word comes first */
+    if (atomic_load(&g_svc_parked) == 0) return;
+    futex(word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}
 void simi_wake_word(const uint32_t *word) { svc_wake_u32(word); }
 
 static void svc_report_error(uint32_t code, uint64_t detail) {
