@@ -171,7 +171,6 @@ static void init_once(void) {
         pthread_mutex_init(&d->core_lock, NULL);
         simi_cv_init(&d->core_cond);
         pthread_mutex_init(&d->done_lock, NULL);
-        simi_cv_init(&d->done_cond);
         pthread_mutex_init(&d->thr_lock, NULL);
         pthread_cond_init(&d->thr_cond, NULL);
         if (simi_heap_init(&d->heap, d->capacity) != 0 || simi_device_start(d) != 0) {

@@ -116,6 +116,7 @@ typedef struct simi_rec {
     simi_device *dev;
 } simi_rec;
 simi_rec *simi_rec_new(simi_device *dev);
+typedef struct simi_rec_waiter simi_rec_waiter;
 void simi_rec_put(simi_rec *r);
 
 /* ---- operations: stream queue entries and graph node payloads ---- */
@@ -200,7 +201,7 @@ struct simi_device {
     uint64_t core_free_mask; /* core_lock */
     simi_core core[SIMI_MAX_CORES];
     pthread_mutex_t done_lock;
-    simi_cv done_cond;
+    struct simi_rec_waiter *rec_waiters; /* done_lock: threads waiting for a record */
     /* stream worker threads alive (for reset) */
     pthread_mutex_t thr_lock;
     pthread_cond_t thr_cond;

@@ -30,14 +30,48 @@ void simi_rec_put(simi_rec *r) {
     if (r && atomic_fetch_sub(&r->refs, 1) == 1) free(r);
 }
 
+/* A thread waiting for one record (a stream worker's event wait, a host's
+ * event synchronise), linked on its device while it waits: a record's
+ * completion wakes only its own waiters (not every waiter of the device, as
+ * one condition variable did), a lost device all of them. */
+struct simi_rec_waiter {
+    struct simi_rec_waiter *next;
+    const simi_rec *rec;
+    simi_cv cv;
+};
+
 static void rec_complete(simi_rec *r, sim_status st) {
     simi_device *dev = r->dev;
     pthread_mutex_lock(&dev->done_lock);
     r->done = 1;
     r->status = st;
     r->t_ns = simi_now_ns();
-    simi_cv_broadcast(&dev->done_cond);
+    for (simi_rec_waiter *w = dev->rec_waiters; w; w = w->next)
+        if (w->rec == r) simi_cv_broadcast(&w->cv);
     pthread_mutex_unlock(&dev->done_lock);
+}
+
+/* Waits until r completes or its device dies; returns whether r completed
+ * (*status: its status then). */
+static bool rec_wait(simi_rec *r, sim_status *status) {
+    simi_device *dev = r->dev;
+    pthread_mutex_lock(&dev->done_lock);
+    if (!r->done && !simi_dev_dead(dev)) {
+        simi_rec_waiter w = {.next = dev->rec_waiters, .rec = r};
+        simi_cv_init(&w.cv);
+        dev->rec_waiters = &w;
+        SIMI_WAIT_WHILE(&w.cv, &dev->done_lock, !r->done && !simi_dev_dead(dev));
+        for (simi_rec_waiter **p = &dev->rec_waiters; *p; p = &(*p)->next)
+            if (*p == &w) {
+                *p = w.next;
+                break;
+            }
+        simi_cv_destroy(&w.cv);
+    }
+    bool done = r->done != 0;
+    *status = done ? r->status : SIM_DEVICE_LOST;
+    pthread_mutex_unlock(&dev->done_lock);
+    return done;
 }
 
 simi_op *simi_op_alloc(size_t psize) {
@@ -232,7 +266,7 @@ void simi_device_wake_all(simi_device *dev) {
     simi_cv_broadcast(&dev->core_cond);
     pthread_mutex_unlock(&dev->core_lock);
     pthread_mutex_lock(&dev->done_lock);
-    simi_cv_broadcast(&dev->done_cond);
+    for (simi_rec_waiter *w = dev->rec_waiters; w; w = w->next) simi_cv_broadcast(&w->cv);
     pthread_mutex_unlock(&dev->done_lock);
 }
 
@@ -348,11 +382,8 @@ void simi_exec_op(simi_device *dev, simi_op *op, sim_status *err) {
         rec_complete(op->u.rec.rec, *err);
         return;
     case SIMI_OP_WAIT: {
-        simi_rec *r = op->u.rec.rec;
-        pthread_mutex_lock(&dev->done_lock);
-        SIMI_WAIT_WHILE(&dev->done_cond, &dev->done_lock, !r->done && !simi_dev_dead(dev));
-        sim_status rs = r->done ? r->status : SIM_DEVICE_LOST;
-        pthread_mutex_unlock(&dev->done_lock);
+        sim_status rs;
+        (void)rec_wait(op->u.rec.rec, &rs);
         if (*err == SIM_OK) *err = rs;
         return;
     }
@@ -939,11 +970,8 @@ sim_status sim_event_synchronize(sim_event event) {
     simi_rec *r;
     st = event_for_wait(event, "event synchronize", &r);
     if (st || !r) return st;
-    simi_device *dev = r->dev;
-    pthread_mutex_lock(&dev->done_lock);
-    SIMI_WAIT_WHILE(&dev->done_cond, &dev->done_lock, !r->done && !simi_dev_dead(dev));
-    st = r->done ? SIM_OK : SIM_DEVICE_LOST;
-    pthread_mutex_unlock(&dev->done_lock);
+    sim_status rs;
+    st = rec_wait(r, &rs) ? SIM_OK : SIM_DEVICE_LOST;
     simi_rec_put(r);
     return st ? simi_fail(st, "device lost while waiting for the event") : SIM_OK;
 }
