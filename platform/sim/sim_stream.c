@@ -60,7 +60,8 @@ static bool rec_wait(simi_rec *r, sim_status *status) {
         simi_rec_waiter w = {.next = dev->rec_waiters, .rec = r};
         simi_cv_init(&w.cv);
         dev->rec_waiters = &w;
-        SIMI_WAIT_WHILE(&w.cv, &dev->done_lock, !r->done && !simi_dev_dead(dev));
+        SIMI_WAIT_WHILE_BUSY(&w.cv, &dev->done_lock, &dev->active_streams,
+                             !r->done && !simi_dev_dead(dev));
         for (simi_rec_waiter **p = &dev->rec_waiters; *p; p = &(*p)->next)
             if (*p == &w) {
                 *p = w.next;
@@ -227,7 +228,7 @@ static void *core_main(void *p) {
     pthread_setname_np(pthread_self(), name);
     for (;;) {
         pthread_mutex_lock(&c->lock);
-        SIMI_WAIT_WHILE(&c->cond, &c->lock, !c->job);
+        SIMI_WAIT_WHILE_BUSY(&c->cond, &c->lock, &a.dev->active_streams, !c->job);
         simi_block_job *j = c->job;
         c->job = NULL;
         pthread_mutex_unlock(&c->lock);
@@ -417,13 +418,24 @@ void simi_stream_push(simi_stream *s, simi_op *op) {
     else
         s->head = op;
     s->tail = op;
+    if (!s->active) {
+        s->active = 1;
+        atomic_fetch_add(&s->dev->active_streams, 1);
+    }
     simi_cv_signal(&s->qcond);
     pthread_mutex_unlock(&s->qlock);
 }
 
+/* qlock held: the stream has nothing queued or running any more. */
+static void stream_inactive(simi_stream *s) {
+    if (!s->active) return;
+    s->active = 0;
+    atomic_fetch_sub(&s->dev->active_streams, 1);
+}
+
 sim_status simi_stream_wait_idle(simi_stream *s) {
     pthread_mutex_lock(&s->qlock);
-    SIMI_WAIT_WHILE(&s->idlecond, &s->qlock, s->head || s->busy);
+    SIMI_WAIT_WHILE_BUSY(&s->idlecond, &s->qlock, &s->dev->active_streams, s->head || s->busy);
     sim_status st = s->error;
     pthread_mutex_unlock(&s->qlock);
     return st;
@@ -439,7 +451,7 @@ static void *stream_main(void *p) {
     pthread_setname_np(pthread_self(), name);
     for (;;) {
         pthread_mutex_lock(&s->qlock);
-        SIMI_WAIT_WHILE(&s->qcond, &s->qlock, !s->head);
+        SIMI_WAIT_WHILE_BUSY(&s->qcond, &s->qlock, &dev->active_streams, !s->head);
         simi_op *op = s->head;
         s->head = op->next;
         if (!s->head) s->tail = NULL;
@@ -450,6 +462,7 @@ static void *stream_main(void *p) {
             free(op);
             pthread_mutex_lock(&s->qlock);
             s->busy = 0;
+            stream_inactive(s);
             simi_cv_broadcast(&s->idlecond);
             pthread_mutex_unlock(&s->qlock);
             break;
@@ -470,7 +483,10 @@ static void *stream_main(void *p) {
         }
         s->error = err;
         s->busy = 0;
-        if (!s->head) simi_cv_broadcast(&s->idlecond);
+        if (!s->head) {
+            stream_inactive(s);
+            simi_cv_broadcast(&s->idlecond);
+        }
         pthread_mutex_unlock(&s->qlock);
         simi_op_free(op);
     }
