@@ -105,7 +105,12 @@ static inline void cpu_relax(void) {
 void simi_cv_wait(simi_cv *cv, pthread_mutex_t *m, simi_wait *w) {
     if (w->phase == 0) {
         w->phase = g_sim.spin_ns ? 1 : 2;
-        if (w->phase == 1) w->deadline = simi_now_ns() + g_sim.spin_ns;
+        if (w->phase == 1) {
+            uint64_t now = simi_now_ns();
+            w->deadline = now + g_sim.spin_ns;
+            uint64_t more = g_sim.spin_ns * (SIMI_BUSY_SPIN_FACTOR - 1);
+            w->cap = w->deadline + (more < SIMI_BUSY_SPIN_MAX_NS ? more : SIMI_BUSY_SPIN_MAX_NS);
+        }
     }
     if (w->phase == 2) {
         pthread_cond_wait(&cv->cond, m);
@@ -129,7 +134,14 @@ void simi_cv_wait(simi_cv *cv, pthread_mutex_t *m, simi_wait *w) {
             sched_yield();
         }
         if (atomic_load_explicit(&cv->gen, memory_order_acquire) != g) break;
-        if (simi_now_ns() >= w->deadline) {
+        uint64_t now = simi_now_ns();
+        if (now >= w->deadline) {
+            /* a busy device: wait until it has been idle for the spin */
+            if (w->busy && now < w->cap &&
+                atomic_load_explicit(w->busy, memory_order_relaxed) > 0) {
+                w->deadline = now + g_sim.spin_ns;
+                continue;
+            }
             w->phase = 2;
             break;
         }
@@ -171,7 +183,6 @@ static void init_once(void) {
         pthread_mutex_init(&d->core_lock, NULL);
         simi_cv_init(&d->core_cond);
         pthread_mutex_init(&d->done_lock, NULL);
-        simi_cv_init(&d->done_cond);
         pthread_mutex_init(&d->thr_lock, NULL);
         pthread_cond_init(&d->thr_cond, NULL);
         if (simi_heap_init(&d->heap, d->capacity) != 0 || simi_device_start(d) != 0) {

@@ -50,10 +50,17 @@
  * spinner while fewer than g_sim.spinners threads spin (pause instructions),
  * otherwise yielding the processor (sched_yield) at every look — re-taking
  * the mutex and re-checking its condition whenever the generation moves; then
- * it parks in pthread_cond_wait. The condition is only ever decided under
- * the mutex and the signal is always sent, so the spin can delay nothing
- * but its own thread, and a wake-up cannot be lost: a waiter that parks
- * checked its condition under the mutex the signaller must take. */
+ * it parks in pthread_cond_wait. The device's threads (stream workers,
+ * cores, host synchronisers and event waits: SIMI_WAIT_WHILE_BUSY) stretch
+ * that active phase while any stream of their device has work queued or
+ * running, and park once the device has been idle for a whole spin (or at
+ * the cap, see simi_wait): on a busy device the next hand-off is usually
+ * microseconds away, and a parked thread costs a futex wake-up, which on
+ * a virtual machine with an idle processor costs tens of microseconds.
+ * The condition is only ever decided under the mutex and the signal is
+ * always sent, so the spin can delay nothing but its own thread, and a
+ * wake-up cannot be lost: a waiter that parks checked its condition under
+ * the mutex the signaller must take. */
 typedef struct simi_cv {
     pthread_cond_t cond;
     atomic_uint gen; /* advanced under the mutex by every signal and broadcast */
@@ -61,7 +68,15 @@ typedef struct simi_cv {
 typedef struct simi_wait {
     uint64_t deadline; /* end of the spin (ns, simi_now_ns) */
     int phase;         /* 0 not waited yet, 1 spinning, 2 parking */
+    /* SIMI_WAIT_WHILE_BUSY: the active phase ends only once *busy (the
+     * device's active streams) has been 0 for a whole spin, and at the
+     * latest at cap (SIMI_BUSY_SPIN_FACTOR spins after the wait began, at
+     * most SIMI_BUSY_SPIN_MAX_NS more than one spin). */
+    const atomic_int *busy;
+    uint64_t cap;
 } simi_wait;
+#define SIMI_BUSY_SPIN_FACTOR 25
+#define SIMI_BUSY_SPIN_MAX_NS 1000000ull
 void simi_cv_init(simi_cv *cv);
 void simi_cv_destroy(simi_cv *cv);
 /* mutex held */
@@ -70,7 +85,10 @@ void simi_cv_broadcast(simi_cv *cv);
 /* One step of a wait (mutex held in and out): spin or park once. */
 void simi_cv_wait(simi_cv *cv, pthread_mutex_t *m, simi_wait *w);
 #define SIMI_WAIT_WHILE(cv, m, cond) \
-    for (simi_wait simi_w_ = {0, 0}; (cond);) simi_cv_wait((cv), (m), &simi_w_)
+    for (simi_wait simi_w_ = {0, 0, NULL, 0}; (cond);) simi_cv_wait((cv), (m), &simi_w_)
+/* The same, waiting actively for longer while *busy > 0 (see simi_wait). */
+#define SIMI_WAIT_WHILE_BUSY(cv, m, busy, cond) \
+    for (simi_wait simi_w_ = {0, 0, (busy), 0}; (cond);) simi_cv_wait((cv), (m), &simi_w_)
 
 /* ---- handle table (sim_core.c) ---- */
 enum simi_type {
@@ -116,6 +134,7 @@ typedef struct simi_rec {
     simi_device *dev;
 } simi_rec;
 simi_rec *simi_rec_new(simi_device *dev);
+typedef struct simi_rec_waiter simi_rec_waiter;
 void simi_rec_put(simi_rec *r);
 
 /* ---- operations: stream queue entries and graph node payloads ---- */
@@ -200,8 +219,9 @@ struct simi_device {
     simi_cv core_cond;
     uint64_t core_free_mask; /* core_lock */
     simi_core core[SIMI_MAX_CORES];
+    atomic_int active_streams; /* streams with work queued or running (see simi_stream.active) */
     pthread_mutex_t done_lock;
-    simi_cv done_cond;
+    struct simi_rec_waiter *rec_waiters; /* done_lock: threads waiting for a record */
     /* stream worker threads alive (for reset) */
     pthread_mutex_t thr_lock;
     pthread_cond_t thr_cond;
@@ -277,6 +297,7 @@ struct simi_stream {
     simi_cv idlecond; /* synchronisers wait for idle */
     simi_op *head, *tail;
     int busy;
+    int active; /* qlock: counted in dev->active_streams (work queued or running) */
     int exiting;
     sim_status error; /* qlock: sticky error */
     /* capture state (g_sim.lock) */

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -28,14 +30,49 @@ void simi_rec_put(simi_rec *r) {
     if (r && atomic_fetch_sub(&r->refs, 1) == 1) free(r);
 }
 
+/* A thread waiting for one record (a stream worker's event wait, a host's
+ * event synchronise), linked on its device while it waits: a record's
+ * completion wakes only its own waiters (not every waiter of the device, as
+ * one condition variable did), a lost device all of them. */
+struct simi_rec_waiter {
+    struct simi_rec_waiter *next;
+    const simi_rec *rec;
+    simi_cv cv;
+};
+
 static void rec_complete(simi_rec *r, sim_status st) {
     simi_device *dev = r->dev;
     pthread_mutex_lock(&dev->done_lock);
     r->done = 1;
     r->status = st;
     r->t_ns = simi_now_ns();
-    simi_cv_broadcast(&dev->done_cond);
+    for (simi_rec_waiter *w = dev->rec_waiters; w; w = w->next)
+        if (w->rec == r) simi_cv_broadcast(&w->cv);
     pthread_mutex_unlock(&dev->done_lock);
+}
+
+/* Waits until r completes or its device dies; returns whether r completed
+ * (*status: its status then). */
+static bool rec_wait(simi_rec *r, sim_status *status) {
+    simi_device *dev = r->dev;
+    pthread_mutex_lock(&dev->done_lock);
+    if (!r->done && !simi_dev_dead(dev)) {
+        simi_rec_waiter w = {.next = dev->rec_waiters, .rec = r};
+        simi_cv_init(&w.cv);
+        dev->rec_waiters = &w;
+        SIMI_WAIT_WHILE_BUSY(&w.cv, &dev->done_lock, &dev->active_streams,
+                             !r->done && !simi_dev_dead(dev));
+        for (simi_rec_waiter **p = &dev->rec_waiters; *p; p = &(*p)->next)
+            if (*p == &w) {
+                *p = w.next;
+                break;
+            }
+        simi_cv_destroy(&w.cv);
+    }
+    bool done = r->done != 0;
+    *status = done ? r->status : SIM_DEVICE_LOST;
+    pthread_mutex_unlock(&dev->done_lock);
+    return done;
 }
 
 simi_op *simi_op_alloc(size_t psize) {
@@ -77,10 +114,26 @@ static long futex(const uint32_t *addr, int op, uint32_t val, const struct times
     return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
 }
 
+/* Kernels parked in svc_wait_u32 (all devices): svc_wake_u32 makes no
+ * system call while it is 0. A waiter counts itself in before the futex
+ * wait, whose kernel side re-reads the word; a waker changed the word before
+ * it reads the count (both sequentially consistent), so either the waker
+ * sees the waiter counted or the waiter's futex sees the changed word. */
+static atomic_uint g_svc_parked;
+
 static int svc_wait_u32(const uint32_t *word, uint32_t expected, uint64_t timeout_ns) {
     exec_ctx *ec = tl_exec;
     uint64_t start = simi_now_ns();
     const uint64_t slice = 20000000ull; /* re-check device state every 20 ms */
+    /* The sim's hand-off policy (sim_internal.h): look again, yielding the
+     * processor between looks, for up to KCTX_SIM_SPIN_US before parking;
+     * a word that changes in that time costs no futex wake-up. */
+    uint64_t active = g_sim.spin_ns < timeout_ns ? g_sim.spin_ns : timeout_ns;
+    while (simi_now_ns() - start < active) {
+        if (ec && simi_dev_dead(ec->dev)) return SIM_SVC_DEVICE_LOST;
+        if (atomic_load((const _Atomic uint32_t *)word) != expected) return SIM_SVC_OK;
+        sched_yield();
+    }
     for (;;) {
         if (ec && simi_dev_dead(ec->dev)) return SIM_SVC_DEVICE_LOST;
         if (atomic_load((const _Atomic uint32_t *)word) != expected) return SIM_SVC_OK;
@@ -89,12 +142,18 @@ static int svc_wait_u32(const uint32_t *word, uint32_t expected, uint64_t timeou
         uint64_t left = timeout_ns == UINT64_MAX ? slice : timeout_ns - waited;
         if (left > slice) left = slice;
         struct timespec ts = {(time_t)(left / 1000000000ull), (long)(left % 1000000000ull)};
+        atomic_fetch_add(&g_svc_parked, 1);
         long rc = futex(word, FUTEX_WAIT_PRIVATE, expected, &ts);
+        atomic_fetch_sub(&g_svc_parked, 1);
         if (rc == 0) return SIM_SVC_OK; /* woken: callers re-check */
     }
 }
 
-static void svc_wake_u32(const uint32_t *word) { futex(word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL); }
+static void svc_wake_u32(const uint32_t *word) {
+    atomic_thread_fence(memory_order_seq_cst); /* the caller's change of the word comes first */
+    if (atomic_load(&g_svc_parked) == 0) return;
+    futex(word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}
 void simi_wake_word(const uint32_t *word) { svc_wake_u32(word); }
 
 static void svc_report_error(uint32_t code, uint64_t detail) {
@@ -164,9 +223,12 @@ static void *core_main(void *p) {
     core_arg a = *(core_arg *)p;
     free(p);
     simi_core *c = &a.dev->core[a.id];
+    char name[16]; /* for profilers and debuggers (perf sched, gdb) */
+    snprintf(name, sizeof name, "sim-core%d.%d", a.dev->index, a.id);
+    pthread_setname_np(pthread_self(), name);
     for (;;) {
         pthread_mutex_lock(&c->lock);
-        SIMI_WAIT_WHILE(&c->cond, &c->lock, !c->job);
+        SIMI_WAIT_WHILE_BUSY(&c->cond, &c->lock, &a.dev->active_streams, !c->job);
         simi_block_job *j = c->job;
         c->job = NULL;
         pthread_mutex_unlock(&c->lock);
@@ -205,7 +267,7 @@ void simi_device_wake_all(simi_device *dev) {
     simi_cv_broadcast(&dev->core_cond);
     pthread_mutex_unlock(&dev->core_lock);
     pthread_mutex_lock(&dev->done_lock);
-    simi_cv_broadcast(&dev->done_cond);
+    for (simi_rec_waiter *w = dev->rec_waiters; w; w = w->next) simi_cv_broadcast(&w->cv);
     pthread_mutex_unlock(&dev->done_lock);
 }
 
@@ -321,11 +383,8 @@ void simi_exec_op(simi_device *dev, simi_op *op, sim_status *err) {
         rec_complete(op->u.rec.rec, *err);
         return;
     case SIMI_OP_WAIT: {
-        simi_rec *r = op->u.rec.rec;
-        pthread_mutex_lock(&dev->done_lock);
-        SIMI_WAIT_WHILE(&dev->done_cond, &dev->done_lock, !r->done && !simi_dev_dead(dev));
-        sim_status rs = r->done ? r->status : SIM_DEVICE_LOST;
-        pthread_mutex_unlock(&dev->done_lock);
+        sim_status rs;
+        (void)rec_wait(op->u.rec.rec, &rs);
         if (*err == SIM_OK) *err = rs;
         return;
     }
@@ -359,24 +418,40 @@ void simi_stream_push(simi_stream *s, simi_op *op) {
     else
         s->head = op;
     s->tail = op;
+    if (!s->active) {
+        s->active = 1;
+        atomic_fetch_add(&s->dev->active_streams, 1);
+    }
     simi_cv_signal(&s->qcond);
     pthread_mutex_unlock(&s->qlock);
 }
 
+/* qlock held: the stream has nothing queued or running any more. */
+static void stream_inactive(simi_stream *s) {
+    if (!s->active) return;
+    s->active = 0;
+    atomic_fetch_sub(&s->dev->active_streams, 1);
+}
+
 sim_status simi_stream_wait_idle(simi_stream *s) {
     pthread_mutex_lock(&s->qlock);
-    SIMI_WAIT_WHILE(&s->idlecond, &s->qlock, s->head || s->busy);
+    SIMI_WAIT_WHILE_BUSY(&s->idlecond, &s->qlock, &s->dev->active_streams, s->head || s->busy);
     sim_status st = s->error;
     pthread_mutex_unlock(&s->qlock);
     return st;
 }
 
+static atomic_uint g_stream_seq; /* names stream threads for profilers */
+
 static void *stream_main(void *p) {
     simi_stream *s = p;
     simi_device *dev = s->dev;
+    char name[16];
+    snprintf(name, sizeof name, "sim-stream%u", atomic_fetch_add(&g_stream_seq, 1));
+    pthread_setname_np(pthread_self(), name);
     for (;;) {
         pthread_mutex_lock(&s->qlock);
-        SIMI_WAIT_WHILE(&s->qcond, &s->qlock, !s->head);
+        SIMI_WAIT_WHILE_BUSY(&s->qcond, &s->qlock, &dev->active_streams, !s->head);
         simi_op *op = s->head;
         s->head = op->next;
         if (!s->head) s->tail = NULL;
@@ -387,6 +462,7 @@ static void *stream_main(void *p) {
             free(op);
             pthread_mutex_lock(&s->qlock);
             s->busy = 0;
+            stream_inactive(s);
             simi_cv_broadcast(&s->idlecond);
             pthread_mutex_unlock(&s->qlock);
             break;
@@ -407,7 +483,10 @@ static void *stream_main(void *p) {
         }
         s->error = err;
         s->busy = 0;
-        if (!s->head) simi_cv_broadcast(&s->idlecond);
+        if (!s->head) {
+            stream_inactive(s);
+            simi_cv_broadcast(&s->idlecond);
+        }
         pthread_mutex_unlock(&s->qlock);
         simi_op_free(op);
     }
@@ -907,11 +986,8 @@ sim_status sim_event_synchronize(sim_event event) {
     simi_rec *r;
     st = event_for_wait(event, "event synchronize", &r);
     if (st || !r) return st;
-    simi_device *dev = r->dev;
-    pthread_mutex_lock(&dev->done_lock);
-    SIMI_WAIT_WHILE(&dev->done_cond, &dev->done_lock, !r->done && !simi_dev_dead(dev));
-    st = r->done ? SIM_OK : SIM_DEVICE_LOST;
-    pthread_mutex_unlock(&dev->done_lock);
+    sim_status rs;
+    st = rec_wait(r, &rs) ? SIM_OK : SIM_DEVICE_LOST;
     simi_rec_put(r);
     return st ? simi_fail(st, "device lost while waiting for the event") : SIM_OK;
 }

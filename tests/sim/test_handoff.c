@@ -1,7 +1,9 @@
 /*
  * Hand-offs between the sim's threads (docs/sim.md, "Hand-offs"): every wait
  * of a stream worker, an AICore core, a graph lane or a synchronising host
- * thread first spins for up to KCTX_SIM_SPIN_US microseconds, then parks.
+ * thread first spins for up to KCTX_SIM_SPIN_US microseconds (the device's
+ * threads longer while the device has work: until it has been idle for a
+ * spin, at most 1 ms beyond one spin), then parks.
  * ctest runs this executable with the spin off (KCTX_SIM_SPIN_US=0: every
  * wait parks at once), with the default and with long spins by spinning (not
  * yielding) threads, so each setting must give the same results and lose no
@@ -31,7 +33,7 @@
 #include <unistd.h>
 
 enum {
-    PARK_MS = 40,    /* far longer than any spin the ctest entries set (<= 1 ms) */
+    PARK_MS = 40,    /* far longer than any spin the ctest entries allow (<= 2 ms) */
     WAKE_MS = 10000, /* a woken waiter returns well within this */
     STEPS = 240,
     WORDS = 64

@@ -174,6 +174,12 @@ SIM_KERNEL(kctx_rt_worker) {
         uint32_t state = ld(&rt->run_state);
         if (state == 2 || atomic_load(A64(&rt->holder)) != p->launch_id) break;
         uint32_t h = ld(&rt->q_head);
+        /* Every task's last block is taken (each task enters the queue
+         * once): no work can appear for this worker any more, whoever runs
+         * the last blocks releases no task it would need a hand for. Leave
+         * now rather than wait for the run's end; the end still waits for
+         * every counted worker before it releases the guard. */
+        if (state == 1 && h >= ntasks) break;
         uint32_t task = state == 1 && h < ld(&rt->q_tail) ? ld(&g.queue[h]) : EMPTY_SLOT;
         if (task == EMPTY_SLOT) { /* nothing ready yet: wait for a push or the end */
             /* K24: the host aborted this launch (no scheduler will come; the
@@ -211,7 +217,9 @@ SIM_KERNEL(kctx_rt_worker) {
         uint32_t blk = atomic_fetch_add(A32(&g.st[task].next_block), 1);
         if (blk + 1 >= t->block_dim) { /* the task's last block is taken: move the head on */
             uint32_t want = h;
-            atomic_compare_exchange_strong(A32(&rt->q_head), &want, h + 1);
+            /* the last task's last block: idle workers may leave now */
+            if (atomic_compare_exchange_strong(A32(&rt->q_head), &want, h + 1) && h + 1 == ntasks)
+                bump(rt, svc);
         }
         if (blk >= t->block_dim) continue;
         if (!ld(&rt->fail_flag)) {
@@ -281,8 +289,7 @@ SIM_KERNEL(kctx_rt_worker) {
  * touched by a worker of this one). */
 static void end_run(kctx_rt_image *rt, const sim_kernel_services *svc, uint64_t id) {
     atomic_store(A32(&rt->run_state), 2);
-    atomic_fetch_add(A32(&rt->q_gen), 1);
-    svc->wake_u32(&rt->q_gen);
+    bump(rt, svc); /* wakes the idle workers, if any wait */
     for (uint32_t n; (n = ld(&rt->live_workers)) != 0;)
         if (svc->wait_u32(&rt->live_workers, n, WAIT_NS) == SIM_SVC_DEVICE_LOST) break;
     uint64_t mine = id;
