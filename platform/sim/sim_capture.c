@@ -518,6 +518,9 @@ sim_status sim_graph_attach_hook(sim_graph graph, sim_hook_fn fn, void *user) {
 /* ------------------------------------------------------------------ */
 /* executable graphs                                                   */
 
+/* A replay runs on a stream (the device is busy while it does): its lanes
+ * wait for each other's nodes, and between replays for the next one, the
+ * way the device's stream threads do (docs/sim.md, "Hand-offs"). */
 static void run_lane(simi_exec *x, int lane) {
     for (uint32_t i = 0; i < x->n; i++) {
         gnode *nd = &x->nodes[i];
@@ -525,7 +528,8 @@ static void run_lane(simi_exec *x, int lane) {
         sim_status err = SIM_OK;
         pthread_mutex_lock(&x->lock);
         for (uint32_t d = 0; d < nd->ndeps; d++) {
-            SIMI_WAIT_WHILE(&x->cond, &x->lock, !x->done[nd->deps[d]]);
+            SIMI_WAIT_WHILE_BUSY(&x->cond, &x->lock, &x->dev->active_streams,
+                                 !x->done[nd->deps[d]]);
             if (!err) err = x->status[nd->deps[d]];
         }
         pthread_mutex_unlock(&x->lock);
@@ -550,7 +554,8 @@ static void *lane_main(void *p) {
     uint64_t seen = 0;
     pthread_mutex_lock(&x->lock);
     for (;;) {
-        SIMI_WAIT_WHILE(&x->cond, &x->lock, x->gen == seen && !x->stop);
+        SIMI_WAIT_WHILE_BUSY(&x->cond, &x->lock, &x->dev->active_streams,
+                             x->gen == seen && !x->stop);
         if (x->stop) break;
         seen = x->gen;
         pthread_mutex_unlock(&x->lock);
@@ -575,7 +580,7 @@ void simi_exec_run(simi_exec *x, sim_status *err) {
     pthread_mutex_unlock(&x->lock);
     run_lane(x, 0);
     pthread_mutex_lock(&x->lock);
-    SIMI_WAIT_WHILE(&x->cond, &x->lock, x->lanes_left > 0);
+    SIMI_WAIT_WHILE_BUSY(&x->cond, &x->lock, &x->dev->active_streams, x->lanes_left > 0);
     for (uint32_t i = 0; i < x->n && *err == SIM_OK; i++) *err = x->status[i];
     x->running = 0;
     simi_cv_broadcast(&x->cond);
