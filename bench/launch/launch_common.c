@@ -183,6 +183,27 @@ const char *lb_metric_name(char *buf, size_t size, const char *base, kctx_strate
     return buf;
 }
 
+int lb_print_compared(const char *name, kctx_strategy s, const double *v, int with_base,
+                      const double *base, int R) {
+    char buf[96];
+    return kb_metric_print_compared(lb_metric_name(buf, sizeof buf, name, s),
+                                    kb_median(v, (size_t)R), "ns", with_base,
+                                    with_base ? kb_median(base, (size_t)R) : 0.0, R) != 0;
+}
+
+int lb_print_value(const char *name, kctx_strategy s, const double *v, const char *unit, int R) {
+    char buf[96];
+    kb_metric m = {lb_metric_name(buf, sizeof buf, name, s),
+                   kb_median(v, (size_t)R),
+                   unit,
+                   KB_BASELINE_OMIT,
+                   0.0,
+                   0,
+                   0.0,
+                   R};
+    return kb_metric_print(&m) != 0;
+}
+
 void lb_context_close(kctx_context ctx) {
     kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
     lb_kctx_check(kctx_check(ctx, &rep), "kctx_check");

@@ -85,6 +85,13 @@ int lb_strategies(int opt_strategy, kctx_strategy out[2]);
  * names the figures always had), `base`_host_ordered under HOST_ORDERED.
  * Returns buf. */
 const char *lb_metric_name(char *buf, size_t size, const char *base, kctx_strategy s);
+/* One per-strategy figure (lb_metric_name) from R repeats: the median of
+ * `v`, against the median of `base` when with_base (else baseline=none);
+ * lb_print_value: no baseline at all. Non-zero when the line could not be
+ * printed. */
+int lb_print_compared(const char *name, kctx_strategy s, const double *v, int with_base,
+                      const double *base, int R);
+int lb_print_value(const char *name, kctx_strategy s, const double *v, const char *unit, int R);
 /* kctx_check (must be OK), then close — retried for a while when BUSY
  * because a destroyed graph's lifetime token is released by a sim thread
  * shortly after the destroy — then destroy. */

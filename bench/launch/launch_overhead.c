@@ -239,26 +239,11 @@ static int measure(kctx_strategy strategy, const kb_options *opt) {
     lb_sim_check(sim_free(B.c), "sim_free");
 
     int bad = 0;
-    char name[96];
     if (run_k) {
-        bad |= kb_metric_print_compared(
-                   lb_metric_name(name, sizeof name, "launch_overhead", strategy),
-                   kb_median(k0, (size_t)R), "ns", run_b, kb_median(b0, (size_t)R), R) != 0;
-        bad |= kb_metric_print_compared(
-                   lb_metric_name(name, sizeof name, "launch_overhead_args4", strategy),
-                   kb_median(k4, (size_t)R), "ns", run_b, kb_median(b4, (size_t)R), R) != 0;
+        bad |= lb_print_compared("launch_overhead", strategy, k0, run_b, b0, R);
+        bad |= lb_print_compared("launch_overhead_args4", strategy, k4, run_b, b4, R);
     }
-    if (run_b) {
-        kb_metric m = {lb_metric_name(name, sizeof name, "launch_overhead_queries", strategy),
-                       kb_median(q0, (size_t)R),
-                       "ns",
-                       KB_BASELINE_OMIT,
-                       0.0,
-                       0,
-                       0.0,
-                       R};
-        bad |= kb_metric_print(&m) != 0;
-    }
+    if (run_b) bad |= lb_print_value("launch_overhead_queries", strategy, q0, "ns", R);
     free(k0), free(b0), free(k4), free(b4), free(q0);
     return bad;
 }

@@ -172,14 +172,9 @@ static int run_strategy(kctx_strategy strategy, const kb_options *opt) {
     free(ha), free(hb);
 
     int bad = 0;
-    char name[96];
     if (run_k) {
-        bad |= kb_metric_print_compared(
-                   lb_metric_name(name, sizeof name, "replay_vs_eager", strategy),
-                   kb_median(rb, (size_t)R), "ns", run_b, kb_median(bb, (size_t)R), R) != 0;
-        bad |= kb_metric_print_compared(
-                   lb_metric_name(name, sizeof name, "replay_vs_eager_sync", strategy),
-                   kb_median(ks, (size_t)R), "ns", run_b, kb_median(bs, (size_t)R), R) != 0;
+        bad |= lb_print_compared("replay_vs_eager", strategy, rb, run_b, bb, R);
+        bad |= lb_print_compared("replay_vs_eager_sync", strategy, ks, run_b, bs, R);
     }
     free(rb), free(bb), free(ks), free(bs);
     return bad;

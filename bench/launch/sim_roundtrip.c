@@ -254,21 +254,9 @@ static int measure(kctx_strategy strategy, const kb_options *opt, cl_side *C, in
         lb_chain_close(&ch);
     }
     int bad = 0;
-    char name[96];
-    if (run_k)
-        bad |= kb_metric_print_compared(
-                   lb_metric_name(name, sizeof name, "sim_roundtrip", strategy),
-                   kb_median(kv, (size_t)R), "ns", run_b, kb_median(bv, (size_t)R), R) != 0;
     if (run_k) {
-        kb_metric m = {lb_metric_name(name, sizeof name, "sim_roundtrip_chain", strategy),
-                       kb_median(cv, (size_t)R),
-                       "ns",
-                       KB_BASELINE_OMIT,
-                       0.0,
-                       0,
-                       0.0,
-                       R};
-        bad |= kb_metric_print(&m) != 0;
+        bad |= lb_print_compared("sim_roundtrip", strategy, kv, run_b, bv, R);
+        bad |= lb_print_value("sim_roundtrip_chain", strategy, cv, "ns", R);
     }
     free(kv), free(bv), free(cv);
     return bad;

@@ -353,20 +353,9 @@ static int measure(kctx_strategy strategy, const kb_options *opt, pool *p, uint3
                 sname, R);
 
     int bad = 0;
-    char name[96];
     if (run_k) {
-        bad |= kb_metric_print_compared(
-                   lb_metric_name(name, sizeof name, "task_dispatch", strategy),
-                   kb_median(kv, (size_t)R), "ns", run_b, kb_median(bv, (size_t)R), R) != 0;
-        kb_metric m = {lb_metric_name(name, sizeof name, "task_dispatch_one_task", strategy),
-                       kb_median(ov, (size_t)R),
-                       "ns",
-                       KB_BASELINE_OMIT,
-                       0.0,
-                       0,
-                       0.0,
-                       R};
-        bad |= kb_metric_print(&m) != 0;
+        bad |= lb_print_compared("task_dispatch", strategy, kv, run_b, bv, R);
+        bad |= lb_print_value("task_dispatch_one_task", strategy, ov, "ns", R);
     }
     free(kv), free(bv), free(ov);
     return bad;
