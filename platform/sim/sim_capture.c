@@ -519,8 +519,8 @@ sim_status sim_graph_attach_hook(sim_graph graph, sim_hook_fn fn, void *user) {
 /* executable graphs                                                   */
 
 /* A replay runs on a stream (the device is busy while it does): its lanes
- * wait for each other's nodes, and between replays for the next one, the
- * way the device's stream threads do (docs/sim.md, "Hand-offs"). */
+ * wait for each other's nodes the way the device's stream threads do
+ * (docs/sim.md, "Hand-offs"). */
 static void run_lane(simi_exec *x, int lane) {
     for (uint32_t i = 0; i < x->n; i++) {
         gnode *nd = &x->nodes[i];
@@ -554,8 +554,9 @@ static void *lane_main(void *p) {
     uint64_t seen = 0;
     pthread_mutex_lock(&x->lock);
     for (;;) {
-        SIMI_WAIT_WHILE_BUSY(&x->cond, &x->lock, &x->dev->active_streams,
-                             x->gen == seen && !x->stop);
+        /* between replays: the common wait (a graph among dozens may not
+         * replay again soon, and its lanes must not keep the processors) */
+        SIMI_WAIT_WHILE(&x->cond, &x->lock, x->gen == seen && !x->stop);
         if (x->stop) break;
         seen = x->gen;
         pthread_mutex_unlock(&x->lock);
