@@ -53,8 +53,9 @@
  * it parks in pthread_cond_wait. The device's threads (stream workers,
  * cores, host synchronisers and event waits: SIMI_WAIT_WHILE_BUSY) stretch
  * that active phase while any stream of their device has work queued or
- * running, and park once the device has been idle for a whole spin (or at
- * the cap, see simi_wait): on a busy device the next hand-off is usually
+ * running: at the end of each spin period they look at the device's count
+ * of active streams and park at the first period end that finds it 0 (or
+ * at the cap, see simi_wait): on a busy device the next hand-off is usually
  * microseconds away, and a parked thread costs a futex wake-up, which on
  * a virtual machine with an idle processor costs tens of microseconds.
  * The condition is only ever decided under the mutex and the signal is
@@ -68,10 +69,11 @@ typedef struct simi_cv {
 typedef struct simi_wait {
     uint64_t deadline; /* end of the spin (ns, simi_now_ns) */
     int phase;         /* 0 not waited yet, 1 spinning, 2 parking */
-    /* SIMI_WAIT_WHILE_BUSY: the active phase ends only once *busy (the
-     * device's active streams) has been 0 for a whole spin, and at the
-     * latest at cap (SIMI_BUSY_SPIN_FACTOR spins after the wait began, at
-     * most SIMI_BUSY_SPIN_MAX_NS more than one spin). */
+    /* SIMI_WAIT_WHILE_BUSY: at the end of each spin period the active
+     * phase goes on for another period while *busy (the device's active
+     * streams) is above 0, so it ends at the first period end that reads 0,
+     * and at the latest at cap (SIMI_BUSY_SPIN_FACTOR spins after the wait
+     * began, at most SIMI_BUSY_SPIN_MAX_NS more than one spin). */
     const atomic_int *busy;
     uint64_t cap;
 } simi_wait;

@@ -161,8 +161,8 @@ typedef struct kctx_ctx {
     uint32_t id_index_cap;
     /* the registered uploads (refs > 0) by the CRC of their bytes, for K14's
      * identical-bytes check (open addressing, at most half full; emptied
-     * when close starts releasing uploads, which is the only time a
-     * registered upload goes away) */
+     * when close starts releasing uploads and when they are abandoned
+     * (K31, K36): the only times a registered upload goes away) */
     kctx_upload **upload_index;
     uint32_t upload_index_cap, upload_index_n;
     kctx_upload *uploads;

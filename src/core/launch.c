@@ -79,6 +79,9 @@ static kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg 
     return KCTX_OK;
 }
 
+/* The platform's free counter is a plain uint64_t read as an atomic one. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
+
 /* K18's range cache: [ptr, ptr+size) lies inside a range mem_range_check
  * accepted since the device's free counter last moved (so inside one live
  * allocation still). Only with the platform's free counter. */

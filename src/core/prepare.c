@@ -147,6 +147,9 @@ void kctx__uploads_abandon(kctx_ctx *c) {
 }
 
 static kctx_status register_id(kctx_ctx *c, uint64_t id, kctx_upload *u) {
+    /* checked again here: racing prepares (K16) all passed prepare_check's */
+    if (c->ncallables >= (UINT32_C(1) << 30))
+        return kctx__fail(c, KCTX_CAPACITY, "too many prepared callables");
     if (c->ncallables == c->capcallables) {
         uint32_t nc = c->capcallables ? c->capcallables * 2 : 16;
         kctx_callable *n = realloc(c->callables, nc * sizeof *n);

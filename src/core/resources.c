@@ -82,7 +82,7 @@ kctx_status kctx__resources_create(kctx_ctx *c, bool *in_flight) {
     c->streams_maybe_captured = false;
     c->free_counter = NULL;
     c->nranges = c->next_range = 0;
-    if (c->ops->mem_free_counter) {
+    if (c->ops->mem_free_counter && c->mode == KCTX_MODE_KERNEL) { /* run checks no ranges */
         const uint64_t *counter = NULL;
         st = KP(c, "mem_free_counter", mem_free_counter, self, c->device, &counter);
         if (st) return st;
