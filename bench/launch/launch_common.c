@@ -291,7 +291,8 @@ enum {
 #define SCHED_MAX 4096u
 
 int lb_chain_enqueue(lb_chain *ch, const kctx_platform_ops *ops, sim_stream caller, uint32_t nargs,
-                     int read_device) {
+                     uint32_t blocks, int read_device) {
+    const uint32_t workers = blocks < ch->cores ? (blocks ? blocks : 1) : ch->cores;
     int st, dev = -1;
     uint64_t id = ++ch->seq;
     uint64_t acquire_params[2] = {0, id};         /* 16 B */
@@ -311,7 +312,7 @@ int lb_chain_enqueue(lb_chain *ch, const kctx_platform_ops *ops, sim_stream call
         return st;
     if ((st = ops->event_record(self, ch->ev[EV_AICORE_START], ch->cpu)) != 0) return st;
     if ((st = ops->stream_wait_event(self, ch->core, ch->ev[EV_AICORE_START])) != 0) return st;
-    if ((st = ops->launch(self, ch->core, ch->noop, KCTX_PTARGET_AICORE, ch->cores, worker_params,
+    if ((st = ops->launch(self, ch->core, ch->noop, KCTX_PTARGET_AICORE, workers, worker_params,
                           sizeof worker_params)) != 0)
         return st;
     if ((st = ops->event_record(self, ch->ev[EV_AICORE_DONE], ch->core)) != 0) return st;

@@ -125,14 +125,16 @@ void lb_chain_close(lb_chain *ch);
  * does it:
  *   caller: record START
  *   AICPU:  wait START; kernel (16 B params); record AICORE_START
- *   AICore: wait AICORE_START; kernel x cores (40 B); record AICORE_DONE
+ *   AICore: wait AICORE_START; kernel x min(cores, blocks) (40 B); record AICORE_DONE
  *   AICPU:  kernel (48 B + 16 B per arg); wait AICORE_DONE; record AICPU_DONE
  *   caller: wait AICPU_DONE; record SERIAL_TAIL
- * preceded, when `read_device`, by one current-device read. The parameter
- * blocks are filled per call like kctx fills its own. Returns the first
- * failing platform status (0 on success). */
+ * preceded, when `read_device`, by one current-device read. `blocks`: the
+ * callable's blocks over all its tasks (kctx launches that many workers, at
+ * most one per core). The parameter blocks are filled per call like kctx
+ * fills its own. Returns the first failing platform status (0 on
+ * success). */
 int lb_chain_enqueue(lb_chain *ch, const kctx_platform_ops *ops, sim_stream caller, uint32_t nargs,
-                     int read_device);
+                     uint32_t blocks, int read_device);
 
 /* The same for a HOST_ORDERED launch (contract section 0b) of `ntasks`
  * tasks of `block_dim` blocks and `nbindings` bindings each:

@@ -109,7 +109,7 @@ static double run_kctx(bench *B, uint64_t id, const kctx_arg *args, uint32_t nar
 static int base_chain(bench *B, uint32_t nargs) {
     if (B->strategy == KCTX_STRATEGY_HOST_ORDERED)
         return lb_chain_enqueue_ho(&B->chain, B->ops, B->bcaller, 1, nargs ? 4 : 1, nargs, 1);
-    return lb_chain_enqueue(&B->chain, B->ops, B->bcaller, nargs, 1);
+    return lb_chain_enqueue(&B->chain, B->ops, B->bcaller, nargs, nargs ? 4 : 1, 1);
 }
 
 /* The platform query of kctx's launch besides K20 and the current-device

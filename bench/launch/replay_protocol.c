@@ -66,7 +66,7 @@ static void kctx_body(void *arg) {
 
 static void base_body(void *arg) {
     bside *b = arg;
-    lb_sim_check((sim_status)lb_chain_enqueue(&b->chain, lb_sim_ops(), b->s, 0, 0),
+    lb_sim_check((sim_status)lb_chain_enqueue(&b->chain, lb_sim_ops(), b->s, 0, 1, 0),
                  "baseline chain (captured)");
 }
 

@@ -103,7 +103,7 @@ static double chain_run(lb_chain *ch, sim_stream s, kctx_strategy strategy, long
     for (long i = 0; i < n; i++) {
         int st = strategy == KCTX_STRATEGY_HOST_ORDERED
                      ? lb_chain_enqueue_ho(ch, ops, s, 1, 1, 2, 1)
-                     : lb_chain_enqueue(ch, ops, s, 1, 1);
+                     : lb_chain_enqueue(ch, ops, s, 1, 1, 1);
         if (st) lb_sim_check((sim_status)st, "baseline chain");
         sim_status ss = sim_stream_synchronize(s);
         if (ss != SIM_OK) lb_sim_check(ss, "sim_stream_synchronize");

@@ -103,6 +103,10 @@ typedef struct kctx_upload {
     struct kctx_ho_task *ho_tasks;
     struct kctx_ho_binding *ho_binds;
     uint32_t ho_ntasks;
+    /* RESIDENT: blocks of all tasks together; the worker program is launched
+     * with min(core count, this) blocks (more workers could never all find
+     * a block to run) */
+    uint64_t total_blocks;
     /* launch preflight facts (K18), computed at prepare */
     uint32_t nparams;
     uint8_t pkind[KCTX_IMAGE_MAX_PARAMS]; /* kctx_param_kind */

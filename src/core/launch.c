@@ -251,8 +251,13 @@ static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_a
         st = enqueue_tasks(c, u, args, core, id, sbuf, &ch.worker);
         if (st) goto failed;
     } else {
+        /* one worker per core, but never more than the callable has blocks:
+         * a one-block callable's launch starts one worker, not a gang that
+         * would only report in and leave */
+        uint32_t workers =
+            u->total_blocks < c->core_count ? (uint32_t)u->total_blocks : c->core_count;
         STEP(worker, "launch(worker)", launch, self, core, c->prog_fn[KCTX_PROG_WORKER],
-             KCTX_PTARGET_AICORE, c->core_count, &wp, sizeof wp);
+             KCTX_PTARGET_AICORE, workers ? workers : 1, &wp, sizeof wp);
     }
     STEP(aicore_done, "event_record(AICORE_DONE, AICore)", event_record, self,
          ev[KCTX_EV_AICORE_DONE], core);

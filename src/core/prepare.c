@@ -496,6 +496,7 @@ static kctx_upload *upload_new(const void *image, size_t size, const prep *p) {
         u->pkind[i] = (uint8_t)kctx_image_param_at(&u->view, i).kind;
     for (uint32_t t = 0; t < kctx_image_task_count(&u->view); t++) {
         kctx_image_task task = kctx_image_task_at(&u->view, t);
+        u->total_blocks += task.block_dim;
         for (uint32_t b = 0; b < task.binding_count; b++) {
             kctx_image_binding bd = kctx_image_binding_at(&u->view, t, b);
             uint64_t need = bd.value == UINT64_MAX ? UINT64_MAX : bd.value + 1;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CHECK_REFUSED(ctx, call, want)         \
@@ -380,6 +381,91 @@ KT_TEST(identical_bytes_find_their_upload_among_40_distinct_ones) { /* K14 */
     CHECK_EQ(r.callables, 2 * N);
     CHECK_EQ(r.upload_bytes, r0.upload_bytes);
     for (unsigned i = 0; i < N; i++) free((void *)imgs[i].bytes);
+    kt_finish(c);
+}
+
+/* `ntasks` independent tasks of the empty child, `blocks` blocks each. */
+static kt_image blocks_noop(unsigned ntasks, unsigned blocks) {
+    kt_image mod = kt_test_kernels_module(), img = {NULL, 0};
+    kctx_image_builder *b = mod.bytes ? kctx_image_builder_new("blocks") : NULL;
+    if (!b) return img;
+    uint32_t fid = 0;
+    kctx_image_builder_child(b, "noop", "t_noop", &fid);
+    kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod.bytes, mod.size);
+    for (unsigned t = 0; t < ntasks; t++) kctx_image_builder_task(b, fid, blocks, NULL);
+    void *out = NULL;
+    size_t size = 0;
+    if (kctx_image_builder_finish(b, &out, &size, NULL, 0) == KCTX_BUILD_OK)
+        img = (kt_image){out, size};
+    kctx_image_builder_free(b);
+    return img;
+}
+
+/* Mailboxes of the context's cores that read 1 (workers reported in). */
+static uint32_t reported_in(const kctx_rt_arch *arch) {
+    uint32_t ready = 0;
+    for (uint32_t i = 0; i < arch->core_count; i++) {
+        uint32_t v = 0;
+        CHECK_SIM_OK(sim_atomic_read_u32(arch->mailbox[i], &v));
+        ready += v;
+    }
+    return ready;
+}
+
+/* Kills: launching the worker program with one block per core whatever the
+ * callable (src/core/launch.c, enqueue_chain), or with fewer blocks than
+ * the callable has. K20, docs/kernel-mode.md "Launch": RESIDENT starts one
+ * worker per core, or as many as the callable has blocks in all when that
+ * is fewer. Each worker reports in through its core's mailbox (the acquire
+ * step clears them all first) and then waits for the scheduler, which is
+ * held here: every worker launched reports in, and no other. */
+KT_TEST(a_resident_launch_starts_as_many_workers_as_the_callable_has_blocks) { /* K20 */
+    kctx_context c = kt_create();
+    REQUIRE(c);
+    kctx_kernel_config cfg = kt_config(0);
+    cfg.strategy = KCTX_STRATEGY_RESIDENT;
+    REQUIRE_OK(kctx_kernel_init(c, &cfg));
+    kctx_resource_info r = kt_resources(c);
+    kctx_rt_arch *arch = calloc(1, r.arch_table_bytes);
+    REQUIRE(arch);
+    REQUIRE_SIM_OK(sim_memcpy(arch, (const void *)(uintptr_t)r.arch_table, r.arch_table_bytes,
+                              SIM_COPY_DEVICE_TO_HOST));
+    sim_function sched = 0;
+    REQUIRE_SIM_OK(sim_module_get_function(&sched, r.programs_module, "kctx_rt_scheduler"));
+    const uint32_t cores = arch->core_count;
+    sim_stream s = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    static const unsigned shapes[][2] = {{1, 1}, {2, 1}, {1, 3}, {3, 2}, {1, 9}, {1, 1}};
+    for (unsigned k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        unsigned ntasks = shapes[k][0], blocks = shapes[k][1];
+        uint32_t want = ntasks * blocks < cores ? ntasks * blocks : cores;
+        kt_image img = blocks_noop(ntasks, blocks);
+        REQUIRE(img.bytes);
+        CHECK_OK(kctx_prepare(c, 100 + k, img.bytes, img.size));
+        free((void *)img.bytes);
+        sim_hold h = SIM_HOLD_INIT;
+        h.kind = SIM_EXEC_KERNEL;
+        h.fn = sched;
+        int hid = -1;
+        REQUIRE_SIM_OK(sim_hold_arm(&h, &hid));
+        CHECK_OK(kctx_launch(c, 100 + k, NULL, 0, s));
+        CHECK_SIM_OK(sim_hold_wait_reached(hid, 10000));
+        /* every worker launched reports in while the scheduler is held */
+        uint32_t ready = 0;
+        for (int w = 0; w < 5000 && (ready = reported_in(arch)) < want; w++)
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+        nanosleep(&(struct timespec){0, 20000000}, NULL); /* room for any more to appear */
+        ready = reported_in(arch);
+        if (!CHECK_EQ(ready, want))
+            fprintf(stderr, "    %u tasks of %u blocks on %u cores\n", ntasks, blocks, cores);
+        CHECK_SIM_OK(sim_hold_release(hid));
+        CHECK_SIM_OK(sim_stream_synchronize(s));
+    }
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    CHECK_OK(kctx_check(c, &rep));
+    CHECK_K(rep.device_status, KCTX_OK);
+    CHECK_SIM_OK(sim_stream_destroy(s));
+    free(arch);
     kt_finish(c);
 }
 

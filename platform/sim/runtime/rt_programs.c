@@ -8,7 +8,8 @@
  *                      args snapshot, seeds the ready queue with the tasks
  *                      that depend on nothing, waits for the graph to
  *                      complete, ends the run and releases the guard
- *   kctx_rt_worker     AICore (one block per core): takes blocks of ready
+ *   kctx_rt_worker     AICore (one block per core, or fewer when the
+ *                      callable has fewer blocks in all): takes blocks of ready
  *                      tasks from the queue, runs them (through the task
  *                      ABI, kctx/task_abi.h), and releases the successors of
  *                      the tasks it completes
