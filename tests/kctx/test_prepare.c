@@ -333,23 +333,29 @@ KT_TEST(launch_finds_each_of_600_callables_by_its_id_and_no_other) { /* K14, K18
     kt_finish(c);
 }
 
-/* The empty callable under the name "noop<i>": distinct bytes per i. */
-static kt_image named_noop(unsigned i) {
+/* An image named `name` of `ntasks` independent tasks of the empty child,
+ * `blocks` blocks each. */
+static kt_image noop_image(const char *name, unsigned ntasks, unsigned blocks) {
     kt_image mod = kt_test_kernels_module(), img = {NULL, 0};
-    char name[32];
-    snprintf(name, sizeof name, "noop%u", i);
     kctx_image_builder *b = mod.bytes ? kctx_image_builder_new(name) : NULL;
     if (!b) return img;
     uint32_t fid = 0;
     kctx_image_builder_child(b, "noop", "t_noop", &fid);
     kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod.bytes, mod.size);
-    kctx_image_builder_task(b, fid, 1, NULL);
+    for (unsigned t = 0; t < ntasks; t++) kctx_image_builder_task(b, fid, blocks, NULL);
     void *out = NULL;
     size_t size = 0;
     if (kctx_image_builder_finish(b, &out, &size, NULL, 0) == KCTX_BUILD_OK)
         img = (kt_image){out, size};
     kctx_image_builder_free(b);
     return img;
+}
+
+/* The empty callable under the name "noop<i>": distinct bytes per i. */
+static kt_image named_noop(unsigned i) {
+    char name[32];
+    snprintf(name, sizeof name, "noop%u", i);
+    return noop_image(name, 1, 1);
 }
 
 /* Kills: an identical-bytes lookup that misses uploads registered before
@@ -382,23 +388,6 @@ KT_TEST(identical_bytes_find_their_upload_among_40_distinct_ones) { /* K14 */
     CHECK_EQ(r.upload_bytes, r0.upload_bytes);
     for (unsigned i = 0; i < N; i++) free((void *)imgs[i].bytes);
     kt_finish(c);
-}
-
-/* `ntasks` independent tasks of the empty child, `blocks` blocks each. */
-static kt_image blocks_noop(unsigned ntasks, unsigned blocks) {
-    kt_image mod = kt_test_kernels_module(), img = {NULL, 0};
-    kctx_image_builder *b = mod.bytes ? kctx_image_builder_new("blocks") : NULL;
-    if (!b) return img;
-    uint32_t fid = 0;
-    kctx_image_builder_child(b, "noop", "t_noop", &fid);
-    kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod.bytes, mod.size);
-    for (unsigned t = 0; t < ntasks; t++) kctx_image_builder_task(b, fid, blocks, NULL);
-    void *out = NULL;
-    size_t size = 0;
-    if (kctx_image_builder_finish(b, &out, &size, NULL, 0) == KCTX_BUILD_OK)
-        img = (kt_image){out, size};
-    kctx_image_builder_free(b);
-    return img;
 }
 
 /* Mailboxes of the context's cores that read 1 (workers reported in). */
@@ -439,7 +428,7 @@ KT_TEST(a_resident_launch_starts_as_many_workers_as_the_callable_has_blocks) { /
     for (unsigned k = 0; k < sizeof shapes / sizeof *shapes; k++) {
         unsigned ntasks = shapes[k][0], blocks = shapes[k][1];
         uint32_t want = ntasks * blocks < cores ? ntasks * blocks : cores;
-        kt_image img = blocks_noop(ntasks, blocks);
+        kt_image img = noop_image("blocks", ntasks, blocks);
         REQUIRE(img.bytes);
         CHECK_OK(kctx_prepare(c, 100 + k, img.bytes, img.size));
         free((void *)img.bytes);
