@@ -26,10 +26,7 @@
 #include <string.h>
 
 #ifdef KCTX_HAVE_OPENCL
-#ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 120
-#endif
-#include <CL/cl.h>
+#include "pocl.h"
 #endif
 
 #ifndef KCTX_BENCH_KERNEL_MODULE
@@ -104,125 +101,32 @@ static void sim_side_close(sim_side *side) {
  * The OpenCL (PoCL) side
  * ---------------------------------------------------------------------- */
 #ifdef KCTX_HAVE_OPENCL
-#define POCL_PLATFORM_NAME "Portable Computing Language"
-
 typedef struct cl_side {
-    cl_context context;
+    kb_pocl pocl;
     cl_command_queue queue;
     cl_program program;
     cl_kernel kernel;
-    char platform[256];
-    char device[256];
 } cl_side;
 
-static const char *cl_error_name(cl_int e) {
-    switch (e) {
-#define CL_NAME_(c) \
-    case c:         \
-        return #c;
-        CL_NAME_(CL_SUCCESS)
-        CL_NAME_(CL_DEVICE_NOT_FOUND)
-        CL_NAME_(CL_DEVICE_NOT_AVAILABLE)
-        CL_NAME_(CL_COMPILER_NOT_AVAILABLE)
-        CL_NAME_(CL_MEM_OBJECT_ALLOCATION_FAILURE)
-        CL_NAME_(CL_OUT_OF_RESOURCES)
-        CL_NAME_(CL_OUT_OF_HOST_MEMORY)
-        CL_NAME_(CL_BUILD_PROGRAM_FAILURE)
-        CL_NAME_(CL_INVALID_VALUE)
-        CL_NAME_(CL_INVALID_DEVICE_TYPE)
-        CL_NAME_(CL_INVALID_PLATFORM)
-        CL_NAME_(CL_INVALID_DEVICE)
-        CL_NAME_(CL_INVALID_CONTEXT)
-        CL_NAME_(CL_INVALID_QUEUE_PROPERTIES)
-        CL_NAME_(CL_INVALID_COMMAND_QUEUE)
-        CL_NAME_(CL_INVALID_PROGRAM)
-        CL_NAME_(CL_INVALID_PROGRAM_EXECUTABLE)
-        CL_NAME_(CL_INVALID_KERNEL_NAME)
-        CL_NAME_(CL_INVALID_KERNEL)
-        CL_NAME_(CL_INVALID_KERNEL_ARGS)
-        CL_NAME_(CL_INVALID_WORK_DIMENSION)
-        CL_NAME_(CL_INVALID_WORK_GROUP_SIZE)
-        CL_NAME_(CL_INVALID_GLOBAL_WORK_SIZE)
-        CL_NAME_(CL_INVALID_OPERATION)
-#undef CL_NAME_
-    case -1001:
-        return "CL_PLATFORM_NOT_FOUND_KHR";
-    default:
-        return "CL_(unknown error)";
-    }
-}
-
-static void cl_check(cl_int e, const char *what) {
-    if (e != CL_SUCCESS) kb_fatal("%s failed: %s (%d)", what, cl_error_name(e), (int)e);
-}
-
-/* Open PoCL's CPU device. Returns 1 when open, 0 when no PoCL platform or
- * no CPU device is present (the baseline is then reported as none); any
- * other failure is fatal. */
+/* Open PoCL's CPU device and warm an empty kernel. Returns 1 when open, 0
+ * when no PoCL CPU device is present (the baseline is then reported as
+ * none); any other failure is fatal. */
 static int cl_side_open(cl_side *side) {
-    const char *source = "__kernel void noop(void) {}\n";
-    cl_uint nplat = 0;
-    cl_platform_id plats[16];
-    cl_platform_id plat = NULL;
-    cl_device_id dev = NULL;
-    cl_int e;
-
+    char why[256];
     memset(side, 0, sizeof *side);
-    e = clGetPlatformIDs(16, plats, &nplat);
-    if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && nplat == 0)) {
-        kb_progress("no OpenCL platform found: baseline=none");
+    if (!kb_pocl_open(&side->pocl, why, sizeof why)) {
+        kb_progress("%s: baseline=none", why);
         return 0;
     }
-    cl_check(e, "clGetPlatformIDs");
-    if (nplat > 16) nplat = 16;
-    for (cl_uint i = 0; i < nplat && plat == NULL; i++) {
-        char name[256] = {0};
-        cl_check(clGetPlatformInfo(plats[i], CL_PLATFORM_NAME, sizeof name - 1, name, NULL),
-                 "clGetPlatformInfo(CL_PLATFORM_NAME)");
-        if (strstr(name, POCL_PLATFORM_NAME) != NULL) {
-            plat = plats[i];
-            snprintf(side->platform, sizeof side->platform, "%s", name);
-        }
-    }
-    if (plat == NULL) {
-        kb_progress("no \"%s\" (PoCL) OpenCL platform among %u: baseline=none", POCL_PLATFORM_NAME,
-                    (unsigned)nplat);
-        return 0;
-    }
-    cl_uint ndev = 0;
-    e = clGetDeviceIDs(plat, CL_DEVICE_TYPE_CPU, 1, &dev, &ndev);
-    if (e == CL_DEVICE_NOT_FOUND || (e == CL_SUCCESS && ndev == 0)) {
-        kb_progress("PoCL has no CPU device: baseline=none");
-        return 0;
-    }
-    cl_check(e, "clGetDeviceIDs(CL_DEVICE_TYPE_CPU)");
-    cl_check(clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof side->device - 1, side->device, NULL),
-             "clGetDeviceInfo(CL_DEVICE_NAME)");
-
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)plat, 0};
-    side->context = clCreateContext(props, 1, &dev, NULL, NULL, &e);
-    cl_check(e, "clCreateContext");
-    side->queue = clCreateCommandQueue(side->context, dev, 0 /* in order, no profiling */, &e);
-    cl_check(e, "clCreateCommandQueue");
-    side->program = clCreateProgramWithSource(side->context, 1, &source, NULL, &e);
-    cl_check(e, "clCreateProgramWithSource");
-    e = clBuildProgram(side->program, 1, &dev, "", NULL, NULL);
-    if (e != CL_SUCCESS) {
-        char log[4096] = {0};
-        if (clGetProgramBuildInfo(side->program, dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log,
-                                  NULL) == CL_SUCCESS)
-            kb_error("OpenCL build log:\n%s", log);
-        cl_check(e, "clBuildProgram");
-    }
-    side->kernel = clCreateKernel(side->program, "noop", &e);
-    cl_check(e, "clCreateKernel(noop)");
-
+    side->queue = kb_pocl_queue(&side->pocl);
+    side->program = kb_pocl_program(&side->pocl, "__kernel void noop(void) {}\n");
+    side->kernel = kb_pocl_kernel(side->program, "noop");
     const size_t global = 1;
     for (int i = 0; i < WARMUP_OPS; i++)
-        cl_check(clEnqueueNDRangeKernel(side->queue, side->kernel, 1, NULL, &global, NULL, 0, NULL,
-                                        NULL),
-                 "clEnqueueNDRangeKernel (warm-up)");
-    cl_check(clFinish(side->queue), "clFinish (warm-up)");
+        kb_cl_check(clEnqueueNDRangeKernel(side->queue, side->kernel, 1, NULL, &global, NULL, 0,
+                                           NULL, NULL),
+                    "clEnqueueNDRangeKernel (warm-up)");
+    kb_cl_check(clFinish(side->queue), "clFinish (warm-up)");
     return 1;
 }
 
@@ -232,20 +136,20 @@ static sample cl_side_run(const cl_side *side, long n) {
     for (long i = 0; i < n; i++) {
         cl_int e = clEnqueueNDRangeKernel(side->queue, side->kernel, 1, NULL, &global, NULL, 0,
                                           NULL, NULL);
-        if (e != CL_SUCCESS) cl_check(e, "clEnqueueNDRangeKernel");
+        if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueNDRangeKernel");
     }
     uint64_t t1 = kb_now_ns();
-    cl_check(clFinish(side->queue), "clFinish");
+    kb_cl_check(clFinish(side->queue), "clFinish");
     uint64_t t2 = kb_now_ns();
     sample r = {(double)(t2 - t0) / (double)n, (double)(t1 - t0) / (double)n};
     return r;
 }
 
 static void cl_side_close(cl_side *side) {
-    cl_check(clReleaseKernel(side->kernel), "clReleaseKernel");
-    cl_check(clReleaseProgram(side->program), "clReleaseProgram");
-    cl_check(clReleaseCommandQueue(side->queue), "clReleaseCommandQueue");
-    cl_check(clReleaseContext(side->context), "clReleaseContext");
+    kb_cl_check(clReleaseKernel(side->kernel), "clReleaseKernel");
+    kb_cl_check(clReleaseProgram(side->program), "clReleaseProgram");
+    kb_cl_check(clReleaseCommandQueue(side->queue), "clReleaseCommandQueue");
+    kb_pocl_close(&side->pocl);
     memset(side, 0, sizeof *side);
 }
 #endif /* KCTX_HAVE_OPENCL */
@@ -280,7 +184,8 @@ int main(int argc, char **argv) {
     if (run_cl) {
         run_cl = cl_side_open(&cl);
         if (run_cl)
-            kb_progress("baseline: OpenCL platform \"%s\", device \"%s\"", cl.platform, cl.device);
+            kb_progress("baseline: OpenCL platform \"%s\", device \"%s\"", cl.pocl.platform_name,
+                        cl.pocl.device_name);
     }
 #else
     if (run_cl) kb_progress("built without OpenCL: baseline=none");

@@ -246,17 +246,6 @@ static int series_tasks(void) {
 
 /* ---- series: launch vs args ------------------------------------------------------ */
 
-static int hold_arm(int device, sim_function fn) {
-    sim_hold h = SIM_HOLD_INIT;
-    int id = -1;
-    h.kind = SIM_EXEC_KERNEL;
-    h.device = device;
-    h.nth = 1;
-    h.fn = fn;
-    lb_sim_check(sim_hold_arm(&h, &id), "sim_hold_arm");
-    return id;
-}
-
 /* The context's acquire program: holding its first execution holds the
  * device side of every later launch. */
 static sim_function acquire_program(kctx_context ctx) {
@@ -279,7 +268,7 @@ static double held_launches(kctx_context ctx, sim_function acquire, uint64_t id,
                             const kctx_arg *args, uint32_t nargs, sim_stream s, long n) {
     int device = 0;
     lb_sim_check(sim_get_device(&device), "sim_get_device");
-    int h = hold_arm(device, acquire);
+    int h = lb_hold_arm(device, acquire);
     lb_kctx_check(kctx_launch(ctx, id, args, nargs, s), "kctx_launch (hold)");
     lb_sim_check(sim_hold_wait_reached(h, 10000), "sim_hold_wait_reached");
     uint64_t t0 = kb_now_ns();

@@ -178,6 +178,17 @@ int lb_strategies(int opt_strategy, kctx_strategy out[2]) {
     return 2;
 }
 
+int lb_hold_arm(int device, sim_function fn) {
+    sim_hold h = SIM_HOLD_INIT;
+    int id = -1;
+    h.kind = SIM_EXEC_KERNEL;
+    h.device = device;
+    h.nth = 1;
+    h.fn = fn;
+    lb_sim_check(sim_hold_arm(&h, &id), "sim_hold_arm");
+    return id;
+}
+
 const char *lb_metric_name(char *buf, size_t size, const char *base, kctx_strategy s) {
     snprintf(buf, size, "%s%s", base, s == KCTX_STRATEGY_HOST_ORDERED ? "_host_ordered" : "");
     return buf;

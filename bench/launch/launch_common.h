@@ -81,6 +81,9 @@ kctx_strategy lb_context_strategy(kctx_context ctx);
  * the one --strategy names (opt_strategy 1 or 2), else both, RESIDENT
  * first. Returns the count (1 or 2). */
 int lb_strategies(int opt_strategy, kctx_strategy out[2]);
+/* Hold the first execution of kernel `fn` on `device` (sim_hold); returns
+ * the hold id. */
+int lb_hold_arm(int device, sim_function fn);
 /* The metric name of a per-strategy figure: `base` under RESIDENT (the
  * names the figures always had), `base`_host_ordered under HOST_ORDERED.
  * Returns buf. */

@@ -67,18 +67,6 @@ typedef struct bench {
     int device;
 } bench;
 
-/* Hold the first kernel execution of `fn`; returns the hold id. */
-static int hold_arm(int device, sim_function fn) {
-    sim_hold h = SIM_HOLD_INIT;
-    int id = -1;
-    h.kind = SIM_EXEC_KERNEL;
-    h.device = device;
-    h.nth = 1;
-    h.fn = fn;
-    lb_sim_check(sim_hold_arm(&h, &id), "sim_hold_arm");
-    return id;
-}
-
 static void hold_wait(int id) {
     lb_sim_check(sim_hold_wait_reached(id, 10000), "sim_hold_wait_reached");
 }
@@ -90,7 +78,7 @@ static void hold_release(int id, sim_stream s) {
 
 /* kctx: ns per launch of callable `id` with `args`. */
 static double run_kctx(bench *B, uint64_t id, const kctx_arg *args, uint32_t nargs, long n) {
-    int h = hold_arm(B->device, B->acquire);
+    int h = lb_hold_arm(B->device, B->acquire);
     lb_kctx_check(kctx_launch(B->ctx, id, args, nargs, B->caller), "kctx_launch (hold)");
     hold_wait(h);
     uint64_t t0 = kb_now_ns();
@@ -128,7 +116,7 @@ static int queries(bench *B) {
 /* Baseline: ns per K20 sequence (+ one current-device read, + the launch's
  * queries when `with_queries`). */
 static double run_base(bench *B, uint32_t nargs, int with_queries, long n) {
-    int h = hold_arm(B->device, B->chain.noop);
+    int h = lb_hold_arm(B->device, B->chain.noop);
     lb_sim_check((sim_status)base_chain(B, nargs), "baseline chain (hold)");
     hold_wait(h);
     uint64_t t0 = kb_now_ns();

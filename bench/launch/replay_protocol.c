@@ -12,7 +12,8 @@
  *
  * Baseline: on another caller stream, capture the K20 sequence with plain
  * sim streams and events and k_noop for every program (record, wait, AICPU
- * kernel, record, wait, AICore kernel with block_dim = core count, record,
+ * kernel, record, wait, AICore kernel of one block (kctx's worker launch
+ * for the one-block empty callable), record,
  * AICPU kernel, wait, record, wait, record: the same 12 nodes and edges, the
  * same parameter sizes); instantiate; time it the same way.
  *

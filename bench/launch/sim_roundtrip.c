@@ -37,10 +37,7 @@
 #include <string.h>
 
 #ifdef KCTX_HAVE_OPENCL
-#ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 120
-#endif
-#include <CL/cl.h>
+#include "pocl.h"
 #endif
 
 enum {
@@ -120,7 +117,7 @@ static void sim_close(sim_side *S) {
 /* ---- the PoCL side ------------------------------------------------------- */
 #ifdef KCTX_HAVE_OPENCL
 typedef struct cl_side {
-    cl_context context;
+    kb_pocl pocl;
     cl_command_queue queue;
     cl_program program;
     cl_kernel kernel;
@@ -128,49 +125,24 @@ typedef struct cl_side {
     uint64_t runs;
 } cl_side;
 
-static void cl_check(cl_int e, const char *what) {
-    if (e != CL_SUCCESS) kb_fatal("%s failed: OpenCL error %d", what, (int)e);
-}
-
 /* 1 when PoCL's CPU device is open, 0 when this machine has none. */
 static int cl_open(cl_side *C) {
-    const char *source = "__kernel void count(__global uint *counter) { counter[0] += 1u; }\n";
-    cl_platform_id plats[16], plat = NULL;
-    cl_device_id dev = NULL;
-    cl_uint nplat = 0, ndev = 0;
+    char why[256];
     cl_int e;
     memset(C, 0, sizeof *C);
-    e = clGetPlatformIDs(16, plats, &nplat);
-    if (e != CL_SUCCESS || nplat == 0) {
-        kb_progress("no OpenCL platform found: baseline=none");
+    if (!kb_pocl_open(&C->pocl, why, sizeof why)) {
+        kb_progress("%s: baseline=none", why);
         return 0;
     }
-    for (cl_uint i = 0; i < nplat && i < 16 && plat == NULL; i++) {
-        char name[256] = {0};
-        cl_check(clGetPlatformInfo(plats[i], CL_PLATFORM_NAME, sizeof name - 1, name, NULL),
-                 "clGetPlatformInfo");
-        if (strstr(name, "Portable Computing Language") != NULL) plat = plats[i];
-    }
-    if (plat == NULL || clGetDeviceIDs(plat, CL_DEVICE_TYPE_CPU, 1, &dev, &ndev) != CL_SUCCESS ||
-        ndev == 0) {
-        kb_progress("no PoCL CPU device: baseline=none");
-        return 0;
-    }
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)plat, 0};
-    C->context = clCreateContext(props, 1, &dev, NULL, NULL, &e);
-    cl_check(e, "clCreateContext");
-    C->queue = clCreateCommandQueue(C->context, dev, 0, &e);
-    cl_check(e, "clCreateCommandQueue");
-    C->program = clCreateProgramWithSource(C->context, 1, &source, NULL, &e);
-    cl_check(e, "clCreateProgramWithSource");
-    cl_check(clBuildProgram(C->program, 1, &dev, "", NULL, NULL), "clBuildProgram");
-    C->kernel = clCreateKernel(C->program, "count", &e);
-    cl_check(e, "clCreateKernel");
+    C->queue = kb_pocl_queue(&C->pocl);
+    C->program = kb_pocl_program(
+        &C->pocl, "__kernel void count(__global uint *counter) { counter[0] += 1u; }\n");
+    C->kernel = kb_pocl_kernel(C->program, "count");
     const cl_uint zero = 0;
-    C->counter = clCreateBuffer(C->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero,
-                                (void *)&zero, &e);
-    cl_check(e, "clCreateBuffer");
-    cl_check(clSetKernelArg(C->kernel, 0, sizeof C->counter, &C->counter), "clSetKernelArg");
+    C->counter = clCreateBuffer(C->pocl.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                sizeof zero, (void *)&zero, &e);
+    kb_cl_check(e, "clCreateBuffer");
+    kb_cl_check(clSetKernelArg(C->kernel, 0, sizeof C->counter, &C->counter), "clSetKernelArg");
     return 1;
 }
 
@@ -181,13 +153,14 @@ static double cl_run(cl_side *C, long n) {
         cl_int e =
             clEnqueueNDRangeKernel(C->queue, C->kernel, 1, NULL, &global, NULL, 0, NULL, NULL);
         if (e == CL_SUCCESS) e = clFinish(C->queue);
-        if (e != CL_SUCCESS) cl_check(e, "clEnqueueNDRangeKernel + clFinish");
+        if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueNDRangeKernel + clFinish");
     }
     uint64_t t1 = kb_now_ns();
     C->runs += (uint64_t)n;
     cl_uint got = 0;
-    cl_check(clEnqueueReadBuffer(C->queue, C->counter, CL_TRUE, 0, sizeof got, &got, 0, NULL, NULL),
-             "clEnqueueReadBuffer");
+    kb_cl_check(
+        clEnqueueReadBuffer(C->queue, C->counter, CL_TRUE, 0, sizeof got, &got, 0, NULL, NULL),
+        "clEnqueueReadBuffer");
     if (got != (cl_uint)C->runs)
         kb_fatal("PoCL: the kernel ran %u times in %llu enqueues", got,
                  (unsigned long long)C->runs);
@@ -195,11 +168,11 @@ static double cl_run(cl_side *C, long n) {
 }
 
 static void cl_close(cl_side *C) {
-    cl_check(clReleaseMemObject(C->counter), "clReleaseMemObject");
-    cl_check(clReleaseKernel(C->kernel), "clReleaseKernel");
-    cl_check(clReleaseProgram(C->program), "clReleaseProgram");
-    cl_check(clReleaseCommandQueue(C->queue), "clReleaseCommandQueue");
-    cl_check(clReleaseContext(C->context), "clReleaseContext");
+    kb_cl_check(clReleaseMemObject(C->counter), "clReleaseMemObject");
+    kb_cl_check(clReleaseKernel(C->kernel), "clReleaseKernel");
+    kb_cl_check(clReleaseProgram(C->program), "clReleaseProgram");
+    kb_cl_check(clReleaseCommandQueue(C->queue), "clReleaseCommandQueue");
+    kb_pocl_close(&C->pocl);
 }
 #else
 typedef struct cl_side {

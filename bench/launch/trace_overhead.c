@@ -62,12 +62,7 @@ static void side_open(side *s, int device, const char *trace_path, uint32_t stra
 
 static double side_run(side *s, long n) {
     lb_sim_check(sim_set_device(s->device), "sim_set_device");
-    sim_hold h = SIM_HOLD_INIT;
-    int id = -1;
-    h.kind = SIM_EXEC_KERNEL;
-    h.device = s->device;
-    h.fn = s->acquire;
-    lb_sim_check(sim_hold_arm(&h, &id), "sim_hold_arm");
+    int id = lb_hold_arm(s->device, s->acquire);
     lb_kctx_check(kctx_launch(s->ctx, 1, NULL, 0, s->caller), "kctx_launch (hold)");
     lb_sim_check(sim_hold_wait_reached(id, 10000), "sim_hold_wait_reached");
     uint64_t t0 = kb_now_ns();

@@ -8,56 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#define POCL_PLATFORM_NAME "Portable Computing Language"
-
 /* ---- checks ------------------------------------------------------------ */
-
-const char *oc_error_name(cl_int e) {
-    switch (e) {
-#define CL_NAME_(c) \
-    case c:         \
-        return #c;
-        CL_NAME_(CL_SUCCESS)
-        CL_NAME_(CL_DEVICE_NOT_FOUND)
-        CL_NAME_(CL_DEVICE_NOT_AVAILABLE)
-        CL_NAME_(CL_COMPILER_NOT_AVAILABLE)
-        CL_NAME_(CL_MEM_OBJECT_ALLOCATION_FAILURE)
-        CL_NAME_(CL_OUT_OF_RESOURCES)
-        CL_NAME_(CL_OUT_OF_HOST_MEMORY)
-        CL_NAME_(CL_BUILD_PROGRAM_FAILURE)
-        CL_NAME_(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
-        CL_NAME_(CL_INVALID_VALUE)
-        CL_NAME_(CL_INVALID_DEVICE_TYPE)
-        CL_NAME_(CL_INVALID_PLATFORM)
-        CL_NAME_(CL_INVALID_DEVICE)
-        CL_NAME_(CL_INVALID_CONTEXT)
-        CL_NAME_(CL_INVALID_QUEUE_PROPERTIES)
-        CL_NAME_(CL_INVALID_COMMAND_QUEUE)
-        CL_NAME_(CL_INVALID_PROGRAM)
-        CL_NAME_(CL_INVALID_PROGRAM_EXECUTABLE)
-        CL_NAME_(CL_INVALID_KERNEL_NAME)
-        CL_NAME_(CL_INVALID_KERNEL)
-        CL_NAME_(CL_INVALID_ARG_INDEX)
-        CL_NAME_(CL_INVALID_ARG_VALUE)
-        CL_NAME_(CL_INVALID_ARG_SIZE)
-        CL_NAME_(CL_INVALID_KERNEL_ARGS)
-        CL_NAME_(CL_INVALID_WORK_DIMENSION)
-        CL_NAME_(CL_INVALID_WORK_GROUP_SIZE)
-        CL_NAME_(CL_INVALID_GLOBAL_WORK_SIZE)
-        CL_NAME_(CL_INVALID_EVENT_WAIT_LIST)
-        CL_NAME_(CL_INVALID_EVENT)
-        CL_NAME_(CL_INVALID_OPERATION)
-#undef CL_NAME_
-    case -1001:
-        return "CL_PLATFORM_NOT_FOUND_KHR";
-    default:
-        return "CL_(unknown error)";
-    }
-}
-
-void oc_check(cl_int e, const char *what) {
-    if (e != CL_SUCCESS) kb_fatal("%s failed: %s (%d)", what, oc_error_name(e), (int)e);
-}
 
 void oc_kctx_check(kctx_status s, const char *what) {
     if (s != KCTX_OK)
@@ -67,90 +18,16 @@ void oc_kctx_check(kctx_status s, const char *what) {
 /* ---- PoCL -------------------------------------------------------------- */
 
 int oc_open(oc_env *env, char *why, size_t why_size) {
-    cl_uint nplat = 0;
-    cl_platform_id plats[16];
-    cl_int e;
-
-    memset(env, 0, sizeof *env);
-    e = clGetPlatformIDs(16, plats, &nplat);
-    if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && nplat == 0)) {
-        snprintf(why, why_size, "no OpenCL platform is installed");
-        return 0;
-    }
-    oc_check(e, "clGetPlatformIDs");
-    if (nplat > 16) nplat = 16;
-    for (cl_uint i = 0; i < nplat && env->platform == NULL; i++) {
-        char name[256] = {0};
-        oc_check(clGetPlatformInfo(plats[i], CL_PLATFORM_NAME, sizeof name - 1, name, NULL),
-                 "clGetPlatformInfo(CL_PLATFORM_NAME)");
-        if (strstr(name, POCL_PLATFORM_NAME) != NULL) {
-            env->platform = plats[i];
-            snprintf(env->platform_name, sizeof env->platform_name, "%s", name);
-        }
-    }
-    if (env->platform == NULL) {
-        snprintf(why, why_size, "no \"%s\" (PoCL) platform among %u OpenCL platforms",
-                 POCL_PLATFORM_NAME, (unsigned)nplat);
-        return 0;
-    }
-    cl_uint ndev = 0;
-    e = clGetDeviceIDs(env->platform, CL_DEVICE_TYPE_CPU, 1, &env->device, &ndev);
-    if (e == CL_DEVICE_NOT_FOUND || (e == CL_SUCCESS && ndev == 0)) {
-        snprintf(why, why_size, "PoCL has no CPU device");
-        return 0;
-    }
-    oc_check(e, "clGetDeviceIDs(CL_DEVICE_TYPE_CPU)");
-    oc_check(clGetDeviceInfo(env->device, CL_DEVICE_NAME, sizeof env->device_name - 1,
-                             env->device_name, NULL),
-             "clGetDeviceInfo(CL_DEVICE_NAME)");
-    oc_check(clGetDeviceInfo(env->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof env->compute_units,
-                             &env->compute_units, NULL),
-             "clGetDeviceInfo(CL_DEVICE_MAX_COMPUTE_UNITS)");
+    if (!kb_pocl_open(env, why, why_size)) return 0;
     cl_device_svm_capabilities svm = 0;
-    e = clGetDeviceInfo(env->device, CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, NULL);
+    cl_int e = clGetDeviceInfo(env->device, CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, NULL);
     if (e != CL_SUCCESS || !(svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) ||
         !(svm & CL_DEVICE_SVM_ATOMICS)) {
         snprintf(why, why_size, "PoCL's device has no fine-grained buffer SVM with atomics");
+        kb_pocl_close(env);
         return 0;
     }
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)env->platform, 0};
-    env->context = clCreateContext(props, 1, &env->device, NULL, NULL, &e);
-    oc_check(e, "clCreateContext");
     return 1;
-}
-
-void oc_close(oc_env *env) {
-    if (env->context) oc_check(clReleaseContext(env->context), "clReleaseContext");
-    memset(env, 0, sizeof *env);
-}
-
-cl_command_queue oc_queue(const oc_env *env) {
-    cl_int e = CL_SUCCESS;
-    cl_command_queue q = clCreateCommandQueueWithProperties(env->context, env->device, NULL, &e);
-    oc_check(e, "clCreateCommandQueueWithProperties");
-    return q;
-}
-
-cl_program oc_program(const oc_env *env, const char *source) {
-    cl_int e = CL_SUCCESS;
-    cl_program p = clCreateProgramWithSource(env->context, 1, &source, NULL, &e);
-    oc_check(e, "clCreateProgramWithSource");
-    e = clBuildProgram(p, 1, &env->device, "", NULL, NULL);
-    if (e != CL_SUCCESS) {
-        char log[4096] = {0};
-        if (clGetProgramBuildInfo(p, env->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log,
-                                  NULL) == CL_SUCCESS)
-            kb_error("OpenCL build log:\n%s", log);
-        oc_check(e, "clBuildProgram");
-    }
-    return p;
-}
-
-cl_kernel oc_kernel(cl_program prog, const char *name) {
-    cl_int e = CL_SUCCESS;
-    cl_kernel k = clCreateKernel(prog, name, &e);
-    if (e != CL_SUCCESS) kb_fatal("clCreateKernel(%s) failed: %s (%d)", name, oc_error_name(e), e);
-    return k;
 }
 
 void *oc_svm_alloc(const oc_env *env, size_t bytes) {
@@ -315,10 +192,10 @@ int oc_bench_open(const char *name, oc_env *env, cl_command_queue *q, kctx_conte
     }
     kb_progress("OpenCL platform \"%s\", device \"%s\" (%u compute units)", env->platform_name,
                 env->device_name, (unsigned)env->compute_units);
-    *q = oc_queue(env);
+    *q = kb_pocl_queue(env);
     if (oc_kctx_open(*q, ctx, why, sizeof why) != 0) {
-        oc_check(clReleaseCommandQueue(*q), "clReleaseCommandQueue");
-        oc_close(env);
+        kb_cl_check(clReleaseCommandQueue(*q), "clReleaseCommandQueue");
+        kb_pocl_close(env);
         kb_progress("%s: not measured: %s", name, why);
         return 0;
     }

@@ -1,8 +1,7 @@
 /*
  * ocl_common.h — shared pieces of the OpenCL benchmarks (bench/opencl/):
- * PoCL's CPU device opened the way a framework opens it (its own
- * cl_context and in-order queues), OpenCL and kctx checks, programs built
- * from source, the counting task kernel in both forms (kctx's OpenCL C task
+ * PoCL's CPU device (pocl.h) with fine-grained SVM, kctx checks, the
+ * counting task kernel in both forms (kctx's OpenCL C task
  * ABI and the hand-written baseline's plain kernel) and callable images made
  * with the kctx_image builder.
  *
@@ -16,11 +15,7 @@
 #define KCTX_BENCH_OCL_COMMON_H
 
 #include "bench_util.h"
-
-#ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 300
-#endif
-#include <CL/cl.h>
+#include "pocl.h"
 
 #include <kctx/image.h>
 #include <kctx/kctx.h>
@@ -31,36 +26,20 @@
 
 /* ---- checks ------------------------------------------------------------ */
 
-const char *oc_error_name(cl_int e);
-/* Fatal unless e is CL_SUCCESS; the message names `what`. */
-void oc_check(cl_int e, const char *what);
-/* Fatal unless s is KCTX_OK; the message names `what` and kctx's detail. */
+/* (OpenCL's: kb_cl_check, pocl.h.) Fatal unless s is KCTX_OK; the message
+ * names `what` and kctx's detail. */
 void oc_kctx_check(kctx_status s, const char *what);
 
 /* ---- PoCL -------------------------------------------------------------- */
 
-typedef struct oc_env {
-    cl_platform_id platform;
-    cl_device_id device;
-    cl_context context;
-    char platform_name[256];
-    char device_name[256];
-    cl_uint compute_units;
-} oc_env;
+/* PoCL's CPU device and context (pocl.h: kb_pocl_close, kb_pocl_queue,
+ * kb_pocl_program, kb_pocl_kernel serve it). */
+typedef kb_pocl oc_env;
 
-/* Open PoCL's CPU device and a context on it. Returns 1 when open; 0 when
- * this machine has no PoCL platform, no CPU device or no fine-grained SVM
+/* kb_pocl_open, and also 0 when the device has no fine-grained buffer SVM
  * with atomics (`why` says which: the benchmark then reports "not
  * measured"); any other failure is fatal. */
 int oc_open(oc_env *env, char *why, size_t why_size);
-void oc_close(oc_env *env);
-
-/* An in-order command queue of env's context, no profiling. */
-cl_command_queue oc_queue(const oc_env *env);
-
-/* Build `source` for env's device (fatal with the build log on failure). */
-cl_program oc_program(const oc_env *env, const char *source);
-cl_kernel oc_kernel(cl_program prog, const char *name);
 
 /* Fine-grained SVM of env's context, zeroed (fatal on failure). */
 void *oc_svm_alloc(const oc_env *env, size_t bytes);

@@ -106,14 +106,15 @@ typedef struct sample {
 static cl_event hold(const bench *B, cl_command_queue q) {
     cl_int e = CL_SUCCESS;
     cl_event gate = clCreateUserEvent(B->env.context, &e);
-    oc_check(e, "clCreateUserEvent");
-    oc_check(clEnqueueBarrierWithWaitList(q, 1, &gate, NULL), "clEnqueueBarrierWithWaitList(gate)");
+    kb_cl_check(e, "clCreateUserEvent");
+    kb_cl_check(clEnqueueBarrierWithWaitList(q, 1, &gate, NULL),
+                "clEnqueueBarrierWithWaitList(gate)");
     return gate;
 }
 
 static void unhold(cl_event gate) {
-    oc_check(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
-    oc_check(clReleaseEvent(gate), "clReleaseEvent(gate)");
+    kb_cl_check(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
+    kb_cl_check(clReleaseEvent(gate), "clReleaseEvent(gate)");
 }
 
 /* L x (launch of callable `id` on counts, clFinish). Held: every launch is
@@ -131,7 +132,7 @@ static sample run_kctx(bench *B, side *s, uint64_t id, long runs, const char *wh
         if (gate) unhold(gate);
         if (st != KCTX_OK) oc_kctx_check(st, "kctx_launch");
         cl_int e = clFinish(B->q);
-        if (e != CL_SUCCESS) oc_check(e, "clFinish");
+        if (e != CL_SUCCESS) kb_cl_check(e, "clFinish");
     }
     uint64_t t1 = kb_now_ns();
     s->runs += (uint64_t)runs;
@@ -151,23 +152,23 @@ static uint64_t base_run(bench *B, side *s, int held) {
     cl_event gate = held ? hold(B, B->bq) : NULL;
     uint64_t ts = kb_now_ns();
     cl_int e = clSetKernelArg(B->count, 1, sizeof one, &one);
-    if (e != CL_SUCCESS) oc_check(e, "clSetKernelArg(value)");
+    if (e != CL_SUCCESS) kb_cl_check(e, "clSetKernelArg(value)");
     for (uint32_t t = 0; t < s->ntasks; t++) {
         cl_uint nw = d->dep_off[t + 1] - d->dep_off[t];
         for (cl_uint i = 0; i < nw; i++) B->wait[i] = B->ev[d->deps[d->dep_off[t] + i]];
         e = clSetKernelArgSVMPointer(B->count, 0, &s->counts[t]);
-        if (e != CL_SUCCESS) oc_check(e, "clSetKernelArgSVMPointer(counter)");
+        if (e != CL_SUCCESS) kb_cl_check(e, "clSetKernelArgSVMPointer(counter)");
         e = clEnqueueNDRangeKernel(B->bq, B->count, 1, NULL, &global, NULL, nw, nw ? B->wait : NULL,
                                    &B->ev[t]);
-        if (e != CL_SUCCESS) oc_check(e, "clEnqueueNDRangeKernel");
+        if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueNDRangeKernel");
     }
     uint64_t submit = kb_now_ns() - ts;
     if (gate) unhold(gate);
     e = clFinish(B->bq);
-    if (e != CL_SUCCESS) oc_check(e, "clFinish");
+    if (e != CL_SUCCESS) kb_cl_check(e, "clFinish");
     for (uint32_t t = 0; t < s->ntasks; t++) {
         e = clReleaseEvent(B->ev[t]);
-        if (e != CL_SUCCESS) oc_check(e, "clReleaseEvent");
+        if (e != CL_SUCCESS) kb_cl_check(e, "clReleaseEvent");
     }
     return submit;
 }
@@ -204,9 +205,9 @@ int main(int argc, char **argv) {
     side_open(&B, &B.kwide, ntasks);
     side_open(&B, &B.kone, 1);
 
-    B.bq = oc_queue(&B.env);
-    B.bprog = oc_program(&B.env, oc_baseline_source);
-    B.count = oc_kernel(B.bprog, "count");
+    B.bq = kb_pocl_queue(&B.env);
+    B.bprog = kb_pocl_program(&B.env, oc_baseline_source);
+    B.count = kb_pocl_kernel(B.bprog, "count");
     oc_dag_build(&B.dag, WIDTH);
     if (B.dag.ntasks != ntasks)
         kb_fatal("the baseline's DAG has %u tasks, kctx's %u", B.dag.ntasks, ntasks);
@@ -251,14 +252,14 @@ int main(int argc, char **argv) {
                 (unsigned long long)B.kwide.runs, (unsigned long long)B.bwide.runs, ntasks);
 
     oc_kctx_close(B.ctx);
-    oc_check(clReleaseKernel(B.count), "clReleaseKernel");
-    oc_check(clReleaseProgram(B.bprog), "clReleaseProgram");
+    kb_cl_check(clReleaseKernel(B.count), "clReleaseKernel");
+    kb_cl_check(clReleaseProgram(B.bprog), "clReleaseProgram");
     side *sides[4] = {&B.kwide, &B.kone, &B.bwide, &B.bone};
     for (int i = 0; i < 4; i++) clSVMFree(B.env.context, sides[i]->counts);
-    oc_check(clReleaseCommandQueue(B.q), "clReleaseCommandQueue");
-    oc_check(clReleaseCommandQueue(B.bq), "clReleaseCommandQueue");
+    kb_cl_check(clReleaseCommandQueue(B.q), "clReleaseCommandQueue");
+    kb_cl_check(clReleaseCommandQueue(B.bq), "clReleaseCommandQueue");
     oc_kctx_check(kctx_opencl_bind(NULL, NULL, NULL), "kctx_opencl_bind(NULL)");
-    oc_close(&B.env);
+    kb_pocl_close(&B.env);
     oc_dag_free(&B.dag);
     free(B.ev);
     free(B.wait);

@@ -97,25 +97,25 @@ static void kctx_one(bench *B) {
 
 static void enqueue_marker(cl_command_queue q, cl_event *ev) {
     cl_int e = clEnqueueMarkerWithWaitList(q, 0, NULL, ev);
-    if (e != CL_SUCCESS) oc_check(e, "clEnqueueMarkerWithWaitList");
+    if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueMarkerWithWaitList");
 }
 
 static void enqueue_wait(cl_command_queue q, cl_event ev) {
     cl_int e = clEnqueueBarrierWithWaitList(q, 1, &ev, NULL);
-    if (e != CL_SUCCESS) oc_check(e, "clEnqueueBarrierWithWaitList");
+    if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueBarrierWithWaitList");
     e = clReleaseEvent(ev);
-    if (e != CL_SUCCESS) oc_check(e, "clReleaseEvent");
+    if (e != CL_SUCCESS) kb_cl_check(e, "clReleaseEvent");
 }
 
 static void enqueue_kernel(cl_command_queue q, cl_kernel k) {
     const size_t global = 1;
     cl_int e = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL);
-    if (e != CL_SUCCESS) oc_check(e, "clEnqueueNDRangeKernel");
+    if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueNDRangeKernel");
 }
 
 static void set_step(cl_kernel k, const oc_step *p) {
     cl_int e = clSetKernelArg(k, 0, sizeof *p, p);
-    if (e != CL_SUCCESS) oc_check(e, "clSetKernelArg(step)");
+    if (e != CL_SUCCESS) kb_cl_check(e, "clSetKernelArg(step)");
 }
 
 static void base_one(bench *B) {
@@ -130,7 +130,7 @@ static void base_one(bench *B) {
     enqueue_wait(B->bcore, ev);
     cl_int e = clSetKernelArgSVMPointer(B->count, 0, B->bcount);
     if (e == CL_SUCCESS) e = clSetKernelArg(B->count, 1, sizeof one, &one);
-    if (e != CL_SUCCESS) oc_check(e, "clSetKernelArg(count)");
+    if (e != CL_SUCCESS) kb_cl_check(e, "clSetKernelArg(count)");
     enqueue_kernel(B->bcore, B->count);
     enqueue_marker(B->bcore, &ev); /* AICORE_DONE */
     enqueue_wait(B->bcpu, ev);
@@ -154,7 +154,7 @@ static void queries(bench *B) {
         if (e == CL_SUCCESS) e = clGetCommandQueueInfo(qs[i], CL_QUEUE_DEVICE, sizeof d, &d, NULL);
         if (e == CL_SUCCESS)
             e = clGetCommandQueueInfo(qs[i], CL_QUEUE_PROPERTIES, sizeof p, &p, NULL);
-        if (e != CL_SUCCESS) oc_check(e, "clGetCommandQueueInfo");
+        if (e != CL_SUCCESS) kb_cl_check(e, "clGetCommandQueueInfo");
     }
 }
 
@@ -189,7 +189,7 @@ static void ad_wait(bench *B, cl_command_queue q, int slot, int own) {
     cl_event ev = B->rec[slot], done = NULL;
     clRetainEvent(ev);
     cl_int e = clEnqueueBarrierWithWaitList(q, 1, &ev, own >= 0 ? &done : NULL);
-    if (e != CL_SUCCESS) oc_check(e, "clEnqueueBarrierWithWaitList");
+    if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueBarrierWithWaitList");
     clReleaseEvent(ev);
     if (own >= 0) ad_note(B, own, done);
 }
@@ -198,7 +198,7 @@ static void ad_kernel(bench *B, cl_command_queue q, cl_kernel k, int own) {
     const size_t global = 1;
     cl_event done;
     cl_int e = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, &done);
-    if (e != CL_SUCCESS) oc_check(e, "clEnqueueNDRangeKernel");
+    if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueNDRangeKernel");
     ad_note(B, own, done);
 }
 
@@ -219,7 +219,7 @@ static void adapter_one(bench *B) {
     ad_wait(B, B->bcore, 1, CORE);
     cl_int e = clSetKernelArgSVMPointer(B->count, 0, B->bcount);
     if (e == CL_SUCCESS) e = clSetKernelArg(B->count, 1, sizeof one, &one);
-    if (e != CL_SUCCESS) oc_check(e, "clSetKernelArg(count)");
+    if (e != CL_SUCCESS) kb_cl_check(e, "clSetKernelArg(count)");
     ad_kernel(B, B->bcore, B->count, CORE);
     ad_record(B, 2, B->bcore, CORE); /* AICORE_DONE */
     ad_wait(B, B->bcpu, 2, CPU);
@@ -273,14 +273,15 @@ static double run_held(bench *B, enum side side, long n) {
     cl_command_queue q = side == SIDE_KCTX ? B->q : B->bq;
     cl_int e = CL_SUCCESS;
     cl_event gate = clCreateUserEvent(B->env.context, &e);
-    oc_check(e, "clCreateUserEvent");
-    oc_check(clEnqueueBarrierWithWaitList(q, 1, &gate, NULL), "clEnqueueBarrierWithWaitList(gate)");
+    kb_cl_check(e, "clCreateUserEvent");
+    kb_cl_check(clEnqueueBarrierWithWaitList(q, 1, &gate, NULL),
+                "clEnqueueBarrierWithWaitList(gate)");
     uint64_t t0 = kb_now_ns();
     for (long i = 0; i < n; i++) one(B, side);
     uint64_t t1 = kb_now_ns();
-    oc_check(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
-    oc_check(clFinish(q), "clFinish");
-    oc_check(clReleaseEvent(gate), "clReleaseEvent(gate)");
+    kb_cl_check(clSetUserEventStatus(gate, CL_COMPLETE), "clSetUserEventStatus");
+    kb_cl_check(clFinish(q), "clFinish");
+    kb_cl_check(clReleaseEvent(gate), "clReleaseEvent(gate)");
     verify(B, side);
     return (double)(t1 - t0) / (double)n;
 }
@@ -292,13 +293,13 @@ static double run_roundtrip(bench *B, enum side side, long n) {
     cl_command_queue q = side == SIDE_KCTX ? B->q : B->bq;
     for (int i = 0; i < ROUNDTRIP_SETTLE; i++) {
         one(B, side);
-        oc_check(clFinish(q), "clFinish");
+        kb_cl_check(clFinish(q), "clFinish");
     }
     uint64_t t0 = kb_now_ns();
     for (long i = 0; i < n; i++) {
         one(B, side);
         cl_int e = clFinish(q);
-        if (e != CL_SUCCESS) oc_check(e, "clFinish");
+        if (e != CL_SUCCESS) kb_cl_check(e, "clFinish");
     }
     uint64_t t1 = kb_now_ns();
     verify(B, side);
@@ -333,13 +334,13 @@ int main(int argc, char **argv) {
 
     /* the baseline: its own caller queue, two queues standing in for
      * kctx's, the hand-written kernels */
-    B.bq = oc_queue(&B.env);
-    B.bcpu = oc_queue(&B.env);
-    B.bcore = oc_queue(&B.env);
-    B.bprog = oc_program(&B.env, oc_baseline_source);
-    B.count = oc_kernel(B.bprog, "count");
-    B.acquire = oc_kernel(B.bprog, "acquire");
-    B.finalize = oc_kernel(B.bprog, "finalize");
+    B.bq = kb_pocl_queue(&B.env);
+    B.bcpu = kb_pocl_queue(&B.env);
+    B.bcore = kb_pocl_queue(&B.env);
+    B.bprog = kb_pocl_program(&B.env, oc_baseline_source);
+    B.count = kb_pocl_kernel(B.bprog, "count");
+    B.acquire = kb_pocl_kernel(B.bprog, "acquire");
+    B.finalize = kb_pocl_kernel(B.bprog, "finalize");
     B.bcount = oc_svm_alloc(&B.env, 64);
     B.guard = oc_svm_alloc(&B.env, 64);
 
@@ -349,8 +350,8 @@ int main(int argc, char **argv) {
     uint64_t e1 = kctx_enqueues(&B);
     for (int i = 0; i < WARMUP; i++) base_one(&B);
     for (int i = 0; i < WARMUP; i++) adapter_one(&B);
-    oc_check(clFinish(B.q), "clFinish");
-    oc_check(clFinish(B.bq), "clFinish");
+    kb_cl_check(clFinish(B.q), "clFinish");
+    kb_cl_check(clFinish(B.bq), "clFinish");
     verify(&B, SIDE_KCTX);
     verify(&B, SIDE_BASE);
     kb_progress("kctx enqueues %.1f OpenCL commands per launch (the baseline: 12)",
@@ -387,19 +388,19 @@ int main(int argc, char **argv) {
 
     oc_kctx_close(B.ctx);
     adapter_release(&B);
-    oc_check(clReleaseKernel(B.count), "clReleaseKernel");
-    oc_check(clReleaseKernel(B.acquire), "clReleaseKernel");
-    oc_check(clReleaseKernel(B.finalize), "clReleaseKernel");
-    oc_check(clReleaseProgram(B.bprog), "clReleaseProgram");
+    kb_cl_check(clReleaseKernel(B.count), "clReleaseKernel");
+    kb_cl_check(clReleaseKernel(B.acquire), "clReleaseKernel");
+    kb_cl_check(clReleaseKernel(B.finalize), "clReleaseKernel");
+    kb_cl_check(clReleaseProgram(B.bprog), "clReleaseProgram");
     clSVMFree(B.env.context, B.kcount);
     clSVMFree(B.env.context, B.bcount);
     clSVMFree(B.env.context, B.guard);
-    oc_check(clReleaseCommandQueue(B.q), "clReleaseCommandQueue");
-    oc_check(clReleaseCommandQueue(B.bq), "clReleaseCommandQueue");
-    oc_check(clReleaseCommandQueue(B.bcpu), "clReleaseCommandQueue");
-    oc_check(clReleaseCommandQueue(B.bcore), "clReleaseCommandQueue");
+    kb_cl_check(clReleaseCommandQueue(B.q), "clReleaseCommandQueue");
+    kb_cl_check(clReleaseCommandQueue(B.bq), "clReleaseCommandQueue");
+    kb_cl_check(clReleaseCommandQueue(B.bcpu), "clReleaseCommandQueue");
+    kb_cl_check(clReleaseCommandQueue(B.bcore), "clReleaseCommandQueue");
     oc_kctx_check(kctx_opencl_bind(NULL, NULL, NULL), "kctx_opencl_bind(NULL)");
-    oc_close(&B.env);
+    kb_pocl_close(&B.env);
 
     int bad = 0;
     if (run_k) {
