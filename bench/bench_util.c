@@ -25,6 +25,12 @@ static int kb_cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+double *kb_doubles(int count) {
+    double *d = calloc(count > 0 ? (size_t)count : 1, sizeof *d);
+    if (d == NULL) kb_fatal("out of memory");
+    return d;
+}
+
 double kb_median(const double *values, size_t n) {
     if (n == 0) return NAN;
     double *tmp = malloc(n * sizeof *tmp);

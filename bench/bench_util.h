@@ -38,6 +38,8 @@ uint64_t kb_now_ns(void);
 double kb_median(const double *values, size_t n);
 /* Smallest of n values (n >= 1); NaN for n == 0. */
 double kb_min(const double *values, size_t n);
+/* calloc'd array of `count` doubles, zeroed (fatal on failure). */
+double *kb_doubles(int count);
 
 /* ---- output ------------------------------------------------------------ */
 

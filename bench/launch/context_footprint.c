@@ -94,20 +94,20 @@ int main(int argc, char **argv) {
     reading base = read_now(device);
     kctx_context ctx = lb_context_open((uint32_t)opt.strategy);
     reading ready = read_now(device);
-    lb_kctx_check(kctx_prepare(ctx, 1, imgs[0].bytes, imgs[0].size), "kctx_prepare");
+    kb_kctx_check(kctx_prepare(ctx, 1, imgs[0].bytes, imgs[0].size), "kctx_prepare");
     reading one = read_now(device);
     for (long i = 1; i < n; i++)
-        lb_kctx_check(kctx_prepare(ctx, 1 + (uint64_t)i, imgs[i].bytes, imgs[i].size),
+        kb_kctx_check(kctx_prepare(ctx, 1 + (uint64_t)i, imgs[i].bytes, imgs[i].size),
                       "kctx_prepare");
     reading all = read_now(device);
     kctx_resource_info info;
     memset(&info, 0, sizeof info);
     info.size = sizeof info;
-    lb_kctx_check(kctx_get_resources(ctx, &info), "kctx_get_resources");
+    kb_kctx_check(kctx_get_resources(ctx, &info), "kctx_get_resources");
     if (info.uploads != (uint32_t)n || info.callables != (uint32_t)n)
         kb_fatal("%u uploads and %u callables, expected %ld of each", info.uploads, info.callables,
                  n);
-    lb_context_close(ctx);
+    kb_kctx_close(ctx);
     reading closed = read_now(device);
     for (long i = 0; i < n; i++) lb_image_free(&imgs[i]);
     free(imgs);

@@ -210,11 +210,11 @@ static int series_tasks(void) {
     uint32_t launched[8] = {0};
     for (int p = 0; p < np; p++) {
         lb_image img = image_tasks(xs[p]);
-        lb_kctx_check(kctx_prepare(ctx, 1 + (uint64_t)p, img.bytes, img.size), "kctx_prepare");
+        kb_kctx_check(kctx_prepare(ctx, 1 + (uint64_t)p, img.bytes, img.size), "kctx_prepare");
         lb_image_free(&img);
         counts[p] = dev_zeroed((size_t)xs[p] * 4);
     }
-    double *t = lb_doubles(np * R);
+    double *t = kb_doubles(np * R);
     for (int r = -1; r < R; r++) { /* r = -1: warm-up */
         for (int q = 0; q < np; q++) {
             int p = (r & 1) ? np - 1 - q : q; /* alternate the order */
@@ -222,7 +222,7 @@ static int series_tasks(void) {
             uint64_t t0 = kb_now_ns();
             for (int l = 0; l < L; l++) {
                 kctx_status st = kctx_launch(ctx, 1 + (uint64_t)p, &a, 1, s);
-                if (st != KCTX_OK) lb_kctx_check(st, "kctx_launch");
+                if (st != KCTX_OK) kb_kctx_check(st, "kctx_launch");
                 sync_stream(s);
             }
             uint64_t t1 = kb_now_ns();
@@ -240,7 +240,7 @@ static int series_tasks(void) {
     }
     free(t);
     lb_sim_check(sim_stream_destroy(s), "sim_stream_destroy");
-    lb_context_close(ctx);
+    kb_kctx_close(ctx);
     return bad;
 }
 
@@ -253,7 +253,7 @@ static sim_function acquire_program(kctx_context ctx) {
     kctx_resource_info info;
     memset(&info, 0, sizeof info);
     info.size = sizeof info;
-    lb_kctx_check(kctx_get_resources(ctx, &info), "kctx_get_resources");
+    kb_kctx_check(kctx_get_resources(ctx, &info), "kctx_get_resources");
     sim_function acquire;
     lb_sim_check(sim_module_get_function(&acquire, info.programs_module,
                                          ho ? "kctx_rt_ho_acquire" : "kctx_rt_acquire"),
@@ -269,12 +269,12 @@ static double held_launches(kctx_context ctx, sim_function acquire, uint64_t id,
     int device = 0;
     lb_sim_check(sim_get_device(&device), "sim_get_device");
     int h = lb_hold_arm(device, acquire);
-    lb_kctx_check(kctx_launch(ctx, id, args, nargs, s), "kctx_launch (hold)");
+    kb_kctx_check(kctx_launch(ctx, id, args, nargs, s), "kctx_launch (hold)");
     lb_sim_check(sim_hold_wait_reached(h, 10000), "sim_hold_wait_reached");
     uint64_t t0 = kb_now_ns();
     for (long i = 0; i < n; i++) {
         kctx_status st = kctx_launch(ctx, id, args, nargs, s);
-        if (st != KCTX_OK) lb_kctx_check(st, "kctx_launch");
+        if (st != KCTX_OK) kb_kctx_check(st, "kctx_launch");
     }
     uint64_t t1 = kb_now_ns();
     lb_sim_check(sim_hold_release(h), "sim_hold_release");
@@ -300,11 +300,11 @@ static int series_args(void) {
     }
     for (int p = 0; p < np; p++) {
         lb_image img = image_args(xs[p]);
-        lb_kctx_check(kctx_prepare(ctx, 1 + (uint64_t)p, img.bytes, img.size), "kctx_prepare");
+        kb_kctx_check(kctx_prepare(ctx, 1 + (uint64_t)p, img.bytes, img.size), "kctx_prepare");
         lb_image_free(&img);
     }
     uint32_t launched = 0; /* launches of callables with arguments: counted in bufs[0] */
-    double *t = lb_doubles(np * R);
+    double *t = kb_doubles(np * R);
     for (int r = -1; r < R; r++) {
         for (int q = 0; q < np; q++) {
             int p = (r & 1) ? np - 1 - q : q;
@@ -323,7 +323,7 @@ static int series_args(void) {
     free(t);
     for (int i = 0; i < MAX_ARGS; i++) lb_sim_check(sim_free(bufs[i]), "sim_free");
     lb_sim_check(sim_stream_destroy(s), "sim_stream_destroy");
-    lb_context_close(ctx);
+    kb_kctx_close(ctx);
     return bad;
 }
 
@@ -338,7 +338,7 @@ static int series_graphs(void) {
     sim_stream s;
     lb_sim_check(sim_stream_create(&s), "sim_stream_create");
     lb_image img = image_tasks(1);
-    lb_kctx_check(kctx_prepare(ctx, 1, img.bytes, img.size), "kctx_prepare");
+    kb_kctx_check(kctx_prepare(ctx, 1, img.bytes, img.size), "kctx_prepare");
     lb_image_free(&img);
     sim_devptr counts = dev_zeroed(MAX_GRAPHS * 4);
     sim_graph_exec *ex = calloc(MAX_GRAPHS, sizeof *ex);
@@ -346,14 +346,14 @@ static int series_graphs(void) {
     if (ex == NULL || replays == NULL) kb_fatal("out of memory");
     uint32_t ng = 0;
     int bad = 0;
-    double *t = lb_doubles(R);
+    double *t = kb_doubles(R);
     for (int p = 0; p < np; p++) {
         for (; ng < xs[p]; ng++) { /* capture up to x graphs */
             kctx_arg a = KCTX_TENSOR(counts + 4 * (sim_devptr)ng, 4);
             sim_graph g = 0;
             lb_sim_check(sim_stream_begin_capture(s, SIM_CAPTURE_MODE_THREAD_LOCAL),
                          "sim_stream_begin_capture");
-            lb_kctx_check(kctx_launch(ctx, 1, &a, 1, s), "kctx_launch (captured)");
+            kb_kctx_check(kctx_launch(ctx, 1, &a, 1, s), "kctx_launch (captured)");
             lb_sim_check(sim_stream_end_capture(s, &g), "sim_stream_end_capture");
             lb_sim_check(sim_graph_instantiate(&ex[ng], g), "sim_graph_instantiate");
             lb_sim_check(sim_graph_destroy(g), "sim_graph_destroy");
@@ -391,7 +391,7 @@ static int series_graphs(void) {
     free(ex), free(replays), free(t);
     lb_sim_check(sim_free(counts), "sim_free");
     lb_sim_check(sim_stream_destroy(s), "sim_stream_destroy");
-    lb_context_close(ctx);
+    kb_kctx_close(ctx);
     return bad;
 }
 
@@ -399,7 +399,7 @@ static int series_graphs(void) {
 
 /* Launch callable `id` (no args) once and synchronise: it must run. */
 static void launch_once(kctx_context ctx, uint64_t id, sim_stream s) {
-    lb_kctx_check(kctx_launch(ctx, id, NULL, 0, s), "kctx_launch (prepared callable)");
+    kb_kctx_check(kctx_launch(ctx, id, NULL, 0, s), "kctx_launch (prepared callable)");
     sync_stream(s);
 }
 
@@ -426,11 +426,11 @@ static int series_prepare_size(void) {
     sim_stream s;
     lb_sim_check(sim_stream_create(&s), "sim_stream_create");
     int bad = 0;
-    double *t = lb_doubles(R);
+    double *t = kb_doubles(R);
     for (int p = 0; p < n; p++) {
         kctx_context ctx = lb_context_open((uint32_t)g_opt.strategy);
         lb_image warm = image_padded("warm", 0);
-        lb_kctx_check(kctx_prepare(ctx, 1000, warm.bytes, warm.size), "kctx_prepare (warm-up)");
+        kb_kctx_check(kctx_prepare(ctx, 1000, warm.bytes, warm.size), "kctx_prepare (warm-up)");
         lb_image_free(&warm);
         size_t got = 0;
         for (int r = 0; r < R; r++) {
@@ -442,7 +442,7 @@ static int series_prepare_size(void) {
             uint64_t t0 = kb_now_ns();
             kctx_status st = kctx_prepare(ctx, 1 + (uint64_t)r, img.bytes, img.size);
             uint64_t t1 = kb_now_ns();
-            lb_kctx_check(st, "kctx_prepare (sized image)");
+            kb_kctx_check(st, "kctx_prepare (sized image)");
             lb_image_free(&img);
             launch_once(ctx, 1 + (uint64_t)r, s);
             t[r] = (double)(t1 - t0);
@@ -450,10 +450,10 @@ static int series_prepare_size(void) {
         kctx_resource_info info;
         memset(&info, 0, sizeof info);
         info.size = sizeof info;
-        lb_kctx_check(kctx_get_resources(ctx, &info), "kctx_get_resources");
+        kb_kctx_check(kctx_get_resources(ctx, &info), "kctx_get_resources");
         if (info.uploads != (uint32_t)R + 1)
             kb_fatal("prepare_vs_size: %u uploads after %d distinct images", info.uploads, R + 1);
-        lb_context_close(ctx);
+        kb_kctx_close(ctx);
         double m = kb_median(t, (size_t)R);
         kb_progress("prepare_vs_size: %zu-byte image: %.0f ns per prepare", got, m);
         bad |= point("prepare_vs_size", m, "ns", (double)got, R);
@@ -489,10 +489,10 @@ static int series_prepare_count(void) {
     for (uint32_t x = 1; x <= max; x *= 2) npts++;
     /* prepares made: up to max + 16 (the window after the last point) */
     const uint32_t total = max + 16;
-    double *tp = lb_doubles((int)total);
-    double *pt = lb_doubles(npts * R), *dev = lb_doubles(npts), *host = lb_doubles(npts);
-    double *lt = lb_doubles(npts * R); /* held launch ns of the latest id, per point */
-    double *win = lb_doubles(16);
+    double *tp = kb_doubles((int)total);
+    double *pt = kb_doubles(npts * R), *dev = kb_doubles(npts), *host = kb_doubles(npts);
+    double *lt = kb_doubles(npts * R); /* held launch ns of the latest id, per point */
+    double *win = kb_doubles(16);
     sim_stream s;
     lb_sim_check(sim_stream_create(&s), "sim_stream_create");
     for (int r = 0; r < R; r++) {
@@ -509,7 +509,7 @@ static int series_prepare_count(void) {
             uint64_t t1 = kb_now_ns();
             if (st != KCTX_OK) {
                 kb_error("prepare_vs_callables: prepare %u (with %u prepared) failed", i + 1, i);
-                lb_kctx_check(st, "kctx_prepare");
+                kb_kctx_check(st, "kctx_prepare");
             }
             lb_image_free(&img);
             tp[i] = (double)(t1 - t0);
@@ -530,11 +530,11 @@ static int series_prepare_count(void) {
         kctx_resource_info info;
         memset(&info, 0, sizeof info);
         info.size = sizeof info;
-        lb_kctx_check(kctx_get_resources(ctx, &info), "kctx_get_resources");
+        kb_kctx_check(kctx_get_resources(ctx, &info), "kctx_get_resources");
         if (info.uploads != total || info.callables != total)
             kb_fatal("prepare_vs_callables: %u uploads, %u callables, expected %u", info.uploads,
                      info.callables, total);
-        lb_context_close(ctx);
+        kb_kctx_close(ctx);
         int q = 0;
         for (uint32_t x = 1; x <= max; x *= 2, q++) {
             uint32_t w = x < 16 ? x : 16;

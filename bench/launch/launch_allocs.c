@@ -49,7 +49,7 @@ static int run_strategy(kctx_strategy strategy, const kb_options *opt, int measu
         kb_fatal("the context runs the %s strategy, not %s",
                  kctx_strategy_name(lb_context_strategy(ctx)), sname);
     lb_image img = lb_image_vadd(4);
-    lb_kctx_check(kctx_prepare(ctx, 1, img.bytes, img.size), "kctx_prepare(vector_add)");
+    kb_kctx_check(kctx_prepare(ctx, 1, img.bytes, img.size), "kctx_prepare(vector_add)");
     lb_image_free(&img);
 
     const size_t bytes = VADD_N * sizeof(float);
@@ -71,7 +71,7 @@ static int run_strategy(kctx_strategy strategy, const kb_options *opt, int measu
                               KCTX_SCALAR(VADD_N)};
 
     for (int i = 0; i < BATCH; i++)
-        lb_kctx_check(kctx_launch(ctx, 1, args, 4, s), "kctx_launch (warm-up)");
+        kb_kctx_check(kctx_launch(ctx, 1, args, 4, s), "kctx_launch (warm-up)");
     lb_sim_check(sim_stream_synchronize(s), "sim_stream_synchronize");
 
     kb_progress("%s: %ld launches of vector_add in batches of %d, each batch after a free on the "
@@ -85,7 +85,7 @@ static int run_strategy(kctx_strategy strategy, const kb_options *opt, int measu
     for (long i = 0; i < n; i++) {
         if (i % BATCH == 0) lb_sim_check(sim_free(spare[i / BATCH]), "sim_free (spare)");
         kctx_status st = kctx_launch(ctx, 1, args, 4, s);
-        if (st != KCTX_OK) lb_kctx_check(st, "kctx_launch");
+        if (st != KCTX_OK) kb_kctx_check(st, "kctx_launch");
         if ((i + 1) % BATCH == 0 || i + 1 == n)
             lb_sim_check(sim_stream_synchronize(s), "sim_stream_synchronize");
     }
@@ -96,7 +96,7 @@ static int run_strategy(kctx_strategy strategy, const kb_options *opt, int measu
     at_snapshot(&after);
 
     lb_sim_check(sim_stream_destroy(s), "sim_stream_destroy");
-    lb_context_close(ctx);
+    kb_kctx_close(ctx);
     lb_sim_check(sim_free(a), "sim_free");
     lb_sim_check(sim_free(b), "sim_free");
     lb_sim_check(sim_free(c), "sim_free");

@@ -21,11 +21,6 @@ void lb_sim_check(sim_status s, const char *what) {
         kb_fatal("%s failed: %s (%s)", what, sim_status_name(s), sim_last_error_message());
 }
 
-void lb_kctx_check(kctx_status s, const char *what) {
-    if (s != KCTX_OK)
-        kb_fatal("%s failed: %s (%s)", what, kctx_status_name(s), kctx_thread_last_error());
-}
-
 /* ---- images ----------------------------------------------------------------- */
 
 static void *g_module;
@@ -155,8 +150,8 @@ kctx_context lb_context_open(uint32_t strategy) {
     kctx_context ctx = 0;
     kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
     cfg.strategy = strategy;
-    lb_kctx_check(kctx_context_create("sim", &ctx), "kctx_context_create(sim)");
-    lb_kctx_check(kctx_kernel_init(ctx, &cfg), "kctx_kernel_init");
+    kb_kctx_check(kctx_context_create("sim", &ctx), "kctx_context_create(sim)");
+    kb_kctx_check(kctx_kernel_init(ctx, &cfg), "kctx_kernel_init");
     return ctx;
 }
 
@@ -164,7 +159,7 @@ kctx_strategy lb_context_strategy(kctx_context ctx) {
     kctx_platform_caps caps;
     memset(&caps, 0, sizeof caps); /* the INIT macro trips -Wmissing-field-initializers */
     caps.size = sizeof caps;
-    lb_kctx_check(kctx_get_context_caps(ctx, &caps), "kctx_get_context_caps");
+    kb_kctx_check(kctx_get_context_caps(ctx, &caps), "kctx_get_context_caps");
     return (kctx_strategy)caps.strategy;
 }
 
@@ -213,21 +208,6 @@ int lb_print_value(const char *name, kctx_strategy s, const double *v, const cha
                    0.0,
                    R};
     return kb_metric_print(&m) != 0;
-}
-
-void lb_context_close(kctx_context ctx) {
-    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
-    lb_kctx_check(kctx_check(ctx, &rep), "kctx_check");
-    kctx_status s = KCTX_BUSY;
-    for (int i = 0; i < 2000 && s == KCTX_BUSY; i++) {
-        s = kctx_close(ctx);
-        if (s == KCTX_BUSY) {
-            struct timespec ts = {0, 1000000}; /* 1 ms */
-            nanosleep(&ts, NULL);
-        }
-    }
-    lb_kctx_check(s, "kctx_close");
-    lb_kctx_check(kctx_destroy(ctx), "kctx_destroy");
 }
 
 /* ---- the baseline chain --------------------------------------------------------- */
@@ -380,10 +360,4 @@ uint32_t lb_core_count(void) {
     lb_sim_check(sim_get_device(&dev), "sim_get_device");
     lb_sim_check(sim_device_get_props(dev, &p), "sim_device_get_props");
     return (uint32_t)p.aicore_count;
-}
-
-double *lb_doubles(int count) {
-    double *d = calloc(count > 0 ? (size_t)count : 1, sizeof *d);
-    if (d == NULL) kb_fatal("out of memory");
-    return d;
 }

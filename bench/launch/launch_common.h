@@ -10,6 +10,7 @@
 #ifndef KCTX_BENCH_LAUNCH_COMMON_H
 #define KCTX_BENCH_LAUNCH_COMMON_H
 
+#include "bench_kctx.h"
 #include "bench_util.h"
 
 #include <kctx/image.h>
@@ -24,8 +25,6 @@
 
 /* Fatal unless s is SIM_OK; the message names `what` and the sim's detail. */
 void lb_sim_check(sim_status s, const char *what);
-/* Fatal unless s is KCTX_OK; the message names `what` and kctx's detail. */
-void lb_kctx_check(kctx_status s, const char *what);
 
 /* ---- images ----------------------------------------------------------------- */
 
@@ -95,10 +94,6 @@ const char *lb_metric_name(char *buf, size_t size, const char *base, kctx_strate
 int lb_print_compared(const char *name, kctx_strategy s, const double *v, int with_base,
                       const double *base, int R);
 int lb_print_value(const char *name, kctx_strategy s, const double *v, const char *unit, int R);
-/* kctx_check (must be OK), then close — retried for a while when BUSY
- * because a destroyed graph's lifetime token is released by a sim thread
- * shortly after the destroy — then destroy. */
-void lb_context_close(kctx_context ctx);
 
 /* ---- the baseline chain --------------------------------------------------------- */
 
@@ -156,7 +151,5 @@ int lb_chain_enqueue_ho(lb_chain *ch, const kctx_platform_ops *ops, sim_stream c
 
 /* The AICore count of device 0. */
 uint32_t lb_core_count(void);
-/* calloc'd array of R doubles (fatal on failure). */
-double *lb_doubles(int count);
 
 #endif

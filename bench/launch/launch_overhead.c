@@ -79,12 +79,12 @@ static void hold_release(int id, sim_stream s) {
 /* kctx: ns per launch of callable `id` with `args`. */
 static double run_kctx(bench *B, uint64_t id, const kctx_arg *args, uint32_t nargs, long n) {
     int h = lb_hold_arm(B->device, B->acquire);
-    lb_kctx_check(kctx_launch(B->ctx, id, args, nargs, B->caller), "kctx_launch (hold)");
+    kb_kctx_check(kctx_launch(B->ctx, id, args, nargs, B->caller), "kctx_launch (hold)");
     hold_wait(h);
     uint64_t t0 = kb_now_ns();
     for (long i = 0; i < n; i++) {
         kctx_status s = kctx_launch(B->ctx, id, args, nargs, B->caller);
-        if (s != KCTX_OK) lb_kctx_check(s, "kctx_launch");
+        if (s != KCTX_OK) kb_kctx_check(s, "kctx_launch");
     }
     uint64_t t1 = kb_now_ns();
     hold_release(h, B->caller);
@@ -150,8 +150,8 @@ static int measure(kctx_strategy strategy, const kb_options *opt) {
         kb_fatal("the context runs the %s strategy, not %s",
                  kctx_strategy_name(lb_context_strategy(B.ctx)), sname);
     lb_image noop = lb_image_noop("empty"), vadd = lb_image_vadd(4);
-    lb_kctx_check(kctx_prepare(B.ctx, 1, noop.bytes, noop.size), "kctx_prepare(empty)");
-    lb_kctx_check(kctx_prepare(B.ctx, 2, vadd.bytes, vadd.size), "kctx_prepare(vector_add)");
+    kb_kctx_check(kctx_prepare(B.ctx, 1, noop.bytes, noop.size), "kctx_prepare(empty)");
+    kb_kctx_check(kctx_prepare(B.ctx, 2, vadd.bytes, vadd.size), "kctx_prepare(vector_add)");
     lb_image_free(&noop);
     lb_image_free(&vadd);
     const size_t vbytes = VADD_N * sizeof(float);
@@ -169,7 +169,7 @@ static int measure(kctx_strategy strategy, const kb_options *opt) {
     kctx_resource_info info;
     memset(&info, 0, sizeof info); /* KCTX_RESOURCE_INFO_INIT trips -Wmissing-field-initializers */
     info.size = sizeof info;
-    lb_kctx_check(kctx_get_resources(B.ctx, &info), "kctx_get_resources");
+    kb_kctx_check(kctx_get_resources(B.ctx, &info), "kctx_get_resources");
     const char *acquire = ho ? "kctx_rt_ho_acquire" : "kctx_rt_acquire";
     lb_sim_check(sim_module_get_function(&B.acquire, info.programs_module, acquire),
                  "sim_module_get_function(acquire program)");
@@ -177,14 +177,14 @@ static int measure(kctx_strategy strategy, const kb_options *opt) {
 
     /* warm both sides (and count kctx's platform calls per launch) */
     uint64_t calls0 = 0, calls1 = 0;
-    lb_kctx_check(kctx_platform_calls(B.ctx, &calls0), "kctx_platform_calls");
+    kb_kctx_check(kctx_platform_calls(B.ctx, &calls0), "kctx_platform_calls");
     for (int i = 0; i < WARMUP; i++) {
-        lb_kctx_check(kctx_launch(B.ctx, 1, NULL, 0, B.caller), "kctx_launch (warm-up)");
+        kb_kctx_check(kctx_launch(B.ctx, 1, NULL, 0, B.caller), "kctx_launch (warm-up)");
         lb_sim_check((sim_status)base_chain(&B, 0), "baseline chain (warm-up)");
     }
-    lb_kctx_check(kctx_platform_calls(B.ctx, &calls1), "kctx_platform_calls");
+    kb_kctx_check(kctx_platform_calls(B.ctx, &calls1), "kctx_platform_calls");
     for (int i = 0; i < WARMUP; i++) {
-        lb_kctx_check(kctx_launch(B.ctx, 2, B.vargs, 4, B.caller), "kctx_launch (warm-up)");
+        kb_kctx_check(kctx_launch(B.ctx, 2, B.vargs, 4, B.caller), "kctx_launch (warm-up)");
         lb_sim_check((sim_status)base_chain(&B, 4), "baseline chain (warm-up)");
     }
     lb_sim_check(sim_stream_synchronize(B.caller), "sim_stream_synchronize");
@@ -195,8 +195,8 @@ static int measure(kctx_strategy strategy, const kb_options *opt) {
     kb_progress("%s: %d interleaved repeats of %ld held launches per side%s", sname, R, n,
                 opt->quick ? " (quick)" : "");
 
-    double *k0 = lb_doubles(R), *b0 = lb_doubles(R), *k4 = lb_doubles(R), *b4 = lb_doubles(R),
-           *q0 = lb_doubles(R);
+    double *k0 = kb_doubles(R), *b0 = kb_doubles(R), *k4 = kb_doubles(R), *b4 = kb_doubles(R),
+           *q0 = kb_doubles(R);
     for (int r = 0; r < R; r++) {
         /* A B on even repeats, B A on odd ones: neither side always runs
          * right after the other's release and synchronise. */
@@ -221,7 +221,7 @@ static int measure(kctx_strategy strategy, const kb_options *opt) {
     lb_chain_close(&B.chain);
     lb_sim_check(sim_stream_destroy(B.caller), "sim_stream_destroy");
     lb_sim_check(sim_stream_destroy(B.bcaller), "sim_stream_destroy");
-    lb_context_close(B.ctx);
+    kb_kctx_close(B.ctx);
     lb_sim_check(sim_free(B.a), "sim_free");
     lb_sim_check(sim_free(B.b), "sim_free");
     lb_sim_check(sim_free(B.c), "sim_free");

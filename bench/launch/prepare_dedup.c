@@ -52,29 +52,29 @@ int main(int argc, char **argv) {
     kb_progress(
         "%d measurements: first prepare of a %zu-byte image, then %ld prepares of the same bytes%s",
         R, img.size, n, opt.quick ? " (quick)" : "");
-    double *first = lb_doubles(R), *dedup = lb_doubles(R), *delta = lb_doubles(R);
+    double *first = kb_doubles(R), *dedup = kb_doubles(R), *delta = kb_doubles(R);
     for (int r = 0; r < R; r++) {
         kctx_context ctx = lb_context_open((uint32_t)opt.strategy);
         uint64_t t0 = kb_now_ns();
-        lb_kctx_check(kctx_prepare(ctx, 1, img.bytes, img.size), "kctx_prepare (first)");
+        kb_kctx_check(kctx_prepare(ctx, 1, img.bytes, img.size), "kctx_prepare (first)");
         uint64_t t1 = kb_now_ns();
         uint64_t bytes1 = device_bytes(device);
         uint64_t t2 = kb_now_ns();
         for (long i = 0; i < n; i++) {
             kctx_status st = kctx_prepare(ctx, 2 + (uint64_t)i, copy, img.size);
-            if (st != KCTX_OK) lb_kctx_check(st, "kctx_prepare (identical bytes)");
+            if (st != KCTX_OK) kb_kctx_check(st, "kctx_prepare (identical bytes)");
         }
         uint64_t t3 = kb_now_ns();
         uint64_t bytesn = device_bytes(device);
         kctx_resource_info info;
         memset(&info, 0, sizeof info);
         info.size = sizeof info;
-        lb_kctx_check(kctx_get_resources(ctx, &info), "kctx_get_resources");
+        kb_kctx_check(kctx_get_resources(ctx, &info), "kctx_get_resources");
         if (info.uploads != 1 || info.callables != (uint32_t)n + 1)
             kb_fatal(
                 "after %ld identical prepares: %u uploads and %u callables (expected 1 and %ld)",
                 n + 1, info.uploads, info.callables, n + 1);
-        lb_context_close(ctx);
+        kb_kctx_close(ctx);
         first[r] = (double)(t1 - t0);
         dedup[r] = (double)(t3 - t2) / (double)n;
         delta[r] = (double)bytesn - (double)bytes1;

@@ -62,7 +62,7 @@ typedef struct bside {
 
 static void kctx_body(void *arg) {
     kside *k = arg;
-    lb_kctx_check(kctx_launch(k->ctx, 1, NULL, 0, k->s), "kctx_launch (captured)");
+    kb_kctx_check(kctx_launch(k->ctx, 1, NULL, 0, k->s), "kctx_launch (captured)");
 }
 
 static void base_body(void *arg) {
@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
     memset(&Bs, 0, sizeof Bs);
     K.ctx = lb_context_open((uint32_t)opt.strategy);
     lb_image img = lb_image_noop("empty");
-    lb_kctx_check(kctx_prepare(K.ctx, 1, img.bytes, img.size), "kctx_prepare(empty)");
+    kb_kctx_check(kctx_prepare(K.ctx, 1, img.bytes, img.size), "kctx_prepare(empty)");
     lb_image_free(&img);
     lb_sim_check(sim_stream_create(&K.s), "sim_stream_create");
     lb_sim_check(sim_stream_create(&Bs.s), "sim_stream_create");
@@ -107,7 +107,7 @@ int main(int argc, char **argv) {
 
     kb_progress("%d interleaved repeats of %ld replays + synchronise per side (%u cores)%s", R, m,
                 Bs.chain.cores, opt.quick ? " (quick)" : "");
-    double *kv = lb_doubles(R), *bv = lb_doubles(R);
+    double *kv = kb_doubles(R), *bv = kb_doubles(R);
     for (int r = 0; r < R; r++) {
         /* The sides alternate which goes first: kctx, baseline in even
          * repeats; baseline, kctx in odd ones. */
@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
 
     if (run_k) { /* every replay ran the protocol: none refused, none overlapped */
         kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
-        lb_kctx_check(kctx_check(K.ctx, &rep), "kctx_check after the replays");
+        kb_kctx_check(kctx_check(K.ctx, &rep), "kctx_check after the replays");
         if (rep.device_status != KCTX_OK || rep.refused_replays != 0 ||
             rep.concurrent_launches != 0) {
             fprintf(stderr,
@@ -137,7 +137,7 @@ int main(int argc, char **argv) {
     lb_chain_close(&Bs.chain);
     lb_sim_check(sim_stream_destroy(K.s), "sim_stream_destroy");
     lb_sim_check(sim_stream_destroy(Bs.s), "sim_stream_destroy");
-    lb_context_close(K.ctx);
+    kb_kctx_close(K.ctx);
 
     int bad = 0;
     if (run_k)

@@ -45,7 +45,7 @@ typedef struct work {
 
 static void eager(work *w) {
     kctx_status st = kctx_launch(w->ctx, 1, w->args, 4, w->s);
-    if (st != KCTX_OK) lb_kctx_check(st, "kctx_launch");
+    if (st != KCTX_OK) kb_kctx_check(st, "kctx_launch");
 }
 
 static void replayed(work *w) {
@@ -101,7 +101,7 @@ static int run_strategy(kctx_strategy strategy, const kb_options *opt) {
         kb_fatal("the context runs the %s strategy, not %s",
                  kctx_strategy_name(lb_context_strategy(w.ctx)), sname);
     lb_image img = lb_image_vadd(4);
-    lb_kctx_check(kctx_prepare(w.ctx, 1, img.bytes, img.size), "kctx_prepare(vector_add)");
+    kb_kctx_check(kctx_prepare(w.ctx, 1, img.bytes, img.size), "kctx_prepare(vector_add)");
     lb_image_free(&img);
     lb_sim_check(sim_stream_create(&w.s), "sim_stream_create");
 
@@ -126,7 +126,7 @@ static int run_strategy(kctx_strategy strategy, const kb_options *opt) {
     sim_graph g = 0;
     lb_sim_check(sim_stream_begin_capture(w.s, SIM_CAPTURE_MODE_THREAD_LOCAL),
                  "sim_stream_begin_capture");
-    lb_kctx_check(kctx_launch(w.ctx, 1, w.args, 4, w.s), "kctx_launch (captured)");
+    kb_kctx_check(kctx_launch(w.ctx, 1, w.args, 4, w.s), "kctx_launch (captured)");
     lb_sim_check(sim_stream_end_capture(w.s, &g), "sim_stream_end_capture");
     lb_sim_check(sim_graph_instantiate(&w.exec, g), "sim_graph_instantiate");
     lb_sim_check(sim_graph_destroy(g), "sim_graph_destroy");
@@ -143,7 +143,7 @@ static int run_strategy(kctx_strategy strategy, const kb_options *opt) {
     kb_progress("%s: %d repeats of %ld x %d launches per side, batched and synchronised, the "
                 "sides' order alternating%s",
                 sname, R, batches, BATCH, opt->quick ? " (quick)" : "");
-    double *rb = lb_doubles(R), *bb = lb_doubles(R), *ks = lb_doubles(R), *bs = lb_doubles(R);
+    double *rb = kb_doubles(R), *bb = kb_doubles(R), *ks = kb_doubles(R), *bs = kb_doubles(R);
     for (int r = 0; r < R; r++) {
         if (r % 2 == 0) {
             if (run_k) rb[r] = measure(&w, replayed, batches, 0);
@@ -165,7 +165,7 @@ static int run_strategy(kctx_strategy strategy, const kb_options *opt) {
 
     lb_sim_check(sim_graph_exec_destroy(w.exec), "sim_graph_exec_destroy");
     lb_sim_check(sim_stream_destroy(w.s), "sim_stream_destroy");
-    lb_context_close(w.ctx);
+    kb_kctx_close(w.ctx);
     lb_sim_check(sim_free(a), "sim_free");
     lb_sim_check(sim_free(b), "sim_free");
     lb_sim_check(sim_free(c), "sim_free");

@@ -64,7 +64,7 @@ static void sim_open(sim_side *S, kctx_strategy strategy) {
         kb_fatal("the context runs the %s strategy, not %s",
                  kctx_strategy_name(lb_context_strategy(S->ctx)), kctx_strategy_name(strategy));
     lb_image img = lb_image_dag(0);
-    lb_kctx_check(kctx_prepare(S->ctx, 1, img.bytes, img.size), "kctx_prepare(counted task)");
+    kb_kctx_check(kctx_prepare(S->ctx, 1, img.bytes, img.size), "kctx_prepare(counted task)");
     lb_image_free(&img);
     lb_sim_check(sim_malloc(&S->counter, sizeof(uint32_t)), "sim_malloc(counter)");
     lb_sim_check(sim_stream_create(&S->s), "sim_stream_create");
@@ -77,7 +77,7 @@ static double sim_run(sim_side *S, long n) {
     uint64_t t0 = kb_now_ns();
     for (long i = 0; i < n; i++) {
         kctx_status st = kctx_launch(S->ctx, 1, &S->arg, 1, S->s);
-        if (st != KCTX_OK) lb_kctx_check(st, "kctx_launch");
+        if (st != KCTX_OK) kb_kctx_check(st, "kctx_launch");
         sim_status ss = sim_stream_synchronize(S->s);
         if (ss != SIM_OK) lb_sim_check(ss, "sim_stream_synchronize");
     }
@@ -110,7 +110,7 @@ static double chain_run(lb_chain *ch, sim_stream s, kctx_strategy strategy, long
 
 static void sim_close(sim_side *S) {
     lb_sim_check(sim_stream_destroy(S->s), "sim_stream_destroy");
-    lb_context_close(S->ctx);
+    kb_kctx_close(S->ctx);
     lb_sim_check(sim_free(S->counter), "sim_free");
 }
 
@@ -209,7 +209,7 @@ static int measure(kctx_strategy strategy, const kb_options *opt, cl_side *C, in
     if (run_b) (void)cl_run(C, WARMUP);
     kb_progress("%s: %d interleaved repeats of %ld round trips per side%s", sname, R, n,
                 opt->quick ? " (quick)" : "");
-    double *kv = lb_doubles(R), *bv = lb_doubles(R), *cv = lb_doubles(R);
+    double *kv = kb_doubles(R), *bv = kb_doubles(R), *cv = kb_doubles(R);
     for (int r = 0; r < R; r++) {
         const int base_first = r % 2 == 1;
         if (run_b && base_first) bv[r] = cl_run(C, n);

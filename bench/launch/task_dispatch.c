@@ -241,7 +241,7 @@ typedef struct counted {
 
 static void counted_open(counted *c, kctx_context ctx, uint64_t id, uint32_t width) {
     lb_image img = lb_image_dag(width);
-    lb_kctx_check(kctx_prepare(ctx, id, img.bytes, img.size), "kctx_prepare(counting DAG)");
+    kb_kctx_check(kctx_prepare(ctx, id, img.bytes, img.size), "kctx_prepare(counting DAG)");
     c->id = id;
     c->ntasks = img.tasks;
     lb_image_free(&img);
@@ -278,7 +278,7 @@ static double run_kctx(kctx_context ctx, counted *c, sim_stream s, long runs, co
     uint64_t t0 = kb_now_ns();
     for (long i = 0; i < runs; i++) {
         kctx_status st = kctx_launch(ctx, c->id, &c->arg, 1, s);
-        if (st != KCTX_OK) lb_kctx_check(st, "kctx_launch");
+        if (st != KCTX_OK) kb_kctx_check(st, "kctx_launch");
         sim_status ss = sim_stream_synchronize(s);
         if (ss != SIM_OK) lb_sim_check(ss, "sim_stream_synchronize");
     }
@@ -330,7 +330,7 @@ static int measure(kctx_strategy strategy, const kb_options *opt, pool *p, uint3
                 "threads; %d interleaved repeats of %ld runs per side%s",
                 sname, ntasks, WIDTH, ntasks - WIDTH - 2, cores, R, runs,
                 opt->quick ? " (quick)" : "");
-    double *kv = lb_doubles(R), *bv = lb_doubles(R), *ov = lb_doubles(R);
+    double *kv = kb_doubles(R), *bv = kb_doubles(R), *ov = kb_doubles(R);
     for (int r = 0; r < R; r++) {
         /* The sides alternate which goes first: kctx, pool in even repeats;
          * pool, kctx in odd ones. The 1-task figure (information) follows. */
@@ -346,7 +346,7 @@ static int measure(kctx_strategy strategy, const kb_options *opt, pool *p, uint3
     }
 
     lb_sim_check(sim_stream_destroy(s), "sim_stream_destroy");
-    lb_context_close(ctx);
+    kb_kctx_close(ctx);
     counted_close(&wide);
     counted_close(&one);
     kb_progress("%s: every task ran exactly once per run on every side measured (%d repeats)",

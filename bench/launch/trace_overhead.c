@@ -40,34 +40,34 @@ static void side_open(side *s, int device, const char *trace_path, uint32_t stra
         cfg.trace_device_records = 1u << 16;
         cfg.trace_host_records = 1u << 18; /* every timed launch keeps its host span */
     }
-    lb_kctx_check(kctx_context_create("sim", &s->ctx), "kctx_context_create");
-    lb_kctx_check(kctx_kernel_init(s->ctx, &cfg), "kctx_kernel_init");
+    kb_kctx_check(kctx_context_create("sim", &s->ctx), "kctx_context_create");
+    kb_kctx_check(kctx_kernel_init(s->ctx, &cfg), "kctx_kernel_init");
     lb_image noop = lb_image_noop("empty");
-    lb_kctx_check(kctx_prepare(s->ctx, 1, noop.bytes, noop.size), "kctx_prepare");
+    kb_kctx_check(kctx_prepare(s->ctx, 1, noop.bytes, noop.size), "kctx_prepare");
     lb_image_free(&noop);
     lb_sim_check(sim_stream_create(&s->caller), "sim_stream_create");
     kctx_resource_info info;
     memset(&info, 0, sizeof info);
     info.size = sizeof info;
-    lb_kctx_check(kctx_get_resources(s->ctx, &info), "kctx_get_resources");
+    kb_kctx_check(kctx_get_resources(s->ctx, &info), "kctx_get_resources");
     const char *acquire = lb_context_strategy(s->ctx) == KCTX_STRATEGY_HOST_ORDERED
                               ? "kctx_rt_ho_acquire"
                               : "kctx_rt_acquire";
     lb_sim_check(sim_module_get_function(&s->acquire, info.programs_module, acquire),
                  "sim_module_get_function(acquire program)");
     for (int i = 0; i < WARMUP; i++)
-        lb_kctx_check(kctx_launch(s->ctx, 1, NULL, 0, s->caller), "kctx_launch");
+        kb_kctx_check(kctx_launch(s->ctx, 1, NULL, 0, s->caller), "kctx_launch");
     lb_sim_check(sim_stream_synchronize(s->caller), "sim_stream_synchronize");
 }
 
 static double side_run(side *s, long n) {
     lb_sim_check(sim_set_device(s->device), "sim_set_device");
     int id = lb_hold_arm(s->device, s->acquire);
-    lb_kctx_check(kctx_launch(s->ctx, 1, NULL, 0, s->caller), "kctx_launch (hold)");
+    kb_kctx_check(kctx_launch(s->ctx, 1, NULL, 0, s->caller), "kctx_launch (hold)");
     lb_sim_check(sim_hold_wait_reached(id, 10000), "sim_hold_wait_reached");
     uint64_t t0 = kb_now_ns();
     for (long i = 0; i < n; i++)
-        lb_kctx_check(kctx_launch(s->ctx, 1, NULL, 0, s->caller), "kctx_launch");
+        kb_kctx_check(kctx_launch(s->ctx, 1, NULL, 0, s->caller), "kctx_launch");
     uint64_t t1 = kb_now_ns();
     lb_sim_check(sim_hold_release(id), "sim_hold_release");
     lb_sim_check(sim_stream_synchronize(s->caller), "sim_stream_synchronize");
@@ -77,7 +77,7 @@ static double side_run(side *s, long n) {
 static void side_close(side *s) {
     lb_sim_check(sim_set_device(s->device), "sim_set_device");
     lb_sim_check(sim_stream_destroy(s->caller), "sim_stream_destroy");
-    lb_context_close(s->ctx);
+    kb_kctx_close(s->ctx);
 }
 
 int main(int argc, char **argv) {
@@ -97,7 +97,7 @@ int main(int argc, char **argv) {
     side_open(&off, 0, NULL, (uint32_t)opt.strategy);
     side_open(&on, 1, path, (uint32_t)opt.strategy);
     const int R = opt.repeats;
-    double *a = lb_doubles(R), *b = lb_doubles(R);
+    double *a = kb_doubles(R), *b = kb_doubles(R);
     for (int r = 0; r < R; r++) {
         if (r % 2 == 0) {
             a[r] = side_run(&on, opt.n);

@@ -10,11 +10,6 @@
 
 /* ---- checks ------------------------------------------------------------ */
 
-void oc_kctx_check(kctx_status s, const char *what) {
-    if (s != KCTX_OK)
-        kb_fatal("%s failed: %s (%s)", what, kctx_status_name(s), kctx_thread_last_error());
-}
-
 /* ---- PoCL -------------------------------------------------------------- */
 
 int oc_open(oc_env *env, char *why, size_t why_size) {
@@ -151,37 +146,16 @@ int oc_kctx_open(cl_command_queue queue, kctx_context *ctx, char *why, size_t wh
         snprintf(why, why_size, "kctx's opencl platform: %s", kctx_thread_last_error());
         return -1;
     }
-    oc_kctx_check(s, "kctx_opencl_bind_queue");
+    kb_kctx_check(s, "kctx_opencl_bind_queue");
     s = kctx_context_create("opencl", ctx);
     if (s == KCTX_NOT_FOUND || s == KCTX_UNSUPPORTED) {
         snprintf(why, why_size, "kctx's opencl platform: %s", kctx_thread_last_error());
         return -1;
     }
-    oc_kctx_check(s, "kctx_context_create(opencl)");
+    kb_kctx_check(s, "kctx_context_create(opencl)");
     kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
-    oc_kctx_check(kctx_kernel_init(*ctx, &cfg), "kctx_kernel_init");
+    kb_kctx_check(kctx_kernel_init(*ctx, &cfg), "kctx_kernel_init");
     return 0;
-}
-
-void oc_kctx_close(kctx_context ctx) {
-    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
-    oc_kctx_check(kctx_check(ctx, &rep), "kctx_check");
-    kctx_status s = KCTX_BUSY;
-    for (int i = 0; i < 2000 && s == KCTX_BUSY; i++) {
-        s = kctx_close(ctx);
-        if (s == KCTX_BUSY) {
-            struct timespec ts = {0, 1000000}; /* 1 ms */
-            nanosleep(&ts, NULL);
-        }
-    }
-    oc_kctx_check(s, "kctx_close");
-    oc_kctx_check(kctx_destroy(ctx), "kctx_destroy");
-}
-
-double *oc_doubles(int count) {
-    double *d = calloc(count > 0 ? (size_t)count : 1, sizeof *d);
-    if (d == NULL) kb_fatal("out of memory");
-    return d;
 }
 
 int oc_bench_open(const char *name, oc_env *env, cl_command_queue *q, kctx_context *ctx) {

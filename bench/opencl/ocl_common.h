@@ -14,6 +14,7 @@
 #ifndef KCTX_BENCH_OCL_COMMON_H
 #define KCTX_BENCH_OCL_COMMON_H
 
+#include "bench_kctx.h"
 #include "bench_util.h"
 #include "pocl.h"
 
@@ -25,10 +26,6 @@
 #include <stdint.h>
 
 /* ---- checks ------------------------------------------------------------ */
-
-/* (OpenCL's: kb_cl_check, pocl.h.) Fatal unless s is KCTX_OK; the message
- * names `what` and kctx's detail. */
-void oc_kctx_check(kctx_status s, const char *what);
 
 /* ---- PoCL -------------------------------------------------------------- */
 
@@ -104,10 +101,5 @@ int oc_kctx_open(cl_command_queue queue, kctx_context *ctx, char *why, size_t wh
  * unavailable): "<name>: not measured: <why>" is said on stderr and
  * whatever was opened is closed again. */
 int oc_bench_open(const char *name, oc_env *env, cl_command_queue *q, kctx_context *ctx);
-/* kctx_check must be OK; then close and destroy. */
-void oc_kctx_close(kctx_context ctx);
-
-/* calloc'd array of count doubles (fatal on failure). */
-double *oc_doubles(int count);
 
 #endif

@@ -130,7 +130,7 @@ static sample run_kctx(bench *B, side *s, uint64_t id, long runs, const char *wh
         kctx_status st = kctx_launch(B->ctx, id, &arg, 1, (uint64_t)(uintptr_t)B->q);
         submit += kb_now_ns() - ts;
         if (gate) unhold(gate);
-        if (st != KCTX_OK) oc_kctx_check(st, "kctx_launch");
+        if (st != KCTX_OK) kb_kctx_check(st, "kctx_launch");
         cl_int e = clFinish(B->q);
         if (e != CL_SUCCESS) kb_cl_check(e, "clFinish");
     }
@@ -198,8 +198,8 @@ int main(int argc, char **argv) {
     if (!oc_bench_open("opencl_dag_dispatch", &B.env, &B.q, &B.ctx)) return EXIT_SUCCESS;
     oc_image wide = oc_image_dag(WIDTH), one = oc_image_dag(0);
     const uint32_t ntasks = wide.tasks;
-    oc_kctx_check(kctx_prepare(B.ctx, 1, wide.bytes, wide.size), "kctx_prepare(wide DAG)");
-    oc_kctx_check(kctx_prepare(B.ctx, 2, one.bytes, one.size), "kctx_prepare(one task)");
+    kb_kctx_check(kctx_prepare(B.ctx, 1, wide.bytes, wide.size), "kctx_prepare(wide DAG)");
+    kb_kctx_check(kctx_prepare(B.ctx, 2, one.bytes, one.size), "kctx_prepare(one task)");
     oc_image_free(&wide);
     oc_image_free(&one);
     side_open(&B, &B.kwide, ntasks);
@@ -226,8 +226,8 @@ int main(int argc, char **argv) {
                 "runs per side (one-task figure: %ld runs)%s",
                 ntasks, WIDTH, ntasks - WIDTH - 2, R, runs, runs1, opt.quick ? " (quick)" : "");
 
-    double *kv = oc_doubles(R), *bv = oc_doubles(R), *k1 = oc_doubles(R), *b1 = oc_doubles(R);
-    double *ks = oc_doubles(R), *bs = oc_doubles(R);
+    double *kv = kb_doubles(R), *bv = kb_doubles(R), *k1 = kb_doubles(R), *b1 = kb_doubles(R);
+    double *ks = kb_doubles(R), *bs = kb_doubles(R);
     for (int r = 0; r < R; r++) {
         const int base_first = r % 2 == 1;
         if (run_b && base_first) bv[r] = run_base(&B, &B.bwide, runs, "baseline", 0).total;
@@ -251,14 +251,14 @@ int main(int argc, char **argv) {
                 "hand %llu runs of %u tasks)",
                 (unsigned long long)B.kwide.runs, (unsigned long long)B.bwide.runs, ntasks);
 
-    oc_kctx_close(B.ctx);
+    kb_kctx_close(B.ctx);
     kb_cl_check(clReleaseKernel(B.count), "clReleaseKernel");
     kb_cl_check(clReleaseProgram(B.bprog), "clReleaseProgram");
     side *sides[4] = {&B.kwide, &B.kone, &B.bwide, &B.bone};
     for (int i = 0; i < 4; i++) clSVMFree(B.env.context, sides[i]->counts);
     kb_cl_check(clReleaseCommandQueue(B.q), "clReleaseCommandQueue");
     kb_cl_check(clReleaseCommandQueue(B.bq), "clReleaseCommandQueue");
-    oc_kctx_check(kctx_opencl_bind(NULL, NULL, NULL), "kctx_opencl_bind(NULL)");
+    kb_kctx_check(kctx_opencl_bind(NULL, NULL, NULL), "kctx_opencl_bind(NULL)");
     kb_pocl_close(&B.env);
     oc_dag_free(&B.dag);
     free(B.ev);

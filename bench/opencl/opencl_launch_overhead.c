@@ -89,7 +89,7 @@ typedef struct bench {
 
 static void kctx_one(bench *B) {
     kctx_status s = kctx_launch(B->ctx, 1, &B->arg, 1, (uint64_t)(uintptr_t)B->q);
-    if (s != KCTX_OK) oc_kctx_check(s, "kctx_launch");
+    if (s != KCTX_OK) kb_kctx_check(s, "kctx_launch");
     B->klaunches++;
 }
 
@@ -308,7 +308,7 @@ static double run_roundtrip(bench *B, enum side side, long n) {
 
 static uint64_t kctx_enqueues(const bench *B) {
     kctx_opencl_live live = KCTX_OPENCL_LIVE_INIT;
-    oc_kctx_check(kctx_opencl_live_objects(B->device, &live), "kctx_opencl_live_objects");
+    kb_kctx_check(kctx_opencl_live_objects(B->device, &live), "kctx_opencl_live_objects");
     return live.enqueues;
 }
 
@@ -325,9 +325,9 @@ int main(int argc, char **argv) {
     memset(&B, 0, sizeof B);
     /* kctx: the framework's queue, lent; the one-task counting callable */
     if (!oc_bench_open("opencl_launch_overhead", &B.env, &B.q, &B.ctx)) return EXIT_SUCCESS;
-    oc_kctx_check(kctx_opencl_bound(NULL, NULL, &B.device), "kctx_opencl_bound");
+    kb_kctx_check(kctx_opencl_bound(NULL, NULL, &B.device), "kctx_opencl_bound");
     oc_image img = oc_image_dag(0);
-    oc_kctx_check(kctx_prepare(B.ctx, 1, img.bytes, img.size), "kctx_prepare(counted task)");
+    kb_kctx_check(kctx_prepare(B.ctx, 1, img.bytes, img.size), "kctx_prepare(counted task)");
     oc_image_free(&img);
     B.kcount = oc_svm_alloc(&B.env, 64);
     B.arg = KCTX_TENSOR((uint64_t)(uintptr_t)B.kcount, sizeof(uint32_t));
@@ -359,8 +359,8 @@ int main(int argc, char **argv) {
     kb_progress("%d interleaved repeats of %ld held launches and %ld round trips per side%s", R, n,
                 nrt, opt.quick ? " (quick)" : "");
 
-    double *kh = oc_doubles(R), *bh = oc_doubles(R), *qh = oc_doubles(R), *kr = oc_doubles(R),
-           *br = oc_doubles(R);
+    double *kh = kb_doubles(R), *bh = kb_doubles(R), *qh = kb_doubles(R), *kr = kb_doubles(R),
+           *br = kb_doubles(R);
     for (int r = 0; r < R; r++) {
         if (r % 2 == 0) {
             if (run_k) kh[r] = run_held(&B, SIDE_KCTX, n);
@@ -386,7 +386,7 @@ int main(int argc, char **argv) {
                 "launches, hand %llu sequences)",
                 (unsigned long long)B.klaunches, (unsigned long long)B.blaunches);
 
-    oc_kctx_close(B.ctx);
+    kb_kctx_close(B.ctx);
     adapter_release(&B);
     kb_cl_check(clReleaseKernel(B.count), "clReleaseKernel");
     kb_cl_check(clReleaseKernel(B.acquire), "clReleaseKernel");
@@ -399,7 +399,7 @@ int main(int argc, char **argv) {
     kb_cl_check(clReleaseCommandQueue(B.bq), "clReleaseCommandQueue");
     kb_cl_check(clReleaseCommandQueue(B.bcpu), "clReleaseCommandQueue");
     kb_cl_check(clReleaseCommandQueue(B.bcore), "clReleaseCommandQueue");
-    oc_kctx_check(kctx_opencl_bind(NULL, NULL, NULL), "kctx_opencl_bind(NULL)");
+    kb_kctx_check(kctx_opencl_bind(NULL, NULL, NULL), "kctx_opencl_bind(NULL)");
     kb_pocl_close(&B.env);
 
     int bad = 0;
