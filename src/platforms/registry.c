@@ -5,6 +5,10 @@
  * this library). A built platform registers itself with its entry
  * (platform/<name>/adapter.c); the registry admits its tables (admit.c),
  * asks it whether it is available on this machine, and keeps the answer.
+ * Each platform is probed on its own, the first time it is named (a
+ * context created on it, a capability query for it, a listing of every
+ * platform), never because another one was: a process that only uses the
+ * sim never loads OpenCL's or CUDA's library.
  * The core reaches platforms only through here; docs/platforms.md is the
  * guide.
  */
@@ -64,53 +68,64 @@ typedef struct record {
 } record;
 
 static record g_records[NKNOWN];
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+/* One probe per platform, each run once: naming one platform wakes no other
+ * (no other's library is loaded, no other's runtime initialised). */
+static pthread_once_t g_probed[NKNOWN] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};
+_Static_assert(sizeof g_probed / sizeof g_probed[0] == NKNOWN, "one probe per known platform");
 
-static void registry_init(void) {
-    for (size_t i = 0; i < NKNOWN; i++) {
-        record *r = &g_records[i];
-        r->facts.name = k_known[i].name;
-        r->facts.reason = r->reason;
-        if (!k_known[i].entry) {
-            snprintf(r->reason, sizeof r->reason, "%s", k_known[i].not_built);
-            continue;
-        }
-        r->facts.built = true;
-        const kctx_platform_entry *e = k_known[i].entry();
-        char why[400] = "";
-        if (kctx__platform_admit(e, &r->tables, why, sizeof why) != 0) {
-            snprintf(r->reason, sizeof r->reason, "unavailable: %s", why);
-            continue;
-        }
-        if (strcmp(r->tables.desc.name, k_known[i].name) != 0) {
-            snprintf(r->reason, sizeof r->reason,
-                     "unavailable: its registration names '%s', not '%s'", r->tables.desc.name,
-                     k_known[i].name);
-            continue;
-        }
-        if (e->available && !e->available(r->tables.desc.self, why, sizeof why)) {
-            snprintf(r->reason, sizeof r->reason, "unavailable on this machine: %s", why);
-            continue;
-        }
-        r->facts.available = true;
-        r->facts.desc = &r->tables.desc;
-        r->facts.program_mode = r->tables.has_lifecycle;
+static void probe(size_t i) {
+    record *r = &g_records[i];
+    r->facts.name = k_known[i].name;
+    r->facts.reason = r->reason;
+    if (!k_known[i].entry) {
+        snprintf(r->reason, sizeof r->reason, "%s", k_known[i].not_built);
+        return;
     }
+    r->facts.built = true;
+    const kctx_platform_entry *e = k_known[i].entry();
+    char why[400] = "";
+    if (kctx__platform_admit(e, &r->tables, why, sizeof why) != 0) {
+        snprintf(r->reason, sizeof r->reason, "unavailable: %s", why);
+        return;
+    }
+    if (strcmp(r->tables.desc.name, k_known[i].name) != 0) {
+        snprintf(r->reason, sizeof r->reason, "unavailable: its registration names '%s', not '%s'",
+                 r->tables.desc.name, k_known[i].name);
+        return;
+    }
+    if (e->available && !e->available(r->tables.desc.self, why, sizeof why)) {
+        snprintf(r->reason, sizeof r->reason, "unavailable on this machine: %s", why);
+        return;
+    }
+    r->facts.available = true;
+    r->facts.desc = &r->tables.desc;
+    r->facts.program_mode = r->tables.has_lifecycle;
 }
 
-static void registry_ready(void) { pthread_once(&g_once, registry_init); }
+/* pthread_once takes no argument: one trampoline per known platform. */
+static void probe_0(void) { probe(0); }
+static void probe_1(void) { probe(1); }
+static void probe_2(void) { probe(2); }
+static void (*const k_probe[NKNOWN])(void) = {probe_0, probe_1, probe_2};
+
+static const kctx__platform_facts *probed(size_t i) {
+    pthread_once(&g_probed[i], k_probe[i]);
+    return &g_records[i].facts;
+}
 
 uint32_t kctx__platform_count(void) { return (uint32_t)NKNOWN; }
 
+const char *kctx__platform_name(uint32_t index) {
+    return index < NKNOWN ? k_known[index].name : NULL;
+}
+
 const kctx__platform_facts *kctx__platform_at(uint32_t index) {
-    registry_ready();
-    return index < NKNOWN ? &g_records[index].facts : NULL;
+    return index < NKNOWN ? probed(index) : NULL;
 }
 
 const kctx__platform_facts *kctx__platform_lookup(const char *name) {
-    registry_ready();
     for (size_t i = 0; i < NKNOWN; i++)
-        if (strcmp(g_records[i].facts.name, name) == 0) return &g_records[i].facts;
+        if (strcmp(k_known[i].name, name) == 0) return probed(i);
     return NULL;
 }
 
@@ -121,10 +136,11 @@ const char *kctx__platform_default(const char *given) {
 }
 
 const kctx_platform_lifecycle_ops *kctx__platform_lifecycle(const kctx_platform_desc *desc) {
-    registry_ready();
+    /* `desc` came from a lookup that probed its platform: compare addresses
+     * first, so that no platform is probed (or its record read) here. */
     for (size_t i = 0; i < NKNOWN; i++) {
         const record *r = &g_records[i];
-        if (r->facts.available && desc == &r->tables.desc)
+        if (desc == &r->tables.desc && probed(i)->available)
             return r->tables.has_lifecycle ? &r->tables.lifecycle : NULL;
     }
     return NULL;
@@ -153,10 +169,8 @@ void kctx__platform_caps(const kctx__platform_facts *f, kctx_platform_caps *caps
 
 uint32_t kctx_platform_count(void) { return kctx__platform_count(); }
 
-const char *kctx_platform_name_at(uint32_t index) {
-    const kctx__platform_facts *f = kctx__platform_at(index);
-    return f ? f->name : NULL;
-}
+/* A name probes nothing: listing the names wakes no platform. */
+const char *kctx_platform_name_at(uint32_t index) { return kctx__platform_name(index); }
 
 #ifndef KCTX_BUILT_OPENCL
 /* kctx/opencl.h in a library built without the opencl platform. */

@@ -4,7 +4,10 @@
  * The registry lists every platform this tree knows (sim, opencl, cuda),
  * each with whether this build has it (from the build's options: CMake's
  * KCTX_PLATFORMS), whether it is available on this machine and, if not,
- * why. It is made once per process, on first use, and never changes.
+ * why. Each platform's record is made once per process, the first time
+ * that platform is named (looked up by name or by index), and never
+ * changes; naming one platform probes no other (its library is not loaded,
+ * its runtime not initialised).
  */
 #ifndef KCTX_PLATFORMS_REGISTRY_H
 #define KCTX_PLATFORMS_REGISTRY_H
@@ -28,8 +31,13 @@ typedef struct kctx__platform_facts {
 
 /* Every known platform, in a fixed order. */
 uint32_t kctx__platform_count(void);
+/* The index-th platform's name, probing nothing; NULL past the end. */
+const char *kctx__platform_name(uint32_t index);
+/* The index-th platform's facts: probes that platform (only) if it was not
+ * yet. Where only the name is needed, kctx__platform_name probes nothing. */
 const kctx__platform_facts *kctx__platform_at(uint32_t index);
-/* NULL: no platform of that name is known. */
+/* Probes the platform of that name (only) if it was not yet. NULL: no
+ * platform of that name is known (nothing probed). */
 const kctx__platform_facts *kctx__platform_lookup(const char *name);
 /* The platform name `given` means: itself, else KCTX_PLATFORM from the
  * environment (unset or empty: "sim"). */

@@ -9,10 +9,13 @@
 
 #include <kctx/platform.h>
 
+#include <dlfcn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* The registry's admission, tested on tables made here. */
 #include "../../src/platforms/admit.c"
@@ -294,6 +297,113 @@ KT_TEST(the_registry_lists_every_known_platform_in_order) {
     CHECK(strcmp(kctx_platform_name_at(2), "cuda") == 0);
     CHECK(kctx_platform_name_at(3) == NULL);
     CHECK(kctx_platform_name_at(UINT32_MAX) == NULL);
+}
+
+/* ======================================================================== */
+/* naming one platform wakes no other (issue 23, item 7)                     */
+
+/* A platform's runtime library, as its adapter names it (platform/opencl/
+ * cl_api.c, platform/cuda/adapter.c): the environment's override, else the
+ * default soname. */
+static const char *runtime_library(const char *env, const char *fallback) {
+    const char *v = getenv(env);
+    return v && *v ? v : fallback;
+}
+
+/* Whether the process has that library loaded: RTLD_NOLOAD loads nothing,
+ * it only answers. */
+static int library_loaded(const char *file) {
+    void *h = dlopen(file, RTLD_LAZY | RTLD_NOLOAD);
+    if (h) dlclose(h);
+    return h != NULL;
+}
+
+enum {
+    CHILD_CLEAN = 0,
+    CHILD_SCENARIO_FAILED = 2,
+    CHILD_OPENCL_LOADED = 4,
+    CHILD_CUDA_LOADED = 8
+};
+
+/* The child's whole life on the sim: create, init, prepare, launch on a
+ * caller stream, check, close, destroy, and a capability query for the sim.
+ * Then which other platform's library it has loaded. */
+static int sim_only_life(void) {
+    kt_image noop = kt_image_noop();
+    kctx_context c = 0;
+    kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    kctx_check_report report = KCTX_CHECK_REPORT_INIT;
+    sim_stream s = 0;
+    int bad = !noop.bytes || kctx_get_platform_caps("sim", &caps) != KCTX_OK || !caps.available;
+    bad = bad || kctx_context_create("sim", &c) != KCTX_OK;
+    bad = bad || kctx_kernel_init(c, &cfg) != KCTX_OK || sim_stream_create(&s) != SIM_OK;
+    bad = bad || kctx_prepare(c, 1, noop.bytes, noop.size) != KCTX_OK;
+    bad = bad || kctx_launch(c, 1, NULL, 0, (uint64_t)s) != KCTX_OK;
+    bad = bad || sim_stream_synchronize(s) != SIM_OK || kctx_check(c, &report) != KCTX_OK;
+    bad = bad || kctx_close(c) != KCTX_OK || kctx_destroy(c) != KCTX_OK;
+    bad = bad || sim_stream_destroy(s) != SIM_OK;
+    if (bad) {
+        fprintf(stderr, "sim-only child: %s\n", kctx_thread_last_error());
+        return CHILD_SCENARIO_FAILED;
+    }
+    int out = CHILD_CLEAN;
+    if (library_loaded(runtime_library("KCTX_OPENCL_LIBRARY", "libOpenCL.so.1")))
+        out |= CHILD_OPENCL_LOADED;
+    if (library_loaded(runtime_library("KCTX_CUDA_DRIVER", "libcuda.so.1")))
+        out |= CHILD_CUDA_LOADED;
+    return out;
+}
+
+/* The process the test below starts: it runs its life before the harness's
+ * main, so that nothing else in it has named a platform. With "opencl",
+ * it then asks for OpenCL's capabilities: the control that shows the
+ * library's load is seen when a platform is named. */
+__attribute__((constructor)) static void sim_only_child(void) {
+    const char *mode = getenv("KT_SIM_ONLY_CHILD");
+    if (!mode) return;
+    int out = sim_only_life();
+    if (out == CHILD_CLEAN && strcmp(mode, "opencl") == 0) {
+        kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
+        if (kctx_get_platform_caps("opencl", &caps) != KCTX_OK)
+            out = CHILD_SCENARIO_FAILED;
+        else if (library_loaded(runtime_library("KCTX_OPENCL_LIBRARY", "libOpenCL.so.1")))
+            out |= CHILD_OPENCL_LOADED;
+    }
+    fflush(NULL);
+    _exit(out);
+}
+
+/* Run this executable again as a fresh process in `mode`; its exit status. */
+static int run_child(const char *mode) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("KT_SIM_ONLY_CHILD", mode, 1);
+        execl("/proc/self/exe", "kctx_test_platforms", "--list", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+    return WEXITSTATUS(status);
+}
+
+KT_TEST(a_sim_only_process_never_loads_opencl_or_cuda) { /* issue 23 item 7, K4 */
+    /* Asking for one platform probes that one only: a process that creates,
+     * initialises, prepares, launches, checks and closes on the sim never
+     * loads OpenCL's or CUDA's library (never resolves their entries nor
+     * calls cuInit). */
+    CHECK_EQ(run_child("sim"), CHILD_CLEAN);
+}
+
+KT_TEST(naming_opencl_loads_its_library_and_only_then) { /* issue 23 item 7 */
+    /* The control of the test above: the same life, then a capability
+     * query for opencl, loads OpenCL's library (it stays loaded, cl_api.c),
+     * so that the loader sees a probe when one happens. */
+    kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
+    REQUIRE_OK(kctx_get_platform_caps("opencl", &caps));
+    if (!caps.built || !caps.available) KT_SKIP("opencl: %s", caps.reason);
+    CHECK(library_loaded(runtime_library("KCTX_OPENCL_LIBRARY", "libOpenCL.so.1")));
+    CHECK_EQ(run_child("opencl"), CHILD_OPENCL_LOADED);
 }
 
 KT_TEST(the_sim_is_built_and_available_and_declares_its_capabilities) {
