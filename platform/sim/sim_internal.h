@@ -86,11 +86,20 @@ void simi_cv_signal(simi_cv *cv);
 void simi_cv_broadcast(simi_cv *cv);
 /* One step of a wait (mutex held in and out): spin or park once. */
 void simi_cv_wait(simi_cv *cv, pthread_mutex_t *m, simi_wait *w);
-#define SIMI_WAIT_WHILE(cv, m, cond) \
-    for (simi_wait simi_w_ = {0, 0, NULL, 0}; (cond);) simi_cv_wait((cv), (m), &simi_w_)
+/* A statement (a while loop in its own block, not a for loop: the condition
+ * often reads a variable only another thread changes, under the mutex, which
+ * clang's -Wfor-loop-analysis would take for a loop that never ends). */
+#define SIMI_WAIT_WHILE(cv, m, cond)                    \
+    do {                                                \
+        simi_wait simi_w_ = {0, 0, NULL, 0};            \
+        while (cond) simi_cv_wait((cv), (m), &simi_w_); \
+    } while (0)
 /* The same, waiting actively for longer while *busy > 0 (see simi_wait). */
-#define SIMI_WAIT_WHILE_BUSY(cv, m, busy, cond) \
-    for (simi_wait simi_w_ = {0, 0, (busy), 0}; (cond);) simi_cv_wait((cv), (m), &simi_w_)
+#define SIMI_WAIT_WHILE_BUSY(cv, m, busy, cond)         \
+    do {                                                \
+        simi_wait simi_w_ = {0, 0, (busy), 0};          \
+        while (cond) simi_cv_wait((cv), (m), &simi_w_); \
+    } while (0)
 
 /* ---- handle table (sim_core.c) ---- */
 enum simi_type {
