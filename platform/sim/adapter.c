@@ -38,10 +38,14 @@ static kctx_pclass a_classify(void *self, int st) {
     case SIM_INVALID_ADDRESS:
     case SIM_DOUBLE_FREE:
     case SIM_FOREIGN_FREE:
-    case SIM_INVALID_MODULE:
-    case SIM_NOT_FOUND:
     case SIM_ILLEGAL_STATE:
         return KCTX_PCLASS_INVALID;
+    /* A module the loader refuses and a kernel the module lacks (the only
+     * SIM_NOT_FOUND, sim_module_get_function): the image's fault, which
+     * prepare reports as INCOMPATIBLE_IMAGE (platform.h). */
+    case SIM_INVALID_MODULE:
+    case SIM_NOT_FOUND:
+        return KCTX_PCLASS_BAD_MODULE;
     case SIM_OUT_OF_MEMORY:
         return KCTX_PCLASS_NO_MEMORY;
     case SIM_NOT_READY:

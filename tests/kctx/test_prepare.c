@@ -219,6 +219,78 @@ KT_TEST(an_incompatible_image_allocates_and_loads_nothing) { /* K13 */
     CHECK_OK(kctx_destroy(c));
 }
 
+/* A one-task image of one child whose entry is `entry`, in a SIM_ELF
+ * variant of `blob` (malloc'd; {NULL, 0} when it does not build). */
+static kt_image sim_child_image(const char *entry, const void *blob, size_t blob_size) {
+    kt_image img = {NULL, 0};
+    kctx_image_builder *b = kctx_image_builder_new("child");
+    if (!b) return img;
+    uint32_t fid = 0;
+    kctx_image_builder_child(b, "child", entry, &fid);
+    kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, blob, blob_size);
+    kctx_image_builder_task(b, fid, 1, NULL);
+    void *out = NULL;
+    size_t size = 0;
+    char msg[256] = "";
+    if (kctx_image_builder_finish(b, &out, &size, msg, sizeof msg) == KCTX_BUILD_OK)
+        img = (kt_image){out, size};
+    else
+        fprintf(stderr, "    cannot build the image of entry %s: %s\n", entry, msg);
+    kctx_image_builder_free(b);
+    return img;
+}
+
+/* Kills: the sim adapter classing a module it cannot load, or a kernel the
+ * module lacks, as anything but BAD_MODULE (platform.h), which prepare
+ * reports as INCOMPATIBLE_IMAGE (kctx.h: no binary variant this platform
+ * can load; issue 23 item 5). Under both strategies: the image's variant
+ * names a kernel the module does not have, a kernel without the task ABI
+ * marker, or bytes that are no loadable module; each is refused at prepare
+ * with INCOMPATIBLE_IMAGE naming the platform, keeps nothing (the module
+ * it loaded is unloaded, the id stays free), leaves the context READY, and
+ * a valid image prepares under the same id afterwards. */
+KT_TEST(a_module_without_the_kernel_is_an_incompatible_image_at_prepare) { /* K13, K15 */
+    kt_image mod = kt_test_kernels_module(), noop = kt_image_noop();
+    REQUIRE(mod.bytes && noop.bytes);
+    static const char not_elf[64] = "this is no ELF module, only bytes the loader refuses";
+    struct {
+        const char *what, *entry, *needle;
+        const void *blob;
+        size_t size;
+    } cases[] = {
+        {"an entry the module lacks", "t_no_such_kernel", "t_no_such_kernel", mod.bytes, mod.size},
+        {"a kernel without the task ABI marker", "k_noop", "k_noop", mod.bytes, mod.size},
+        {"bytes that are no module", "t_noop", "module_load", not_elf, sizeof not_elf},
+    };
+    const kctx_strategy strategies[] = {KCTX_STRATEGY_RESIDENT, KCTX_STRATEGY_HOST_ORDERED};
+    for (size_t k = 0; k < sizeof strategies / sizeof strategies[0]; k++) {
+        kctx_context c = kt_create();
+        REQUIRE(c);
+        kctx_kernel_config cfg = kt_config(0);
+        cfg.strategy = strategies[k];
+        REQUIRE_OK(kctx_kernel_init(c, &cfg));
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            kt_image img = sim_child_image(cases[i].entry, cases[i].blob, cases[i].size);
+            REQUIRE(img.bytes);
+            kt_snap before = kt_snap_take(0);
+            if (!CHECK_K(kctx_prepare(c, 7, img.bytes, img.size), KCTX_INCOMPATIBLE_IMAGE))
+                fprintf(stderr, "    %s, strategy %d: %s\n", cases[i].what, (int)strategies[k],
+                        kctx_last_error(c));
+            CHECK(strstr(kctx_last_error(c), "sim") != NULL);
+            CHECK(strstr(kctx_last_error(c), cases[i].needle) != NULL);
+            kt_snap after = kt_snap_take(0);
+            CHECK_EQ(after.o.modules, before.o.modules);
+            CHECK_EQ(after.live_count, before.live_count);
+            CHECK_EQ(kt_resources(c).callables, 0);
+            CHECK_EQ(kt_resources(c).uploads, 0);
+            CHECK_PHASE(c, KCTX_PHASE_READY);
+            free((void *)img.bytes);
+        }
+        CHECK_OK(kctx_prepare(c, 7, noop.bytes, noop.size)); /* the id was not taken */
+        kt_finish(c);
+    }
+}
+
 KT_TEST(prepare_loads_each_child_and_resolves_its_entry_at_prepare) { /* K15 */
     kt_image noop = kt_image_noop();
     REQUIRE(noop.bytes);
