@@ -462,6 +462,138 @@ KT_TEST(identical_bytes_find_their_upload_among_40_distinct_ones) { /* K14 */
     kt_finish(c);
 }
 
+/* CRC32C (Castagnoli, reflected 0x82F63B78, initial and final ~0), bit by
+ * bit: the checksum prepare indexes identical bytes by (K14) and the one an
+ * image stores at offset 24, written here so that the test does not borrow
+ * the library's. */
+static uint32_t crc32c_bitwise(const void *data, size_t size) {
+    const uint8_t *p = data;
+    uint32_t crc = 0xFFFFFFFFu;
+    for (size_t i = 0; i < size; i++) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; k++) crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+static uint32_t get_u32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The CRC32C of the whole image after its bytes [at, at + 4) were set to
+ * `x` (little-endian) and the image resealed (its own checksum redone). */
+static uint32_t crc_with(uint8_t *img, size_t size, size_t at, uint32_t x) {
+    for (int i = 0; i < 4; i++) img[at + (size_t)i] = (uint8_t)(x >> (8 * i));
+    if (kctx_image_reseal(img, size) != 0) return 0;
+    return crc32c_bitwise(img, size);
+}
+
+/* Set img[at, at + 4) so that the resealed image's CRC32C is `want`: every
+ * step is affine over GF(2) (the CRC of the content, the stored checksum,
+ * the CRC of the whole), so crc(x) = crc(0) ^ L x; L's columns are found by
+ * trying each bit, and L x = want ^ crc(0) is solved by elimination. 0 when
+ * it has no solution. */
+static int force_crc(uint8_t *img, size_t size, size_t at, uint32_t want) {
+    uint32_t base = crc_with(img, size, at, 0), col[32];
+    for (int j = 0; j < 32; j++) col[j] = crc_with(img, size, at, 1u << j) ^ base;
+    /* rows of [L | rhs]: row r holds bit r of every column, rhs in bit 32 */
+    uint64_t row[32];
+    uint32_t rhs = want ^ base;
+    for (int r = 0; r < 32; r++) {
+        row[r] = (uint64_t)(rhs >> r & 1u) << 32;
+        for (int j = 0; j < 32; j++) row[r] |= (uint64_t)(col[j] >> r & 1u) << j;
+    }
+    /* reduced row echelon form; a free variable is left 0 */
+    int pivot_col[32], rank = 0;
+    for (int j = 0; j < 32 && rank < 32; j++) {
+        int piv = -1;
+        for (int r = rank; r < 32 && piv < 0; r++)
+            if (row[r] >> j & 1u) piv = r;
+        if (piv < 0) continue;
+        uint64_t t = row[piv];
+        row[piv] = row[rank];
+        row[rank] = t;
+        for (int r = 0; r < 32; r++)
+            if (r != rank && (row[r] >> j & 1u)) row[r] ^= row[rank];
+        pivot_col[rank++] = j;
+    }
+    for (int r = rank; r < 32; r++)
+        if (row[r] >> 32 & 1u) return 0; /* no solution at this position */
+    uint32_t x = 0;
+    for (int r = 0; r < rank; r++) x |= (uint32_t)(row[r] >> 32 & 1u) << pivot_col[r];
+    return crc_with(img, size, at, x) == want;
+}
+
+/* The empty callable with a second variant of its child, OpenCL C source
+ * `src` (8 bytes): the sim loads only the SIM_ELF one, and an image's blobs
+ * are read only by its checksum, so these bytes are free. */
+static kt_image noop_with_source(const char src[8]) {
+    kt_image mod = kt_test_kernels_module(), img = {NULL, 0};
+    kctx_image_builder *b = mod.bytes ? kctx_image_builder_new("twin") : NULL;
+    if (!b) return img;
+    uint32_t fid = 0;
+    kctx_image_builder_child(b, "noop", "t_noop", &fid);
+    kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod.bytes, mod.size);
+    kctx_image_builder_variant(b, KCTX_VARIANT_OPENCL_C, src, 8);
+    kctx_image_builder_task(b, fid, 1, NULL);
+    void *out = NULL;
+    size_t size = 0;
+    if (kctx_image_builder_finish(b, &out, &size, NULL, 0) == KCTX_BUILD_OK)
+        img = (kt_image){out, size};
+    kctx_image_builder_free(b);
+    return img;
+}
+
+/* Kills: an identical-bytes lookup that matches on size and CRC32C alone
+ * without comparing the bytes (src/core/prepare.c, find_identical). K14
+ * shares an upload between identical bytes only: two valid images of the
+ * same size and the same CRC32C whose bytes differ (a CRC collision forced
+ * through 4 bytes of a variant the sim does not load) get an upload each,
+ * while a copy of either still shares its upload. */
+KT_TEST(same_size_and_crc32c_but_other_bytes_share_no_upload) { /* K14 */
+    kt_image a = noop_with_source("AAAAAAAA"), b = noop_with_source("BBBBBBBB");
+    REQUIRE(a.bytes && b.bytes);
+    REQUIRE_EQ(a.size, b.size);
+    uint8_t *bb = (uint8_t *)b.bytes;
+    /* the CRC computed here is the image's own: the stored checksum agrees */
+    REQUIRE_EQ(crc32c_bitwise(bb + KCTX_IMAGE_HEADER_SIZE, b.size - KCTX_IMAGE_HEADER_SIZE),
+               get_u32(bb + 24));
+    /* the source is the last blob: its bytes 4..7 are the 4 free bytes.
+     * CRC32C's polynomial has the factor x + 1, so through the reseal those
+     * bytes move the whole image's CRC in 31 dimensions only: a solution
+     * exists when the one bit they cannot move agrees, and the source's
+     * first byte (where the two images differ) is varied until it does. */
+    REQUIRE(memcmp(bb + b.size - 8, "BBBBBBBB", 8) == 0);
+    uint32_t want = crc32c_bitwise(a.bytes, a.size);
+    int forced = 0;
+    for (uint8_t v = 'B'; v <= 'Z' && !forced; v++) {
+        bb[b.size - 8] = v;
+        forced = force_crc(bb, b.size, b.size - 4, want);
+    }
+    REQUIRE(forced);
+    REQUIRE_EQ(crc32c_bitwise(b.bytes, b.size), want);
+    REQUIRE(memcmp(a.bytes, b.bytes, a.size) != 0);
+    kctx_image_error err;
+    REQUIRE_EQ(kctx_image_validate(b.bytes, b.size, &err), KCTX_IMAGE_OK);
+
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    CHECK_OK(kctx_prepare(c, 1, a.bytes, a.size));
+    CHECK_OK(kctx_prepare(c, 2, b.bytes, b.size));
+    kctx_resource_info r = kt_resources(c);
+    CHECK_EQ(r.callables, 2);
+    CHECK_EQ(r.uploads, 2);       /* other bytes: an upload of their own */
+    void *copy = kt_image_dup(b); /* the same bytes again: shared */
+    REQUIRE(copy);
+    CHECK_OK(kctx_prepare(c, 3, copy, b.size));
+    free(copy);
+    CHECK_EQ(kt_resources(c).uploads, 2);
+    CHECK_EQ(kt_resources(c).upload_bytes, r.upload_bytes);
+    free((void *)a.bytes);
+    free((void *)b.bytes);
+    kt_finish(c);
+}
+
 /* Mailboxes of the context's cores that read 1 (workers reported in). */
 static uint32_t reported_in(const kctx_rt_arch *arch) {
     uint32_t ready = 0;
