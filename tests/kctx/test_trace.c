@@ -1,11 +1,16 @@
 /*
  * test_trace.c — trace collection from init to close (K32): resident
  * buffers only when enabled, captured launches traced on every replay, a
- * full ring drops and counts, copy-back before release, write failures in
+ * full ring drops and counts, a flushed ring wraps (the consumer index is
+ * written back), copy-back before release, write failures in
  * the teardown slot, flush, and the fault sweep over the trace's creation
  * and copy-back.
  */
 #include "kt.h"
+
+/* The runtime image's layout (the device ring's indices), read here from
+ * device memory as the device programs see it. */
+#include "../../src/core/rt_layout.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +130,58 @@ KT_TEST(a_full_device_ring_drops_the_newest_records_and_counts_them) { /* K32 */
     CHECK(strstr(json, "\"dev_dropped\":7") != NULL);
     CHECK(strstr(json, "\"name\":\"dropped\"") != NULL);
     free(json);
+    unlink(path);
+}
+
+/* A u32 field of the context's runtime image, as the device reads it. */
+static uint32_t image_word(kctx_context c, size_t offset) {
+    uint32_t v = UINT32_MAX;
+    CHECK_SIM_OK(sim_atomic_read_u32(kt_resources(c).runtime_image + offset, &v));
+    return v;
+}
+
+/* Kills: a flush that never writes the ring's consumer index back
+ * (src/core/trace.c, kctx__trace_collect's "atomic_write(trace tail)"):
+ * the device writers then see a ring that never empties. K32: the device
+ * ring is circular with a device-visible consumer index; a flush consumes
+ * the committed records and moves that index, so a ring of 8 records that
+ * was flushed after 6 takes 6 more (it wraps) without the device dropping
+ * any. The host buffer holds as many device records as the ring (kctx.h:
+ * trace_device_records), so the host counts what it has no room for:
+ * 6 + 2 kept, 4 counted as dropped, none of them by the device. */
+KT_TEST(a_flushed_ring_wraps_and_the_device_drops_nothing) { /* K32 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    char path[128];
+    trace_path(path, sizeof path, "wrap");
+    kctx_context c = kt_create();
+    REQUIRE(c);
+    kctx_kernel_config cfg = trace_config(path, 8); /* each launch writes 2 records */
+    REQUIRE_OK(kctx_kernel_init(c, &cfg));
+    REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+    sim_stream s = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    const size_t tail = offsetof(kctx_rt_image, trace_tail);
+    const size_t dropped = offsetof(kctx_rt_image, trace_dropped);
+    for (int i = 0; i < 3; i++) launch_noop(c, 1, s);
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    CHECK_EQ(image_word(c, tail), 0);
+    CHECK_OK(kctx_trace_flush(c));
+    CHECK_EQ(image_word(c, tail), 6); /* the consumer index, written back */
+    /* 6 more: the ring wraps (records 8..11 in slots 0..3) */
+    for (int i = 0; i < 3; i++) launch_noop(c, 1, s);
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    CHECK_EQ(image_word(c, dropped), 0); /* the device had room for every record */
+    CHECK_OK(kctx_trace_flush(c));
+    CHECK_EQ(image_word(c, tail), 12);
+    CHECK_EQ(image_word(c, dropped), 0);
+    char *json = kt_read_text(path);
+    REQUIRE(json != NULL);
+    CHECK_EQ(kt_count(json, "\"name\":\"flush\""), 2);
+    CHECK(strstr(json, "\"dev_dropped\":4") != NULL); /* the host's buffer was full */
+    free(json);
+    CHECK_SIM_OK(sim_stream_destroy(s));
+    kt_finish(c);
     unlink(path);
 }
 
