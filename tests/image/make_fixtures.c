@@ -172,6 +172,21 @@ static void c_short_bindings(kctx_image_builder *b) {
     kctx_image_builder_bind(b, KCTX_BIND_TENSOR, 0, 0);
 }
 
+/* One scalar parameter "n", bound by the only task: the callable is named
+ * "a", so the string table holds "a", "n", then the child's name "k" at
+ * offset 4, and the params section (one entry) is followed at once by the
+ * child entry, whose name field (offset 4 in it) lies where a parameter
+ * entry's kind would: parameter index 1 (== the count) would read the
+ * child's name offset, 4 = KCTX_PARAM_SCALAR, as its kind. */
+static void c_scalar_bound_once(kctx_image_builder *b) {
+    kctx_image_builder_param(b, "n", KCTX_PARAM_SCALAR);
+    kctx_image_builder_child(b, "k", "kctx_k", NULL);
+    kctx_image_builder_child_param(b, "n", KCTX_PARAM_SCALAR);
+    kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, blob5, sizeof blob5);
+    kctx_image_builder_task(b, 0, 1, NULL);
+    kctx_image_builder_bind(b, KCTX_BIND_SCALAR, 0, 0);
+}
+
 /* ---- the fixtures ------------------------------------------------------- */
 
 static void make_all(void) {
@@ -367,6 +382,21 @@ static void make_all(void) {
     add("c9_binding_param_range", im, 1, KCTX_IMAGE_BAD_BINDING, b0 + 4, 0);
     im = base(VA), put32(im.bytes, b0 + 4, 3);
     add("c9_tensor_binding_to_scalar", im, 1, KCTX_IMAGE_BAD_BINDING, b0 + 4, 0);
+    /* The parameter index equal to the count, isolated: the bytes where a
+     * parameter entry of that index would lie hold a SCALAR kind, so the
+     * kind check after the bound check would pass, and only the bound
+     * (index < count) refuses it. */
+    im = unvalidated("a", c_scalar_bound_once);
+    uint64_t sb = entry(im.bytes, BINDINGS, 0);
+    if (count_of(im.bytes, PARAMS) != 1 || get32(im.bytes, sb + 4) != 0)
+        die("scalar_bound_once: not one parameter bound at index 0");
+    if (entry(im.bytes, PARAMS, 1) != entry(im.bytes, CHILDREN, 0) ||
+        im.bytes[entry(im.bytes, PARAMS, 1) + 4] != KCTX_PARAM_SCALAR)
+        die("scalar_bound_once: parameter entry 1 would not read as SCALAR");
+    if (kctx_image_validate(im.bytes, im.size, NULL) != KCTX_IMAGE_OK)
+        die("scalar_bound_once: the unbroken image is not valid"); /* a precondition only */
+    put32(im.bytes, sb + 4, 1);
+    add("c9_binding_param_equals_count", im, 1, KCTX_IMAGE_BAD_BINDING, sb + 4, 0);
     im = base(VA), put64(im.bytes, b3 + 8, 1);
     add("c9_scalar_binding_value", im, 1, KCTX_IMAGE_BAD_BINDING, b3 + 8, 0);
     /* The DAG: task 1 has an immediate (binding 2) and depends on task 0;

@@ -588,6 +588,53 @@ static void test_builder_refuses_invalid_content(void) {
     }
 }
 
+static uint32_t rd32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+/* Kills: a binding's parameter index allowed to equal the parameter count
+ * (`>` for `>=` in src/image/validate.c, check_binding). Isolated: callable
+ * "a" with one SCALAR parameter "n", bound by its only task; the params
+ * section's one entry is followed at once by the child entry, whose name
+ * offset (4, "k" after "a" and "n") sits where parameter entry 1's kind
+ * would: SCALAR. So with index 1 the kind check that follows the bound
+ * would pass, and only the bound (index < count) refuses it, with
+ * BAD_BINDING at the binding's param field (fixture
+ * c9_binding_param_equals_count is the same image). */
+static void test_a_binding_index_equal_to_the_count_is_refused_by_the_bound(void) {
+    kctx_image_builder *b = kctx_image_builder_new("a");
+    REQUIRE(b != NULL);
+    static const uint8_t elf[5] = {0x7F, 'E', 'L', 'F', 2};
+    kctx_image_builder_param(b, "n", KCTX_PARAM_SCALAR);
+    kctx_image_builder_child(b, "k", "kctx_k", NULL);
+    kctx_image_builder_child_param(b, "n", KCTX_PARAM_SCALAR);
+    kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, elf, sizeof elf);
+    kctx_image_builder_task(b, 0, 1, NULL);
+    kctx_image_builder_bind(b, KCTX_BIND_SCALAR, 0, 0);
+    void *p = NULL;
+    size_t size = 0;
+    char msg[256] = "";
+    REQUIRE(kctx_image_builder_finish(b, &p, &size, msg, sizeof msg) == KCTX_BUILD_OK);
+    kctx_image_builder_free(b);
+    uint8_t *img = p;
+    /* the premise: one parameter, entry 1 would read as SCALAR */
+    uint64_t params = rd64(img + 72), children = rd64(img + 72 + 8);
+    uint64_t binding = rd64(img + 72 + 8 * 5);
+    CHECK(rd32(img + 36) == 1);
+    CHECK(children == params + KCTX_IMAGE_PARAM_SIZE);
+    CHECK(img[params + KCTX_IMAGE_PARAM_SIZE + 4] == KCTX_PARAM_SCALAR);
+    CHECK(rd32(img + binding + 4) == 0);
+    wr32(img + binding + 4, 1); /* == the count */
+    kctx_image_reseal(img, size);
+    kctx_image_error err;
+    CHECK(kctx_image_validate(img, size, &err) == KCTX_IMAGE_BAD_BINDING);
+    CHECK_MSG(err.offset == binding + 4, "offset 0x%llx, expected 0x%llx",
+              (unsigned long long)err.offset, (unsigned long long)(binding + 4));
+    CHECK_MSG(strstr(err.message, "parameter index") != NULL, "message: %s", err.message);
+    free(img);
+}
+
 static void test_builder_misuse(void) {
     char msg[256];
     void *img = NULL;
@@ -662,6 +709,7 @@ int main(int argc, char **argv) {
     RUN(test_the_largest_task_table);
     RUN(test_builder_refuses_invalid_content);
     RUN(test_builder_misuse);
+    RUN(test_a_binding_index_equal_to_the_count_is_refused_by_the_bound);
     for (int i = 0; i < EXAMPLE_COUNT; i++) free(ex[i].bytes);
     return check_summary();
 }
