@@ -68,6 +68,9 @@ static const expected_na k_expected[] = {
     {"cuda-driver", KCTX_STRATEGY_DEFAULT, "unordered_replays_detected_as_concurrent_launch",
      "a real CUDA driver cannot hold a replay in flight to force the overlap (no hold hook; the "
      "driver double runs it)"},
+    {"cuda-driver", KCTX_STRATEGY_DEFAULT, "two_copies_of_one_graph_detected_as_concurrent_launch",
+     "a real CUDA driver cannot hold a replay in flight to force the overlap (no hold hook; the "
+     "driver double runs it)"},
     {"cuda-driver", KCTX_STRATEGY_DEFAULT, "concurrent_launch_poison_stops_graphs_at_once",
      "a real CUDA driver cannot hold a replay in flight (no hold hook; the driver double runs it)"},
     {"cuda-driver", KCTX_STRATEGY_DEFAULT, "kernel_lifecycle_makes_no_lifecycle_calls",

@@ -29,6 +29,7 @@ PROBE(prepare_beside_launches_in_flight, "K15,K16", 1, EAGER, "prepare beside a 
 PROBE(prepare_upload_timeout_poisons_and_close_waits, "K17", 0, EAGER, "a held upload times out: POISONED, kept, close BUSY until idle, then OK")
 /* The launch guard, graph lifetimes, poison and quarantine (items 9-11) */
 PROBE(unordered_replays_detected_as_concurrent_launch, "K23", 1, CAPTURE, "held overlap: refused, reported, no hang")
+PROBE(two_copies_of_one_graph_detected_as_concurrent_launch, "K23", 1, CAPTURE, "two executable copies of one graph, held overlap: refused, reported, no hang")
 PROBE(close_refused_while_graphs_live, "K25", 0, CAPTURE, "BUSY with the live-graph count, then OK")
 PROBE(fatal_device_quarantines_until_owner_reset, "K29", 0, EAGER, "DEVICE_LOST, quarantine, owner reset closes")
 PROBE(fatal_device_graphs_gone_after_owner_reset, "K36", 0, CAPTURE, "a graph of a lost device: quarantine, then gone")

@@ -1,7 +1,8 @@
 /*
  * probes_guard.c — the launch guard, graph lifetimes, poison and
  * quarantine (issue 5, conformance items 9-11): unordered replays are
- * detected on the device and never corrupt or hang (K23); close counts live
+ * detected on the device and never corrupt or hang (K23), two executable
+ * copies of one graph (one launch id) included; close counts live
  * graphs (K25); a fatal device quarantines the context until its owner
  * resets it (K29, K30, K36); a poisoned context's graphs stop themselves
  * (K35), whatever poisoned it.
@@ -120,6 +121,57 @@ void probe_unordered_replays_detected_as_concurrent_launch(probe *p) {
             "untouched), %s, both streams drained; check: CONCURRENT_LAUNCH (1), context poisoned",
             ho ? "A stopped at its next task gate too (host-ordered, outputs untouched)"
                : "A completed correctly");
+done:
+    rig_close(&r);
+}
+
+/* ------------------------------------------------------------------ */
+/* 9b. two executable copies of one graph, unordered (K23)              */
+
+/* Kills: an acquire step that takes the launch guard when its holder is
+ * the caller's own launch id (a re-entrant guard). Two executable graphs
+ * instantiated from one captured graph carry the same launch id: the guard
+ * goes from free to taken only, so the second copy's acquire, finding the
+ * guard held by "itself", must be refused like any other overlap. */
+void probe_two_copies_of_one_graph_detected_as_concurrent_launch(probe *p) {
+    rig r;
+    job a;
+    fw_stream s, sa, sb;
+    int g1 = -1;
+    if (!has_holds(p)) return;
+    if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") || !rig_stream(&r, &s) ||
+        !rig_stream(&r, &sa) || !rig_stream(&r, &sb) || !job_vadd(&r, &a, ID_VADD, 512, 22, 0) ||
+        !capture_launch(&r, &a, s, &g1))
+        goto done;
+    /* the second executable copy of the same graph (the rig destroys it) */
+    if (!CHECK(p, r.ngraphs < RIG_MAX_GRAPHS, "too many graphs in one probe")) goto done;
+    const int g2 = (int)r.ngraphs;
+    memset(&r.graphs[g2], 0, sizeof r.graphs[g2]);
+    if (!CHECK_FW_OK(p, p->fw->graph_instantiate(r.graphs[g1].g, &r.graphs[g2].x))) goto done;
+    r.ngraphs++;
+    if (!job_clear(&r, &a, sa) || !rig_sync(&r, sa)) goto done;
+    if (!overlap_replays(&r, g1, sa, g2, sb)) goto done;
+    /* RESIDENT: copy 1 (the holder) computes the launch once, copy 2's
+     * refused run writes nothing over it. HOST_ORDERED: the refusal closes
+     * every gate, both copies stop at their next task (outputs untouched). */
+    const int ho = pr_host_ordered(p);
+    if (!(ho ? job_untouched(&r, &a, "both copies (host-ordered: stopped at their gates)")
+             : job_expect(&r, &a, "copy 1, the guard holder, beside the refused copy 2")))
+        goto done;
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    if (!CHECK_KCTX(p, kctx_check(r.ctx, &rep), KCTX_CONCURRENT_LAUNCH) ||
+        !CHECK(p, rep.device_status == KCTX_CONCURRENT_LAUNCH && rep.concurrent_launches == 1,
+               "check report: %s, %u concurrent launches (expected CONCURRENT_LAUNCH, 1)",
+               kctx_status_name(rep.device_status), rep.concurrent_launches) ||
+        !CHECK(p, rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after the reported violation",
+               kctx_phase_name(rig_phase(&r))))
+        goto done;
+    pr_note(p,
+            "two executable copies of one graph (one launch id), copy 1 held after its acquire "
+            "step, copy 2 replayed on another stream: copy 2 refused, %s, both streams drained; "
+            "check: CONCURRENT_LAUNCH (1), context poisoned",
+            ho ? "copy 1 stopped at its next task gate (host-ordered, outputs untouched)"
+               : "copy 1 computed the launch correctly");
 done:
     rig_close(&r);
 }
