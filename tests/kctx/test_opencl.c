@@ -20,6 +20,8 @@
 #include <kctx/image.h>
 #include <kctx/opencl.h>
 
+#include "../../platform/opencl/cl_api.h" /* the adapter's entries: KCTX_CL_ENTRIES */
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -315,6 +317,133 @@ KT_TEST(sources_that_do_not_build_or_launch_are_incompatible_images) {
     kctx_opencl_live now = live(o.kdev);
     CHECK(now.programs == base.programs && now.kernels == base.kernels);
     CHECK_PHASE(c, KCTX_PHASE_READY); /* the image's fault poisons nothing */
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
+/* ---- the adapter's OpenCL calls, counted (kctx_opencl_driver_calls) ---- */
+
+/* Every entry the adapter's table has, and those it never resolves. */
+#define NAME_(name) "cl" #name,
+static const char *const k_entries[] = {KCTX_CL_ENTRIES(NAME_) KCTX_CL_NEVER(NAME_)};
+#undef NAME_
+#define NENTRIES (sizeof k_entries / sizeof k_entries[0])
+
+static uint64_t calls(const char *entry) {
+    uint64_t n = 0;
+    kctx_status st = kctx_opencl_driver_calls(entry, &n);
+    if (!CHECK(st == KCTX_OK))
+        fprintf(stderr, "    kctx_opencl_driver_calls(%s): %s\n", entry, kctx_thread_last_error());
+    return n;
+}
+
+static void snapshot(uint64_t out[NENTRIES]) {
+    for (size_t i = 0; i < NENTRIES; i++) out[i] = calls(k_entries[i]);
+}
+
+/* The calls made between two snapshots equal `want` (entry, count pairs,
+ * NULL-terminated); every entry it does not name was not called. */
+typedef struct want_calls {
+    const char *entry;
+    uint64_t n;
+} want_calls;
+
+static void check_calls(const uint64_t before[NENTRIES], const uint64_t after[NENTRIES],
+                        const want_calls *want, const char *what) {
+    for (size_t i = 0; i < NENTRIES; i++) {
+        uint64_t expect = 0;
+        for (const want_calls *w = want; w->entry; w++)
+            if (strcmp(w->entry, k_entries[i]) == 0) expect = w->n;
+        if (!CHECK_EQ(after[i] - before[i], expect))
+            fprintf(stderr, "    %s: %s called %llu times, expected %llu\n", what, k_entries[i],
+                    (unsigned long long)(after[i] - before[i]), (unsigned long long)expect);
+    }
+}
+
+/* The counters count: a call the adapter makes on purpose shows up, exactly;
+ * a name outside the table is NOT_FOUND, so a zero below is an answer. */
+KT_TEST(k19_the_opencl_call_counters_count) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    uint64_t n = 0;
+    CHECK_K(kctx_opencl_driver_calls("clNoSuchEntry", &n), KCTX_NOT_FOUND);
+    CHECK_K(kctx_opencl_driver_calls(NULL, &n), KCTX_INVALID_ARGUMENT);
+    CHECK_K(kctx_opencl_driver_calls("clFinish", NULL), KCTX_INVALID_ARGUMENT);
+    uint64_t before[NENTRIES], after[NENTRIES];
+    snapshot(before);
+    /* bind_queue reads the queue's context and device: two queries */
+    CHECK_OK(kctx_opencl_bind_queue(o.q, NULL));
+    snapshot(after);
+    check_calls(before, after, (const want_calls[]){{"clGetCommandQueueInfo", 2}, {NULL, 0}},
+                "kctx_opencl_bind_queue");
+    /* the test's own OpenCL calls are not the adapter's */
+    snapshot(before);
+    clFinish(o.q);
+    snapshot(after);
+    check_calls(before, after, (const want_calls[]){{NULL, 0}}, "the test's clFinish");
+done:
+    ocl_close(&o);
+}
+
+/* One eager launch of a one-task callable (docs/opencl.md, "What a launch
+ * calls"): the K18 preflight's three reads of the caller queue (context,
+ * device, properties: K5 and in-order); the K20 chain's five records (a
+ * marker each, flushed: the spec's rule for an event another queue waits on)
+ * and four waits (a barrier each); three kernels (the acquire step, the task,
+ * the finalize step) whose arguments are the acquire's and finalize's
+ * parameter blocks, the task's header and scalar, and its two tensors; and
+ * the events' bookkeeping: each record on one of kctx's queues retains its
+ * marker as the queue's latest command (3), and each enqueue there and each
+ * record releases the event it replaces (9 + 5). Nothing else: no clFinish,
+ * clWaitForEvents or clGetEventInfo, no clSVMAlloc, no queue, program or
+ * kernel made. */
+static const want_calls k_launch_calls[] = {{"clGetCommandQueueInfo", 3},
+                                            {"clEnqueueMarkerWithWaitList", 5},
+                                            {"clFlush", 5},
+                                            {"clEnqueueBarrierWithWaitList", 4},
+                                            {"clEnqueueNDRangeKernel", 3},
+                                            {"clSetKernelArg", 4},
+                                            {"clSetKernelArgSVMPointer", 2},
+                                            {"clRetainEvent", 3},
+                                            {"clReleaseEvent", 14},
+                                            {NULL, 0}};
+
+/* K19: an eager launch only enqueues (the K20 chain on the caller's queue
+ * and kctx's two, and the task kernel), after the K5/K18 preflight reads;
+ * no host wait (clFinish, clWaitForEvents), no event or status query
+ * (clGetEventInfo), no allocation, no queue or program made, no flush but
+ * the records'. Pinned call by call. */
+KT_TEST(k19_an_eager_launch_makes_only_these_opencl_calls) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    if (!prepare_source(c, 1, k_double, "k_double")) goto close;
+    const size_t n = 64;
+    float *x = svm(&o, n), *y = svm(&o, n);
+    REQUIRE(x && y);
+    for (size_t i = 0; i < n; i++) x[i] = (float)i, y[i] = 0.0f;
+    const kctx_arg args[3] = {KCTX_TENSOR((uintptr_t)x, n * 4), KCTX_TENSOR((uintptr_t)y, n * 4),
+                              KCTX_SCALAR(n)};
+    CHECK_OK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o.q)); /* the first, warm */
+    clFinish(o.q);
+    uint64_t before[NENTRIES], after[NENTRIES];
+    kctx_opencl_live l0 = live(o.kdev);
+    snapshot(before);
+    CHECK_OK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o.q));
+    snapshot(after);
+    kctx_opencl_live l1 = live(o.kdev);
+    check_calls(before, after, k_launch_calls, "an eager launch");
+    CHECK_EQ(l1.enqueues - l0.enqueues, 12); /* the markers, barriers and kernels above */
+    clFinish(o.q);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad += y[i] != 2.0f * (float)i;
+    CHECK_EQ(bad, 0);
+    CHECK_OK(kctx_check(c, NULL));
+    clSVMFree(o.ctx, x);
+    clSVMFree(o.ctx, y);
+close:
     finish(c);
 done:
     ocl_close(&o);
