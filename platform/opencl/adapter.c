@@ -19,7 +19,10 @@
  *  - Memory: fine-grained buffer SVM with atomics. The host reads and
  *    writes device words with C11 atomics on the shared address.
  *  - Modules: OPENCL_C sources, built for the pair's device after the
- *    task ABI (include/kctx/task_abi_opencl.h). A function remembers how its
+ *    task ABI (include/kctx/task_abi_opencl.h). Every OpenCL error that
+ *    means the program or a kernel of it cannot be loaded on this device
+ *    (a build failure, a missing kernel, no compiler) is BAD_MODULE:
+ *    prepare's INCOMPATIBLE_IMAGE, with the error's name (and build log). A function remembers how its
  *    arguments are set: a task kernel (kctx_task_header, then one argument
  *    per binding) or a kernel with one by-value parameter block (the
  *    runtime's programs).
@@ -124,10 +127,20 @@ static kctx_pclass o_classify(void *self, int st) {
         return KCTX_PCLASS_NO_MEMORY;
     case OCL_NO_LIBRARY:
         return KCTX_PCLASS_UNSUPPORTED;
+    /* this program or kernel cannot be loaded on this device: the image's
+     * fault (prepare answers INCOMPATIBLE_IMAGE) */
     case OCL_BUILD_FAILED:
     case OCL_BAD_SIGNATURE:
     case CL_BUILD_PROGRAM_FAILURE:
+    case CL_COMPILE_PROGRAM_FAILURE:
+    case CL_LINK_PROGRAM_FAILURE:
+    case CL_COMPILER_NOT_AVAILABLE:
+    case CL_LINKER_NOT_AVAILABLE:
+    case CL_INVALID_BINARY:
     case CL_INVALID_PROGRAM_EXECUTABLE:
+    case CL_INVALID_KERNEL_NAME:
+    case CL_INVALID_KERNEL_DEFINITION:
+    case CL_KERNEL_ARG_INFO_NOT_AVAILABLE:
         return KCTX_PCLASS_BAD_MODULE;
     case CL_DEVICE_NOT_AVAILABLE:
         return KCTX_PCLASS_DEVICE_LOST;
@@ -751,7 +764,10 @@ static int o_module_load(void *self, const void *bytes, size_t size, kctx_pmodul
     if (!prog) return clfail(err, "clCreateProgramWithSource");
     err = KCTX_CL(BuildProgram, prog, 1, &d->dev, OCL_BUILD_OPTIONS, NULL, NULL);
     if (err) {
-        st = build_failed(prog, d->dev, err);
+        /* the program's fault (the build log says why), or another failure
+         * in its own class (no memory) */
+        st = o_classify(NULL, err) == KCTX_PCLASS_BAD_MODULE ? build_failed(prog, d->dev, err)
+                                                             : clfail(err, "clBuildProgram");
         KCTX_CL(ReleaseProgram, prog);
         return st;
     }
@@ -836,7 +852,18 @@ static int o_module_function(void *self, kctx_pmodule module, const char *name,
     ocl_module *m = (ocl_module *)(uintptr_t)module;
     cl_int err = CL_SUCCESS;
     cl_kernel k = KCTX_CL(CreateKernel, m->prog, name, &err);
-    if (!k) return clfail(err, "clCreateKernel");
+    if (!k && err == CL_INVALID_KERNEL_NAME)
+        return fail(err,
+                    "clCreateKernel(%s) returned CL_INVALID_KERNEL_NAME (%d): the program has "
+                    "no kernel named '%s'%s",
+                    name, (int)err, name,
+                    strncmp(name, KCTX_TASK_MARKER_PREFIX, strlen(KCTX_TASK_MARKER_PREFIX))
+                        ? ""
+                        : " (the task ABI marker: write the task kernel with KCTX_TASK, "
+                          "kctx/task_abi_opencl.h)");
+    if (!k)
+        return fail(err, "clCreateKernel(%s) returned %s (%d)", name, kctx__opencl_error_name(err),
+                    (int)err);
     ocl_fn *f = calloc(1, sizeof *f);
     if (!f) {
         KCTX_CL(ReleaseKernel, k);

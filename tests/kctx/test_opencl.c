@@ -301,6 +301,7 @@ KT_TEST(sources_that_do_not_build_or_launch_are_incompatible_images) {
               "k_bad", &img, &size)) {
         CHECK_K(kctx_prepare(c, 1, img, size), KCTX_INCOMPATIBLE_IMAGE);
         CHECK_MSG("does not build");
+        CHECK_MSG("CL_BUILD_PROGRAM_FAILURE");
         CHECK_MSG("this_is_not_opencl_c"); /* the build log names the culprit */
     }
     free(img);
@@ -317,6 +318,79 @@ KT_TEST(sources_that_do_not_build_or_launch_are_incompatible_images) {
     kctx_opencl_live now = live(o.kdev);
     CHECK(now.programs == base.programs && now.kernels == base.kernels);
     CHECK_PHASE(c, KCTX_PHASE_READY); /* the image's fault poisons nothing */
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
+/* Issue 23 item 5: a program the device cannot load a kernel from is the
+ * image's fault, one class for every way (platform.h's BAD_MODULE, prepare's
+ * INCOMPATIBLE_IMAGE), never UNSUPPORTED or PLATFORM_ERROR; the message keeps
+ * OpenCL's error name; nothing is kept and the id stays free. */
+static void refused_as_incompatible(const ocl *o, kctx_context c, const char *source,
+                                    const char *entry, const char *cl_error, const char *detail) {
+    static uint64_t next_id = 100;
+    const uint64_t id = next_id++;
+    kctx_opencl_live base = live(o->kdev);
+    void *img = NULL;
+    size_t size = 0;
+    if (image(source, entry, &img, &size)) {
+        CHECK_K(kctx_prepare(c, id, img, size), KCTX_INCOMPATIBLE_IMAGE);
+        CHECK_MSG(cl_error);
+        CHECK_MSG(detail);
+    }
+    free(img);
+    kctx_opencl_live now = live(o->kdev);
+    CHECK(now.programs == base.programs && now.kernels == base.kernels);
+    CHECK_PHASE(c, KCTX_PHASE_READY);
+    /* the id is free: a good image takes it */
+    prepare_source(c, id, k_double, "k_double");
+}
+
+KT_TEST(bad_module_a_kernel_entry_the_program_lacks_is_an_incompatible_image) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    /* the child names k_missing; the program defines k_double only */
+    refused_as_incompatible(&o, c, k_double, "k_missing", "CL_INVALID_KERNEL_NAME",
+                            "no kernel named 'k_missing'");
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
+KT_TEST(bad_module_a_kernel_without_the_task_abi_marker_is_an_incompatible_image) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    /* a task kernel's signature written out by hand: the entry exists, the
+     * task ABI's marker kernel (KCTX_TASK defines it) does not */
+    refused_as_incompatible(&o, c,
+                            "__kernel void k_nomark(kctx_task_header h, __global float *x, "
+                            "__global float *y, ulong n) {}\n",
+                            "k_nomark", "CL_INVALID_KERNEL_NAME", "kctx_task_v1__k_nomark");
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
+KT_TEST(bad_module_a_source_that_does_not_build_is_an_incompatible_image) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    /* a syntax error: CL_BUILD_PROGRAM_FAILURE, with the build log */
+    refused_as_incompatible(&o, c,
+                            "KCTX_TASK(k_bad, __global float *x, __global float *y, ulong n) {\n"
+                            "    KCTX_TASK_GATE();\n    y[0] = undeclared_thing;\n}\n",
+                            "k_bad", "CL_BUILD_PROGRAM_FAILURE", "undeclared_thing");
+    /* it parses, but a kernel must return void: also refused by the build */
+    refused_as_incompatible(&o, c,
+                            "__kernel int k_int(__global float *x, __global float *y, ulong n) "
+                            "{ return 0; }\n",
+                            "k_int", "CL_BUILD_PROGRAM_FAILURE", "line ");
     finish(c);
 done:
     ocl_close(&o);
