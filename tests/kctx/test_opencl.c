@@ -523,6 +523,57 @@ done:
     ocl_close(&o);
 }
 
+/* ---- issue 23 item 1: a NULL or empty tensor never reaches the driver ----
+ * K18: refused with INVALID_ARGUMENT before anything is enqueued (counted:
+ * no enqueue, no kernel argument set, no flush). The kernel is given n = 0,
+ * so that a launch the check should have refused cannot crash inside the
+ * driver: the test then fails on the status and the counts. */
+static void refused_before_any_enqueue(const ocl *o, kctx_context c, const kctx_arg args[3],
+                                       const char *what) {
+    static const char *const k_enqueues[] = {"clEnqueueNDRangeKernel",
+                                             "clEnqueueMarkerWithWaitList",
+                                             "clEnqueueBarrierWithWaitList",
+                                             "clEnqueueSVMMemcpy",
+                                             "clEnqueueSVMMemFill",
+                                             "clSetKernelArgSVMPointer",
+                                             "clSetKernelArg",
+                                             "clFlush"};
+    uint64_t before[8], after[8];
+    for (int i = 0; i < 8; i++) before[i] = calls(k_enqueues[i]);
+    kctx_opencl_live l0 = live(o->kdev);
+    kctx_status st = kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o->q);
+    if (!CHECK_EQ(st, KCTX_INVALID_ARGUMENT))
+        fprintf(stderr, "    %s: %s (%s)\n", what, kctx_status_name(st), kctx_thread_last_error());
+    for (int i = 0; i < 8; i++) {
+        after[i] = calls(k_enqueues[i]);
+        if (!CHECK_EQ(after[i] - before[i], 0))
+            fprintf(stderr, "    %s: %s called %llu times\n", what, k_enqueues[i],
+                    (unsigned long long)(after[i] - before[i]));
+    }
+    CHECK_EQ(live(o->kdev).enqueues, l0.enqueues);
+    clFinish(o->q);
+    CHECK_PHASE(c, KCTX_PHASE_READY); /* a refusal changes nothing (K18) */
+}
+
+KT_TEST(k18_a_zero_length_tensor_is_refused_before_any_enqueue) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    if (!prepare_source(c, 1, k_double, "k_double")) goto close;
+    float *x = svm(&o, 4), *y = svm(&o, 4);
+    REQUIRE(x && y);
+    const kctx_arg empty_x[3] = {KCTX_TENSOR((uintptr_t)x, 0), KCTX_TENSOR((uintptr_t)y, 16),
+                                 KCTX_SCALAR(0)};
+    refused_before_any_enqueue(&o, c, empty_x, "a zero-length tensor");
+    clSVMFree(o.ctx, x);
+    clSVMFree(o.ctx, y);
+close:
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
 /* K35 on OpenCL: a task that fails sets the context's device error word
  * (an OpenCL kernel cannot fail its command: the queue completes); check
  * reports DEVICE_ERROR naming the task and poisons; later launches are
