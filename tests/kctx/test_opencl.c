@@ -555,6 +555,34 @@ static void refused_before_any_enqueue(const ocl *o, kctx_context c, const kctx_
     CHECK_PHASE(c, KCTX_PHASE_READY); /* a refusal changes nothing (K18) */
 }
 
+/* EXPECTED TO FAIL until the core's NULL-tensor check lands (src/core/
+ * launch.c refuses a NULL tensor address on every platform: another change
+ * of issue 23). Today the launch is accepted and its chain enqueued. */
+KT_TEST(k18_a_null_svm_address_is_refused_before_any_enqueue) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    if (!prepare_source(c, 1, k_double, "k_double")) goto close;
+    float *y = svm(&o, 4);
+    REQUIRE(y);
+    y[0] = -1.0f;
+    /* a NULL SVM address as x (what a released framework buffer reads) */
+    const kctx_arg null_x[3] = {KCTX_TENSOR(0, 16), KCTX_TENSOR((uintptr_t)y, 16), KCTX_SCALAR(0)};
+    refused_before_any_enqueue(&o, c, null_x, "a NULL tensor");
+    CHECK(y[0] == -1.0f);
+    /* the same launch with a real x goes through */
+    const kctx_arg good[3] = {KCTX_TENSOR((uintptr_t)y, 16), KCTX_TENSOR((uintptr_t)y, 16),
+                              KCTX_SCALAR(0)};
+    CHECK_OK(kctx_launch(c, 1, good, 3, (uint64_t)(uintptr_t)o.q));
+    clFinish(o.q);
+    clSVMFree(o.ctx, y);
+close:
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
 KT_TEST(k18_a_zero_length_tensor_is_refused_before_any_enqueue) {
     ocl o;
     if (!ocl_open(&o)) goto done;
