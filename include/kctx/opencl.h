@@ -116,6 +116,17 @@ typedef struct kctx_opencl_live {
  * a lent pair's number). */
 KCTX_API kctx_status kctx_opencl_live_objects(int kctx_device, kctx_opencl_live *out);
 
+/* How many times libkctx has called the OpenCL entry `entry` ("clFinish",
+ * "clEnqueueNDRangeKernel", ...) since the process started, from every
+ * thread and for every pair: every call the opencl platform makes goes
+ * through one counted table (platform/opencl/cl_api.h), so a zero is an
+ * answer; the caller's own OpenCL calls are not counted. Names are the
+ * table's entries and the entries kctx never calls (clWaitForEvents), whose
+ * count stays 0 (K4, K19: a launch only enqueues; tests/kctx/test_opencl.c
+ * pins a launch's calls). Errors: INVALID_ARGUMENT (entry or count NULL);
+ * NOT_FOUND (an entry of neither list); UNSUPPORTED (no OpenCL library). */
+KCTX_API kctx_status kctx_opencl_driver_calls(const char *entry, uint64_t *count);
+
 /* ---- test support: holding a launch in flight ------------------------
  * The conformance suite's holds (tests/conformance/fw.h, FW_HOLD_FIRST_TASK)
  * on a platform whose kernels cannot be paused from outside: arm a hold, and

@@ -19,7 +19,10 @@
  *  - Memory: fine-grained buffer SVM with atomics. The host reads and
  *    writes device words with C11 atomics on the shared address.
  *  - Modules: OPENCL_C sources, built for the pair's device after the
- *    task ABI (include/kctx/task_abi_opencl.h). A function remembers how its
+ *    task ABI (include/kctx/task_abi_opencl.h). Every OpenCL error that
+ *    means the program or a kernel of it cannot be loaded on this device
+ *    (a build failure, a missing kernel, no compiler) is BAD_MODULE:
+ *    prepare's INCOMPATIBLE_IMAGE, with the error's name (and build log). A function remembers how its
  *    arguments are set: a task kernel (kctx_task_header, then one argument
  *    per binding) or a kernel with one by-value parameter block (the
  *    runtime's programs).
@@ -31,6 +34,9 @@
  *  - No capture, no epoch (quarantine is terminal), no range checks (the
  *    caller's SVM allocations are the framework's), HOST_ORDERED only, no
  *    program mode.
+ *  - Every OpenCL call goes through cl_api.h's counted table (KCTX_CL), so
+ *    kctx_opencl_driver_calls answers how often each entry was called and
+ *    a zero is an answer (a launch's calls are pinned by test_opencl.c).
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #include "cl_api.h"
@@ -121,10 +127,20 @@ static kctx_pclass o_classify(void *self, int st) {
         return KCTX_PCLASS_NO_MEMORY;
     case OCL_NO_LIBRARY:
         return KCTX_PCLASS_UNSUPPORTED;
+    /* this program or kernel cannot be loaded on this device: the image's
+     * fault (prepare answers INCOMPATIBLE_IMAGE) */
     case OCL_BUILD_FAILED:
     case OCL_BAD_SIGNATURE:
     case CL_BUILD_PROGRAM_FAILURE:
+    case CL_COMPILE_PROGRAM_FAILURE:
+    case CL_LINK_PROGRAM_FAILURE:
+    case CL_COMPILER_NOT_AVAILABLE:
+    case CL_LINKER_NOT_AVAILABLE:
+    case CL_INVALID_BINARY:
     case CL_INVALID_PROGRAM_EXECUTABLE:
+    case CL_INVALID_KERNEL_NAME:
+    case CL_INVALID_KERNEL_DEFINITION:
+    case CL_KERNEL_ARG_INFO_NOT_AVAILABLE:
         return KCTX_PCLASS_BAD_MODULE;
     case CL_DEVICE_NOT_AVAILABLE:
         return KCTX_PCLASS_DEVICE_LOST;
@@ -194,8 +210,6 @@ static ocl_dev g_devs[KCTX_OPENCL_MAX_DEVICES];
 static ocl_counts g_counts[KCTX_OPENCL_MAX_DEVICES];
 static _Atomic int g_ndevs;
 static _Thread_local int tl_bound = -1;
-
-static const kctx__cl_api *api(void) { return kctx__opencl_api(); }
 
 static int lookup_pair(cl_context ctx, cl_device_id dev) {
     int n = atomic_load(&g_ndevs);
@@ -299,14 +313,14 @@ static void enqueue_end(ocl_stream *o, cl_event ev) {
         o->last = ev;
     }
     pthread_mutex_unlock(&o->mu);
-    if (old) api()->ReleaseEvent(old);
+    if (old) KCTX_CL(ReleaseEvent, old);
 }
 
 /* The own stream's latest command (retained), or NULL. */
 static int latest(ocl_stream *o, cl_event *out) {
     pthread_mutex_lock(&o->mu);
     *out = o->last;
-    if (*out) api()->RetainEvent(*out);
+    if (*out) KCTX_CL(RetainEvent, *out);
     pthread_mutex_unlock(&o->mu);
     return 0;
 }
@@ -319,7 +333,7 @@ static int o_stream_create(void *self, kctx_pstream *s) {
     ocl_stream *o = calloc(1, sizeof *o);
     if (!o) return fail(OCL_HOST_OOM, "stream_create: host allocation failed");
     cl_int err = CL_SUCCESS;
-    o->q = api()->CreateCommandQueueWithProperties(d->ctx, d->dev, NULL, &err);
+    o->q = KCTX_CL(CreateCommandQueueWithProperties, d->ctx, d->dev, NULL, &err);
     if (!o->q) {
         free(o);
         return clfail(err, "clCreateCommandQueueWithProperties");
@@ -336,7 +350,7 @@ static int o_stream_create(void *self, kctx_pstream *s) {
     }
     pthread_mutex_unlock(&g_mu);
     if (slot < 0) {
-        api()->ReleaseCommandQueue(o->q);
+        KCTX_CL(ReleaseCommandQueue, o->q);
         pthread_mutex_destroy(&o->mu);
         free(o);
         return fail(OCL_HOST_OOM, "stream_create: kctx holds %d queues already", OCL_MAX_OWN);
@@ -350,13 +364,13 @@ static int o_stream_destroy(void *self, kctx_pstream s) {
     (void)self;
     ocl_stream *o = own_stream(s);
     if (!o) return fail(OCL_BAD_PARAMS, "stream_destroy: not a stream kctx created");
-    cl_int err = api()->ReleaseCommandQueue(o->q);
+    cl_int err = KCTX_CL(ReleaseCommandQueue, o->q);
     if (err) return clfail(err, "clReleaseCommandQueue");
     pthread_mutex_lock(&g_mu);
     for (int i = 0; i < OCL_MAX_OWN; i++)
         if (atomic_load(&g_own[i]) == o) atomic_store(&g_own[i], NULL);
     pthread_mutex_unlock(&g_mu);
-    if (o->last) api()->ReleaseEvent(o->last);
+    if (o->last) KCTX_CL(ReleaseEvent, o->last);
     atomic_fetch_sub(&g_counts[o->dev].queues, 1);
     pthread_mutex_destroy(&o->mu);
     free(o);
@@ -368,11 +382,11 @@ static int o_stream_destroy(void *self, kctx_pstream s) {
 static int completion_event(kctx_pstream s, cl_event *ev) {
     ocl_stream *o = own_stream(s);
     if (o) return latest(o, ev);
-    cl_int err = api()->EnqueueMarkerWithWaitList(queue_of(s), 0, NULL, ev);
+    cl_int err = KCTX_CL(EnqueueMarkerWithWaitList, queue_of(s), 0, NULL, ev);
     if (err) return clfail(err, "clEnqueueMarkerWithWaitList");
-    err = api()->Flush(queue_of(s));
+    err = KCTX_CL(Flush, queue_of(s));
     if (err) {
-        api()->ReleaseEvent(*ev);
+        KCTX_CL(ReleaseEvent, *ev);
         return clfail(err, "clFlush");
     }
     return 0;
@@ -380,7 +394,7 @@ static int completion_event(kctx_pstream s, cl_event *ev) {
 
 static int event_state(cl_event ev, cl_int *state) {
     cl_int err =
-        api()->GetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof *state, state, NULL);
+        KCTX_CL(GetEventInfo, ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof *state, state, NULL);
     return err ? clfail(err, "clGetEventInfo(EXECUTION_STATUS)") : 0;
 }
 
@@ -421,9 +435,9 @@ static int o_stream_sync(void *self, kctx_pstream s, uint32_t timeout_ms) {
     cl_event ev;
     int st = completion_event(s, &ev);
     if (st || !ev) return st;
-    api()->Flush(queue_of(s));
+    KCTX_CL(Flush, queue_of(s));
     st = wait_event(ev, timeout_ms, "stream_sync");
-    api()->ReleaseEvent(ev);
+    KCTX_CL(ReleaseEvent, ev);
     return st;
 }
 
@@ -443,7 +457,7 @@ static int o_stream_query(void *self, kctx_pstream s) {
         st = wait_event(ev, 1, "stream_query");
         if (st == OCL_TIMEOUT) st = fail(OCL_NOT_READY, "stream_query: the queue still has work");
     }
-    api()->ReleaseEvent(ev);
+    KCTX_CL(ReleaseEvent, ev);
     return st;
 }
 
@@ -454,12 +468,13 @@ static int o_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_
     cl_context ctx;
     cl_device_id dev;
     cl_command_queue_properties props;
-    cl_int err = api()->GetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
+    cl_int err = KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
     if (err == CL_INVALID_COMMAND_QUEUE)
         return fail(OCL_NOT_A_QUEUE, "stream 0x%llx is not an OpenCL command queue",
                     (unsigned long long)s);
-    if (!err) err = api()->GetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
-    if (!err) err = api()->GetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+    if (!err) err = KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    if (!err)
+        err = KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
     if (err) return clfail(err, "clGetCommandQueueInfo");
     if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
         return fail(OCL_OUT_OF_ORDER,
@@ -506,7 +521,7 @@ static int o_event_create(void *self, kctx_pevent *e) {
 static int o_event_destroy(void *self, kctx_pevent e) {
     (void)self;
     ocl_event *x = (ocl_event *)(uintptr_t)e;
-    if (x->ev) api()->ReleaseEvent(x->ev);
+    if (x->ev) KCTX_CL(ReleaseEvent, x->ev);
     atomic_fetch_sub(&g_counts[x->dev].events, 1);
     pthread_mutex_destroy(&x->mu);
     free(x);
@@ -518,19 +533,19 @@ static int o_event_record(void *self, kctx_pevent e, kctx_pstream s) {
     ocl_event *x = (ocl_event *)(uintptr_t)e;
     cl_event ev, mine, *unused; /* the marker's own event is asked for below */
     ocl_stream *o = enqueue_begin(s, &mine, &unused);
-    cl_int err = api()->EnqueueMarkerWithWaitList(queue_of(s), 0, NULL, &ev);
-    if (!err && o) api()->RetainEvent(ev); /* the stream's latest command too */
+    cl_int err = KCTX_CL(EnqueueMarkerWithWaitList, queue_of(s), 0, NULL, &ev);
+    if (!err && o) KCTX_CL(RetainEvent, ev); /* the stream's latest command too */
     /* OpenCL: an event another queue waits on needs its own queue flushed
      * (the spec's rule for cross-queue waits; PoCL does not need it, a GPU
      * driver may) */
-    cl_int ferr = err ? CL_SUCCESS : api()->Flush(queue_of(s));
+    cl_int ferr = err ? CL_SUCCESS : KCTX_CL(Flush, queue_of(s));
     enqueue_end(o, err ? NULL : ev);
     if (err) return clfail(err, "clEnqueueMarkerWithWaitList(event record)");
     pthread_mutex_lock(&x->mu);
     cl_event old = x->ev;
     x->ev = ev;
     pthread_mutex_unlock(&x->mu);
-    if (old) api()->ReleaseEvent(old);
+    if (old) KCTX_CL(ReleaseEvent, old);
     return ferr ? clfail(ferr, "clFlush(after an event record)") : 0;
 }
 
@@ -547,7 +562,7 @@ static int o_stream_wait_event(void *self, kctx_pstream s, kctx_pevent e) {
     }
     cl_event done, *slot;
     ocl_stream *o = enqueue_begin(s, &done, &slot);
-    cl_int err = api()->EnqueueBarrierWithWaitList(queue_of(s), 1, &x->ev, slot);
+    cl_int err = KCTX_CL(EnqueueBarrierWithWaitList, queue_of(s), 1, &x->ev, slot);
     enqueue_end(o, err ? NULL : done);
     pthread_mutex_unlock(&x->mu);
     return err ? clfail(err, "clEnqueueBarrierWithWaitList(event wait)") : 0;
@@ -573,8 +588,8 @@ static int o_mem_alloc(void *self, size_t size, kctx_pdevptr *ptr) {
     if (st) return st;
     ocl_alloc *a = malloc(sizeof *a);
     if (!a) return fail(OCL_HOST_OOM, "mem_alloc: host allocation failed");
-    a->p = api()->SVMAlloc(
-        d->ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS, size, 0);
+    a->p = KCTX_CL(SVMAlloc, d->ctx,
+                   CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS, size, 0);
     if (!a->p) {
         free(a);
         return fail(CL_MEM_OBJECT_ALLOCATION_FAILURE,
@@ -605,7 +620,7 @@ static int o_mem_free(void *self, kctx_pdevptr ptr) {
     if (!a)
         return fail(OCL_UNKNOWN_POINTER, "mem_free: 0x%llx is not an allocation of this platform",
                     (unsigned long long)ptr);
-    api()->SVMFree(a->ctx, a->p);
+    KCTX_CL(SVMFree, a->ctx, a->p);
     atomic_fetch_sub(&g_counts[a->dev].allocations, 1);
     atomic_fetch_sub(&g_counts[a->dev].bytes, a->size);
     free(a);
@@ -617,8 +632,8 @@ static int o_memcpy_htod_async(void *self, kctx_pdevptr dst, const void *src, si
     (void)self;
     cl_event done, *slot;
     ocl_stream *o = enqueue_begin(s, &done, &slot);
-    cl_int err = api()->EnqueueSVMMemcpy(queue_of(s), CL_FALSE, (void *)(uintptr_t)dst, src, size,
-                                         0, NULL, slot);
+    cl_int err = KCTX_CL(EnqueueSVMMemcpy, queue_of(s), CL_FALSE, (void *)(uintptr_t)dst, src, size,
+                         0, NULL, slot);
     enqueue_end(o, err ? NULL : done);
     return err ? clfail(err, "clEnqueueSVMMemcpy(host to device)") : 0;
 }
@@ -628,8 +643,8 @@ static int o_memset_async(void *self, kctx_pdevptr dst, uint8_t value, size_t si
     (void)self;
     cl_event done, *slot;
     ocl_stream *o = enqueue_begin(s, &done, &slot);
-    cl_int err = api()->EnqueueSVMMemFill(queue_of(s), (void *)(uintptr_t)dst, &value, 1, size, 0,
-                                          NULL, slot);
+    cl_int err = KCTX_CL(EnqueueSVMMemFill, queue_of(s), (void *)(uintptr_t)dst, &value, 1, size, 0,
+                         NULL, slot);
     enqueue_end(o, err ? NULL : done);
     return err ? clfail(err, "clEnqueueSVMMemFill") : 0;
 }
@@ -639,8 +654,8 @@ static int o_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t s
     (void)self;
     cl_event done, *slot;
     ocl_stream *o = enqueue_begin(s, &done, &slot);
-    cl_int err = api()->EnqueueSVMMemcpy(queue_of(s), CL_FALSE, dst, (const void *)(uintptr_t)src,
-                                         size, 0, NULL, slot);
+    cl_int err = KCTX_CL(EnqueueSVMMemcpy, queue_of(s), CL_FALSE, dst, (const void *)(uintptr_t)src,
+                         size, 0, NULL, slot);
     enqueue_end(o, err ? NULL : done);
     return err ? clfail(err, "clEnqueueSVMMemcpy(device to host)") : 0;
 }
@@ -720,11 +735,11 @@ static void compact_log(char *log) {
 
 static int build_failed(cl_program prog, cl_device_id dev, cl_int err) {
     size_t n = 0;
-    api()->GetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
+    KCTX_CL(GetProgramBuildInfo, prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
     char log[1536] = "";
     if (n > 0) {
         char *full = malloc(n + 1);
-        if (full && !api()->GetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, n, full, NULL)) {
+        if (full && !KCTX_CL(GetProgramBuildInfo, prog, dev, CL_PROGRAM_BUILD_LOG, n, full, NULL)) {
             full[n] = 0;
             snprintf(log, sizeof log, "%s", full);
         }
@@ -745,17 +760,20 @@ static int o_module_load(void *self, const void *bytes, size_t size, kctx_pmodul
     const char *src[3] = {(const char *)kctx_task_abi_opencl, "\n#line 1\n", (const char *)bytes};
     size_t len[3] = {kctx_task_abi_opencl_size, 9, size};
     cl_int err = CL_SUCCESS;
-    cl_program prog = api()->CreateProgramWithSource(d->ctx, 3, src, len, &err);
+    cl_program prog = KCTX_CL(CreateProgramWithSource, d->ctx, 3, src, len, &err);
     if (!prog) return clfail(err, "clCreateProgramWithSource");
-    err = api()->BuildProgram(prog, 1, &d->dev, OCL_BUILD_OPTIONS, NULL, NULL);
+    err = KCTX_CL(BuildProgram, prog, 1, &d->dev, OCL_BUILD_OPTIONS, NULL, NULL);
     if (err) {
-        st = build_failed(prog, d->dev, err);
-        api()->ReleaseProgram(prog);
+        /* the program's fault (the build log says why), or another failure
+         * in its own class (no memory) */
+        st = o_classify(NULL, err) == KCTX_PCLASS_BAD_MODULE ? build_failed(prog, d->dev, err)
+                                                             : clfail(err, "clBuildProgram");
+        KCTX_CL(ReleaseProgram, prog);
         return st;
     }
     ocl_module *m = calloc(1, sizeof *m);
     if (!m) {
-        api()->ReleaseProgram(prog);
+        KCTX_CL(ReleaseProgram, prog);
         return fail(OCL_HOST_OOM, "module_load: host allocation failed");
     }
     m->prog = prog;
@@ -767,7 +785,7 @@ static int o_module_load(void *self, const void *bytes, size_t size, kctx_pmodul
 }
 
 static void fn_free(ocl_fn *f) {
-    api()->ReleaseKernel(f->k);
+    KCTX_CL(ReleaseKernel, f->k);
     atomic_fetch_sub(&g_counts[f->dev].kernels, 1);
     pthread_mutex_destroy(&f->mu);
     free(f);
@@ -780,7 +798,7 @@ static int o_module_unload(void *self, kctx_pmodule module) {
         next = f->next;
         fn_free(f);
     }
-    cl_int err = api()->ReleaseProgram(m->prog);
+    cl_int err = KCTX_CL(ReleaseProgram, m->prog);
     atomic_fetch_sub(&g_counts[m->dev].programs, 1);
     pthread_mutex_destroy(&m->mu);
     free(m);
@@ -789,7 +807,7 @@ static int o_module_unload(void *self, kctx_pmodule module) {
 
 /* How the adapter sets a kernel's arguments, from their declarations. */
 static int classify_kernel(ocl_fn *f, const char *name) {
-    cl_int err = api()->GetKernelInfo(f->k, CL_KERNEL_NUM_ARGS, sizeof f->nargs, &f->nargs, NULL);
+    cl_int err = KCTX_CL(GetKernelInfo, f->k, CL_KERNEL_NUM_ARGS, sizeof f->nargs, &f->nargs, NULL);
     if (err) return clfail(err, "clGetKernelInfo(NUM_ARGS)");
     if (f->nargs == 0) {
         f->kind = FN_NOARGS;
@@ -800,7 +818,8 @@ static int classify_kernel(ocl_fn *f, const char *name) {
                     OCL_MAX_ARGS);
     for (cl_uint i = 0; i < f->nargs; i++) {
         cl_kernel_arg_address_qualifier q;
-        err = api()->GetKernelArgInfo(f->k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, NULL);
+        err =
+            KCTX_CL(GetKernelArgInfo, f->k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, NULL);
         if (err) return clfail(err, "clGetKernelArgInfo(ADDRESS_QUALIFIER)");
         if (q == CL_KERNEL_ARG_ADDRESS_LOCAL)
             return fail(OCL_BAD_SIGNATURE,
@@ -810,7 +829,7 @@ static int classify_kernel(ocl_fn *f, const char *name) {
         f->is_ptr[i] = q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT;
     }
     char type0[64] = "";
-    err = api()->GetKernelArgInfo(f->k, 0, CL_KERNEL_ARG_TYPE_NAME, sizeof type0, type0, NULL);
+    err = KCTX_CL(GetKernelArgInfo, f->k, 0, CL_KERNEL_ARG_TYPE_NAME, sizeof type0, type0, NULL);
     if (err && err != CL_INVALID_VALUE) return clfail(err, "clGetKernelArgInfo(TYPE_NAME)");
     if (strstr(type0, "kctx_task_header") && !f->is_ptr[0]) {
         f->kind = FN_TASK;
@@ -832,11 +851,22 @@ static int o_module_function(void *self, kctx_pmodule module, const char *name,
     (void)self;
     ocl_module *m = (ocl_module *)(uintptr_t)module;
     cl_int err = CL_SUCCESS;
-    cl_kernel k = api()->CreateKernel(m->prog, name, &err);
-    if (!k) return clfail(err, "clCreateKernel");
+    cl_kernel k = KCTX_CL(CreateKernel, m->prog, name, &err);
+    if (!k && err == CL_INVALID_KERNEL_NAME)
+        return fail(err,
+                    "clCreateKernel(%s) returned CL_INVALID_KERNEL_NAME (%d): the program has "
+                    "no kernel named '%s'%s",
+                    name, (int)err, name,
+                    strncmp(name, KCTX_TASK_MARKER_PREFIX, strlen(KCTX_TASK_MARKER_PREFIX))
+                        ? ""
+                        : " (the task ABI marker: write the task kernel with KCTX_TASK, "
+                          "kctx/task_abi_opencl.h)");
+    if (!k)
+        return fail(err, "clCreateKernel(%s) returned %s (%d)", name, kctx__opencl_error_name(err),
+                    (int)err);
     ocl_fn *f = calloc(1, sizeof *f);
     if (!f) {
-        api()->ReleaseKernel(k);
+        KCTX_CL(ReleaseKernel, k);
         return fail(OCL_HOST_OOM, "module_function: host allocation failed");
     }
     f->k = k;
@@ -865,13 +895,13 @@ static int set_task_args(ocl_fn *f, const void *params, size_t size) {
         return fail(OCL_BAD_PARAMS,
                     "launch: the task kernel takes %u bindings; the block carries %u (%zu bytes)",
                     f->nargs - 1, h.nbindings, size);
-    cl_int err = api()->SetKernelArg(f->k, 0, sizeof h, &h);
+    cl_int err = KCTX_CL(SetKernelArg, f->k, 0, sizeof h, &h);
     const unsigned char *b = (const unsigned char *)params + sizeof h;
     for (cl_uint i = 1; !err && i < f->nargs; i++, b += 8) {
         uint64_t v;
         memcpy(&v, b, 8);
-        err = f->is_ptr[i] ? api()->SetKernelArgSVMPointer(f->k, i, (const void *)(uintptr_t)v)
-                           : api()->SetKernelArg(f->k, i, 8, &v);
+        err = f->is_ptr[i] ? KCTX_CL(SetKernelArgSVMPointer, f->k, i, (const void *)(uintptr_t)v)
+                           : KCTX_CL(SetKernelArg, f->k, i, 8, &v);
     }
     return err ? clfail(err, "clSetKernelArg") : 0;
 }
@@ -893,10 +923,10 @@ static cl_event take_hold(kctx_pstream s) {
     pthread_mutex_lock(&g_hold_mu);
     cl_event gate = NULL;
     if (atomic_load(&g_hold_armed) && o && o->dev == g_hold_dev) {
-        if (api()->EnqueueMarkerWithWaitList(o->q, 0, NULL, &g_hold_before) == CL_SUCCESS) {
+        if (KCTX_CL(EnqueueMarkerWithWaitList, o->q, 0, NULL, &g_hold_before) == CL_SUCCESS) {
             gate = g_hold_gate; /* the kernel's wait list; released by clear */
             atomic_store(&g_hold_armed, 0);
-            api()->Flush(o->q);
+            KCTX_CL(Flush, o->q);
         }
     }
     pthread_mutex_unlock(&g_hold_mu);
@@ -913,15 +943,15 @@ static int o_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget 
     if (f->kind == FN_TASK)
         st = set_task_args(f, params, params_size);
     else if (f->kind == FN_BLOCK) {
-        cl_int err = api()->SetKernelArg(f->k, 0, params_size, params);
+        cl_int err = KCTX_CL(SetKernelArg, f->k, 0, params_size, params);
         if (err) st = clfail(err, "clSetKernelArg(parameter block)");
     }
     cl_event gate = f->kind == FN_TASK ? take_hold(s) : NULL;
     if (!st) {
         cl_event done, *slot;
         ocl_stream *o = enqueue_begin(s, &done, &slot);
-        cl_int err = api()->EnqueueNDRangeKernel(queue_of(s), f->k, 1, NULL, &global, NULL,
-                                                 gate ? 1 : 0, gate ? &gate : NULL, slot);
+        cl_int err = KCTX_CL(EnqueueNDRangeKernel, queue_of(s), f->k, 1, NULL, &global, NULL,
+                             gate ? 1 : 0, gate ? &gate : NULL, slot);
         enqueue_end(o, err ? NULL : done);
         if (err) st = clfail(err, "clEnqueueNDRangeKernel");
     }
@@ -1001,7 +1031,7 @@ static void programs_init(void) {
 
 static int o_available(void *self, char *why, size_t why_size) {
     (void)self;
-    if (!kctx__opencl_api()) {
+    if (!kctx__opencl_loaded()) {
         snprintf(why, why_size, "%s", kctx__opencl_api_error());
         return 0;
     }
@@ -1062,9 +1092,8 @@ static kctx_status api_fail(kctx_status s, const char *fmt, ...) {
 }
 
 static kctx_status device_facts(cl_device_id dev, kctx_device_info *info) {
-    const kctx__cl_api *a = api();
     cl_device_svm_capabilities svm = 0;
-    cl_int err = a->GetDeviceInfo(dev, CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, NULL);
+    cl_int err = KCTX_CL(GetDeviceInfo, dev, CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, NULL);
     if (err)
         return api_fail(KCTX_UNSUPPORTED,
                         "kctx_opencl_bind: the device reports no SVM capabilities (%s): kctx "
@@ -1078,14 +1107,16 @@ static kctx_status device_facts(cl_device_id dev, kctx_device_info *info) {
     cl_uint cus = 0, align_bits = 0;
     size_t params = 0;
     cl_ulong mem = 0;
-    err = a->GetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
+    err = KCTX_CL(GetDeviceInfo, dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
     if (!err)
-        err = a->GetDeviceInfo(dev, CL_DEVICE_MAX_PARAMETER_SIZE, sizeof params, &params, NULL);
-    if (!err) err = a->GetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL);
+        err =
+            KCTX_CL(GetDeviceInfo, dev, CL_DEVICE_MAX_PARAMETER_SIZE, sizeof params, &params, NULL);
+    if (!err) err = KCTX_CL(GetDeviceInfo, dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL);
     if (!err)
-        err = a->GetDeviceInfo(dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits,
-                               NULL);
-    if (!err) err = a->GetDeviceInfo(dev, CL_DEVICE_NAME, sizeof info->name, info->name, NULL);
+        err = KCTX_CL(GetDeviceInfo, dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits,
+                      &align_bits, NULL);
+    if (!err)
+        err = KCTX_CL(GetDeviceInfo, dev, CL_DEVICE_NAME, sizeof info->name, info->name, NULL);
     if (err)
         return api_fail(KCTX_PLATFORM_ERROR, "kctx_opencl_bind: clGetDeviceInfo failed with %s",
                         kctx__opencl_error_name(err));
@@ -1107,15 +1138,15 @@ kctx_status kctx_opencl_bind(struct _cl_context *context, struct _cl_device_id *
         tl_bound = -1;
         return KCTX_OK;
     }
-    const kctx__cl_api *a = api();
-    if (!a) return api_fail(KCTX_UNSUPPORTED, "kctx_opencl_bind: %s", kctx__opencl_api_error());
+    if (!kctx__opencl_loaded())
+        return api_fail(KCTX_UNSUPPORTED, "kctx_opencl_bind: %s", kctx__opencl_api_error());
     if (!device) return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind: device is NULL");
     int i = lookup_pair(context, device);
     if (i < 0) {
         /* the device must be one of the context's */
         cl_device_id devs[64];
         size_t n = 0;
-        cl_int err = a->GetContextInfo(context, CL_CONTEXT_DEVICES, sizeof devs, devs, &n);
+        cl_int err = KCTX_CL(GetContextInfo, context, CL_CONTEXT_DEVICES, sizeof devs, devs, &n);
         if (err == CL_INVALID_CONTEXT)
             return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind: not an OpenCL context");
         if (err)
@@ -1151,14 +1182,13 @@ kctx_status kctx_opencl_bind(struct _cl_context *context, struct _cl_device_id *
 }
 
 kctx_status kctx_opencl_bind_queue(struct _cl_command_queue *queue, int *kctx_device) {
-    const kctx__cl_api *a = api();
-    if (!a)
+    if (!kctx__opencl_loaded())
         return api_fail(KCTX_UNSUPPORTED, "kctx_opencl_bind_queue: %s", kctx__opencl_api_error());
     if (!queue) return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind_queue: queue is NULL");
     cl_context ctx;
     cl_device_id dev;
-    cl_int err = a->GetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
-    if (!err) err = a->GetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    cl_int err = KCTX_CL(GetCommandQueueInfo, queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
+    if (!err) err = KCTX_CL(GetCommandQueueInfo, queue, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
     if (err == CL_INVALID_COMMAND_QUEUE)
         return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind_queue: not a command queue");
     if (err)
@@ -1200,8 +1230,24 @@ kctx_status kctx_opencl_live_objects(int kctx_device, kctx_opencl_live *out) {
     return KCTX_OK;
 }
 
+kctx_status kctx_opencl_driver_calls(const char *entry, uint64_t *count) {
+    if (!entry || !count)
+        return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_driver_calls: %s is NULL",
+                        entry ? "count" : "entry");
+    if (!kctx__opencl_loaded())
+        return api_fail(KCTX_UNSUPPORTED, "kctx_opencl_driver_calls: %s", kctx__opencl_api_error());
+    long long n = kctx__opencl_calls(entry);
+    if (n < 0)
+        return api_fail(KCTX_NOT_FOUND,
+                        "kctx_opencl_driver_calls: '%s' is not an entry of the opencl adapter's "
+                        "table",
+                        entry);
+    *count = (uint64_t)n;
+    return KCTX_OK;
+}
+
 kctx_status kctx_opencl_test_hold(int kctx_device, struct _cl_event *gate) {
-    if (!api())
+    if (!kctx__opencl_loaded())
         return api_fail(KCTX_UNSUPPORTED, "kctx_opencl_test_hold: %s", kctx__opencl_api_error());
     if (!gate) return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_test_hold: gate is NULL");
     if (kctx_device < 0 || kctx_device >= atomic_load(&g_ndevs))
@@ -1212,7 +1258,7 @@ kctx_status kctx_opencl_test_hold(int kctx_device, struct _cl_event *gate) {
         pthread_mutex_unlock(&g_hold_mu);
         return api_fail(KCTX_BUSY, "kctx_opencl_test_hold: a hold is armed or held already");
     }
-    api()->RetainEvent(gate);
+    KCTX_CL(RetainEvent, gate);
     g_hold_gate = gate;
     g_hold_dev = kctx_device;
     atomic_store_explicit(&g_hold_armed, 1, memory_order_release);
@@ -1225,14 +1271,14 @@ kctx_status kctx_opencl_test_hold_reached(int *reached) {
         return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_test_hold_reached: reached is NULL");
     pthread_mutex_lock(&g_hold_mu);
     cl_event before = g_hold_before;
-    if (before) api()->RetainEvent(before);
+    if (before) KCTX_CL(RetainEvent, before);
     pthread_mutex_unlock(&g_hold_mu);
     *reached = 0;
     if (!before) return KCTX_OK;
     cl_int state = CL_QUEUED;
-    cl_int err =
-        api()->GetEventInfo(before, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL);
-    api()->ReleaseEvent(before);
+    cl_int err = KCTX_CL(GetEventInfo, before, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state,
+                         &state, NULL);
+    KCTX_CL(ReleaseEvent, before);
     if (err)
         return api_fail(KCTX_PLATFORM_ERROR, "kctx_opencl_test_hold_reached: clGetEventInfo: %s",
                         kctx__opencl_error_name(err));
@@ -1241,13 +1287,13 @@ kctx_status kctx_opencl_test_hold_reached(int *reached) {
 }
 
 kctx_status kctx_opencl_test_hold_clear(void) {
-    if (!api()) return KCTX_OK;
+    if (!kctx__opencl_loaded()) return KCTX_OK;
     pthread_mutex_lock(&g_hold_mu);
     atomic_store(&g_hold_armed, 0);
     cl_event gate = g_hold_gate, before = g_hold_before;
     g_hold_gate = g_hold_before = NULL;
     pthread_mutex_unlock(&g_hold_mu);
-    if (gate) api()->ReleaseEvent(gate);
-    if (before) api()->ReleaseEvent(before);
+    if (gate) KCTX_CL(ReleaseEvent, gate);
+    if (before) KCTX_CL(ReleaseEvent, before);
     return KCTX_OK;
 }

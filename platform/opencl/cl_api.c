@@ -4,19 +4,28 @@
  * loader's SONAME), and dlsym of every entry the platform uses. The ICD
  * loader dispatches each call through the object it is given, so objects a
  * framework created through another loader (PyOpenCL's wheel carries its
- * own) work with this one when both reach the same driver.
+ * own) work with this one when both reach the same driver. Every call is
+ * counted per entry (KCTX_CL, g_calls).
  */
 #include "cl_api.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static kctx__cl_api g_api;
 static const kctx__cl_api *g_loaded;
 static char g_error[512];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static _Atomic unsigned long long g_calls[KCTX_CL_E_COUNT_];
+
+#define KCTX_CL_NAME_(name) "cl" #name,
+static const char *const k_names[KCTX_CL_E_COUNT_ + 1] = {KCTX_CL_ENTRIES(KCTX_CL_NAME_) "",
+                                                          KCTX_CL_NEVER(KCTX_CL_NAME_) NULL};
+#undef KCTX_CL_NAME_
 
 static void load(void) {
     const char *env = getenv("KCTX_OPENCL_LIBRARY");
@@ -48,9 +57,21 @@ static void load(void) {
     g_loaded = &g_api; /* the library stays loaded for the life of the process */
 }
 
-const kctx__cl_api *kctx__opencl_api(void) {
+int kctx__opencl_loaded(void) {
     pthread_once(&g_once, load);
+    return g_loaded != NULL;
+}
+
+const kctx__cl_api *kctx__opencl_counted(int entry) {
+    atomic_fetch_add_explicit(&g_calls[entry], 1, memory_order_relaxed);
     return g_loaded;
+}
+
+long long kctx__opencl_calls(const char *entry) {
+    for (int i = 0; i < KCTX_CL_E_COUNT_; i++)
+        if (i != KCTX_CL_E_RESOLVED_ && strcmp(k_names[i], entry) == 0)
+            return (long long)atomic_load(&g_calls[i]);
+    return -1;
 }
 
 const char *kctx__opencl_api_error(void) {
@@ -71,6 +92,11 @@ const char *kctx__opencl_error_name(cl_int err) {
         N_(CL_OUT_OF_RESOURCES)
         N_(CL_OUT_OF_HOST_MEMORY)
         N_(CL_BUILD_PROGRAM_FAILURE)
+        N_(CL_COMPILE_PROGRAM_FAILURE)
+        N_(CL_LINKER_NOT_AVAILABLE)
+        N_(CL_LINK_PROGRAM_FAILURE)
+        N_(CL_INVALID_COMPILER_OPTIONS)
+        N_(CL_INVALID_LINKER_OPTIONS)
         N_(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
         N_(CL_INVALID_VALUE)
         N_(CL_INVALID_DEVICE)

@@ -197,6 +197,10 @@ kctx_status kctx_opencl_live_objects(int kctx_device, kctx_opencl_live *out) {
     (void)kctx_device, (void)out;
     return opencl_not_built("kctx_opencl_live_objects");
 }
+kctx_status kctx_opencl_driver_calls(const char *entry, uint64_t *count) {
+    (void)entry, (void)count;
+    return opencl_not_built("kctx_opencl_driver_calls");
+}
 kctx_status kctx_opencl_test_hold(int kctx_device, struct _cl_event *gate) {
     (void)kctx_device, (void)gate;
     return opencl_not_built("kctx_opencl_test_hold");

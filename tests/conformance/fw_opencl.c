@@ -52,8 +52,6 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static _Thread_local char tl_err[512];
 static _Thread_local int tl_dev = -1;
 
-static const kctx__cl_api *cl(void) { return kctx__opencl_api(); }
-
 static fw_status fw_fail(fw_status s, const char *fmt, const char *a, cl_int err) {
     snprintf(tl_err, sizeof tl_err, fmt, a, kctx__opencl_error_name(err));
     return s;
@@ -61,35 +59,35 @@ static fw_status fw_fail(fw_status s, const char *fmt, const char *a, cl_int err
 #define CLFAIL(call, err) fw_fail(FW_ERROR, "%s: %s", call, err)
 
 static void init_devices(void) {
-    const kctx__cl_api *a = cl();
-    if (!a) {
+    if (!kctx__opencl_loaded()) {
         snprintf(g_init_error, sizeof g_init_error, "%s", kctx__opencl_api_error());
         return;
     }
     cl_platform_id plats[8];
     cl_uint np = 0;
-    if (a->GetPlatformIDs(8, plats, &np) != CL_SUCCESS || np == 0) {
+    if (KCTX_CL(GetPlatformIDs, 8, plats, &np) != CL_SUCCESS || np == 0) {
         snprintf(g_init_error, sizeof g_init_error, "no OpenCL platform (ICD) is installed");
         return;
     }
     for (cl_uint p = 0; p < np && p < 8; p++) {
         cl_device_id devs[FW_CL_MAX_DEVICES];
         cl_uint nd = 0;
-        if (a->GetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, FW_CL_MAX_DEVICES, devs, &nd)) continue;
+        if (KCTX_CL(GetDeviceIDs, plats[p], CL_DEVICE_TYPE_ALL, FW_CL_MAX_DEVICES, devs, &nd))
+            continue;
         for (cl_uint d = 0; d < nd && d < FW_CL_MAX_DEVICES && g_ndev < FW_CL_MAX_DEVICES; d++) {
             cl_device_svm_capabilities svm = 0;
-            a->GetDeviceInfo(devs[d], CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, NULL);
+            KCTX_CL(GetDeviceInfo, devs[d], CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, NULL);
             if (!(svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) || !(svm & CL_DEVICE_SVM_ATOMICS))
                 continue;
             cl_int err = CL_SUCCESS;
-            cl_context ctx = a->CreateContext(NULL, 1, &devs[d], NULL, NULL, &err);
+            cl_context ctx = KCTX_CL(CreateContext, NULL, 1, &devs[d], NULL, NULL, &err);
             if (!ctx) continue;
             fw_cl_dev *x = &g_dev[g_ndev];
             x->ctx = ctx;
             x->dev = devs[d];
             cl_uint cus = 1;
-            a->GetDeviceInfo(devs[d], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
-            a->GetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof x->name, x->name, NULL);
+            KCTX_CL(GetDeviceInfo, devs[d], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
+            KCTX_CL(GetDeviceInfo, devs[d], CL_DEVICE_NAME, sizeof x->name, x->name, NULL);
             x->name[sizeof x->name - 1] = 0;
             x->cores = cus;
             int num = -1;
@@ -98,7 +96,7 @@ static void init_devices(void) {
                          "lending device %d to kctx gave pair number %d (%s): the driver must be "
                          "the process's first to lend OpenCL devices",
                          g_ndev, num, kctx_thread_last_error());
-                a->ReleaseContext(ctx);
+                KCTX_CL(ReleaseContext, ctx);
                 kctx_opencl_bind(NULL, NULL, NULL);
                 return;
             }
@@ -163,7 +161,7 @@ static fw_status o_set_device(int device) {
 
 static int dev_of_queue(cl_command_queue q) {
     cl_context ctx = NULL;
-    if (cl()->GetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL)) return -1;
+    if (KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL)) return -1;
     for (int i = 0; i < g_ndev; i++)
         if (g_dev[i].ctx == ctx) return i;
     return -1;
@@ -178,7 +176,7 @@ static fw_status o_stream_create(fw_stream *s) {
     fw_cl_dev *d = cur();
     if (!d) return FW_ERROR;
     cl_int err = CL_SUCCESS;
-    cl_command_queue q = cl()->CreateCommandQueueWithProperties(d->ctx, d->dev, NULL, &err);
+    cl_command_queue q = KCTX_CL(CreateCommandQueueWithProperties, d->ctx, d->dev, NULL, &err);
     if (!q) return CLFAIL("clCreateCommandQueueWithProperties", err);
     atomic_fetch_add(&d->queues, 1);
     *s = (fw_stream)(uintptr_t)q;
@@ -188,7 +186,7 @@ static fw_status o_stream_create(fw_stream *s) {
 static fw_status o_stream_destroy(fw_stream s) {
     cl_command_queue q = (cl_command_queue)(uintptr_t)s;
     int d = dev_of_queue(q);
-    cl_int err = cl()->ReleaseCommandQueue(q);
+    cl_int err = KCTX_CL(ReleaseCommandQueue, q);
     if (err == CL_INVALID_COMMAND_QUEUE)
         return fw_fail(FW_INVALID_HANDLE, "%s: %s", "clReleaseCommandQueue", err);
     if (err) return CLFAIL("clReleaseCommandQueue", err);
@@ -206,16 +204,17 @@ static uint64_t now_ms(void) {
 static fw_status marker_wait(fw_stream s, uint32_t ms) {
     cl_command_queue q = (cl_command_queue)(uintptr_t)s;
     cl_event ev;
-    cl_int err = cl()->EnqueueMarkerWithWaitList(q, 0, NULL, &ev);
+    cl_int err = KCTX_CL(EnqueueMarkerWithWaitList, q, 0, NULL, &ev);
     if (err == CL_INVALID_COMMAND_QUEUE)
         return fw_fail(FW_INVALID_HANDLE, "%s: %s", "clEnqueueMarkerWithWaitList", err);
     if (err) return CLFAIL("clEnqueueMarkerWithWaitList", err);
-    cl()->Flush(q);
+    KCTX_CL(Flush, q);
     const uint64_t deadline = now_ms() + ms;
     fw_status st = FW_OK;
     for (;;) {
         cl_int state = CL_QUEUED;
-        err = cl()->GetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL);
+        err = KCTX_CL(GetEventInfo, ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state,
+                      NULL);
         if (err) {
             st = CLFAIL("clGetEventInfo", err);
             break;
@@ -233,7 +232,7 @@ static fw_status marker_wait(fw_stream s, uint32_t ms) {
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
     }
-    cl()->ReleaseEvent(ev);
+    KCTX_CL(ReleaseEvent, ev);
     return st;
 }
 
@@ -261,7 +260,7 @@ static pthread_mutex_t g_alloc_mu = PTHREAD_MUTEX_INITIALIZER;
 static fw_status o_mem_alloc(size_t bytes, fw_devptr *p) {
     fw_cl_dev *d = cur();
     if (!d) return FW_ERROR;
-    void *m = cl()->SVMAlloc(d->ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER, bytes, 0);
+    void *m = KCTX_CL(SVMAlloc, d->ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER, bytes, 0);
     if (!m) {
         snprintf(tl_err, sizeof tl_err, "clSVMAlloc of %zu bytes failed", bytes);
         return FW_ERROR;
@@ -273,7 +272,7 @@ static fw_status o_mem_alloc(size_t bytes, fw_devptr *p) {
     if (slot >= 0) g_allocs[slot] = (fw_alloc){m, bytes, (int)(d - g_dev)};
     pthread_mutex_unlock(&g_alloc_mu);
     if (slot < 0) {
-        cl()->SVMFree(d->ctx, m);
+        KCTX_CL(SVMFree, d->ctx, m);
         snprintf(tl_err, sizeof tl_err, "the driver tracks at most %d allocations",
                  FW_CL_MAX_ALLOCS);
         return FW_ERROR;
@@ -300,7 +299,7 @@ static fw_status o_mem_free(fw_devptr p) {
                  (unsigned long long)p);
         return FW_INVALID_HANDLE;
     }
-    cl()->SVMFree(g_dev[a.dev].ctx, a.p);
+    KCTX_CL(SVMFree, g_dev[a.dev].ctx, a.p);
     atomic_fetch_sub(&g_dev[a.dev].allocations, 1);
     atomic_fetch_sub(&g_dev[a.dev].bytes, a.bytes);
     return FW_OK;
@@ -319,7 +318,7 @@ static fw_status o_download(void *dst, fw_devptr src, size_t bytes) {
 static fw_status o_fill_async(fw_devptr dst, uint8_t value, size_t bytes, fw_stream s) {
     cl_command_queue q = (cl_command_queue)(uintptr_t)s;
     cl_int err =
-        cl()->EnqueueSVMMemFill(q, (void *)(uintptr_t)dst, &value, 1, bytes, 0, NULL, NULL);
+        KCTX_CL(EnqueueSVMMemFill, q, (void *)(uintptr_t)dst, &value, 1, bytes, 0, NULL, NULL);
     if (err) return CLFAIL("clEnqueueSVMMemFill", err);
     count_enqueue(q);
     return FW_OK;
@@ -327,8 +326,8 @@ static fw_status o_fill_async(fw_devptr dst, uint8_t value, size_t bytes, fw_str
 
 static fw_status o_copy_async(fw_devptr dst, fw_devptr src, size_t bytes, fw_stream s) {
     cl_command_queue q = (cl_command_queue)(uintptr_t)s;
-    cl_int err = cl()->EnqueueSVMMemcpy(q, CL_FALSE, (void *)(uintptr_t)dst,
-                                        (const void *)(uintptr_t)src, bytes, 0, NULL, NULL);
+    cl_int err = KCTX_CL(EnqueueSVMMemcpy, q, CL_FALSE, (void *)(uintptr_t)dst,
+                         (const void *)(uintptr_t)src, bytes, 0, NULL, NULL);
     if (err) return CLFAIL("clEnqueueSVMMemcpy", err);
     count_enqueue(q);
     return FW_OK;
@@ -359,7 +358,7 @@ static fw_status o_event_create(fw_event *e) {
 
 static fw_status o_event_destroy(fw_event e) {
     fw_cl_event *x = (fw_cl_event *)(uintptr_t)e;
-    if (x->ev) cl()->ReleaseEvent(x->ev);
+    if (x->ev) KCTX_CL(ReleaseEvent, x->ev);
     atomic_fetch_sub(&g_dev[x->dev].events, 1);
     pthread_mutex_destroy(&x->mu);
     free(x);
@@ -370,14 +369,14 @@ static fw_status o_event_record(fw_event e, fw_stream s) {
     fw_cl_event *x = (fw_cl_event *)(uintptr_t)e;
     cl_command_queue q = (cl_command_queue)(uintptr_t)s;
     cl_event ev;
-    cl_int err = cl()->EnqueueMarkerWithWaitList(q, 0, NULL, &ev);
+    cl_int err = KCTX_CL(EnqueueMarkerWithWaitList, q, 0, NULL, &ev);
     if (err) return CLFAIL("clEnqueueMarkerWithWaitList", err);
     count_enqueue(q);
     pthread_mutex_lock(&x->mu);
     cl_event old = x->ev;
     x->ev = ev;
     pthread_mutex_unlock(&x->mu);
-    if (old) cl()->ReleaseEvent(old);
+    if (old) KCTX_CL(ReleaseEvent, old);
     return FW_OK;
 }
 
@@ -385,12 +384,12 @@ static fw_status o_stream_wait_event(fw_stream s, fw_event e) {
     fw_cl_event *x = (fw_cl_event *)(uintptr_t)e;
     pthread_mutex_lock(&x->mu);
     cl_event ev = x->ev;
-    if (ev) cl()->RetainEvent(ev);
+    if (ev) KCTX_CL(RetainEvent, ev);
     pthread_mutex_unlock(&x->mu);
     if (!ev) return FW_OK;
     cl_command_queue q = (cl_command_queue)(uintptr_t)s;
-    cl_int err = cl()->EnqueueBarrierWithWaitList(q, 1, &ev, NULL);
-    cl()->ReleaseEvent(ev);
+    cl_int err = KCTX_CL(EnqueueBarrierWithWaitList, q, 1, &ev, NULL);
+    KCTX_CL(ReleaseEvent, ev);
     if (err) return CLFAIL("clEnqueueBarrierWithWaitList", err);
     count_enqueue(q);
     return FW_OK;
@@ -418,13 +417,13 @@ static fw_status o_hold_arm(fw_hold_point point, int device, kctx_context ctx, i
         st = FW_ERROR;
     } else {
         cl_int err = CL_SUCCESS;
-        g_gate = cl()->CreateUserEvent(g_dev[device].ctx, &err);
+        g_gate = KCTX_CL(CreateUserEvent, g_dev[device].ctx, &err);
         if (!g_gate)
             st = CLFAIL("clCreateUserEvent", err);
         else if (kctx_opencl_test_hold(device, g_gate) != KCTX_OK) {
             snprintf(tl_err, sizeof tl_err, "kctx_opencl_test_hold: %s", kctx_thread_last_error());
-            cl()->SetUserEventStatus(g_gate, CL_COMPLETE);
-            cl()->ReleaseEvent(g_gate);
+            KCTX_CL(SetUserEventStatus, g_gate, CL_COMPLETE);
+            KCTX_CL(ReleaseEvent, g_gate);
             g_gate = NULL;
             st = FW_ERROR;
         }
@@ -461,8 +460,8 @@ static fw_status o_hold_release(int hold) {
     pthread_mutex_unlock(&g_hold_mu);
     kctx_opencl_test_hold_clear();
     if (!gate) return FW_INVALID_HANDLE;
-    cl()->SetUserEventStatus(gate, CL_COMPLETE);
-    cl()->ReleaseEvent(gate);
+    KCTX_CL(SetUserEventStatus, gate, CL_COMPLETE);
+    KCTX_CL(ReleaseEvent, gate);
     return FW_OK;
 }
 

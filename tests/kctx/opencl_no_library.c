@@ -43,6 +43,9 @@ int main(void) {
     check(kctx_opencl_bind((struct _cl_context *)&caps, (struct _cl_device_id *)&caps, &dev) ==
               KCTX_UNSUPPORTED,
           "kctx_opencl_bind: UNSUPPORTED");
+    uint64_t n = 77;
+    check(kctx_opencl_driver_calls("clFlush", &n) == KCTX_UNSUPPORTED && n == 77,
+          "kctx_opencl_driver_calls: UNSUPPORTED, touching nothing");
     /* the sim is unaffected */
     check(kctx_context_create("sim", &c) == KCTX_OK && kctx_destroy(c) == KCTX_OK,
           "the sim still works");

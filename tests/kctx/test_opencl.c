@@ -20,6 +20,8 @@
 #include <kctx/image.h>
 #include <kctx/opencl.h>
 
+#include "../../platform/opencl/cl_api.h" /* the adapter's entries: KCTX_CL_ENTRIES */
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,6 +301,7 @@ KT_TEST(sources_that_do_not_build_or_launch_are_incompatible_images) {
               "k_bad", &img, &size)) {
         CHECK_K(kctx_prepare(c, 1, img, size), KCTX_INCOMPATIBLE_IMAGE);
         CHECK_MSG("does not build");
+        CHECK_MSG("CL_BUILD_PROGRAM_FAILURE");
         CHECK_MSG("this_is_not_opencl_c"); /* the build log names the culprit */
     }
     free(img);
@@ -315,6 +318,285 @@ KT_TEST(sources_that_do_not_build_or_launch_are_incompatible_images) {
     kctx_opencl_live now = live(o.kdev);
     CHECK(now.programs == base.programs && now.kernels == base.kernels);
     CHECK_PHASE(c, KCTX_PHASE_READY); /* the image's fault poisons nothing */
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
+/* Issue 23 item 5: a program the device cannot load a kernel from is the
+ * image's fault, one class for every way (platform.h's BAD_MODULE, prepare's
+ * INCOMPATIBLE_IMAGE), never UNSUPPORTED or PLATFORM_ERROR; the message keeps
+ * OpenCL's error name; nothing is kept and the id stays free. */
+static void refused_as_incompatible(const ocl *o, kctx_context c, const char *source,
+                                    const char *entry, const char *cl_error, const char *detail) {
+    static uint64_t next_id = 100;
+    const uint64_t id = next_id++;
+    kctx_opencl_live base = live(o->kdev);
+    void *img = NULL;
+    size_t size = 0;
+    if (image(source, entry, &img, &size)) {
+        CHECK_K(kctx_prepare(c, id, img, size), KCTX_INCOMPATIBLE_IMAGE);
+        CHECK_MSG(cl_error);
+        CHECK_MSG(detail);
+    }
+    free(img);
+    kctx_opencl_live now = live(o->kdev);
+    CHECK(now.programs == base.programs && now.kernels == base.kernels);
+    CHECK_PHASE(c, KCTX_PHASE_READY);
+    /* the id is free: a good image takes it */
+    prepare_source(c, id, k_double, "k_double");
+}
+
+KT_TEST(bad_module_a_kernel_entry_the_program_lacks_is_an_incompatible_image) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    /* the child names k_missing; the program defines k_double only */
+    refused_as_incompatible(&o, c, k_double, "k_missing", "CL_INVALID_KERNEL_NAME",
+                            "no kernel named 'k_missing'");
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
+KT_TEST(bad_module_a_kernel_without_the_task_abi_marker_is_an_incompatible_image) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    /* a task kernel's signature written out by hand: the entry exists, the
+     * task ABI's marker kernel (KCTX_TASK defines it) does not */
+    refused_as_incompatible(&o, c,
+                            "__kernel void k_nomark(kctx_task_header h, __global float *x, "
+                            "__global float *y, ulong n) {}\n",
+                            "k_nomark", "CL_INVALID_KERNEL_NAME", "kctx_task_v1__k_nomark");
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
+KT_TEST(bad_module_a_source_that_does_not_build_is_an_incompatible_image) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    /* a syntax error: CL_BUILD_PROGRAM_FAILURE, with the build log */
+    refused_as_incompatible(&o, c,
+                            "KCTX_TASK(k_bad, __global float *x, __global float *y, ulong n) {\n"
+                            "    KCTX_TASK_GATE();\n    y[0] = undeclared_thing;\n}\n",
+                            "k_bad", "CL_BUILD_PROGRAM_FAILURE", "undeclared_thing");
+    /* it parses, but a kernel must return void: also refused by the build */
+    refused_as_incompatible(&o, c,
+                            "__kernel int k_int(__global float *x, __global float *y, ulong n) "
+                            "{ return 0; }\n",
+                            "k_int", "CL_BUILD_PROGRAM_FAILURE", "line ");
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
+/* ---- the adapter's OpenCL calls, counted (kctx_opencl_driver_calls) ---- */
+
+/* Every entry the adapter's table has, and those it never resolves. */
+#define NAME_(name) "cl" #name,
+static const char *const k_entries[] = {KCTX_CL_ENTRIES(NAME_) KCTX_CL_NEVER(NAME_)};
+#undef NAME_
+#define NENTRIES (sizeof k_entries / sizeof k_entries[0])
+
+static uint64_t calls(const char *entry) {
+    uint64_t n = 0;
+    kctx_status st = kctx_opencl_driver_calls(entry, &n);
+    if (!CHECK(st == KCTX_OK))
+        fprintf(stderr, "    kctx_opencl_driver_calls(%s): %s\n", entry, kctx_thread_last_error());
+    return n;
+}
+
+static void snapshot(uint64_t out[NENTRIES]) {
+    for (size_t i = 0; i < NENTRIES; i++) out[i] = calls(k_entries[i]);
+}
+
+/* The calls made between two snapshots equal `want` (entry, count pairs,
+ * NULL-terminated); every entry it does not name was not called. */
+typedef struct want_calls {
+    const char *entry;
+    uint64_t n;
+} want_calls;
+
+static void check_calls(const uint64_t before[NENTRIES], const uint64_t after[NENTRIES],
+                        const want_calls *want, const char *what) {
+    for (size_t i = 0; i < NENTRIES; i++) {
+        uint64_t expect = 0;
+        for (const want_calls *w = want; w->entry; w++)
+            if (strcmp(w->entry, k_entries[i]) == 0) expect = w->n;
+        if (!CHECK_EQ(after[i] - before[i], expect))
+            fprintf(stderr, "    %s: %s called %llu times, expected %llu\n", what, k_entries[i],
+                    (unsigned long long)(after[i] - before[i]), (unsigned long long)expect);
+    }
+}
+
+/* The counters count: a call the adapter makes on purpose shows up, exactly;
+ * a name outside the table is NOT_FOUND, so a zero below is an answer. */
+KT_TEST(k19_the_opencl_call_counters_count) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    uint64_t n = 0;
+    CHECK_K(kctx_opencl_driver_calls("clNoSuchEntry", &n), KCTX_NOT_FOUND);
+    CHECK_K(kctx_opencl_driver_calls(NULL, &n), KCTX_INVALID_ARGUMENT);
+    CHECK_K(kctx_opencl_driver_calls("clFinish", NULL), KCTX_INVALID_ARGUMENT);
+    uint64_t before[NENTRIES], after[NENTRIES];
+    snapshot(before);
+    /* bind_queue reads the queue's context and device: two queries */
+    CHECK_OK(kctx_opencl_bind_queue(o.q, NULL));
+    snapshot(after);
+    check_calls(before, after, (const want_calls[]){{"clGetCommandQueueInfo", 2}, {NULL, 0}},
+                "kctx_opencl_bind_queue");
+    /* the test's own OpenCL calls are not the adapter's */
+    snapshot(before);
+    clFinish(o.q);
+    snapshot(after);
+    check_calls(before, after, (const want_calls[]){{NULL, 0}}, "the test's clFinish");
+done:
+    ocl_close(&o);
+}
+
+/* One eager launch of a one-task callable (docs/opencl.md, "What a launch
+ * calls"): the K18 preflight's three reads of the caller queue (context,
+ * device, properties: K5 and in-order); the K20 chain's five records (a
+ * marker each, flushed: the spec's rule for an event another queue waits on)
+ * and four waits (a barrier each); three kernels (the acquire step, the task,
+ * the finalize step) whose arguments are the acquire's and finalize's
+ * parameter blocks, the task's header and scalar, and its two tensors; and
+ * the events' bookkeeping: each record on one of kctx's queues retains its
+ * marker as the queue's latest command (3), and each enqueue there and each
+ * record releases the event it replaces (9 + 5). Nothing else: no clFinish,
+ * clWaitForEvents or clGetEventInfo, no clSVMAlloc, no queue, program or
+ * kernel made. */
+static const want_calls k_launch_calls[] = {{"clGetCommandQueueInfo", 3},
+                                            {"clEnqueueMarkerWithWaitList", 5},
+                                            {"clFlush", 5},
+                                            {"clEnqueueBarrierWithWaitList", 4},
+                                            {"clEnqueueNDRangeKernel", 3},
+                                            {"clSetKernelArg", 4},
+                                            {"clSetKernelArgSVMPointer", 2},
+                                            {"clRetainEvent", 3},
+                                            {"clReleaseEvent", 14},
+                                            {NULL, 0}};
+
+/* K19: an eager launch only enqueues (the K20 chain on the caller's queue
+ * and kctx's two, and the task kernel), after the K5/K18 preflight reads;
+ * no host wait (clFinish, clWaitForEvents), no event or status query
+ * (clGetEventInfo), no allocation, no queue or program made, no flush but
+ * the records'. Pinned call by call. */
+KT_TEST(k19_an_eager_launch_makes_only_these_opencl_calls) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    if (!prepare_source(c, 1, k_double, "k_double")) goto close;
+    const size_t n = 64;
+    float *x = svm(&o, n), *y = svm(&o, n);
+    REQUIRE(x && y);
+    for (size_t i = 0; i < n; i++) x[i] = (float)i, y[i] = 0.0f;
+    const kctx_arg args[3] = {KCTX_TENSOR((uintptr_t)x, n * 4), KCTX_TENSOR((uintptr_t)y, n * 4),
+                              KCTX_SCALAR(n)};
+    CHECK_OK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o.q)); /* the first, warm */
+    clFinish(o.q);
+    uint64_t before[NENTRIES], after[NENTRIES];
+    kctx_opencl_live l0 = live(o.kdev);
+    snapshot(before);
+    CHECK_OK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o.q));
+    snapshot(after);
+    kctx_opencl_live l1 = live(o.kdev);
+    check_calls(before, after, k_launch_calls, "an eager launch");
+    CHECK_EQ(l1.enqueues - l0.enqueues, 12); /* the markers, barriers and kernels above */
+    clFinish(o.q);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad += y[i] != 2.0f * (float)i;
+    CHECK_EQ(bad, 0);
+    CHECK_OK(kctx_check(c, NULL));
+    clSVMFree(o.ctx, x);
+    clSVMFree(o.ctx, y);
+close:
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
+/* ---- issue 23 item 1: a NULL or empty tensor never reaches the driver ----
+ * K18: refused with INVALID_ARGUMENT before anything is enqueued (counted:
+ * no enqueue, no kernel argument set, no flush). The kernel is given n = 0,
+ * so that a launch the check should have refused cannot crash inside the
+ * driver: the test then fails on the status and the counts. */
+static void refused_before_any_enqueue(const ocl *o, kctx_context c, const kctx_arg args[3],
+                                       const char *what) {
+    static const char *const k_enqueues[] = {"clEnqueueNDRangeKernel",
+                                             "clEnqueueMarkerWithWaitList",
+                                             "clEnqueueBarrierWithWaitList",
+                                             "clEnqueueSVMMemcpy",
+                                             "clEnqueueSVMMemFill",
+                                             "clSetKernelArgSVMPointer",
+                                             "clSetKernelArg",
+                                             "clFlush"};
+    uint64_t before[8], after[8];
+    for (int i = 0; i < 8; i++) before[i] = calls(k_enqueues[i]);
+    kctx_opencl_live l0 = live(o->kdev);
+    kctx_status st = kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o->q);
+    if (!CHECK_EQ(st, KCTX_INVALID_ARGUMENT))
+        fprintf(stderr, "    %s: %s (%s)\n", what, kctx_status_name(st), kctx_thread_last_error());
+    for (int i = 0; i < 8; i++) {
+        after[i] = calls(k_enqueues[i]);
+        if (!CHECK_EQ(after[i] - before[i], 0))
+            fprintf(stderr, "    %s: %s called %llu times\n", what, k_enqueues[i],
+                    (unsigned long long)(after[i] - before[i]));
+    }
+    CHECK_EQ(live(o->kdev).enqueues, l0.enqueues);
+    clFinish(o->q);
+    CHECK_PHASE(c, KCTX_PHASE_READY); /* a refusal changes nothing (K18) */
+}
+
+/* EXPECTED TO FAIL until the core's NULL-tensor check lands (src/core/
+ * launch.c refuses a NULL tensor address on every platform: another change
+ * of issue 23). Today the launch is accepted and its chain enqueued. */
+KT_TEST(k18_a_null_svm_address_is_refused_before_any_enqueue) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    if (!prepare_source(c, 1, k_double, "k_double")) goto close;
+    float *y = svm(&o, 4);
+    REQUIRE(y);
+    y[0] = -1.0f;
+    /* a NULL SVM address as x (what a released framework buffer reads) */
+    const kctx_arg null_x[3] = {KCTX_TENSOR(0, 16), KCTX_TENSOR((uintptr_t)y, 16), KCTX_SCALAR(0)};
+    refused_before_any_enqueue(&o, c, null_x, "a NULL tensor");
+    CHECK(y[0] == -1.0f);
+    /* the same launch with a real x goes through */
+    const kctx_arg good[3] = {KCTX_TENSOR((uintptr_t)y, 16), KCTX_TENSOR((uintptr_t)y, 16),
+                              KCTX_SCALAR(0)};
+    CHECK_OK(kctx_launch(c, 1, good, 3, (uint64_t)(uintptr_t)o.q));
+    clFinish(o.q);
+    clSVMFree(o.ctx, y);
+close:
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
+KT_TEST(k18_a_zero_length_tensor_is_refused_before_any_enqueue) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    if (!prepare_source(c, 1, k_double, "k_double")) goto close;
+    float *x = svm(&o, 4), *y = svm(&o, 4);
+    REQUIRE(x && y);
+    const kctx_arg empty_x[3] = {KCTX_TENSOR((uintptr_t)x, 0), KCTX_TENSOR((uintptr_t)y, 16),
+                                 KCTX_SCALAR(0)};
+    refused_before_any_enqueue(&o, c, empty_x, "a zero-length tensor");
+    clSVMFree(o.ctx, x);
+    clSVMFree(o.ctx, y);
+close:
     finish(c);
 done:
     ocl_close(&o);
