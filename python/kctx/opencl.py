@@ -47,7 +47,7 @@ from .context import Context as _Context
 from .context import CheckReport, PathLike, _check
 from .context import Executable as _Executable
 from .errors import InvalidArgument, KctxTypeError, KctxValueError
-from .interop import Arg, StreamLike, Tensor
+from .interop import Arg, StreamLike, Tensor, svm_tensor
 
 PLATFORM = "opencl"
 
@@ -92,20 +92,20 @@ OpenCLArg = Union[Arg, SVMPointerLike]
 
 
 def _args(args: Iterable[OpenCLArg]) -> List[Arg]:
-    """PyOpenCL SVM pointers become kctx.Tensor; a host array (numpy, even
+    """PyOpenCL SVM pointers become kctx.Tensor (kctx.interop.svm_tensor: a
+    released allocation, or a pyopencl.SVM of an array whose allocation was
+    released, is refused with InvalidArgument, K18); a host array (numpy, even
     one allocated as SVM: pass it as pyopencl.SVM(array)) is refused with
     KctxValueError; the rest go to the resolver (kctx.interop) unchanged."""
     if isinstance(args, (str, bytes, bytearray, memoryview)) or not hasattr(args, "__iter__"):
         raise KctxTypeError(f"args must be a sequence of tensors and scalars, not {type(args).__name__}")
     out: List[Arg] = []
     for i, a in enumerate(args):
-        ptr = getattr(a, "svm_ptr", None)
-        if ptr is not None and not isinstance(a, Tensor):
-            size = getattr(a, "size", None)
-            if size is None:
-                raise KctxValueError(f"args[{i}] is an SVM pointer of unknown size ({type(a).__name__}.size is "
-                                     f"None): pass kctx.Tensor(svm_ptr, nbytes)")
-            out.append(Tensor(int(ptr), int(size)))
+        if getattr(a, "svm_ptr", None) is not None and not isinstance(a, Tensor):
+            # the resolver's SVM rules: a released allocation is refused (K18)
+            t = svm_tensor(a, f"args[{i}]")
+            assert t is not None
+            out.append(Tensor(*t))
         elif getattr(a, "__array_interface__", None) is not None and getattr(a, "shape", ()) != ():
             raise KctxValueError(
                 f"args[{i}] is a host array ({type(a).__name__}): on OpenCL a tensor is an SVM allocation of the "

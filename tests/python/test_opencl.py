@@ -490,6 +490,85 @@ def test_a_failed_task_reaches_check_through_the_device_error_word(env: Env) -> 
     assert not x.any()  # task 1 never ran
 
 
+_RELEASED = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+from pyopencl.tools import SVMAllocator
+
+import kctx
+from test_opencl import N, _fine_grained_svm_device, vadd_image
+
+dev = _fine_grained_svm_device()
+clctx = cl.Context([dev])
+queue = cl.CommandQueue(clctx)
+FINE = cl.svm_mem_flags.READ_WRITE | cl.svm_mem_flags.SVM_FINE_GRAIN_BUFFER
+a, c = cl.fsvm_empty(clctx, N, np.float32), cl.fsvm_empty(clctx, N, np.float32)
+a[:] = np.arange(N)
+c[:] = 0
+
+
+def released():
+    # what a framework already released: each reads as PyOpenCL leaves it
+    gone = cl.SVMAllocation(clctx, 4 * N, 0, FINE)
+    gone.release()                                   # its svm_ptr now reads 0
+    arr = cl.fsvm_empty(clctx, N, np.float32)
+    arr.base.release()                               # SVM(arr) keeps the stale address
+    parr = cla.zeros(queue, N, np.float32, allocator=SVMAllocator(clctx, flags=FINE, queue=queue))
+    parr.base_data.release()                         # an SVM-backed array whose base was released
+    return [("SVMAllocation", gone, "released PyOpenCL SVM allocation"),
+            ("SVM(array)", cl.SVM(arr), "whose SVM allocation was released"),
+            ("SVM(view)", cl.SVM(arr[8:]), "whose SVM allocation was released"),
+            ("pyopencl.array.Array", parr, "SVM allocation (base_data) was released"),
+            ("NULL kctx.Tensor", kctx.Tensor(0, 4 * N), "device address 0 (NULL)"),
+            ("zero-length kctx.Tensor", kctx.Tensor(cl.SVM(a).svm_ptr, 0), "size must be > 0")]
+
+
+def refused(launch, ctx, n):
+    for what, bad, message in released():
+        before = kctx.opencl.live_objects(n).enqueues
+        try:
+            launch(bad)
+        except kctx.InvalidArgument as e:      # the library's class for a NULL tensor (K18)
+            assert message in str(e) and "(K18)" in str(e), (what, str(e))
+        else:
+            raise SystemExit(f"{what}: launched")
+        assert kctx.opencl.live_objects(n).enqueues == before, f"{what}: something was enqueued"
+        assert ctx.phase == kctx.Phase.READY, what
+
+
+with kctx.opencl.Context(queue) as ctx:
+    add = ctx.prepare(vadd_image())
+    refused(lambda bad: add(cl.SVM(a), cl.SVM(a), bad, N, stream=queue), ctx, ctx.binding.kctx_device)
+    add(cl.SVM(a), cl.SVM(a), cl.SVM(c), N, stream=queue)   # nothing changed: the next launch computes
+    queue.finish()
+    ctx.check()
+np.testing.assert_array_equal(c, 2 * np.arange(N, dtype=np.float32))
+with kctx.opencl.lent(queue) as n, kctx.Context.kernel("opencl") as plain:   # the shared resolver
+    exe = plain.prepare(vadd_image())
+    refused(lambda bad: exe(bad, cl.SVM(a), cl.SVM(c), N, stream=queue), plain, n)
+print("ok")
+"""
+
+
+def test_k18_released_svm_objects_are_refused_not_crashed(device: Any, libdir: Path) -> None:
+    """Issue 23 item 1: a launch with PyOpenCL SVM memory the framework already
+    released — an SVMAllocation (svm_ptr reads 0), pyopencl.SVM of an array
+    (or of a view of it) whose allocation was released, an SVM-backed
+    pyopencl.array.Array whose base_data was released — and a NULL or
+    zero-length kctx.Tensor are refused with InvalidArgument naming what was
+    released (the class the library gives a NULL tensor, K18), nothing is
+    enqueued, and the context stays READY and computes the next launch. Before
+    the fix the driver's worker died with SIGSEGV: a process of its own."""
+    env = dict(os.environ, KCTX_LIB_DIR=str(libdir), PYTHONPATH=str(REPO / "python"), PYTHONDONTWRITEBYTECODE="1")
+    r = subprocess.run([sys.executable, "-c", _RELEASED, str(Path(__file__).parent)], env=env, capture_output=True,
+                       text=True, timeout=240)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", \
+        f"exit {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
+
+
 _WITHOUT_OPENCL = """
 import kctx
 a = kctx.opencl.availability()
