@@ -44,7 +44,7 @@ except ImportError:  # pragma: no cover
 from . import _lib
 from ._util import U64_MAX, BytesLike, check_int, exit_release
 from .context import Context as _Context
-from .context import CheckReport, PathLike, _check
+from .context import CheckReport, PathLike, PreparedCallable, _check
 from .context import Executable as _Executable
 from .errors import InvalidArgument, KctxTypeError, KctxValueError
 from .interop import Arg, StreamLike, Tensor, svm_tensor
@@ -323,6 +323,7 @@ class Context(_Context):
     InvalidArgument); tensors are SVM allocations of that context."""
 
     _pair: Tuple[int, int]
+    _kctx_device: int
 
     def __init__(self, lend: Handle, device: Optional[Handle] = None, *, args_capacity: int = 4096,
                  token_capacity: int = 256, prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
@@ -332,6 +333,7 @@ class Context(_Context):
         assert b is not None
         super().__init__(PLATFORM)
         self._pair = (b.context, b.device)
+        self._kctx_device = b.kctx_device  # the pair's number: fixed for the process
         self._lent = (lend, device)  # keeps PyOpenCL's objects (and so the cl_context) alive
         try:
             self.kernel_init(args_capacity=args_capacity, token_capacity=token_capacity,
@@ -361,14 +363,14 @@ class Context(_Context):
 
     @property
     def binding(self) -> Binding:
-        """The pair this context borrows, with kctx's number for it."""
-        return Binding(self._pair[0], self._pair[1], self.device)
+        """The pair this context borrows, with kctx's number for it (known
+        from the constructor on: no C call, so also after close or destroy)."""
+        return Binding(self._pair[0], self._pair[1], self._kctx_device)
 
     @property
     def live_objects(self) -> LiveObjects:
         """``kctx.opencl.live_objects`` of this context's pair."""
-        with self._bound():
-            return live_objects(self.device)
+        return live_objects(self._kctx_device)
 
     def _bound(self) -> "_Lending":
         """Binds the pair on the calling thread for a ``with`` block, then
@@ -397,7 +399,9 @@ class Context(_Context):
         IncompatibleImage with the build log in the message)."""
         with self._bound():
             exe = super().prepare(*args, id=id, image=image)  # type: ignore[call-overload]
-        return Executable(self, exe.id, self.prepared[exe.id])
+        # from what prepare returned, never from the registry again: a close on
+        # another thread may have emptied it already (K33)
+        return Executable(self, exe.id, PreparedCallable(exe.digest, exe.size))
 
     def launch(self, id: int, args: Iterable[OpenCLArg], stream: StreamLike) -> None:
         """``kctx.Context.launch`` on the bound pair; `stream` is an in-order
