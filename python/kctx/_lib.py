@@ -288,6 +288,7 @@ OPENCL_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "kctx_opencl_bind": (c_int, [c_void_p, c_void_p, _intp]),
     "kctx_opencl_bind_queue": (c_int, [c_void_p, _intp]),
     "kctx_opencl_bound": (c_int, [POINTER(c_void_p), POINTER(c_void_p), _intp]),
+    "kctx_opencl_driver_calls": (c_int, [c_char_p, POINTER(c_uint64)]),
     "kctx_opencl_live_objects": (c_int, [c_int, POINTER(OpenclLive)]),
     "kctx_opencl_test_hold": (c_int, [c_int, c_void_p]),
     "kctx_opencl_test_hold_reached": (c_int, [_intp]),

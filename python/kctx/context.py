@@ -226,10 +226,16 @@ class Context:
         self._handle = h.value
 
     def _init_fields(self) -> None:
-        self._lock = threading.RLock()
+        # Guards the Python-side state below, and only that: it is never held
+        # across a C call, so a call on another thread is never delayed by one
+        # of this thread's (a close racing a prepare gets BUSY from the
+        # library at once, K25) and the library decides every race (K33).
+        self._lock = threading.Lock()
         self._handle = None
         self._destroyed = False
         self._prepared = {}
+        self._in_flight: Dict[int, int] = {}  # id -> prepares of it still in C (minting skips them)
+        self._closes = 0  # successful closes and destroys: a prepare that raced one records nothing
         self._next_id = 1 << 32
 
     @classmethod
@@ -331,7 +337,11 @@ class Context:
         ``prepare(image, id=7)`` use the given one. DuplicateId leaves the
         first registration undisturbed (K14); Busy while a launch is in flight
         (K15); CaptureActive while the context's streams are captured (K16).
-        The bytes may be reused as soon as this returns."""
+        The bytes may be reused as soon as this returns. The binding's lock is
+        not held while the library validates, builds and uploads: a close on
+        another thread meanwhile raises Busy at once (K25); if one succeeds
+        right after the library prepared, the returned Executable is not
+        listed in the closed context's ``prepared``."""
         if len(args) == 2:
             if id is not None or image is not None:
                 raise KctxTypeError("prepare(id, image) takes no id= or image= keyword")
@@ -353,16 +363,28 @@ class Context:
         if image_v is None:
             raise KctxTypeError("prepare needs an image (bytes-like)")
         ptr, size = readable(image_v, "image")
+        entry = PreparedCallable(_digest(image_v), size)
         with self._lock:
             ident = self._mint_id() if ident_v is None else _id(ident_v)
+            self._in_flight[ident] = self._in_flight.get(ident, 0) + 1
+            closes = self._closes
+        ok = False
+        try:  # without the lock: the build or upload may take long (K25: a close meanwhile is BUSY)
             _check(_lib.kctx().kctx_prepare(self._h(), ident, ptr, size))
-            entry = PreparedCallable(_digest(image_v), size)
-            self._prepared[ident] = entry
+            ok = True
+        finally:
+            with self._lock:
+                left = self._in_flight.pop(ident) - 1
+                if left:
+                    self._in_flight[ident] = left
+                if ok and closes == self._closes:  # a close that won right after prepare cleared the registry
+                    self._prepared[ident] = entry
         return Executable(self, ident, entry)
 
     def _mint_id(self) -> int:
         # ids minted by the binding count up from 2**32, skipping ids in use
-        while self._next_id in self._prepared:
+        # or being prepared (called with the lock held)
+        while self._next_id in self._prepared or self._next_id in self._in_flight:
             self._next_id += 1
         ident = self._next_id
         self._next_id += 1
@@ -429,19 +451,25 @@ class Context:
         the context CLOSING with what failed still held — and this object
         keeps its handle and ``prepared`` registry: call close() again. Only a
         successful close clears the registry. Close of a NEW or CLOSED
-        context succeeds."""
+        context succeeds. It never waits for another thread's call on the
+        context: while a prepare builds or uploads, Busy at once (K25)."""
+        _check(_lib.kctx().kctx_close(self._h()))  # the library orders it with every other call (K33)
+        self._forget()
+
+    def _forget(self) -> None:
+        """After a successful close or destroy: the registry is empty, and a
+        prepare still returning from C does not record into it."""
         with self._lock:
-            _check(_lib.kctx().kctx_close(self._h()))
+            self._closes += 1
             self._prepared.clear()
 
     def destroy(self) -> None:
         """kctx_destroy: refused with Busy unless the phase is NEW or CLOSED
         (K27); never calls the platform (K28). Afterwards the handle is stale:
         every call raises InvalidHandle."""
-        with self._lock:
-            _check(_lib.kctx().kctx_destroy(self._h()))
-            self._destroyed = True
-            self._prepared.clear()
+        _check(_lib.kctx().kctx_destroy(self._h()))
+        self._destroyed = True
+        self._forget()
 
     def __enter__(self) -> "Context":
         return self

@@ -34,7 +34,13 @@ Tensors, first match wins (``tensor_arg``):
 Non-contiguous views and arrays on another device than the context's are
 refused with ``kctx.KctxValueError``; a host array (numpy, a DLPack CPU
 tensor, a bytes-like object) is refused with a message saying how to put it
-on the device.
+on the device. What holds no memory is refused with ``kctx.InvalidArgument``,
+the class the library gives a NULL or zero-length tensor (K18), before any C
+call: an object its framework says was released (a PyOpenCL SVM allocation
+whose ``svm_ptr`` reads 0, a ``pyopencl.SVM`` of an array whose allocation
+was released, a ``pyopencl.array.Array`` whose ``base_data`` was, a freed
+``kctx.sim.DeviceBuffer``), any tensor at address 0 (an array interface or
+DLPack tensor with a NULL data pointer) and any tensor of 0 bytes.
 
 Scalars (``scalar_value``): ``int`` (64-bit; negative as two's
 complement), ``float`` (its IEEE-754 binary64 bits, as a C ``double``;
@@ -327,31 +333,72 @@ def _from_dlpack(name: str, obj: object, device: Callable[[], int]) -> Tuple[int
     return int(t.data or 0) + int(t.byte_offset), n
 
 
-def tensor_arg(obj: object, name: str = "tensor", device: Optional[Callable[[], int]] = None) -> Optional[Tuple[int, int]]:
-    """(address, nbytes) of a tensor-like `obj`, or None when `obj` is no
-    tensor at all. `device` gives the context's device (checked only when
-    the object declares one). KctxValueError for a non-contiguous view, an
-    array on another device or a host array."""
-    dev: Callable[[], int] = device if device is not None else (lambda: -1)
-    if isinstance(obj, Tensor):
-        return obj.addr, obj.nbytes
-    own = getattr(obj, "__kctx_tensor__", None)
-    if own is not None:
-        a, n = own()
-        return a, n
+_RELEASED_HINT = ("keep the allocation alive until every launch that uses it has finished (a launch with a "
+                  "released allocation would make the device read and write freed memory)")
+
+
+def _svm_base_released(obj: object) -> bool:
+    """`obj` is a ``pyopencl.SVM`` wrapper whose memory (``.mem``, a numpy
+    array from ``fsvm_empty``) belongs to an SVM allocation that was released:
+    some object on its ``.base`` chain is an allocation whose ``svm_ptr``
+    reads 0. PyOpenCL's wrapper keeps the array's stale address."""
+    mem = getattr(obj, "mem", None)
+    seen = 0
+    while mem is not None and seen < 32:  # numpy collapses view chains; 32 is far more than any real one
+        ptr = getattr(mem, "svm_ptr", None)
+        if ptr is not None and not isinstance(ptr, bool) and _index(ptr) == 0:
+            return True
+        mem = getattr(mem, "base", None)
+        seen += 1
+    return False
+
+
+def svm_tensor(obj: object, name: str) -> Optional[Tuple[int, int]]:
+    """(address, nbytes) of a PyOpenCL SVM object (``SVMAllocation``,
+    ``pyopencl.SVM``, or a ``pyopencl.array.Array`` whose ``base_data`` is
+    one), None when `obj` is none of them. Refused with InvalidArgument (as
+    the library refuses a NULL tensor, K18): an allocation PyOpenCL says was
+    released (``svm_ptr`` reads 0, also as an array's ``base_data``), and an
+    ``SVM`` wrapper of an array whose allocation was released. KctxValueError:
+    an unknown size, a non-contiguous array."""
     svm = getattr(obj, "svm_ptr", None)
     if svm is not None:
+        if _index(svm) == 0:
+            raise InvalidArgument(f"{name} is a released PyOpenCL SVM allocation ({type(obj).__name__}.svm_ptr "
+                                  f"reads 0): {_RELEASED_HINT} (K18)")
+        if _svm_base_released(obj):
+            raise InvalidArgument(f"{name} is a {type(obj).__name__} of an array whose SVM allocation was "
+                                  f"released (its base's svm_ptr reads 0): {_RELEASED_HINT} (K18)")
         size = getattr(obj, "size", None)
         if size is None:
-            raise KctxValueError(f"{name} is an SVM pointer of unknown size (size is None): pass the "
-                                 "pyopencl.SVM allocation, or (address, nbytes)")
+            raise KctxValueError(f"{name} is an SVM pointer of unknown size ({type(obj).__name__}.size is None): "
+                                 f"pass kctx.Tensor(svm_ptr, nbytes)")
         return int(svm), int(size)
     base = getattr(obj, "base_data", None)
     if base is not None and getattr(base, "svm_ptr", None) is not None:  # pyopencl.array.Array on SVM
+        if _index(base.svm_ptr) == 0:
+            raise InvalidArgument(f"{name} is a pyopencl array whose SVM allocation (base_data) was released "
+                                  f"(its svm_ptr reads 0): {_RELEASED_HINT} (K18)")
         flags = getattr(obj, "flags", None)
         if flags is not None and not getattr(flags, "c_contiguous", True):
             raise KctxValueError(f"{name} is a non-contiguous pyopencl array: pass a contiguous copy")
         return int(base.svm_ptr) + int(getattr(obj, "offset", 0)), int(getattr(obj, "nbytes"))
+    return None
+
+
+def _resolve_tensor(obj: object, name: str, dev: Callable[[], int]) -> Optional[Tuple[int, int]]:
+    if isinstance(obj, Tensor):
+        return obj.addr, obj.nbytes
+    own = getattr(obj, "__kctx_tensor__", None)
+    if own is not None:
+        try:
+            a, n = own()
+        except InvalidArgument as e:  # a freed kctx.sim.DeviceBuffer: say which argument
+            raise InvalidArgument(f"{name} is {e}") from None
+        return a, n
+    svm = svm_tensor(obj, name)
+    if svm is not None:
+        return svm
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
         return _from_cai(name, obj, cai, dev)
@@ -363,6 +410,33 @@ def tensor_arg(obj: object, name: str = "tensor", device: Optional[Callable[[], 
             or isinstance(obj, (bytes, bytearray, memoryview))):
         raise KctxValueError(f"{name} is a host array ({type(obj).__name__}): {_HOST_HINT}")
     return None
+
+
+def check_tensor(name: str, what: str, addr: int, nbytes: int) -> None:
+    """A tensor is a device address that is not NULL and a size > 0, on every
+    platform (K18): InvalidArgument otherwise, before any C call, the class
+    the library gives the same refusal. `what` names the object."""
+    if nbytes == 0:
+        raise InvalidArgument(f"{name} ({what}) is a zero-length tensor: a tensor's size must be > 0 (K18)")
+    if addr == 0:
+        raise InvalidArgument(f"{name} ({what}) has device address 0 (NULL) for {nbytes} bytes: a released or "
+                              f"never-allocated buffer is not a tensor (K18)")
+
+
+def tensor_arg(obj: object, name: str = "tensor", device: Optional[Callable[[], int]] = None) -> Optional[Tuple[int, int]]:
+    """(address, nbytes) of a tensor-like `obj`, or None when `obj` is no
+    tensor at all. `device` gives the context's device (checked only when
+    the object declares one). KctxValueError for a non-contiguous view, an
+    array on another device or a host array; InvalidArgument (K18) for an
+    object its framework says was released, a NULL address or a size of 0."""
+    dev: Callable[[], int] = device if device is not None else (lambda: -1)
+    t = _resolve_tensor(obj, name, dev)
+    if t is not None:
+        a = check_int(f"{name} address", t[0], 0, U64_MAX, InvalidArgument)
+        n = check_int(f"{name} nbytes", t[1], 0, U64_MAX, InvalidArgument)
+        check_tensor(name, type(obj).__name__, a, n)
+        return a, n
+    return t
 
 
 # ---------------------------------------------------------------------------
@@ -440,6 +514,5 @@ def marshal_args(args: Iterable[Arg], device: Optional[Callable[[], int]] = None
                 f"{name} must be a tensor (kctx.Tensor, kctx.sim.DeviceBuffer, a PyOpenCL SVM allocation, an "
                 f"object with __cuda_array_interface__ or __dlpack__, an (address, nbytes) tuple) or a scalar "
                 f"(int, float, numpy or ctypes scalar), not {type(a).__name__}")
-        arr[i].value = check_int(f"{name} address", t[0], 0, U64_MAX, InvalidArgument)
-        arr[i].size = check_int(f"{name} nbytes", t[1], 0, U64_MAX, InvalidArgument)
+        arr[i].value, arr[i].size = t
     return arr, len(items)

@@ -44,10 +44,10 @@ except ImportError:  # pragma: no cover
 from . import _lib
 from ._util import U64_MAX, BytesLike, check_int, exit_release
 from .context import Context as _Context
-from .context import CheckReport, PathLike, _check
+from .context import CheckReport, PathLike, PreparedCallable, _check
 from .context import Executable as _Executable
 from .errors import InvalidArgument, KctxTypeError, KctxValueError
-from .interop import Arg, StreamLike, Tensor
+from .interop import Arg, StreamLike, Tensor, svm_tensor
 
 PLATFORM = "opencl"
 
@@ -92,20 +92,20 @@ OpenCLArg = Union[Arg, SVMPointerLike]
 
 
 def _args(args: Iterable[OpenCLArg]) -> List[Arg]:
-    """PyOpenCL SVM pointers become kctx.Tensor; a host array (numpy, even
+    """PyOpenCL SVM pointers become kctx.Tensor (kctx.interop.svm_tensor: a
+    released allocation, or a pyopencl.SVM of an array whose allocation was
+    released, is refused with InvalidArgument, K18); a host array (numpy, even
     one allocated as SVM: pass it as pyopencl.SVM(array)) is refused with
     KctxValueError; the rest go to the resolver (kctx.interop) unchanged."""
     if isinstance(args, (str, bytes, bytearray, memoryview)) or not hasattr(args, "__iter__"):
         raise KctxTypeError(f"args must be a sequence of tensors and scalars, not {type(args).__name__}")
     out: List[Arg] = []
     for i, a in enumerate(args):
-        ptr = getattr(a, "svm_ptr", None)
-        if ptr is not None and not isinstance(a, Tensor):
-            size = getattr(a, "size", None)
-            if size is None:
-                raise KctxValueError(f"args[{i}] is an SVM pointer of unknown size ({type(a).__name__}.size is "
-                                     f"None): pass kctx.Tensor(svm_ptr, nbytes)")
-            out.append(Tensor(int(ptr), int(size)))
+        if getattr(a, "svm_ptr", None) is not None and not isinstance(a, Tensor):
+            # the resolver's SVM rules: a released allocation is refused (K18)
+            t = svm_tensor(a, f"args[{i}]")
+            assert t is not None
+            out.append(Tensor(*t))
         elif getattr(a, "__array_interface__", None) is not None and getattr(a, "shape", ()) != ():
             raise KctxValueError(
                 f"args[{i}] is a host array ({type(a).__name__}): on OpenCL a tensor is an SVM allocation of the "
@@ -323,6 +323,7 @@ class Context(_Context):
     InvalidArgument); tensors are SVM allocations of that context."""
 
     _pair: Tuple[int, int]
+    _kctx_device: int
 
     def __init__(self, lend: Handle, device: Optional[Handle] = None, *, args_capacity: int = 4096,
                  token_capacity: int = 256, prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
@@ -332,6 +333,7 @@ class Context(_Context):
         assert b is not None
         super().__init__(PLATFORM)
         self._pair = (b.context, b.device)
+        self._kctx_device = b.kctx_device  # the pair's number: fixed for the process
         self._lent = (lend, device)  # keeps PyOpenCL's objects (and so the cl_context) alive
         try:
             self.kernel_init(args_capacity=args_capacity, token_capacity=token_capacity,
@@ -361,14 +363,14 @@ class Context(_Context):
 
     @property
     def binding(self) -> Binding:
-        """The pair this context borrows, with kctx's number for it."""
-        return Binding(self._pair[0], self._pair[1], self.device)
+        """The pair this context borrows, with kctx's number for it (known
+        from the constructor on: no C call, so also after close or destroy)."""
+        return Binding(self._pair[0], self._pair[1], self._kctx_device)
 
     @property
     def live_objects(self) -> LiveObjects:
         """``kctx.opencl.live_objects`` of this context's pair."""
-        with self._bound():
-            return live_objects(self.device)
+        return live_objects(self._kctx_device)
 
     def _bound(self) -> "_Lending":
         """Binds the pair on the calling thread for a ``with`` block, then
@@ -397,7 +399,9 @@ class Context(_Context):
         IncompatibleImage with the build log in the message)."""
         with self._bound():
             exe = super().prepare(*args, id=id, image=image)  # type: ignore[call-overload]
-        return Executable(self, exe.id, self.prepared[exe.id])
+        # from what prepare returned, never from the registry again: a close on
+        # another thread may have emptied it already (K33)
+        return Executable(self, exe.id, PreparedCallable(exe.digest, exe.size))
 
     def launch(self, id: int, args: Iterable[OpenCLArg], stream: StreamLike) -> None:
         """``kctx.Context.launch`` on the bound pair; `stream` is an in-order

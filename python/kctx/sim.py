@@ -41,7 +41,7 @@ from typing import Any, Dict, NamedTuple, Optional, Tuple, Type, TypeVar, Union,
 _Out = TypeVar("_Out")
 
 from . import _lib
-from .errors import KctxError, KctxTypeError, KctxValueError
+from .errors import InvalidArgument, KctxError, KctxTypeError, KctxValueError
 from .interop import StreamLike, stream_handle
 from .interop import Tensor
 from ._util import I32_MAX, U32_MAX, U64_MAX, BytesLike, check_int, exit_release, readable, writable
@@ -519,12 +519,20 @@ class DeviceBuffer:
         state = " freed" if self.freed else ""
         return f"<kctx.sim.DeviceBuffer ptr=0x{self.ptr:x} size={self.size} device={self.device}{state}>"
 
+    def _live(self) -> None:
+        if self.freed:  # the sim would refuse the range too; say what happened (K18)
+            raise InvalidArgument(f"{self!r} was freed: a freed buffer is not a tensor (K18)")
+
     def __kctx_tensor__(self) -> Tuple[int, int]:
-        """The kctx tensor protocol (kctx.interop): the whole buffer."""
+        """The kctx tensor protocol (kctx.interop): the whole buffer.
+        InvalidArgument once freed."""
+        self._live()
         return self.ptr, self.size
 
     def tensor(self, offset: int = 0, nbytes: Optional[int] = None) -> Tensor:
-        """A ``kctx.Tensor`` for [ptr+offset, ptr+offset+nbytes) (default: to the end)."""
+        """A ``kctx.Tensor`` for [ptr+offset, ptr+offset+nbytes) (default: to
+        the end). InvalidArgument once freed."""
+        self._live()
         offset = check_int("offset", offset, 0, self.size)
         nbytes = self.size - offset if nbytes is None else check_int("nbytes", nbytes, 0, U64_MAX)
         return Tensor(self.ptr + offset, nbytes)

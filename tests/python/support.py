@@ -3,7 +3,8 @@ kernels, and a kernel context that is always torn down."""
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+import threading
+from typing import Callable, Iterator, List
 
 import kctx
 from kctx import sim
@@ -78,3 +79,50 @@ def kernel_context(**config) -> Iterator[kctx.Context]:
         raise
     sim.clear_faults()
     teardown(ctx)
+
+
+@contextlib.contextmanager
+def close_right_after_prepare(ctx: kctx.Context) -> Iterator[None]:
+    """Inside the block, every kctx_prepare the binding makes is followed at
+    once, before it returns to the binding, by a close of `ctx` on another
+    thread that must finish by itself (K25: close never waits for the
+    binding's lock). This is the window between the C call and the binding's
+    registry that a racing close can hit (issue 23, K33)."""
+    from kctx import context as context_module
+
+    real: Callable[[], object] = context_module._lib.kctx  # type: ignore[attr-defined]
+
+    class Library:
+        def __init__(self, lib: object) -> None:
+            self._lib = lib
+
+        def __getattr__(self, name: str) -> object:
+            fn = getattr(self._lib, name)
+            if name != "kctx_prepare":
+                return fn
+
+            def prepare_then_close(*args: object) -> int:
+                st = int(fn(*args))
+                errors: List[BaseException] = []
+
+                def close() -> None:
+                    try:
+                        ctx.close()
+                    except BaseException as e:
+                        errors.append(e)
+
+                t = threading.Thread(target=close, daemon=True)
+                t.start()
+                t.join(5)
+                assert not t.is_alive(), "close waited for the binding's lock of a prepare already out of C"
+                assert not errors, errors[0]
+                return st
+
+            return prepare_then_close
+
+    wrapped = Library(real())
+    context_module._lib.kctx = lambda: wrapped  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        context_module._lib.kctx = real  # type: ignore[attr-defined]

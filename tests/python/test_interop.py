@@ -194,6 +194,43 @@ def test_bad_tensors_are_refused_with_a_clear_message(ready):
     assert set(u32s(out)) == {0}  # nothing was launched
 
 
+def test_k18_released_and_null_framework_tensors_are_refused_before_any_c_call(ready):
+    """Issue 23 item 1, the resolver's sweep: framework objects that say they
+    were released or hold no memory — a CuPy- or PyTorch-shaped array whose
+    data pointer reads 0, a DLPack tensor with a NULL data pointer, a PyOpenCL
+    SVM allocation whose svm_ptr reads 0, a freed kctx.sim.DeviceBuffer, a
+    NULL (address, nbytes) and zero-length tensors — are refused with
+    InvalidArgument (the class the library gives a NULL or zero-length tensor,
+    K18) naming what is wrong, before any C call: the context makes no
+    platform call, nothing is enqueued, and it stays READY."""
+    ctx, s, out = ready
+    freed = sim.DeviceBuffer(64)
+    freed.free()
+    cases = [
+        (CuPyArray(0, (N,)), "device address 0 \\(NULL\\)"),
+        (TorchTensor(0, N), "device address 0 \\(NULL\\)"),
+        (DLPackArray(0, (N,)), "device address 0 \\(NULL\\)"),
+        (PyOpenCLSVM(0, 4 * N), "released PyOpenCL SVM allocation"),
+        (freed, "was freed"),
+        (kctx.Tensor(0, 4 * N), "device address 0 \\(NULL\\)"),
+        ((0, 4 * N), "device address 0 \\(NULL\\)"),
+        (CuPyArray(out.ptr, (0,)), "zero-length tensor"),
+        (kctx.Tensor(out.ptr, 0), "zero-length tensor"),
+    ]
+    calls = ctx.platform_calls
+    for bad, message in cases:
+        with pytest.raises(kctx.InvalidArgument, match=message) as e:
+            ctx.launch(1, [bad], s)
+        assert "(K18)" in str(e.value) and str(e.value).startswith("args[0]"), e.value
+    with pytest.raises(kctx.InvalidArgument, match="was freed"):
+        freed.tensor()
+    assert ctx.platform_calls == calls  # refused by the binding: no C launch was made
+    assert ctx.phase == kctx.Phase.READY
+    ctx.launch(1, [out], s)  # nothing changed
+    s.synchronize()
+    assert set(u32s(out)) == {1}
+
+
 def test_scalars_of_every_kind(kernel_bytes):
     def values(*args: object) -> List[int]:
         arr, n = interop.marshal_args(list(args))

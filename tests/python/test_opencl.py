@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterator, List, Tuple
 
@@ -26,6 +27,7 @@ from kctx import _lib
 from kctx.image import Builder, ParamKind, VariantKind
 
 from conftest import REPO
+from support import close_right_after_prepare
 
 cl = pytest.importorskip("pyopencl", reason="pyopencl is not installed: run `make deps` (scripts/install-deps.sh)")
 np = pytest.importorskip("numpy", reason="numpy is not installed: run `make deps` (scripts/install-deps.sh)")
@@ -490,6 +492,85 @@ def test_a_failed_task_reaches_check_through_the_device_error_word(env: Env) -> 
     assert not x.any()  # task 1 never ran
 
 
+_RELEASED = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+from pyopencl.tools import SVMAllocator
+
+import kctx
+from test_opencl import N, _fine_grained_svm_device, vadd_image
+
+dev = _fine_grained_svm_device()
+clctx = cl.Context([dev])
+queue = cl.CommandQueue(clctx)
+FINE = cl.svm_mem_flags.READ_WRITE | cl.svm_mem_flags.SVM_FINE_GRAIN_BUFFER
+a, c = cl.fsvm_empty(clctx, N, np.float32), cl.fsvm_empty(clctx, N, np.float32)
+a[:] = np.arange(N)
+c[:] = 0
+
+
+def released():
+    # what a framework already released: each reads as PyOpenCL leaves it
+    gone = cl.SVMAllocation(clctx, 4 * N, 0, FINE)
+    gone.release()                                   # its svm_ptr now reads 0
+    arr = cl.fsvm_empty(clctx, N, np.float32)
+    arr.base.release()                               # SVM(arr) keeps the stale address
+    parr = cla.zeros(queue, N, np.float32, allocator=SVMAllocator(clctx, flags=FINE, queue=queue))
+    parr.base_data.release()                         # an SVM-backed array whose base was released
+    return [("SVMAllocation", gone, "released PyOpenCL SVM allocation"),
+            ("SVM(array)", cl.SVM(arr), "whose SVM allocation was released"),
+            ("SVM(view)", cl.SVM(arr[8:]), "whose SVM allocation was released"),
+            ("pyopencl.array.Array", parr, "SVM allocation (base_data) was released"),
+            ("NULL kctx.Tensor", kctx.Tensor(0, 4 * N), "device address 0 (NULL)"),
+            ("zero-length kctx.Tensor", kctx.Tensor(cl.SVM(a).svm_ptr, 0), "size must be > 0")]
+
+
+def refused(launch, ctx, n):
+    for what, bad, message in released():
+        before = kctx.opencl.live_objects(n).enqueues
+        try:
+            launch(bad)
+        except kctx.InvalidArgument as e:      # the library's class for a NULL tensor (K18)
+            assert message in str(e) and "(K18)" in str(e), (what, str(e))
+        else:
+            raise SystemExit(f"{what}: launched")
+        assert kctx.opencl.live_objects(n).enqueues == before, f"{what}: something was enqueued"
+        assert ctx.phase == kctx.Phase.READY, what
+
+
+with kctx.opencl.Context(queue) as ctx:
+    add = ctx.prepare(vadd_image())
+    refused(lambda bad: add(cl.SVM(a), cl.SVM(a), bad, N, stream=queue), ctx, ctx.binding.kctx_device)
+    add(cl.SVM(a), cl.SVM(a), cl.SVM(c), N, stream=queue)   # nothing changed: the next launch computes
+    queue.finish()
+    ctx.check()
+np.testing.assert_array_equal(c, 2 * np.arange(N, dtype=np.float32))
+with kctx.opencl.lent(queue) as n, kctx.Context.kernel("opencl") as plain:   # the shared resolver
+    exe = plain.prepare(vadd_image())
+    refused(lambda bad: exe(bad, cl.SVM(a), cl.SVM(c), N, stream=queue), plain, n)
+print("ok")
+"""
+
+
+def test_k18_released_svm_objects_are_refused_not_crashed(device: Any, libdir: Path) -> None:
+    """Issue 23 item 1: a launch with PyOpenCL SVM memory the framework already
+    released — an SVMAllocation (svm_ptr reads 0), pyopencl.SVM of an array
+    (or of a view of it) whose allocation was released, an SVM-backed
+    pyopencl.array.Array whose base_data was released — and a NULL or
+    zero-length kctx.Tensor are refused with InvalidArgument naming what was
+    released (the class the library gives a NULL tensor, K18), nothing is
+    enqueued, and the context stays READY and computes the next launch. Before
+    the fix the driver's worker died with SIGSEGV: a process of its own."""
+    env = dict(os.environ, KCTX_LIB_DIR=str(libdir), PYTHONPATH=str(REPO / "python"), PYTHONDONTWRITEBYTECODE="1")
+    r = subprocess.run([sys.executable, "-c", _RELEASED, str(Path(__file__).parent)], env=env, capture_output=True,
+                       text=True, timeout=240)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", \
+        f"exit {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
+
+
 _WITHOUT_OPENCL = """
 import kctx
 a = kctx.opencl.availability()
@@ -568,6 +649,156 @@ def test_one_kernel_context_per_pair_and_no_program_mode(env: Env) -> None:  # K
         kctx.opencl.Context.kernel()
     with kctx.opencl.lent(env.queue), pytest.raises(kctx.Unsupported, match="no program mode"):
         kctx.Context.program(0, "opencl")
+
+
+# ---------------------------------------------------------------------------
+# Threads (issue 23 items 2 and 3): K33, any entry from any thread; K25, close
+# answers BUSY without waiting for another thread's prepare
+# ---------------------------------------------------------------------------
+def _slow_source() -> bytes:
+    """VADD plus a long kernel whose code PoCL has never seen (a fresh salt in
+    its constants, not in a comment, which PoCL's cache ignores): its build
+    takes over a second here (docs/opencl.md, build cost)."""
+    salt = int.from_bytes(os.urandom(5), "little")
+    body = "".join(f"    acc = acc * {1.0 + (j % 7) * 1e-3}f + (float)(n + {salt + j}UL);\n" for j in range(3000))
+    slow = "KCTX_TASK(k_slow, __global float *x, ulong n) {\n    KCTX_TASK_GATE();\n    float acc = 0.0f;\n"
+    return VADD + (slow + body + "    x[0] = acc;\n}\n").encode()
+
+
+def _thread(fn: Any) -> Tuple[threading.Thread, List[Any]]:
+    """Runs fn on a new thread; the list receives ("ok", value, seconds) or
+    ("error", exception, seconds) — every exception, so a KeyError is seen."""
+    out: List[Any] = []
+
+    def run() -> None:
+        t0 = time.monotonic()
+        try:
+            out.append(("ok", fn(), time.monotonic() - t0))
+        except BaseException as e:
+            out.append(("error", e, time.monotonic() - t0))
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, out
+
+
+def test_k25_close_during_another_threads_build_is_busy_at_once(env: Env) -> None:
+    """Thread A prepares a source whose build takes over a second; thread B's
+    close, while that build runs, raises Busy at once (the Python lock does
+    not span the build) and changes nothing. A's prepare then returns its
+    executable — no KeyError (K33) — which launches correctly; then close
+    succeeds. Before issue 23, close waited for the whole build, then
+    closed, and A's prepare raised KeyError."""
+    a, c = env.svm(np.arange(N)), env.zeros()
+    ctx = kctx.opencl.Context(env.queue)
+    try:
+        ctx.prepare(vadd_image())  # PoCL's compiler is warm: the slow build below is the source's own
+        prep, prep_out = _thread(lambda: ctx.prepare(vadd_image(_slow_source())))
+        time.sleep(0.3)  # A is inside kctx_prepare's build (over a second)
+        assert prep.is_alive(), "the slow build finished before close was called: the test proves nothing"
+        closer, close_out = _thread(ctx.close)
+        closer.join(5)
+        assert close_out, "close did not return"
+        kind, err, seconds = close_out[0]
+        assert kind == "error" and isinstance(err, kctx.Busy), (kind, err)
+        assert seconds < 0.5 and prep.is_alive(), f"close took {seconds:.3f} s: it waited for the prepare (K25)"
+        assert ctx.phase == kctx.Phase.READY
+        prep.join(60)
+        (kind, exe, _), = prep_out
+        assert kind == "ok" and isinstance(exe, kctx.opencl.Executable), exe
+        assert exe.id in ctx.prepared
+        exe(cl.SVM(a), cl.SVM(a), cl.SVM(c), N, stream=env.queue)
+        env.queue.finish()
+        ctx.check()
+        np.testing.assert_array_equal(c, 2 * a)
+    finally:
+        ctx.close()
+        ctx.destroy()
+    assert ctx.prepared == {}
+
+
+def test_k33_prepare_raced_by_close_on_another_thread_never_raises_keyerror(env: Env) -> None:
+    """Sixteen times: a prepare and a close started together on two threads.
+    The prepare returns its executable or raises the status the library
+    gives (InvalidState: the close won); the close succeeds or raises Busy
+    (the prepare was in flight). Never KeyError (2 to 4 of 8 tries before
+    issue 23); afterwards the context closes and lists nothing."""
+    image = vadd_image()
+    for _ in range(16):
+        ctx = kctx.opencl.Context(env.queue)
+        go = threading.Barrier(2)
+        prep, prep_out = _thread(lambda: (go.wait(), ctx.prepare(image))[1])
+        closer, close_out = _thread(lambda: (go.wait(), ctx.close())[1])
+        prep.join(60)
+        closer.join(60)
+        (pkind, pval, _), = prep_out
+        (ckind, cval, _), = close_out
+        assert pkind == "ok" or isinstance(pval, kctx.InvalidState), pval
+        assert ckind == "ok" or isinstance(cval, kctx.Busy), cval
+        if pkind == "ok":
+            assert isinstance(pval, kctx.opencl.Executable) and pval.size == len(image)
+        ctx.close()
+        assert ctx.prepared == {}
+        ctx.destroy()
+
+
+def test_k33_a_close_right_after_prepares_c_call_gives_no_keyerror(env: Env) -> None:
+    """The window of issue 23's KeyError, made certain: a close on another
+    thread completes just after kctx_prepare returned, before the binding
+    builds the Executable. prepare returns it (the library prepared it)
+    without reading the emptied registry again; the closed context lists
+    nothing."""
+    ctx = kctx.opencl.Context(env.queue)
+    with close_right_after_prepare(ctx):
+        exe = ctx.prepare(vadd_image())
+    assert isinstance(exe, kctx.opencl.Executable) and exe.size == len(vadd_image())
+    assert ctx.phase == kctx.Phase.CLOSED and ctx.prepared == {}
+    ctx.destroy()
+
+
+def test_k33_opencl_context_methods_raced_by_close_give_kctx_statuses(env: Env) -> None:
+    """Every method of kctx.opencl.Context (and its Executable) called in a
+    loop on one thread while another closes the context: each call succeeds
+    or raises InvalidState / Busy / InvalidHandle, never another exception."""
+    a = env.zeros()
+    image = vadd_image()
+    calls = {
+        "prepare": lambda x, e: x.prepare(image),
+        "launch": lambda x, e: x.launch(e.id, [cl.SVM(a), cl.SVM(a), cl.SVM(a), N], env.queue),
+        "Executable": lambda x, e: e(cl.SVM(a), cl.SVM(a), cl.SVM(a), N, stream=env.queue),
+        "check": lambda x, e: x.check(),
+        "close": lambda x, e: x.close(),
+        "live_objects": lambda x, e: x.live_objects,
+        "binding": lambda x, e: x.binding,
+        "prepared": lambda x, e: x.prepared,
+        "repr": lambda x, e: repr(x),
+    }
+    for name, call in calls.items():
+        ctx = kctx.opencl.Context(env.queue)
+        exe = ctx.prepare(image)
+        stop = threading.Event()
+
+        def hammer() -> None:
+            while not stop.is_set():
+                try:
+                    call(ctx, exe)
+                except (kctx.InvalidState, kctx.Busy, kctx.InvalidHandle):
+                    pass
+
+        t, out = _thread(hammer)
+        time.sleep(0.01)
+        try:
+            ctx.close()
+        except kctx.Busy:  # a launch still in flight
+            pass
+        time.sleep(0.005)
+        stop.set()
+        t.join(60)
+        assert out and out[0][0] == "ok", f"{name} raced by close raised {out[0][1]!r}"
+        env.queue.finish()
+        ctx.close()
+        ctx.destroy()
+        assert kctx.opencl.bound() is None  # every call gave the thread's binding back
 
 
 # ---------------------------------------------------------------------------
