@@ -295,16 +295,28 @@ static kctx_pclass a_classify(void *self, int st) {
     case CUDA_ERROR_STUB_LIBRARY:
     case CUDA_ERROR_NO_DEVICE:
     case CUDA_ERROR_NOT_SUPPORTED:
-    case CUDA_ERROR_NO_BINARY_FOR_GPU:
         return KCTX_PCLASS_UNSUPPORTED;
+    /* A module the driver cannot load for this device, or a kernel entry
+     * the module lacks: the image's fault (prepare: INCOMPATIBLE_IMAGE).
+     * cuda.h: cuModuleLoadData answers 200, 209, 218, 221, 222 (and 300
+     * for device code that does not compile or link, 223 with the JIT
+     * disabled); cuModuleGetFunction answers 500 for a name the module
+     * does not export, and no other entry of this table can. kctx's own
+     * runtime programs are the library's, not an image's: a_module_load
+     * reports their load as UNSUPPORTED. */
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    case CUDA_ERROR_JIT_COMPILATION_DISABLED:
+    case CUDA_ERROR_INVALID_SOURCE:
+    case CUDA_ERROR_NOT_FOUND:
+        return KCTX_PCLASS_BAD_MODULE;
     case CUDA_ERROR_INVALID_VALUE:
     case CUDA_ERROR_INVALID_DEVICE:
-    case CUDA_ERROR_INVALID_IMAGE:
     case CUDA_ERROR_INVALID_CONTEXT:
     case CUDA_ERROR_INVALID_HANDLE:
-    case CUDA_ERROR_NOT_FOUND:
-    case CUDA_ERROR_INVALID_PTX:
-    case CUDA_ERROR_INVALID_SOURCE:
     case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
     case CUDA_ERROR_ILLEGAL_STATE:
         return KCTX_PCLASS_INVALID;
@@ -560,8 +572,21 @@ static int a_module_load(void *self, const void *bytes, size_t size, kctx_pmodul
     (void)self;
     (void)size; /* the driver reads the image's own header */
     CUmodule h = NULL;
-    int st = note(CU(cuModuleLoadData, &h, bytes), "cuModuleLoadData");
+    const int programs = bytes == (const void *)kctx_rt_cuda_programs;
+    int st = note(CU(cuModuleLoadData, &h, bytes),
+                  programs ? "cuModuleLoadData(kctx's runtime programs)" : "cuModuleLoadData");
     if (!st) *m = (kctx_pmodule)(uintptr_t)h;
+    if (st && programs && a_classify(self, st) == KCTX_PCLASS_BAD_MODULE) {
+        /* This library's own fatbin has no code the device can run (its
+         * KCTX_CUDA_ARCHS): the device is unsupported by this build, which
+         * is not the fault of any image. The driver's code stays in the
+         * message. */
+        size_t n = strlen(tl_msg);
+        snprintf(tl_msg + n, sizeof tl_msg - n,
+                 "; this libkctx's runtime fatbin has no code for this device (rebuild with its "
+                 "architecture in KCTX_CUDA_ARCHS)");
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
     return st;
 }
 static int a_module_unload(void *self, kctx_pmodule m) {

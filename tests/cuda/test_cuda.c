@@ -30,6 +30,7 @@
 #include "fw.h"
 
 #include <kctx/cuda.h>
+#include <kctx/image.h>
 #include <kctx/kctx.h>
 
 #include "kctx_test_common.h"
@@ -297,6 +298,121 @@ static void mode_fatal(const char *images) {
     free(img); /* the context keeps its device objects: they are the lost device's */
 }
 
+/* An image of vector_add's shape (a, b, c: tensor; n: scalar) whose one
+ * child has entry `entry` and one cuda_fatbin variant holding `blob`. */
+static void *image_with(const char *entry, const void *blob, size_t blob_size, size_t *size) {
+    kctx_image_builder *b = kctx_image_builder_new("bad_module");
+    kctx_image_builder_param(b, "a", KCTX_PARAM_TENSOR_IN);
+    kctx_image_builder_param(b, "b", KCTX_PARAM_TENSOR_IN);
+    kctx_image_builder_param(b, "c", KCTX_PARAM_TENSOR_OUT);
+    kctx_image_builder_param(b, "n", KCTX_PARAM_SCALAR);
+    kctx_image_builder_child(b, "vadd", entry, NULL);
+    kctx_image_builder_child_param(b, "a", KCTX_PARAM_TENSOR);
+    kctx_image_builder_child_param(b, "b", KCTX_PARAM_TENSOR);
+    kctx_image_builder_child_param(b, "c", KCTX_PARAM_TENSOR);
+    kctx_image_builder_child_param(b, "n", KCTX_PARAM_SCALAR);
+    kctx_image_builder_variant(b, KCTX_VARIANT_CUDA_FATBIN, blob, blob_size);
+    kctx_image_builder_task(b, 0, 4, NULL);
+    for (uint32_t i = 0; i < 3; i++) kctx_image_builder_bind(b, KCTX_BIND_TENSOR, i, 0);
+    kctx_image_builder_bind(b, KCTX_BIND_SCALAR, 3, 0);
+    void *img = NULL;
+    char msg[256] = "";
+    kctx_build_status st = kctx_image_builder_finish(b, &img, size, msg, sizeof msg);
+    kctx_image_builder_free(b);
+    CHECK(st == KCTX_BUILD_OK, "the builder refused the image: %s", msg);
+    return st == KCTX_BUILD_OK ? img : NULL;
+}
+
+static void *read_path(const char *path, size_t *size) {
+    char why[256];
+    void *b = ktc_read_file(path, size, why, sizeof why);
+    CHECK(b != NULL, "%s", why);
+    return b;
+}
+
+/* Item 5 of issue 23 (kctx.h: INCOMPATIBLE_IMAGE, platform.h: BAD_MODULE):
+ * a module the driver cannot load for the device, and a kernel entry the
+ * module lacks, are the image's fault: prepare refuses them with
+ * INCOMPATIBLE_IMAGE, the driver's code (name and number) in the message,
+ * the id stays free and nothing is kept (live objects at baseline). */
+static void mode_bad_modules(const char *images, const char *sim_elf, const char *real_fatbin) {
+    fw = fw_cuda_driver();
+    size_t elf_size = 0, fatbin_size = 0, good_size = 0;
+    void *elf = read_path(sim_elf, &elf_size);
+    void *fatbin = read_path(real_fatbin, &fatbin_size);
+    void *good = read_image(images, "vector_add", &good_size);
+    if (!elf || !fatbin || !good) return;
+    unsigned char garbage[256];
+    for (size_t i = 0; i < sizeof garbage; i++) garbage[i] = (unsigned char)(0x5a ^ (i * 7));
+    unsigned char bad_header[64] = {0x50, 0xed, 0x55, 0xba, 1, 0, 0, 0}; /* header size 0 */
+    static const char ptx[] = "//\n// a PTX module\n//\n.version 8.8\n.target sm_90\n"
+                              ".address_size 64\n.visible .entry k_vadd() { ret; }\n";
+    static const char ptx_new[] = ".version 99.0\n.target sm_200\n.address_size 64\n";
+    const struct {
+        const char *what, *entry;
+        const void *blob;
+        size_t size;
+        const char *code;
+    } cases[] = {
+        {"a fatbin of real CUDA kernels (no code the device can run)", "k_vadd", fatbin,
+         fatbin_size, "CUDA_ERROR_NO_BINARY_FOR_GPU (209)"},
+        {"bytes that are no module", "k_vadd", garbage, sizeof garbage,
+         "CUDA_ERROR_INVALID_IMAGE (200)"},
+        {"a fatbin whose header cannot be decoded", "k_vadd", bad_header, sizeof bad_header,
+         "CUDA_ERROR_INVALID_IMAGE (200)"},
+        {"PTX the JIT cannot compile", "k_vadd", ptx, sizeof ptx, "CUDA_ERROR_INVALID_PTX (218)"},
+        {"PTX newer than the driver", "k_vadd", ptx_new, sizeof ptx_new,
+         "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)"},
+        {"a module without the child's entry", "k_no_such_kernel", elf, elf_size,
+         "CUDA_ERROR_NOT_FOUND (500)"},
+    };
+    kctx_context c = 0;
+    CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
+    fw_counts base, now;
+    CHECK_FW(fw->live_counts(0, &base));
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t size = 0;
+        void *img = image_with(cases[k].entry, cases[k].blob, cases[k].size, &size);
+        if (!img) continue;
+        CHECK_K(kctx_prepare(c, 7, img, size), KCTX_INCOMPATIBLE_IMAGE);
+        const char *m = kctx_thread_last_error();
+        CHECK(strstr(m, cases[k].code) != NULL, "%s: the message keeps the driver's code %s: %s",
+              cases[k].what, cases[k].code, m);
+        CHECK_FW(fw->live_counts(0, &now));
+        CHECK(now.modules == base.modules && now.allocations == base.allocations,
+              "%s: nothing kept (modules %llu, allocations %llu; baseline %llu, %llu)",
+              cases[k].what, (unsigned long long)now.modules, (unsigned long long)now.allocations,
+              (unsigned long long)base.modules, (unsigned long long)base.allocations);
+        free(img);
+    }
+    /* the id stayed free, and the context is READY: a good image takes it */
+    CHECK_K(kctx_prepare(c, 7, good, good_size), KCTX_OK);
+    kctx_phase ph = KCTX_PHASE_NEW;
+    CHECK_K(kctx_get_phase(c, &ph), KCTX_OK);
+    CHECK(ph == KCTX_PHASE_READY, "phase %s after refused images", kctx_phase_name(ph));
+    CHECK_K(kctx_close(c), KCTX_OK);
+    CHECK_K(kctx_destroy(c), KCTX_OK);
+    free(elf);
+    free(fatbin);
+    free(good);
+}
+
+/* kctx's own runtime programs that the device cannot run are the build's
+ * limit, not an image's: kernel init is UNSUPPORTED, with the driver's code
+ * (the double plays such a GPU: KCTX_DOUBLE_RT_NO_BINARY=1). */
+static void mode_rt_no_binary(void) {
+    kctx_context c = 0;
+    CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    CHECK_K(kctx_kernel_init(c, &cfg), KCTX_UNSUPPORTED);
+    CHECK(strstr(kctx_thread_last_error(), "CUDA_ERROR_NO_BINARY_FOR_GPU (209)") != NULL &&
+              strstr(kctx_thread_last_error(), "runtime fatbin has no code for this device"),
+          "the message keeps the driver's code and says why: %s", kctx_thread_last_error());
+    CHECK_K(kctx_destroy(c), KCTX_OK);
+}
+
 /* No driver, or only the stub: a clear reason, and a clean refusal. */
 static void mode_unavailable(const char *want) {
     kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
@@ -321,6 +437,10 @@ static void mode_unavailable(const char *want) {
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "lifecycle") == 0)
         mode_lifecycle(argv[2]);
+    else if (argc >= 5 && strcmp(argv[1], "bad_modules") == 0)
+        mode_bad_modules(argv[2], argv[3], argv[4]);
+    else if (argc >= 2 && strcmp(argv[1], "rt_no_binary") == 0)
+        mode_rt_no_binary();
     else if (argc >= 3 && strcmp(argv[1], "fatal") == 0)
         mode_fatal(argv[2]);
     else if (argc >= 2 && strcmp(argv[1], "nodevice") == 0)

@@ -482,6 +482,29 @@ static size_t elf_extent(const unsigned char *b) {
     return end;
 }
 
+/* PTX text (cuModuleLoadData takes a NUL-terminated PTX string): the
+ * double has no PTX JIT, so PTX never loads. A `.version` newer than the
+ * PTX ISA of the CUDA 13.0 toolkit (9.0) is CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+ * (what a driver older than the PTX says); any other PTX is
+ * CUDA_ERROR_INVALID_PTX (what the driver says when its JIT compilation
+ * fails). */
+static CUresult ptx_load(const char *text) {
+    const char *v = strstr(text, ".version");
+    unsigned major = 0, minor = 0;
+    if (v && sscanf(v, ".version %u.%u", &major, &minor) == 2 && major * 10 + minor > 90) {
+        snprintf(tl_msg, sizeof tl_msg,
+                 "cuModuleLoadData: PTX ISA %u.%u is newer than this driver's (9.0)", major, minor);
+        return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+    }
+    return fail(
+        CUDA_ERROR_INVALID_PTX,
+        "cuModuleLoadData: PTX: the driver double has no PTX JIT (it runs sim ELF modules)");
+}
+static int is_ptx(const unsigned char *b) {
+    while (*b == ' ' || *b == '\t' || *b == '\n' || *b == '\r') b++;
+    return (b[0] == '/' && b[1] == '/') || memcmp(b, ".version", 8) == 0;
+}
+
 static CUresult d_cuModuleLoadData(CUmodule *m, const void *image) {
     const unsigned char *b = image;
     if (!b || !m) return fail(CUDA_ERROR_INVALID_VALUE, "cuModuleLoadData: NULL");
@@ -496,10 +519,21 @@ static CUresult d_cuModuleLoadData(CUmodule *m, const void *image) {
         uint64_t fsize;
         memcpy(&hsize, b + 6, sizeof hsize);
         memcpy(&fsize, b + 8, sizeof fsize);
+        if (hsize != 16 || fsize == 0 || fsize > ((uint64_t)1 << 32))
+            return fail(CUDA_ERROR_INVALID_IMAGE,
+                        "cuModuleLoadData: a fatbin whose header cannot be decoded (header size "
+                        "must be 16, the payload 1 byte to 4 GiB)");
         if (!memmem(b, (size_t)hsize + (size_t)fsize, "kctx_rt_ho_acquire", 18))
             return fail(CUDA_ERROR_NO_BINARY_FOR_GPU,
                         "cuModuleLoadData: a fatbin of real CUDA kernels: the driver double runs "
                         "sim ELF modules only (and kctx's runtime fatbin, as its sim build)");
+        /* KCTX_DOUBLE_RT_NO_BINARY=1 plays a GPU for which kctx's runtime
+         * fatbin has no code */
+        const char *nb = getenv("KCTX_DOUBLE_RT_NO_BINARY");
+        if (nb && *nb == '1')
+            return fail(CUDA_ERROR_NO_BINARY_FOR_GPU,
+                        "cuModuleLoadData: no code in the fatbin for this device "
+                        "(KCTX_DOUBLE_RT_NO_BINARY=1)");
         pthread_once(&g_rt_once, rt_read);
         if (!g_rt)
             return fail(CUDA_ERROR_INVALID_IMAGE,
@@ -509,6 +543,8 @@ static CUresult d_cuModuleLoadData(CUmodule *m, const void *image) {
         size = g_rt_size;
     } else if (memcmp(b, ELFMAG, SELFMAG) == 0 && b[EI_CLASS] == ELFCLASS64) {
         size = elf_extent(b);
+    } else if (is_ptx(b)) {
+        return ptx_load(image);
     } else {
         return fail(CUDA_ERROR_INVALID_IMAGE,
                     "cuModuleLoadData: the double loads sim ELF modules and kctx's runtime "
@@ -641,6 +677,8 @@ static CUresult d_cuGetErrorName(CUresult st, const char **s) {
         N_(CUDA_ERROR_INVALID_DEVICE)
         N_(CUDA_ERROR_INVALID_IMAGE)
         N_(CUDA_ERROR_NO_BINARY_FOR_GPU)
+        N_(CUDA_ERROR_INVALID_PTX)
+        N_(CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
         N_(CUDA_ERROR_INVALID_CONTEXT)
         N_(CUDA_ERROR_INVALID_HANDLE)
         N_(CUDA_ERROR_ILLEGAL_STATE)
