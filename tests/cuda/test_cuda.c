@@ -413,6 +413,103 @@ static void mode_rt_no_binary(void) {
     CHECK_K(kctx_destroy(c), KCTX_OK);
 }
 
+/* A failing image: vector_add's k_vadd given three arguments, so that its
+ * task reports an error on the device (callable_check: nargs != 4). */
+static void *failing_image(const void *elf, size_t elf_size, size_t *size) {
+    kctx_image_builder *b = kctx_image_builder_new("failing_vadd");
+    kctx_image_builder_param(b, "a", KCTX_PARAM_TENSOR_IN);
+    kctx_image_builder_param(b, "b", KCTX_PARAM_TENSOR_IN);
+    kctx_image_builder_param(b, "c", KCTX_PARAM_TENSOR_OUT);
+    kctx_image_builder_child(b, "vadd", "k_vadd", NULL);
+    for (int i = 0; i < 3; i++) kctx_image_builder_child_param(b, "x", KCTX_PARAM_TENSOR);
+    kctx_image_builder_variant(b, KCTX_VARIANT_CUDA_FATBIN, elf, elf_size);
+    kctx_image_builder_task(b, 0, 2, NULL);
+    for (uint32_t i = 0; i < 3; i++) kctx_image_builder_bind(b, KCTX_BIND_TENSOR, i, 0);
+    void *img = NULL;
+    char msg[256] = "";
+    kctx_build_status st = kctx_image_builder_finish(b, &img, size, msg, sizeof msg);
+    kctx_image_builder_free(b);
+    CHECK(st == KCTX_BUILD_OK, "the builder refused the failing image: %s", msg);
+    return st == KCTX_BUILD_OK ? img : NULL;
+}
+
+static int all_bytes(const unsigned char *h, size_t n, unsigned char v) {
+    for (size_t i = 0; i < n; i++)
+        if (h[i] != v) return 0;
+    return 1;
+}
+
+/* Issue 23 item 6: a failed kctx task behaves on the double as on the
+ * driver (kctx/cuda.h, the CUDA task ABI): the kernel returns normally, the
+ * failure reaches kctx_check through the device error word (K35:
+ * DEVICE_ERROR, the task's index), and the caller's stream goes on running
+ * the framework's later work, whose effect is visible; the stream reports
+ * no error. The same for a replay of a capture holding the failing launch. */
+static void mode_task_failure(const char *sim_elf) {
+    fw = fw_cuda_driver();
+    size_t elf_size = 0, bad_size = 0;
+    void *elf = read_path(sim_elf, &elf_size);
+    void *bad = elf ? failing_image(elf, elf_size, &bad_size) : NULL;
+    if (!bad) return;
+    static unsigned char h[N * 4];
+    fw_stream s = 0;
+    fw_devptr a = 0, b = 0, out = 0, x = 0;
+    CHECK_FW(fw->stream_create(&s));
+    CHECK_FW(fw->mem_alloc(N * 4, &a));
+    CHECK_FW(fw->mem_alloc(N * 4, &b));
+    CHECK_FW(fw->mem_alloc(N * 4, &out));
+    CHECK_FW(fw->mem_alloc(N * 4, &x));
+    const kctx_arg args[3] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4),
+                              KCTX_TENSOR(out, N * 4)};
+    for (int captured = 0; captured < 2; captured++) {
+        const char *how = captured ? "a replay" : "an eager launch";
+        kctx_context c = 0;
+        CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
+        kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+        CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
+        CHECK_K(kctx_prepare(c, 1, bad, bad_size), KCTX_OK);
+        CHECK_FW(fw->fill_async(x, 0, N * 4, s));
+        CHECK_FW(fw->stream_sync(s, 10000));
+        fw_graph g = 0;
+        fw_exec e = 0;
+        if (captured) CHECK_FW(fw->begin_capture(s));
+        CHECK_K(kctx_launch(c, 1, args, 3, s), KCTX_OK);
+        /* the framework's work on the caller stream, after the launch */
+        CHECK_FW(fw->fill_async(x, 0x5a, N * 4, s));
+        if (captured) {
+            CHECK_FW(fw->end_capture(s, &g));
+            CHECK_FW(fw->graph_instantiate(g, &e));
+            CHECK_FW(fw->graph_launch(e, s));
+        }
+        CHECK_FW(fw->stream_sync(s, 10000)); /* the stream reports no error */
+        CHECK_FW(fw->download(h, x, sizeof h));
+        CHECK(all_bytes(h, sizeof h, 0x5a),
+              "%s: the framework's memset after the failed task did not run (x[0] = 0x%02x)", how,
+              h[0]);
+        /* and more framework work later still runs */
+        CHECK_FW(fw->fill_async(x, 0xa5, N * 4, s));
+        CHECK_FW(fw->stream_sync(s, 10000));
+        CHECK_FW(fw->download(h, x, sizeof h));
+        CHECK(all_bytes(h, sizeof h, 0xa5), "%s: later framework work did not run", how);
+        kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+        CHECK_K(kctx_check(c, &rep), KCTX_DEVICE_ERROR);
+        CHECK(rep.device_status == KCTX_DEVICE_ERROR && rep.error_detail == 0,
+              "%s: check reports %s, task %llu (expected DEVICE_ERROR, task 0)", how,
+              kctx_status_name(rep.device_status), (unsigned long long)rep.error_detail);
+        if (e) CHECK_FW(fw->exec_destroy(e));
+        if (g) CHECK_FW(fw->graph_destroy(g));
+        CHECK_K(kctx_close(c), KCTX_OK);
+        CHECK_K(kctx_destroy(c), KCTX_OK);
+    }
+    CHECK_FW(fw->mem_free(a));
+    CHECK_FW(fw->mem_free(b));
+    CHECK_FW(fw->mem_free(out));
+    CHECK_FW(fw->mem_free(x));
+    CHECK_FW(fw->stream_destroy(s));
+    free(bad);
+    free(elf);
+}
+
 /* No driver, or only the stub: a clear reason, and a clean refusal. */
 static void mode_unavailable(const char *want) {
     kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
@@ -439,6 +536,8 @@ int main(int argc, char **argv) {
         mode_lifecycle(argv[2]);
     else if (argc >= 5 && strcmp(argv[1], "bad_modules") == 0)
         mode_bad_modules(argv[2], argv[3], argv[4]);
+    else if (argc >= 3 && strcmp(argv[1], "task_failure") == 0)
+        mode_task_failure(argv[2]);
     else if (argc >= 2 && strcmp(argv[1], "rt_no_binary") == 0)
         mode_rt_no_binary();
     else if (argc >= 3 && strcmp(argv[1], "fatal") == 0)
