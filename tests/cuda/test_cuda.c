@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static unsigned g_passed, g_failed;
 
@@ -510,6 +511,144 @@ static void mode_task_failure(const char *sim_elf) {
     free(elf);
 }
 
+/* The driver calls a launch's failure path must not make (K19: no stream
+ * creation, no host wait; the word accesses' bounded polls are the
+ * documented exception, docs/cuda.md "K19 on failure paths"). */
+static const char *const k_not_on_failure[] = {
+    "cuStreamCreate",     "cuStreamDestroy", "cuStreamSynchronize", "cuCtxSynchronize",
+    "cuEventSynchronize", "cuEventQuery",    "cuMemAlloc",          "cuMemFree"};
+#define N_NOT_ON_FAILURE (sizeof k_not_on_failure / sizeof k_not_on_failure[0])
+
+/* Issue 23 item 8, K19 on failure paths: each platform call of a launch
+ * failed in turn (kctx_fault_arm; once, and from then on so that the
+ * compensation fails too and the abort word is written), eager and inside
+ * a capture. The failing launch creates, destroys and synchronises nothing;
+ * it queries a stream only for the core's word accesses (the K35 poison and
+ * the K24 abort word), never the caller's stream: a capture survives it
+ * (a query on a capturing stream would invalidate it). The stream comes
+ * back, close succeeds and the live objects return to their baseline. */
+static void mode_failure_path(const char *images) {
+    fw = fw_cuda_driver();
+    size_t img_size = 0;
+    void *img = read_image(images, "vector_add", &img_size);
+    if (!img) return;
+    fw_stream s = 0;
+    fw_devptr a = 0, b = 0, out = 0;
+    CHECK_FW(fw->stream_create(&s));
+    CHECK_FW(fw->mem_alloc(N * 4, &a));
+    CHECK_FW(fw->mem_alloc(N * 4, &b));
+    CHECK_FW(fw->mem_alloc(N * 4, &out));
+    const kctx_arg args[4] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4), KCTX_TENSOR(out, N * 4),
+                              KCTX_SCALAR(N)};
+    fw_counts base, now;
+    CHECK_FW(fw->live_counts(0, &base));
+    /* the seam calls of one clean launch: the steps to fail */
+    uint64_t steps = 0, launches = 0;
+    {
+        kctx_context c = 0;
+        CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
+        kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+        CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
+        CHECK_K(kctx_prepare(c, 1, img, img_size), KCTX_OK);
+        uint64_t n0 = kctx_thread_platform_calls(KCTX_POP_ANY);
+        uint64_t l0 = kctx_thread_platform_calls(KCTX_POP_LAUNCH);
+        CHECK_K(kctx_launch(c, 1, args, 4, s), KCTX_OK);
+        steps = kctx_thread_platform_calls(KCTX_POP_ANY) - n0;
+        launches = kctx_thread_platform_calls(KCTX_POP_LAUNCH) - l0;
+        CHECK_FW(fw->stream_sync(s, 10000));
+        CHECK_K(kctx_close(c), KCTX_OK);
+        CHECK_K(kctx_destroy(c), KCTX_OK);
+    }
+    CHECK(steps >= 6 && launches == 3, "a launch made %llu seam calls, %llu launches",
+          (unsigned long long)steps, (unsigned long long)launches);
+    unsigned word_failures = 0; /* failures whose path made a word access */
+    for (int captured = 0; captured < 2; captured++)
+        /* 0: one seam call fails; 1: it and every later one; 2: one
+         * kernel launch and every later launch (the compensation's
+         * finalize fails too: the abort word is written, K24) */
+        for (int variant = 0; variant < 3; variant++)
+            for (uint64_t n = 1; n <= (variant == 2 ? launches : steps); n++) {
+                const int persistent = variant > 0;
+                char how[96];
+                snprintf(how, sizeof how, "%s, %s %llu failed%s", captured ? "captured" : "eager",
+                         variant == 2 ? "launch" : "seam call", (unsigned long long)n,
+                         persistent ? " and every later one" : "");
+                kctx_context c = 0;
+                CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
+                kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+                CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
+                CHECK_K(kctx_prepare(c, 1, img, img_size), KCTX_OK);
+                if (captured) CHECK_FW(fw->begin_capture(s));
+                uint64_t before[N_NOT_ON_FAILURE];
+                for (size_t i = 0; i < N_NOT_ON_FAILURE; i++)
+                    before[i] = calls(k_not_on_failure[i]);
+                uint64_t q0 = calls("cuStreamQuery");
+                uint64_t w0 = kctx_thread_platform_calls(KCTX_POP_ATOMIC_READ_U32) +
+                              kctx_thread_platform_calls(KCTX_POP_ATOMIC_WRITE_U32);
+                kctx_fault f = KCTX_FAULT_INIT;
+                f.op = variant == 2 ? KCTX_POP_LAUNCH : KCTX_POP_ANY;
+                f.nth = n;
+                f.persistent = persistent;
+                int id = -1;
+                CHECK_K(kctx_fault_arm(&f, &id), KCTX_OK);
+                kctx_status st = kctx_launch(c, 1, args, 4, s);
+                kctx_fault_clear_all();
+                CHECK(st != KCTX_OK, "%s: the launch succeeded", how);
+                for (size_t i = 0; i < N_NOT_ON_FAILURE; i++) {
+                    uint64_t d = calls(k_not_on_failure[i]) - before[i];
+                    CHECK(d == 0, "K19: %s: the failure path called %s %llu times", how,
+                          k_not_on_failure[i], (unsigned long long)d);
+                }
+                uint64_t words = kctx_thread_platform_calls(KCTX_POP_ATOMIC_READ_U32) +
+                                 kctx_thread_platform_calls(KCTX_POP_ATOMIC_WRITE_U32) - w0;
+                uint64_t queries = calls("cuStreamQuery") - q0;
+                if (words) word_failures++;
+                CHECK(words > 0 || queries == 0,
+                      "K19: %s: %llu stream queries with no word access (%s)", how,
+                      (unsigned long long)queries, kctx_status_name(st));
+                if (captured) {
+                    /* no query or wait touched the capturing stream: it was
+                     * not invalidated (where the compensation could not join
+                     * back either, it ends unjoined: kctx said discard it) */
+                    fw_graph g = 0;
+                    fw_status es = fw->end_capture(s, &g);
+                    CHECK(es == FW_OK || (persistent && es == FW_CAPTURE_UNJOINED),
+                          "%s: the capture ended with %s (%s)", how, fw_status_name(es),
+                          fw->last_error());
+                    if (g) CHECK_FW(fw->graph_destroy(g));
+                }
+                CHECK_FW(fw->stream_sync(s, 10000)); /* the chain came back (K24) */
+                /* close does not wait (K25): where every later call failed,
+                 * the chain's tail on the context's own streams may still
+                 * be running; it ends by itself */
+                kctx_status cst = kctx_close(c);
+                for (int k = 0; k < 500 && cst == KCTX_BUSY; k++) {
+                    struct timespec ts = {0, 2000000};
+                    nanosleep(&ts, NULL);
+                    cst = kctx_close(c);
+                }
+                CHECK(cst == KCTX_OK, "%s: close: %s (%s)", how, kctx_status_name(cst),
+                      kctx_thread_last_error());
+                CHECK_K(kctx_destroy(c), KCTX_OK);
+                CHECK_FW(fw->live_counts(0, &now));
+                CHECK(now.streams == base.streams && now.events == base.events &&
+                          now.modules == base.modules && now.allocations == base.allocations,
+                      "%s: live objects after close: streams %llu events %llu modules %llu "
+                      "allocations %llu (baseline %llu %llu %llu %llu)",
+                      how, (unsigned long long)now.streams, (unsigned long long)now.events,
+                      (unsigned long long)now.modules, (unsigned long long)now.allocations,
+                      (unsigned long long)base.streams, (unsigned long long)base.events,
+                      (unsigned long long)base.modules, (unsigned long long)base.allocations);
+            }
+    /* the sweep did reach the failure paths that touch the device words */
+    CHECK(word_failures > 0, "no failure path wrote the error or abort word");
+    CHECK_FW(fw->mem_free(a));
+    CHECK_FW(fw->mem_free(b));
+    CHECK_FW(fw->mem_free(out));
+    CHECK_FW(fw->stream_destroy(s));
+    free(img);
+}
+
 /* No driver, or only the stub: a clear reason, and a clean refusal. */
 static void mode_unavailable(const char *want) {
     kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
@@ -536,6 +675,8 @@ int main(int argc, char **argv) {
         mode_lifecycle(argv[2]);
     else if (argc >= 5 && strcmp(argv[1], "bad_modules") == 0)
         mode_bad_modules(argv[2], argv[3], argv[4]);
+    else if (argc >= 3 && strcmp(argv[1], "failure_path") == 0)
+        mode_failure_path(argv[2]);
     else if (argc >= 3 && strcmp(argv[1], "task_failure") == 0)
         mode_task_failure(argv[2]);
     else if (argc >= 2 && strcmp(argv[1], "rt_no_binary") == 0)
