@@ -366,6 +366,10 @@ static void mode_bad_modules(const char *images, const char *sim_elf, const char
          "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)"},
         {"a module without the child's entry", "k_no_such_kernel", elf, elf_size,
          "CUDA_ERROR_NOT_FOUND (500)"},
+        /* the entry exists, its task ABI marker does not (kctx/task_abi.h):
+         * the message names the marker, with or without the driver's code */
+        {"a module without the entry's task ABI marker", "kctx_task_v1__k_vadd", elf, elf_size,
+         "kctx_task_v1__kctx_task_v1__k_vadd"},
     };
     kctx_context c = 0;
     CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
@@ -379,13 +383,46 @@ static void mode_bad_modules(const char *images, const char *sim_elf, const char
         if (!img) continue;
         CHECK_K(kctx_prepare(c, 7, img, size), KCTX_INCOMPATIBLE_IMAGE);
         const char *m = kctx_thread_last_error();
-        CHECK(strstr(m, cases[k].code) != NULL, "%s: the message keeps the driver's code %s: %s",
-              cases[k].what, cases[k].code, m);
+        CHECK(strstr(m, cases[k].code) != NULL, "%s: the message keeps %s: %s", cases[k].what,
+              cases[k].code, m);
         CHECK_FW(fw->live_counts(0, &now));
         CHECK(now.modules == base.modules && now.allocations == base.allocations,
               "%s: nothing kept (modules %llu, allocations %llu; baseline %llu, %llu)",
               cases[k].what, (unsigned long long)now.modules, (unsigned long long)now.allocations,
               (unsigned long long)base.modules, (unsigned long long)base.allocations);
+        free(img);
+    }
+    /* the same refusal with each of its platform calls failed in turn: the
+     * injected failure or the refusal, the context READY, nothing kept */
+    {
+        size_t size = 0;
+        void *img = image_with("k_no_such_kernel", elf, elf_size, &size);
+        uint64_t n0 = kctx_thread_platform_calls(KCTX_POP_ANY);
+        CHECK_K(kctx_prepare(c, 7, img, size), KCTX_INCOMPATIBLE_IMAGE);
+        uint64_t seam = kctx_thread_platform_calls(KCTX_POP_ANY) - n0;
+        CHECK(seam >= 2, "the refused prepare made %llu seam calls", (unsigned long long)seam);
+        for (uint64_t n = 1; img && n <= seam; n++) {
+            kctx_fault f = KCTX_FAULT_INIT;
+            f.nth = n;
+            int id = -1;
+            CHECK_K(kctx_fault_arm(&f, &id), KCTX_OK);
+            kctx_status st = kctx_prepare(c, 7, img, size);
+            uint64_t hits = 0;
+            CHECK_K(kctx_fault_hits(id, &hits), KCTX_OK);
+            kctx_fault_clear_all();
+            CHECK(hits == 1 && (st == KCTX_PLATFORM_ERROR || st == KCTX_INCOMPATIBLE_IMAGE),
+                  "seam call %llu failed: prepare %s, %llu hits (%s)", (unsigned long long)n,
+                  kctx_status_name(st), (unsigned long long)hits, kctx_thread_last_error());
+            kctx_phase ph = KCTX_PHASE_NEW;
+            CHECK_K(kctx_get_phase(c, &ph), KCTX_OK);
+            CHECK(ph == KCTX_PHASE_READY, "seam call %llu failed: phase %s", (unsigned long long)n,
+                  kctx_phase_name(ph));
+            CHECK_FW(fw->live_counts(0, &now));
+            CHECK(now.modules == base.modules && now.allocations == base.allocations,
+                  "seam call %llu failed: modules %llu, allocations %llu kept",
+                  (unsigned long long)n, (unsigned long long)(now.modules - base.modules),
+                  (unsigned long long)(now.allocations - base.allocations));
+        }
         free(img);
     }
     /* the id stayed free, and the context is READY: a good image takes it */
