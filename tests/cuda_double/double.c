@@ -45,6 +45,9 @@
  *    drops the report: the stream, a graph replay and the framework's
  *    later work on them run on, as on CUDA. Only a lost device (the sim's
  *    sim_device_make_fatal) is a sticky error: CUDA_ERROR_LAUNCH_FAILED.
+ *    The sim sees only launches of that program: it no longer refuses to
+ *    unload a module whose kernel is enqueued or in a graph, and a sim hold
+ *    on one function matches no launch (docs/cuda.md).
  *    What the double cannot follow: a CUDA kernel that traps (an illegal
  *    address, __trap) makes the context's sticky 700-series error; a sim
  *    kernel cannot trap, so the double has no such error but the lost
