@@ -24,12 +24,17 @@
  *  - uploads and copy-back: cuMemcpyHtoDAsync / cuMemcpyDtoHAsync on the
  *    stream the core names (prepare's: the context's private upload stream,
  *    K16; never the synchronous copies, which use the legacy stream).
- *  - atomic word access (the error word, K35; check's reads): a 4-byte
- *    copy (atomic for an aligned word) on a stream of its own, created and
- *    destroyed around the copy so that nothing of it outlives the call, in
- *    the relaxed capture mode so that another thread's global-mode capture
- *    survives it, waited for with a bounded query poll. Not ordered with
- *    any other stream.
+ *  - atomic word access (the error word, K35; check's reads; the abort
+ *    word, K24): a 4-byte copy (atomic for an aligned word) on the CUDA
+ *    context's word stream, which the adapter creates with the context's
+ *    first kctx stream (kernel init) and destroys with its last (close), so
+ *    that no word access creates a stream (K19: the launch's failure path
+ *    makes word accesses); in the relaxed capture mode so that another
+ *    thread's global-mode capture survives it; waited for with a bounded
+ *    query poll of the word stream (the host buffer must outlive the copy,
+ *    and a write must be visible at once, platform.h). Not ordered with any
+ *    other stream. Those polls are the only stream queries of a failure
+ *    path (docs/cuda.md, "K19 on failure paths").
  *  - kernels: cuModuleLoadData / cuModuleGetFunction / cuLaunchKernel with
  *    the fixed parameter block of kctx/cuda.h (AICPU programs <<<1,1>>>,
  *    task kernels <<<block_dim, KCTX_CUDA_TASK_THREADS>>>).
@@ -295,16 +300,28 @@ static kctx_pclass a_classify(void *self, int st) {
     case CUDA_ERROR_STUB_LIBRARY:
     case CUDA_ERROR_NO_DEVICE:
     case CUDA_ERROR_NOT_SUPPORTED:
-    case CUDA_ERROR_NO_BINARY_FOR_GPU:
         return KCTX_PCLASS_UNSUPPORTED;
+    /* A module the driver cannot load for this device, or a kernel entry
+     * the module lacks: the image's fault (prepare: INCOMPATIBLE_IMAGE).
+     * cuda.h: cuModuleLoadData answers 200, 209, 218, 221, 222 (and 300
+     * for device code that does not compile or link, 223 with the JIT
+     * disabled); cuModuleGetFunction answers 500 for a name the module
+     * does not export, and no other entry of this table can. kctx's own
+     * runtime programs are the library's, not an image's: a_module_load
+     * reports their load as UNSUPPORTED. */
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    case CUDA_ERROR_JIT_COMPILATION_DISABLED:
+    case CUDA_ERROR_INVALID_SOURCE:
+    case CUDA_ERROR_NOT_FOUND:
+        return KCTX_PCLASS_BAD_MODULE;
     case CUDA_ERROR_INVALID_VALUE:
     case CUDA_ERROR_INVALID_DEVICE:
-    case CUDA_ERROR_INVALID_IMAGE:
     case CUDA_ERROR_INVALID_CONTEXT:
     case CUDA_ERROR_INVALID_HANDLE:
-    case CUDA_ERROR_NOT_FOUND:
-    case CUDA_ERROR_INVALID_PTX:
-    case CUDA_ERROR_INVALID_SOURCE:
     case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
     case CUDA_ERROR_ILLEGAL_STATE:
         return KCTX_PCLASS_INVALID;
@@ -376,16 +393,112 @@ static int a_device_info(void *self, int d, kctx_device_info *info) {
 
 #define AS_STREAM(s) ((CUstream)(uintptr_t)(s))
 
+/* The word stream (K19): the device word accesses (atomic_read_u32 /
+ * atomic_write_u32) run on one stream per CUDA context that the adapter
+ * creates with the first kctx stream of that context (kernel init) and
+ * destroys with its last (close), so that no word access — the launch's
+ * failure path makes some: the K35 poison, the K24 abort word — creates or
+ * destroys a stream. Each kctx stream records its context's slot. */
+#define MAX_WORD_HOMES 64
+typedef struct word_home {
+    CUcontext ctx;
+    CUstream s;
+    unsigned refs; /* kctx streams of the context, plus word accesses under way */
+} word_home;
+typedef struct owned_stream {
+    CUstream s;
+    int home;
+    struct owned_stream *next;
+} owned_stream;
+static word_home g_homes[MAX_WORD_HOMES];
+static owned_stream *g_owned;
+static pthread_mutex_t g_home_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* g_home_lock held. The slot of `ctx`'s word stream, or -1. */
+static int home_find(CUcontext ctx) {
+    for (int i = 0; i < MAX_WORD_HOMES; i++)
+        if (g_homes[i].refs && g_homes[i].ctx == ctx) return i;
+    return -1;
+}
+
+/* g_home_lock held. One reference less; the last destroys the stream. */
+static int home_release(int i) {
+    if (--g_homes[i].refs) return CUDA_SUCCESS;
+    int st = note(CU(cuStreamDestroy, g_homes[i].s), "cuStreamDestroy(word stream)");
+    g_homes[i].s = NULL;
+    g_homes[i].ctx = NULL;
+    return st;
+}
+
+/* Record kctx stream `h` of the current context, creating the context's
+ * word stream with its first. */
+static int home_attach(CUstream h) {
+    CUcontext ctx = NULL;
+    int st = note(CU(cuCtxGetCurrent, &ctx), "cuCtxGetCurrent");
+    if (st) return st;
+    owned_stream *o = malloc(sizeof *o);
+    if (!o) {
+        snprintf(tl_msg, sizeof tl_msg, "stream_create: out of host memory");
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_mutex_lock(&g_home_lock);
+    int i = home_find(ctx);
+    if (i < 0) {
+        for (i = 0; i < MAX_WORD_HOMES && g_homes[i].refs; i++) continue;
+        if (i == MAX_WORD_HOMES) {
+            snprintf(tl_msg, sizeof tl_msg,
+                     "stream_create: kctx contexts on more than %d CUDA contexts at once",
+                     MAX_WORD_HOMES);
+            st = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            CUstream w = NULL;
+            st =
+                note(CU(cuStreamCreate, &w, CU_STREAM_NON_BLOCKING), "cuStreamCreate(word stream)");
+            if (!st) g_homes[i] = (word_home){ctx, w, 0};
+        }
+    }
+    if (!st) {
+        g_homes[i].refs++;
+        *o = (owned_stream){h, i, g_owned};
+        g_owned = o;
+    }
+    pthread_mutex_unlock(&g_home_lock);
+    if (st) free(o);
+    return st;
+}
+
+/* Forget kctx stream `h`; its context's last destroys the word stream. */
+static int home_detach(CUstream h) {
+    int st = CUDA_SUCCESS;
+    pthread_mutex_lock(&g_home_lock);
+    for (owned_stream **p = &g_owned; *p; p = &(*p)->next)
+        if ((*p)->s == h) {
+            owned_stream *o = *p;
+            *p = o->next;
+            st = home_release(o->home);
+            free(o);
+            break;
+        }
+    pthread_mutex_unlock(&g_home_lock);
+    return st;
+}
+
 static int a_stream_create(void *self, kctx_pstream *s) {
     (void)self;
     CUstream h = NULL;
     int st = note(CU(cuStreamCreate, &h, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    if (!st) {
+        st = home_attach(h);
+        if (st) (void)CU(cuStreamDestroy, h);
+    }
     if (!st) *s = (kctx_pstream)(uintptr_t)h;
     return st;
 }
 static int a_stream_destroy(void *self, kctx_pstream s) {
     (void)self;
-    return note(CU(cuStreamDestroy, AS_STREAM(s)), "cuStreamDestroy");
+    int st = note(CU(cuStreamDestroy, AS_STREAM(s)), "cuStreamDestroy");
+    int hst = home_detach(AS_STREAM(s));
+    return st ? st : hst;
 }
 
 static uint64_t now_ns(void) {
@@ -510,21 +623,37 @@ static int a_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t s
 /* How long a word access may take (it waits for nothing but itself). */
 #define WORD_TIMEOUT_MS 10000u
 
-/* One aligned 4-byte copy between host and device, on a stream of its own
- * (non-blocking: never ordered with the legacy stream or any other), in the
- * relaxed capture mode (legal during another thread's global capture). */
+/* One aligned 4-byte copy between host and device, on the current
+ * context's word stream (non-blocking: never ordered with the legacy
+ * stream or any other; a stream of its own, created and destroyed around
+ * the copy, where the context has no kctx stream), in the relaxed capture
+ * mode (legal during another thread's global capture). The copy is waited
+ * for with a bounded poll of that stream: the host buffer must outlive the
+ * copy, and platform.h asks a write to be visible at once. That poll is
+ * the one stream query a launch's failure path makes (docs/cuda.md, "K19
+ * on failure paths"); it never queries a caller's or a capturing stream. */
 static int word_copy(kctx_pdevptr ptr, uint32_t *host, int to_device) {
     if (ptr % 4) {
         snprintf(tl_msg, sizeof tl_msg, "device word 0x%llx is not 4-byte aligned",
                  (unsigned long long)ptr);
         return CUDA_ERROR_INVALID_VALUE;
     }
+    CUcontext ctx = NULL;
+    int st = note(CU(cuCtxGetCurrent, &ctx), "cuCtxGetCurrent(word access)");
+    if (st) return st;
     CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-    int st =
-        note(CU(cuThreadExchangeStreamCaptureMode, &mode), "cuThreadExchangeStreamCaptureMode");
+    st = note(CU(cuThreadExchangeStreamCaptureMode, &mode), "cuThreadExchangeStreamCaptureMode");
     if (st) return st;
     CUstream s = NULL;
-    st = note(CU(cuStreamCreate, &s, CU_STREAM_NON_BLOCKING), "cuStreamCreate(word access)");
+    pthread_mutex_lock(&g_home_lock);
+    int home = home_find(ctx);
+    if (home >= 0) {
+        g_homes[home].refs++; /* the stream outlives this access */
+        s = g_homes[home].s;
+    }
+    pthread_mutex_unlock(&g_home_lock);
+    if (home < 0)
+        st = note(CU(cuStreamCreate, &s, CU_STREAM_NON_BLOCKING), "cuStreamCreate(word access)");
     if (!st) {
         st = to_device ? note(CU(cuMemcpyHtoDAsync, (CUdeviceptr)ptr, host, 4, s),
                               "cuMemcpyHtoDAsync(device word)")
@@ -533,8 +662,15 @@ static int word_copy(kctx_pdevptr ptr, uint32_t *host, int to_device) {
         /* the copy reads or writes `host`: it must be done before we return */
         int wst = poll_stream(s, WORD_TIMEOUT_MS, "cuStreamQuery(device word)");
         if (!st) st = wst;
-        int dst = CU(cuStreamDestroy, s);
-        if (!st) st = note(dst, "cuStreamDestroy(word access)");
+        int dst = CUDA_SUCCESS;
+        if (home < 0) {
+            dst = note(CU(cuStreamDestroy, s), "cuStreamDestroy(word access)");
+        } else {
+            pthread_mutex_lock(&g_home_lock);
+            dst = home_release(home);
+            pthread_mutex_unlock(&g_home_lock);
+        }
+        if (!st) st = dst;
     }
     CUstreamCaptureMode back = mode;
     int rst = CU(cuThreadExchangeStreamCaptureMode, &back);
@@ -560,8 +696,21 @@ static int a_module_load(void *self, const void *bytes, size_t size, kctx_pmodul
     (void)self;
     (void)size; /* the driver reads the image's own header */
     CUmodule h = NULL;
-    int st = note(CU(cuModuleLoadData, &h, bytes), "cuModuleLoadData");
+    const int programs = bytes == (const void *)kctx_rt_cuda_programs;
+    int st = note(CU(cuModuleLoadData, &h, bytes),
+                  programs ? "cuModuleLoadData(kctx's runtime programs)" : "cuModuleLoadData");
     if (!st) *m = (kctx_pmodule)(uintptr_t)h;
+    if (st && programs && a_classify(self, st) == KCTX_PCLASS_BAD_MODULE) {
+        /* This library's own fatbin has no code the device can run (its
+         * KCTX_CUDA_ARCHS): the device is unsupported by this build, which
+         * is not the fault of any image. The driver's code stays in the
+         * message. */
+        size_t n = strlen(tl_msg);
+        snprintf(tl_msg + n, sizeof tl_msg - n,
+                 "; this libkctx's runtime fatbin has no code for this device (rebuild with its "
+                 "architecture in KCTX_CUDA_ARCHS)");
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
     return st;
 }
 static int a_module_unload(void *self, kctx_pmodule m) {

@@ -30,6 +30,7 @@
 #include "fw.h"
 
 #include <kctx/cuda.h>
+#include <kctx/image.h>
 #include <kctx/kctx.h>
 
 #include "kctx_test_common.h"
@@ -39,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static unsigned g_passed, g_failed;
 
@@ -297,6 +299,393 @@ static void mode_fatal(const char *images) {
     free(img); /* the context keeps its device objects: they are the lost device's */
 }
 
+/* An image of vector_add's shape (a, b, c: tensor; n: scalar) whose one
+ * child has entry `entry` and one cuda_fatbin variant holding `blob`. */
+static void *image_with(const char *entry, const void *blob, size_t blob_size, size_t *size) {
+    kctx_image_builder *b = kctx_image_builder_new("bad_module");
+    kctx_image_builder_param(b, "a", KCTX_PARAM_TENSOR_IN);
+    kctx_image_builder_param(b, "b", KCTX_PARAM_TENSOR_IN);
+    kctx_image_builder_param(b, "c", KCTX_PARAM_TENSOR_OUT);
+    kctx_image_builder_param(b, "n", KCTX_PARAM_SCALAR);
+    kctx_image_builder_child(b, "vadd", entry, NULL);
+    kctx_image_builder_child_param(b, "a", KCTX_PARAM_TENSOR);
+    kctx_image_builder_child_param(b, "b", KCTX_PARAM_TENSOR);
+    kctx_image_builder_child_param(b, "c", KCTX_PARAM_TENSOR);
+    kctx_image_builder_child_param(b, "n", KCTX_PARAM_SCALAR);
+    kctx_image_builder_variant(b, KCTX_VARIANT_CUDA_FATBIN, blob, blob_size);
+    kctx_image_builder_task(b, 0, 4, NULL);
+    for (uint32_t i = 0; i < 3; i++) kctx_image_builder_bind(b, KCTX_BIND_TENSOR, i, 0);
+    kctx_image_builder_bind(b, KCTX_BIND_SCALAR, 3, 0);
+    void *img = NULL;
+    char msg[256] = "";
+    kctx_build_status st = kctx_image_builder_finish(b, &img, size, msg, sizeof msg);
+    kctx_image_builder_free(b);
+    CHECK(st == KCTX_BUILD_OK, "the builder refused the image: %s", msg);
+    return st == KCTX_BUILD_OK ? img : NULL;
+}
+
+static void *read_path(const char *path, size_t *size) {
+    char why[256];
+    void *b = ktc_read_file(path, size, why, sizeof why);
+    CHECK(b != NULL, "%s", why);
+    return b;
+}
+
+/* Item 5 of issue 23 (kctx.h: INCOMPATIBLE_IMAGE, platform.h: BAD_MODULE):
+ * a module the driver cannot load for the device, and a kernel entry the
+ * module lacks, are the image's fault: prepare refuses them with
+ * INCOMPATIBLE_IMAGE, the driver's code (name and number) in the message,
+ * the id stays free and nothing is kept (live objects at baseline). */
+static void mode_bad_modules(const char *images, const char *sim_elf, const char *real_fatbin) {
+    fw = fw_cuda_driver();
+    size_t elf_size = 0, fatbin_size = 0, good_size = 0;
+    void *elf = read_path(sim_elf, &elf_size);
+    void *fatbin = read_path(real_fatbin, &fatbin_size);
+    void *good = read_image(images, "vector_add", &good_size);
+    if (!elf || !fatbin || !good) return;
+    unsigned char garbage[256];
+    for (size_t i = 0; i < sizeof garbage; i++) garbage[i] = (unsigned char)(0x5a ^ (i * 7));
+    unsigned char bad_header[64] = {0x50, 0xed, 0x55, 0xba, 1, 0, 0, 0}; /* header size 0 */
+    static const char ptx[] = "//\n// a PTX module\n//\n.version 8.8\n.target sm_90\n"
+                              ".address_size 64\n.visible .entry k_vadd() { ret; }\n";
+    static const char ptx_new[] = ".version 99.0\n.target sm_200\n.address_size 64\n";
+    const struct {
+        const char *what, *entry;
+        const void *blob;
+        size_t size;
+        const char *code;
+    } cases[] = {
+        {"a fatbin of real CUDA kernels (no code the device can run)", "k_vadd", fatbin,
+         fatbin_size, "CUDA_ERROR_NO_BINARY_FOR_GPU (209)"},
+        {"bytes that are no module", "k_vadd", garbage, sizeof garbage,
+         "CUDA_ERROR_INVALID_IMAGE (200)"},
+        {"a fatbin whose header cannot be decoded", "k_vadd", bad_header, sizeof bad_header,
+         "CUDA_ERROR_INVALID_IMAGE (200)"},
+        {"PTX the JIT cannot compile", "k_vadd", ptx, sizeof ptx, "CUDA_ERROR_INVALID_PTX (218)"},
+        {"PTX newer than the driver", "k_vadd", ptx_new, sizeof ptx_new,
+         "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)"},
+        {"a module without the child's entry", "k_no_such_kernel", elf, elf_size,
+         "CUDA_ERROR_NOT_FOUND (500)"},
+        /* the entry exists, its task ABI marker does not (kctx/task_abi.h):
+         * the message names the marker, with or without the driver's code */
+        {"a module without the entry's task ABI marker", "kctx_task_v1__k_vadd", elf, elf_size,
+         "kctx_task_v1__kctx_task_v1__k_vadd"},
+    };
+    kctx_context c = 0;
+    CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
+    fw_counts base, now;
+    CHECK_FW(fw->live_counts(0, &base));
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t size = 0;
+        void *img = image_with(cases[k].entry, cases[k].blob, cases[k].size, &size);
+        if (!img) continue;
+        CHECK_K(kctx_prepare(c, 7, img, size), KCTX_INCOMPATIBLE_IMAGE);
+        const char *m = kctx_thread_last_error();
+        CHECK(strstr(m, cases[k].code) != NULL, "%s: the message keeps %s: %s", cases[k].what,
+              cases[k].code, m);
+        CHECK_FW(fw->live_counts(0, &now));
+        CHECK(now.modules == base.modules && now.allocations == base.allocations,
+              "%s: nothing kept (modules %llu, allocations %llu; baseline %llu, %llu)",
+              cases[k].what, (unsigned long long)now.modules, (unsigned long long)now.allocations,
+              (unsigned long long)base.modules, (unsigned long long)base.allocations);
+        free(img);
+    }
+    /* the same refusal with each of its platform calls failed in turn: the
+     * injected failure or the refusal, the context READY, nothing kept */
+    {
+        size_t size = 0;
+        void *img = image_with("k_no_such_kernel", elf, elf_size, &size);
+        uint64_t n0 = kctx_thread_platform_calls(KCTX_POP_ANY);
+        CHECK_K(kctx_prepare(c, 7, img, size), KCTX_INCOMPATIBLE_IMAGE);
+        uint64_t seam = kctx_thread_platform_calls(KCTX_POP_ANY) - n0;
+        CHECK(seam >= 2, "the refused prepare made %llu seam calls", (unsigned long long)seam);
+        for (uint64_t n = 1; img && n <= seam; n++) {
+            kctx_fault f = KCTX_FAULT_INIT;
+            f.nth = n;
+            int id = -1;
+            CHECK_K(kctx_fault_arm(&f, &id), KCTX_OK);
+            kctx_status st = kctx_prepare(c, 7, img, size);
+            uint64_t hits = 0;
+            CHECK_K(kctx_fault_hits(id, &hits), KCTX_OK);
+            kctx_fault_clear_all();
+            CHECK(hits == 1 && (st == KCTX_PLATFORM_ERROR || st == KCTX_INCOMPATIBLE_IMAGE),
+                  "seam call %llu failed: prepare %s, %llu hits (%s)", (unsigned long long)n,
+                  kctx_status_name(st), (unsigned long long)hits, kctx_thread_last_error());
+            kctx_phase ph = KCTX_PHASE_NEW;
+            CHECK_K(kctx_get_phase(c, &ph), KCTX_OK);
+            CHECK(ph == KCTX_PHASE_READY, "seam call %llu failed: phase %s", (unsigned long long)n,
+                  kctx_phase_name(ph));
+            CHECK_FW(fw->live_counts(0, &now));
+            CHECK(now.modules == base.modules && now.allocations == base.allocations,
+                  "seam call %llu failed: modules %llu, allocations %llu kept",
+                  (unsigned long long)n, (unsigned long long)(now.modules - base.modules),
+                  (unsigned long long)(now.allocations - base.allocations));
+        }
+        free(img);
+    }
+    /* the id stayed free, and the context is READY: a good image takes it */
+    CHECK_K(kctx_prepare(c, 7, good, good_size), KCTX_OK);
+    kctx_phase ph = KCTX_PHASE_NEW;
+    CHECK_K(kctx_get_phase(c, &ph), KCTX_OK);
+    CHECK(ph == KCTX_PHASE_READY, "phase %s after refused images", kctx_phase_name(ph));
+    CHECK_K(kctx_close(c), KCTX_OK);
+    CHECK_K(kctx_destroy(c), KCTX_OK);
+    free(elf);
+    free(fatbin);
+    free(good);
+}
+
+/* kctx's own runtime programs that the device cannot run are the build's
+ * limit, not an image's: kernel init is UNSUPPORTED, with the driver's code
+ * (the double plays such a GPU: KCTX_DOUBLE_RT_NO_BINARY=1). */
+static void mode_rt_no_binary(void) {
+    kctx_context c = 0;
+    CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    CHECK_K(kctx_kernel_init(c, &cfg), KCTX_UNSUPPORTED);
+    CHECK(strstr(kctx_thread_last_error(), "CUDA_ERROR_NO_BINARY_FOR_GPU (209)") != NULL &&
+              strstr(kctx_thread_last_error(), "runtime fatbin has no code for this device"),
+          "the message keeps the driver's code and says why: %s", kctx_thread_last_error());
+    CHECK_K(kctx_destroy(c), KCTX_OK);
+}
+
+/* A failing image: vector_add's k_vadd given three arguments, so that its
+ * task reports an error on the device (callable_check: nargs != 4). */
+static void *failing_image(const void *elf, size_t elf_size, size_t *size) {
+    kctx_image_builder *b = kctx_image_builder_new("failing_vadd");
+    kctx_image_builder_param(b, "a", KCTX_PARAM_TENSOR_IN);
+    kctx_image_builder_param(b, "b", KCTX_PARAM_TENSOR_IN);
+    kctx_image_builder_param(b, "c", KCTX_PARAM_TENSOR_OUT);
+    kctx_image_builder_child(b, "vadd", "k_vadd", NULL);
+    for (int i = 0; i < 3; i++) kctx_image_builder_child_param(b, "x", KCTX_PARAM_TENSOR);
+    kctx_image_builder_variant(b, KCTX_VARIANT_CUDA_FATBIN, elf, elf_size);
+    kctx_image_builder_task(b, 0, 2, NULL);
+    for (uint32_t i = 0; i < 3; i++) kctx_image_builder_bind(b, KCTX_BIND_TENSOR, i, 0);
+    void *img = NULL;
+    char msg[256] = "";
+    kctx_build_status st = kctx_image_builder_finish(b, &img, size, msg, sizeof msg);
+    kctx_image_builder_free(b);
+    CHECK(st == KCTX_BUILD_OK, "the builder refused the failing image: %s", msg);
+    return st == KCTX_BUILD_OK ? img : NULL;
+}
+
+static int all_bytes(const unsigned char *h, size_t n, unsigned char v) {
+    for (size_t i = 0; i < n; i++)
+        if (h[i] != v) return 0;
+    return 1;
+}
+
+/* Issue 23 item 6: a failed kctx task behaves on the double as on the
+ * driver (kctx/cuda.h, the CUDA task ABI): the kernel returns normally, the
+ * failure reaches kctx_check through the device error word (K35:
+ * DEVICE_ERROR, the task's index), and the caller's stream goes on running
+ * the framework's later work, whose effect is visible; the stream reports
+ * no error. The same for a replay of a capture holding the failing launch. */
+static void mode_task_failure(const char *sim_elf) {
+    fw = fw_cuda_driver();
+    size_t elf_size = 0, bad_size = 0;
+    void *elf = read_path(sim_elf, &elf_size);
+    void *bad = elf ? failing_image(elf, elf_size, &bad_size) : NULL;
+    if (!bad) return;
+    static unsigned char h[N * 4];
+    fw_stream s = 0;
+    fw_devptr a = 0, b = 0, out = 0, x = 0;
+    CHECK_FW(fw->stream_create(&s));
+    CHECK_FW(fw->mem_alloc(N * 4, &a));
+    CHECK_FW(fw->mem_alloc(N * 4, &b));
+    CHECK_FW(fw->mem_alloc(N * 4, &out));
+    CHECK_FW(fw->mem_alloc(N * 4, &x));
+    const kctx_arg args[3] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4),
+                              KCTX_TENSOR(out, N * 4)};
+    for (int captured = 0; captured < 2; captured++) {
+        const char *how = captured ? "a replay" : "an eager launch";
+        kctx_context c = 0;
+        CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
+        kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+        CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
+        CHECK_K(kctx_prepare(c, 1, bad, bad_size), KCTX_OK);
+        CHECK_FW(fw->fill_async(x, 0, N * 4, s));
+        CHECK_FW(fw->stream_sync(s, 10000));
+        fw_graph g = 0;
+        fw_exec e = 0;
+        if (captured) CHECK_FW(fw->begin_capture(s));
+        CHECK_K(kctx_launch(c, 1, args, 3, s), KCTX_OK);
+        /* the framework's work on the caller stream, after the launch */
+        CHECK_FW(fw->fill_async(x, 0x5a, N * 4, s));
+        if (captured) {
+            CHECK_FW(fw->end_capture(s, &g));
+            CHECK_FW(fw->graph_instantiate(g, &e));
+            CHECK_FW(fw->graph_launch(e, s));
+        }
+        CHECK_FW(fw->stream_sync(s, 10000)); /* the stream reports no error */
+        CHECK_FW(fw->download(h, x, sizeof h));
+        CHECK(all_bytes(h, sizeof h, 0x5a),
+              "%s: the framework's memset after the failed task did not run (x[0] = 0x%02x)", how,
+              h[0]);
+        /* and more framework work later still runs */
+        CHECK_FW(fw->fill_async(x, 0xa5, N * 4, s));
+        CHECK_FW(fw->stream_sync(s, 10000));
+        CHECK_FW(fw->download(h, x, sizeof h));
+        CHECK(all_bytes(h, sizeof h, 0xa5), "%s: later framework work did not run", how);
+        kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+        CHECK_K(kctx_check(c, &rep), KCTX_DEVICE_ERROR);
+        CHECK(rep.device_status == KCTX_DEVICE_ERROR && rep.error_detail == 0,
+              "%s: check reports %s, task %llu (expected DEVICE_ERROR, task 0)", how,
+              kctx_status_name(rep.device_status), (unsigned long long)rep.error_detail);
+        if (e) CHECK_FW(fw->exec_destroy(e));
+        if (g) CHECK_FW(fw->graph_destroy(g));
+        CHECK_K(kctx_close(c), KCTX_OK);
+        CHECK_K(kctx_destroy(c), KCTX_OK);
+    }
+    CHECK_FW(fw->mem_free(a));
+    CHECK_FW(fw->mem_free(b));
+    CHECK_FW(fw->mem_free(out));
+    CHECK_FW(fw->mem_free(x));
+    CHECK_FW(fw->stream_destroy(s));
+    free(bad);
+    free(elf);
+}
+
+/* The driver calls a launch's failure path must not make (K19: no stream
+ * creation, no host wait; the word accesses' bounded polls are the
+ * documented exception, docs/cuda.md "K19 on failure paths"). */
+static const char *const k_not_on_failure[] = {
+    "cuStreamCreate",     "cuStreamDestroy", "cuStreamSynchronize", "cuCtxSynchronize",
+    "cuEventSynchronize", "cuEventQuery",    "cuMemAlloc",          "cuMemFree"};
+#define N_NOT_ON_FAILURE (sizeof k_not_on_failure / sizeof k_not_on_failure[0])
+
+/* Issue 23 item 8, K19 on failure paths: each platform call of a launch
+ * failed in turn (kctx_fault_arm; once, and from then on so that the
+ * compensation fails too and the abort word is written), eager and inside
+ * a capture. The failing launch creates, destroys and synchronises nothing;
+ * it queries a stream only for the core's word accesses (the K35 poison and
+ * the K24 abort word), never the caller's stream: a capture survives it
+ * (a query on a capturing stream would invalidate it). The stream comes
+ * back, close succeeds and the live objects return to their baseline. */
+static void mode_failure_path(const char *images) {
+    fw = fw_cuda_driver();
+    size_t img_size = 0;
+    void *img = read_image(images, "vector_add", &img_size);
+    if (!img) return;
+    fw_stream s = 0;
+    fw_devptr a = 0, b = 0, out = 0;
+    CHECK_FW(fw->stream_create(&s));
+    CHECK_FW(fw->mem_alloc(N * 4, &a));
+    CHECK_FW(fw->mem_alloc(N * 4, &b));
+    CHECK_FW(fw->mem_alloc(N * 4, &out));
+    const kctx_arg args[4] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4), KCTX_TENSOR(out, N * 4),
+                              KCTX_SCALAR(N)};
+    fw_counts base, now;
+    CHECK_FW(fw->live_counts(0, &base));
+    /* the seam calls of one clean launch: the steps to fail */
+    uint64_t steps = 0, launches = 0;
+    {
+        kctx_context c = 0;
+        CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
+        kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+        CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
+        CHECK_K(kctx_prepare(c, 1, img, img_size), KCTX_OK);
+        uint64_t n0 = kctx_thread_platform_calls(KCTX_POP_ANY);
+        uint64_t l0 = kctx_thread_platform_calls(KCTX_POP_LAUNCH);
+        CHECK_K(kctx_launch(c, 1, args, 4, s), KCTX_OK);
+        steps = kctx_thread_platform_calls(KCTX_POP_ANY) - n0;
+        launches = kctx_thread_platform_calls(KCTX_POP_LAUNCH) - l0;
+        CHECK_FW(fw->stream_sync(s, 10000));
+        CHECK_K(kctx_close(c), KCTX_OK);
+        CHECK_K(kctx_destroy(c), KCTX_OK);
+    }
+    CHECK(steps >= 6 && launches == 3, "a launch made %llu seam calls, %llu launches",
+          (unsigned long long)steps, (unsigned long long)launches);
+    unsigned word_failures = 0; /* failures whose path made a word access */
+    for (int captured = 0; captured < 2; captured++)
+        /* 0: one seam call fails; 1: it and every later one; 2: one
+         * kernel launch and every later launch (the compensation's
+         * finalize fails too: the abort word is written, K24) */
+        for (int variant = 0; variant < 3; variant++)
+            for (uint64_t n = 1; n <= (variant == 2 ? launches : steps); n++) {
+                const int persistent = variant > 0;
+                char how[96];
+                snprintf(how, sizeof how, "%s, %s %llu failed%s", captured ? "captured" : "eager",
+                         variant == 2 ? "launch" : "seam call", (unsigned long long)n,
+                         persistent ? " and every later one" : "");
+                kctx_context c = 0;
+                CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
+                kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+                CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
+                CHECK_K(kctx_prepare(c, 1, img, img_size), KCTX_OK);
+                if (captured) CHECK_FW(fw->begin_capture(s));
+                uint64_t before[N_NOT_ON_FAILURE];
+                for (size_t i = 0; i < N_NOT_ON_FAILURE; i++)
+                    before[i] = calls(k_not_on_failure[i]);
+                uint64_t q0 = calls("cuStreamQuery");
+                uint64_t w0 = kctx_thread_platform_calls(KCTX_POP_ATOMIC_READ_U32) +
+                              kctx_thread_platform_calls(KCTX_POP_ATOMIC_WRITE_U32);
+                kctx_fault f = KCTX_FAULT_INIT;
+                f.op = variant == 2 ? KCTX_POP_LAUNCH : KCTX_POP_ANY;
+                f.nth = n;
+                f.persistent = persistent;
+                int id = -1;
+                CHECK_K(kctx_fault_arm(&f, &id), KCTX_OK);
+                kctx_status st = kctx_launch(c, 1, args, 4, s);
+                kctx_fault_clear_all();
+                CHECK(st != KCTX_OK, "%s: the launch succeeded", how);
+                for (size_t i = 0; i < N_NOT_ON_FAILURE; i++) {
+                    uint64_t d = calls(k_not_on_failure[i]) - before[i];
+                    CHECK(d == 0, "K19: %s: the failure path called %s %llu times", how,
+                          k_not_on_failure[i], (unsigned long long)d);
+                }
+                uint64_t words = kctx_thread_platform_calls(KCTX_POP_ATOMIC_READ_U32) +
+                                 kctx_thread_platform_calls(KCTX_POP_ATOMIC_WRITE_U32) - w0;
+                uint64_t queries = calls("cuStreamQuery") - q0;
+                if (words) word_failures++;
+                CHECK(words > 0 || queries == 0,
+                      "K19: %s: %llu stream queries with no word access (%s)", how,
+                      (unsigned long long)queries, kctx_status_name(st));
+                if (captured) {
+                    /* no query or wait touched the capturing stream: it was
+                     * not invalidated (where the compensation could not join
+                     * back either, it ends unjoined: kctx said discard it) */
+                    fw_graph g = 0;
+                    fw_status es = fw->end_capture(s, &g);
+                    CHECK(es == FW_OK || (persistent && es == FW_CAPTURE_UNJOINED),
+                          "%s: the capture ended with %s (%s)", how, fw_status_name(es),
+                          fw->last_error());
+                    if (g) CHECK_FW(fw->graph_destroy(g));
+                }
+                CHECK_FW(fw->stream_sync(s, 10000)); /* the chain came back (K24) */
+                /* close does not wait (K25): where every later call failed,
+                 * the chain's tail on the context's own streams may still
+                 * be running; it ends by itself */
+                kctx_status cst = kctx_close(c);
+                for (int k = 0; k < 500 && cst == KCTX_BUSY; k++) {
+                    struct timespec ts = {0, 2000000};
+                    nanosleep(&ts, NULL);
+                    cst = kctx_close(c);
+                }
+                CHECK(cst == KCTX_OK, "%s: close: %s (%s)", how, kctx_status_name(cst),
+                      kctx_thread_last_error());
+                CHECK_K(kctx_destroy(c), KCTX_OK);
+                CHECK_FW(fw->live_counts(0, &now));
+                CHECK(now.streams == base.streams && now.events == base.events &&
+                          now.modules == base.modules && now.allocations == base.allocations,
+                      "%s: live objects after close: streams %llu events %llu modules %llu "
+                      "allocations %llu (baseline %llu %llu %llu %llu)",
+                      how, (unsigned long long)now.streams, (unsigned long long)now.events,
+                      (unsigned long long)now.modules, (unsigned long long)now.allocations,
+                      (unsigned long long)base.streams, (unsigned long long)base.events,
+                      (unsigned long long)base.modules, (unsigned long long)base.allocations);
+            }
+    /* the sweep did reach the failure paths that touch the device words */
+    CHECK(word_failures > 0, "no failure path wrote the error or abort word");
+    CHECK_FW(fw->mem_free(a));
+    CHECK_FW(fw->mem_free(b));
+    CHECK_FW(fw->mem_free(out));
+    CHECK_FW(fw->stream_destroy(s));
+    free(img);
+}
+
 /* No driver, or only the stub: a clear reason, and a clean refusal. */
 static void mode_unavailable(const char *want) {
     kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
@@ -321,6 +710,14 @@ static void mode_unavailable(const char *want) {
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "lifecycle") == 0)
         mode_lifecycle(argv[2]);
+    else if (argc >= 5 && strcmp(argv[1], "bad_modules") == 0)
+        mode_bad_modules(argv[2], argv[3], argv[4]);
+    else if (argc >= 3 && strcmp(argv[1], "failure_path") == 0)
+        mode_failure_path(argv[2]);
+    else if (argc >= 3 && strcmp(argv[1], "task_failure") == 0)
+        mode_task_failure(argv[2]);
+    else if (argc >= 2 && strcmp(argv[1], "rt_no_binary") == 0)
+        mode_rt_no_binary();
     else if (argc >= 3 && strcmp(argv[1], "fatal") == 0)
         mode_fatal(argv[2]);
     else if (argc >= 2 && strcmp(argv[1], "nodevice") == 0)

@@ -36,8 +36,22 @@
  *    blocks (task kernels, kctx/cuda.h).
  *  - Kernel errors: a sim kernel's reported error (the task ABI's failure
  *    path) is not a CUDA error: on CUDA the task wrapper records it in the
- *    device error word and the kernel returns normally (kctx/cuda.h), so
- *    the double answers CUDA_SUCCESS where the sim says SIM_KERNEL_ERROR.
+ *    device error word and the kernel returns normally (kctx/cuda.h), and
+ *    the stream goes on running later work. A sim stream whose kernel
+ *    reported an error fails for good (it skips every later kernel, copy
+ *    and fill), so the double runs every kernel through its own device
+ *    program (call.c, loaded on every device at cuInit and again after a
+ *    reset), which calls the kernel through the sim's call service and
+ *    drops the report: the stream, a graph replay and the framework's
+ *    later work on them run on, as on CUDA. Only a lost device (the sim's
+ *    sim_device_make_fatal) is a sticky error: CUDA_ERROR_LAUNCH_FAILED.
+ *    The sim sees only launches of that program: it no longer refuses to
+ *    unload a module whose kernel is enqueued or in a graph, and a sim hold
+ *    on one function matches no launch (docs/cuda.md).
+ *    What the double cannot follow: a CUDA kernel that traps (an illegal
+ *    address, __trap) makes the context's sticky 700-series error; a sim
+ *    kernel cannot trap, so the double has no such error but the lost
+ *    device.
  *  - An aligned 4-byte asynchronous copy is atomic (as a DMA of an aligned
  *    word is): the double performs it in stream order with an atomic load
  *    or store, as a sim host function.
@@ -47,6 +61,7 @@
  */
 #include <cuda.h>
 
+#include <kctx/cuda.h>
 #include <kctx/sim.h>
 
 #include <elf.h>
@@ -63,8 +78,9 @@
 static CUresult cu(sim_status st) {
     switch (st) {
     case SIM_OK:
-    case SIM_KERNEL_ERROR: /* recorded in kctx's error word on CUDA (see above) */
         return CUDA_SUCCESS;
+    case SIM_KERNEL_ERROR: /* never: every launch absorbs its report (call.c); else a trap */
+        return CUDA_ERROR_LAUNCH_FAILED;
     case SIM_INVALID_VALUE:
     case SIM_INVALID_ADDRESS:
     case SIM_DOUBLE_FREE:
@@ -158,11 +174,15 @@ static struct CUctx_st g_ctx[MAX_DEVICES];
 /* Test settings: KCTX_DOUBLE_NO_DEVICE=1 plays a machine whose driver finds
  * no device (cuInit: CUDA_ERROR_NO_DEVICE); KCTX_DOUBLE_DRIVER_VERSION=N
  * plays driver version N (default 13000). */
+static CUresult call_load_all(void);
+static sim_status call_load(int device);
+
 static CUresult d_cuInit(unsigned int flags) {
     COUNT(C_INIT);
     const char *none = getenv("KCTX_DOUBLE_NO_DEVICE");
     if (none && *none == '1') return fail(CUDA_ERROR_NO_DEVICE, "cuInit: no CUDA device");
-    return flags ? fail(CUDA_ERROR_INVALID_VALUE, "cuInit: flags must be 0") : CUDA_SUCCESS;
+    if (flags) return fail(CUDA_ERROR_INVALID_VALUE, "cuInit: flags must be 0");
+    return call_load_all();
 }
 static CUresult d_cuDriverGetVersion(int *v) {
     if (!v) return fail(CUDA_ERROR_INVALID_VALUE, "cuDriverGetVersion: NULL");
@@ -256,6 +276,7 @@ static CUresult d_cuDevicePrimaryCtxReset(CUdevice d) {
     sim_status st = sim_get_device(&cur);
     if (!st && cur != d) st = sim_set_device(d);
     if (!st) st = sim_device_reset();
+    if (!st) st = call_load(d); /* the reset unloaded the double's device program */
     if (cur != d) {
         sim_status rs = sim_set_device(cur);
         if (!st) st = rs;
@@ -482,6 +503,29 @@ static size_t elf_extent(const unsigned char *b) {
     return end;
 }
 
+/* PTX text (cuModuleLoadData takes a NUL-terminated PTX string): the
+ * double has no PTX JIT, so PTX never loads. A `.version` newer than the
+ * PTX ISA of the CUDA 13.0 toolkit (9.0) is CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+ * (what a driver older than the PTX says); any other PTX is
+ * CUDA_ERROR_INVALID_PTX (what the driver says when its JIT compilation
+ * fails). */
+static CUresult ptx_load(const char *text) {
+    const char *v = strstr(text, ".version");
+    unsigned major = 0, minor = 0;
+    if (v && sscanf(v, ".version %u.%u", &major, &minor) == 2 && major * 10 + minor > 90) {
+        snprintf(tl_msg, sizeof tl_msg,
+                 "cuModuleLoadData: PTX ISA %u.%u is newer than this driver's (9.0)", major, minor);
+        return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+    }
+    return fail(
+        CUDA_ERROR_INVALID_PTX,
+        "cuModuleLoadData: PTX: the driver double has no PTX JIT (it runs sim ELF modules)");
+}
+static int is_ptx(const unsigned char *b) {
+    while (*b == ' ' || *b == '\t' || *b == '\n' || *b == '\r') b++;
+    return (b[0] == '/' && b[1] == '/') || memcmp(b, ".version", 8) == 0;
+}
+
 static CUresult d_cuModuleLoadData(CUmodule *m, const void *image) {
     const unsigned char *b = image;
     if (!b || !m) return fail(CUDA_ERROR_INVALID_VALUE, "cuModuleLoadData: NULL");
@@ -496,10 +540,21 @@ static CUresult d_cuModuleLoadData(CUmodule *m, const void *image) {
         uint64_t fsize;
         memcpy(&hsize, b + 6, sizeof hsize);
         memcpy(&fsize, b + 8, sizeof fsize);
+        if (hsize != 16 || fsize == 0 || fsize > ((uint64_t)1 << 32))
+            return fail(CUDA_ERROR_INVALID_IMAGE,
+                        "cuModuleLoadData: a fatbin whose header cannot be decoded (header size "
+                        "must be 16, the payload 1 byte to 4 GiB)");
         if (!memmem(b, (size_t)hsize + (size_t)fsize, "kctx_rt_ho_acquire", 18))
             return fail(CUDA_ERROR_NO_BINARY_FOR_GPU,
                         "cuModuleLoadData: a fatbin of real CUDA kernels: the driver double runs "
                         "sim ELF modules only (and kctx's runtime fatbin, as its sim build)");
+        /* KCTX_DOUBLE_RT_NO_BINARY=1 plays a GPU for which kctx's runtime
+         * fatbin has no code */
+        const char *nb = getenv("KCTX_DOUBLE_RT_NO_BINARY");
+        if (nb && *nb == '1')
+            return fail(CUDA_ERROR_NO_BINARY_FOR_GPU,
+                        "cuModuleLoadData: no code in the fatbin for this device "
+                        "(KCTX_DOUBLE_RT_NO_BINARY=1)");
         pthread_once(&g_rt_once, rt_read);
         if (!g_rt)
             return fail(CUDA_ERROR_INVALID_IMAGE,
@@ -509,6 +564,8 @@ static CUresult d_cuModuleLoadData(CUmodule *m, const void *image) {
         size = g_rt_size;
     } else if (memcmp(b, ELFMAG, SELFMAG) == 0 && b[EI_CLASS] == ELFCLASS64) {
         size = elf_extent(b);
+    } else if (is_ptx(b)) {
+        return ptx_load(image);
     } else {
         return fail(CUDA_ERROR_INVALID_IMAGE,
                     "cuModuleLoadData: the double loads sim ELF modules and kctx's runtime "
@@ -519,6 +576,94 @@ static CUresult d_cuModuleLoadData(CUmodule *m, const void *image) {
     if (!st) *m = (CUmodule)(uintptr_t)h;
     return done(st);
 }
+/* The double's device program (call.c) on each device: the sim build read
+ * from KCTX_DOUBLE_CALL_SIM, loaded at cuInit (so that it is part of every
+ * baseline of live objects) and after a reset; `epoch` is the device's at
+ * load, so a reset made behind the double's back is noticed at launch. */
+#ifndef KCTX_DOUBLE_CALL_SIM
+#error "KCTX_DOUBLE_CALL_SIM: the path of the double's device program (call.c)"
+#endif
+static struct {
+    sim_module module;
+    sim_function fn;
+    uint64_t epoch;
+    int loaded;
+} g_call[MAX_DEVICES];
+static unsigned char *g_call_bytes;
+static size_t g_call_size;
+static pthread_once_t g_call_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t g_call_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void call_read(void) {
+    FILE *f = fopen(KCTX_DOUBLE_CALL_SIM, "rb");
+    if (!f) return;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long n = ftell(f);
+        if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (g_call_bytes = malloc((size_t)n)) != NULL) {
+            if (fread(g_call_bytes, 1, (size_t)n, f) == (size_t)n)
+                g_call_size = (size_t)n;
+            else
+                free(g_call_bytes), g_call_bytes = NULL;
+        }
+    }
+    fclose(f);
+}
+
+/* Load the device program on `device` (g_call_lock held, or at cuInit);
+ * the thread's current device is kept. */
+static sim_status call_load(int device) {
+    pthread_once(&g_call_once, call_read);
+    if (!g_call_bytes) {
+        snprintf(tl_msg, sizeof tl_msg,
+                 "the double cannot read its device program (" KCTX_DOUBLE_CALL_SIM ")");
+        return SIM_INVALID_MODULE;
+    }
+    if (device < 0 || device >= MAX_DEVICES) return SIM_INVALID_VALUE;
+    int cur = 0;
+    sim_status st = sim_get_device(&cur);
+    if (!st && cur != device) st = sim_set_device(device);
+    uint64_t epoch = 0;
+    sim_module m = 0;
+    sim_function fn = 0;
+    if (!st) st = sim_device_epoch(device, &epoch);
+    if (!st) st = sim_module_load(&m, g_call_bytes, g_call_size);
+    if (!st) st = sim_module_get_function(&fn, m, "kctx_double_call");
+    if (!st) {
+        g_call[device].module = m;
+        g_call[device].fn = fn;
+        g_call[device].epoch = epoch;
+        g_call[device].loaded = 1;
+    }
+    if (cur != device) {
+        sim_status rs = sim_set_device(cur);
+        if (!st) st = rs;
+    }
+    return st;
+}
+
+static CUresult call_load_all(void) {
+    int n = 0;
+    sim_status st = sim_device_count(&n);
+    pthread_mutex_lock(&g_call_lock);
+    for (int d = 0; !st && d < n && d < MAX_DEVICES; d++)
+        if (!g_call[d].loaded) st = call_load(d);
+    pthread_mutex_unlock(&g_call_lock);
+    return done(st);
+}
+
+/* The device program's function on `device`, loaded again if the device
+ * was reset since. */
+static sim_status call_fn(int device, sim_function *fn) {
+    if (device < 0 || device >= MAX_DEVICES) return SIM_INVALID_VALUE;
+    uint64_t epoch = 0;
+    sim_status st = sim_device_epoch(device, &epoch);
+    pthread_mutex_lock(&g_call_lock);
+    if (!st && (!g_call[device].loaded || g_call[device].epoch != epoch)) st = call_load(device);
+    if (!st) *fn = g_call[device].fn;
+    pthread_mutex_unlock(&g_call_lock);
+    return st;
+}
+
 static CUresult d_cuModuleUnload(CUmodule m) { return done(sim_module_unload((uintptr_t)m)); }
 static CUresult d_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
     sim_function h = 0;
@@ -547,8 +692,22 @@ static CUresult d_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
     const int cpu = bx == 1;
     if (cpu && gx != 1)
         return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel: a <<<n, 1>>> launch with n > 1");
-    return done(sim_launch_kernel(h, (uintptr_t)f, cpu ? SIM_TARGET_AICPU : SIM_TARGET_AICORE,
-                                  cpu ? 1u : gx, params, size));
+    /* through the double's device program: the kernel's entry, then its
+     * block (a CUDA kernel's failure never fails its stream, see above) */
+    unsigned char block[8 + KCTX_CUDA_PARAMS_SIZE];
+    if (size > KCTX_CUDA_PARAMS_SIZE || (size && !params))
+        return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchKernel: parameter buffer too large");
+    int dev = 0;
+    uint64_t entry = 0;
+    sim_function call = 0;
+    sim_status st = sim_stream_get_device(h, &dev);
+    if (!st) st = sim_function_address((uintptr_t)f, &entry);
+    if (!st) st = call_fn(dev, &call);
+    if (st) return done(st);
+    memcpy(block, &entry, sizeof entry);
+    if (size) memcpy(block + sizeof entry, params, size);
+    return done(sim_launch_kernel(h, call, cpu ? SIM_TARGET_AICPU : SIM_TARGET_AICORE,
+                                  cpu ? 1u : gx, block, sizeof entry + size));
 }
 
 /* ---- graphs and user objects ------------------------------------------------ */
@@ -641,6 +800,8 @@ static CUresult d_cuGetErrorName(CUresult st, const char **s) {
         N_(CUDA_ERROR_INVALID_DEVICE)
         N_(CUDA_ERROR_INVALID_IMAGE)
         N_(CUDA_ERROR_NO_BINARY_FOR_GPU)
+        N_(CUDA_ERROR_INVALID_PTX)
+        N_(CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
         N_(CUDA_ERROR_INVALID_CONTEXT)
         N_(CUDA_ERROR_INVALID_HANDLE)
         N_(CUDA_ERROR_ILLEGAL_STATE)
