@@ -356,8 +356,8 @@ KCTX_API kctx_status kctx_close(kctx_context ctx);
  * ---------------------------------------------------------------------- */
 
 /* One argument per callable parameter, in signature order: a tensor is a
- * device address of the context's device and its size in bytes (> 0); a
- * scalar is its 64-bit value with size 0. */
+ * device address of the context's device (never 0) and its size in bytes
+ * (> 0); a scalar is its 64-bit value with size 0. */
 typedef struct kctx_arg {
     uint64_t value;
     uint64_t size;
@@ -377,7 +377,9 @@ typedef struct kctx_arg {
  * mode and phase (K3, K8): INVALID_STATE / POISONED / DEVICE_LOST; current
  * device (K5): INVALID_STATE; id: UNKNOWN_ID; arguments (args/nargs matching
  * the signature, fitting the kernel-args capacity and the device's
- * parameter limit, every tensor larger than the largest byte offset its
+ * parameter limit, every tensor with a non-zero address and size — a NULL
+ * or zero-length tensor is refused on every platform, before any range
+ * lookup — and larger than the largest byte offset its
  * task bindings use, the caller stream not one of the context's streams and
  * on the borrowed device, and on the sim every tensor range inside one live
  * allocation of the device): INVALID_ARGUMENT, except that arguments larger

@@ -65,6 +65,13 @@ static kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg 
         if (tensor && args[i].size == 0)
             return kctx__fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a tensor: size must be > 0",
                               i);
+        /* a tensor at address 0 names no memory on any platform (K18): refused
+         * here, not left to a range check some platforms do not have */
+        if (tensor && args[i].value == 0)
+            return kctx__fail(c, KCTX_INVALID_ARGUMENT,
+                              "argument %u is a tensor at address 0 (NULL): a tensor must name "
+                              "device memory (K18)",
+                              i);
         if (!tensor && args[i].size != 0)
             return kctx__fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a scalar: size must be 0",
                               i);

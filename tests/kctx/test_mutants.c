@@ -164,6 +164,56 @@ static uint64_t range_checks(uint64_t *since) {
     return n;
 }
 
+/* Kills: deleting `if (tensor && args[i].value == 0) return ...` in
+ * check_args (src/core/launch.c). K18: a NULL tensor is a bad argument on
+ * every platform, not only where a range lookup happens to miss it: the
+ * refusal names the NULL address and comes before any range lookup (the
+ * sim's range check would refuse it too, with another reason, after a
+ * call). Nothing is enqueued, the phase is unchanged; under both
+ * strategies, and the context launches afterwards. */
+KT_TEST(a_null_tensor_is_refused_before_any_range_lookup_under_both_strategies) { /* K18 */
+    kt_image img = offsets_image();
+    REQUIRE(img.bytes);
+    sim_devptr buf = 0;
+    sim_stream caller = 0;
+    REQUIRE_SIM_OK(sim_malloc(&buf, 4096));
+    REQUIRE_SIM_OK(sim_stream_create(&caller));
+    const uint32_t strategies[] = {KCTX_STRATEGY_RESIDENT, KCTX_STRATEGY_HOST_ORDERED};
+    for (int k = 0; k < 2; k++) {
+        kctx_context c = kt_create();
+        REQUIRE(c);
+        kctx_kernel_config cfg = kt_config(0);
+        cfg.strategy = strategies[k];
+        REQUIRE_OK(kctx_kernel_init(c, &cfg));
+        REQUIRE_OK(kctx_prepare(c, 1, img.bytes, img.size));
+        kctx_arg args[2] = {KCTX_TENSOR(buf, OFF_T0_FIRST + 1), KCTX_TENSOR(0, OFF_T1 + 1)};
+        for (int which = 0; which < 2; which++) {
+            args[0] = KCTX_TENSOR(which == 0 ? 0 : buf, OFF_T0_FIRST + 1);
+            args[1] = KCTX_TENSOR(which == 1 ? 0 : buf + 2048, OFF_T1 + 1);
+            uint64_t since = kctx_thread_platform_calls(KCTX_POP_MEM_RANGE_CHECK);
+            uint64_t launches = kctx_thread_platform_calls(KCTX_POP_LAUNCH);
+            CHECK_REFUSED(c, kctx_launch(c, 1, args, 2, caller), KCTX_INVALID_ARGUMENT);
+            CHECK(strstr(kctx_last_error(c), which ? "argument 1" : "argument 0") != NULL);
+            CHECK(strstr(kctx_last_error(c), "NULL") != NULL);
+            CHECK_EQ(range_checks(&since), 0);
+            CHECK_EQ(kctx_thread_platform_calls(KCTX_POP_LAUNCH), launches);
+            CHECK_PHASE(c, KCTX_PHASE_READY);
+        }
+        CHECK_SIM_OK(sim_stream_synchronize(caller));
+        args[0] = KCTX_TENSOR(buf, OFF_T0_FIRST + 1);
+        args[1] = KCTX_TENSOR(buf + 2048, OFF_T1 + 1);
+        CHECK_OK(kctx_launch(c, 1, args, 2, caller)); /* the context still launches */
+        CHECK_SIM_OK(sim_stream_synchronize(caller));
+        kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+        CHECK_OK(kctx_check(c, &rep));
+        CHECK_K(rep.device_status, KCTX_OK);
+        kt_finish(c);
+    }
+    free((void *)img.bytes);
+    CHECK_SIM_OK(sim_stream_destroy(caller));
+    CHECK_SIM_OK(sim_free(buf));
+}
+
 /* Kills: deleting the range check (check_platform_args in
  * src/core/launch.c), trusting a cached range after the device's free
  * counter moved (`frees != c->ranges_seen`), a cache hit for a range that
