@@ -692,6 +692,24 @@ KCTX_API void kctx_fault_clear_all(void);
  * seam, on any context, injected failures included. */
 KCTX_API uint64_t kctx_thread_platform_calls(int op);
 
+/* Holds at the seam: the `nth` (1-based) call of operation `op`
+ * (KCTX_POP_ANY: any) made after arming, by any thread on any context,
+ * blocks in the seam — before a fault is matched and before the platform
+ * is reached, with whatever locks its entry holds — until the hold is
+ * released. Lets a test stop an entry inside a given platform call and
+ * prove what another thread can (not) do meanwhile (K23, K33). At most
+ * KCTX_MAX_HOLDS are armed at once; kctx_fault_clear_all leaves them.
+ * wait_reached waits up to timeout_ms for the held call to arrive
+ * (TIMEOUT otherwise); release lets it go (also disarms a hold not yet
+ * reached). Errors: INVALID_ARGUMENT (op, nth 0, hold_id NULL or not a
+ * hold); CAPACITY; TIMEOUT. */
+#define KCTX_MAX_HOLDS 8
+KCTX_API kctx_status kctx_seam_hold_arm(int op, uint64_t nth, int *hold_id);
+KCTX_API kctx_status kctx_seam_hold_wait_reached(int hold_id, uint32_t timeout_ms);
+KCTX_API kctx_status kctx_seam_hold_release(int hold_id);
+/* Release and disarm every hold. */
+KCTX_API void kctx_seam_hold_release_all(void);
+
 #ifdef __cplusplus
 }
 #endif
