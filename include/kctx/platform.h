@@ -35,6 +35,11 @@
  * Every operation returns a platform status (`int`, 0 = success, anything
  * else the platform's own code). `classify` maps a platform status to the
  * kctx status class (see kctx.h); `status_name` names it for messages.
+ * These two and `last_message` only describe a status the seam already
+ * counted: they are not operations (no device, no handle, no state), so
+ * the seam neither counts nor fails them; every other member of both
+ * tables is reached only through the counting seam (K28's "no platform
+ * call" is checked against its total over all ops).
  *
  * Locking (every op unless its comment says more): the core calls an op
  * from any thread, holding the calling context's lock and no lock of the

@@ -441,19 +441,25 @@ static uint64_t kctx_calls(kctx_context c) {
  * the sim's counters of this thread stay put, and nothing changes. */
 static void refused_destroy_calls_nothing(kctx_context c, const char *what) {
     kt_state before = kt_state_take(c);
-    uint64_t k = kctx_calls(c), s = kt_calls(SIM_OP_ANY);
+    uint64_t k = kctx_calls(c), s = kt_calls(SIM_OP_ANY),
+             t = kctx_thread_platform_calls(KCTX_POP_ANY);
     if (!CHECK_K(kctx_destroy(c), KCTX_BUSY)) fprintf(stderr, "    (%s)\n", what);
     if (!CHECK_EQ(kt_calls(SIM_OP_ANY), s)) fprintf(stderr, "    (%s)\n", what);
+    if (!CHECK_EQ(kctx_thread_platform_calls(KCTX_POP_ANY), t)) fprintf(stderr, "    (%s)\n", what);
     if (!CHECK_EQ(kctx_calls(c), k)) fprintf(stderr, "    (%s)\n", what);
     CHECK_UNCHANGED(c, before);
 }
 
-/* A destroy that must succeed: the handle is gone afterwards, so the sim's
- * counters of this thread (every op) are the ruler. */
+/* A destroy that must succeed: the handle is gone afterwards, so the
+ * calling thread's counters are the ruler: the seam's over every op of
+ * both tables (kctx_thread_platform_calls(KCTX_POP_ANY): it also counts the
+ * calls the sim does not, like reading the current device or the device
+ * epoch) and the sim's. */
 static void accepted_destroy_calls_nothing(kctx_context c, const char *what) {
-    uint64_t s = kt_calls(SIM_OP_ANY);
+    uint64_t s = kt_calls(SIM_OP_ANY), k = kctx_thread_platform_calls(KCTX_POP_ANY);
     if (!CHECK_OK(kctx_destroy(c))) fprintf(stderr, "    (%s)\n", what);
     if (!CHECK_EQ(kt_calls(SIM_OP_ANY), s)) fprintf(stderr, "    (%s)\n", what);
+    if (!CHECK_EQ(kctx_thread_platform_calls(KCTX_POP_ANY), k)) fprintf(stderr, "    (%s)\n", what);
 }
 
 /* Kills: any platform call added to kctx_destroy (src/core/context.c) —
@@ -469,9 +475,14 @@ KT_TEST(no_destruction_path_calls_the_platform) { /* K28 */
         kctx_context c = kt_kernel_ctx();
         REQUIRE(c);
         uint64_t k = kctx_calls(c), s = kt_calls(SIM_OP_ANY);
+        uint64_t t = kctx_thread_platform_calls(KCTX_POP_ANY);
+        uint64_t reads = kctx_thread_platform_calls(KCTX_POP_CURRENT_DEVICE);
         CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
         CHECK(kctx_calls(c) > k);
         CHECK(kt_calls(SIM_OP_ANY) > s);
+        /* the seam's total counts what the sim does not: the device read */
+        CHECK(kctx_thread_platform_calls(KCTX_POP_CURRENT_DEVICE) > reads);
+        CHECK_EQ(kctx_thread_platform_calls(KCTX_POP_ANY) - t, kctx_calls(c) - k);
         /* READY (kernel) */
         refused_destroy_calls_nothing(c, "READY kernel context");
         /* CLOSED by close */
