@@ -282,7 +282,11 @@ typedef struct kctx_program_config {
 
 /* Program init (K1, K3): the context owns `device`: it initialises the
  * platform and sets the device through the lifecycle table, then creates
- * the same resident resources. Program contexts take no claim. On a fatal
+ * the same resident resources. Program contexts take no claim. kctx never
+ * finalizes the platform (platform.h: a finalize is process-wide and would
+ * destroy the objects of every other context and of the framework): not
+ * at close, not after a failed set-device or a rollback, not in recovery;
+ * the platform stays initialised for the process. On a fatal
  * error its recovery policy resets the device, abandons its handles and
  * reports the failure (K31). The config is taken as kernel init's (sizes,
  * version, reserved, strategy: INVALID_ARGUMENT / UNSUPPORTED); a platform
