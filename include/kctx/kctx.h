@@ -310,7 +310,10 @@ KCTX_API kctx_status kctx_program_init(kctx_context ctx, const kctx_program_conf
  * a stream position behind a prepare. Identical bytes under a new id share
  * one upload, also between prepares that race. The caller may free `image`
  * as soon as prepare returns. If the upload started but its wait failed,
- * the context is POISONED and the upload kept until close (K17).
+ * the context is POISONED and the upload kept until close (K17). If the
+ * device's owner reset the device while the prepare loaded or uploaded
+ * (K36: its epoch moved), the prepare is refused with DEVICE_LOST and gives
+ * back what it made; the context is left for close, which abandons.
  *
  * Cold capture (K16): prepare works inside an active capture — also one
  * that holds the context's own streams after a captured launch, in any
@@ -330,15 +333,21 @@ KCTX_API kctx_status kctx_prepare(kctx_context ctx, uint64_t id, const void *ima
 /* Close (K25, K26, K36, K30). Order:
  *  1. device epoch: if the device's owner reset it since init, every handle
  *     is gone: they are abandoned without platform calls and the context
- *     is CLOSED (claim released);
+ *     is CLOSED (claim released) — unless a prepare is still in its
+ *     unlocked phase (it works with those handles): then BUSY, phase
+ *     unchanged, and the close after it returned abandons and completes
+ *     (that prepare is refused, see kctx_prepare);
  *  2. QUARANTINED: DEVICE_LOST, nothing released (the device cannot honour
  *     releases); the way out is (1);
  *  3. the calling thread's current device must be the context's (K5):
  *     INVALID_STATE otherwise, nothing changed;
- *  4. BUSY (phase unchanged) when the context's streams are part of a
- *     capture, work is still in flight on them (also on a CLOSING retry), or
- *     live captured graphs hold the context — the message gives the reason
- *     and counts;
+ *  4. BUSY (phase unchanged) when a prepare is still validating, loading
+ *     or uploading (K16), the context's streams are part of a capture, work
+ *     is still in flight on them (also on a CLOSING retry), or live
+ *     captured graphs hold the context — the message gives the reason and
+ *     counts. These transient reasons come after (2) and (3): a caller's
+ *     permanent error is reported before a transient one, so a close from
+ *     the wrong device is INVALID_STATE, never BUSY;
  *  5. with tracing, the device trace is copied back (K32). A copy whose
  *     wait failed while it may still run into the host buffer: BUSY, phase
  *     unchanged, nothing released (retry once the upload stream is idle). A

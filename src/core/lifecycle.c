@@ -353,6 +353,14 @@ static kctx_status close_checks(kctx_ctx *c) {
     return KCTX_OK;
 }
 
+/* Close waits for prepares in their unlocked phase (K16). */
+static kctx_status preparing_busy(kctx_ctx *c, const char *why) {
+    return kctx__fail(c, KCTX_BUSY,
+                      "close refused: %u prepare(s) still loading or uploading (K16)%s; retry once "
+                      "they returned",
+                      c->preparing, why);
+}
+
 /* After CLOSED (K32): write the trace; a write failure goes to the
  * teardown slot and does not undo CLOSED. */
 static void finish_trace(kctx_ctx *c) {
@@ -371,15 +379,6 @@ kctx_status kctx_close(kctx_context h) {
         c->phase = KCTX_PHASE_CLOSED;
         goto out;
     }
-    /* A prepare in its unlocked phase still works with the context's
-     * handles (K16): close waits for it, whatever else holds. */
-    if (c->preparing) {
-        st = kctx__fail(c, KCTX_BUSY,
-                        "close refused: %u prepare(s) still loading or uploading (K16); retry "
-                        "once they returned",
-                        c->preparing);
-        goto out;
-    }
     /* K36: an owner reset means every handle is already gone. Reading the
      * epoch works on a lost device; a read that fails leaves close unable
      * to tell, so it refuses (nothing changed) rather than guess. */
@@ -392,6 +391,13 @@ kctx_status kctx_close(kctx_context h) {
         }
     }
     if (now != c->epoch) {
+        /* A prepare in its unlocked phase still works with the handles
+         * (and the upload) that abandoning frees: close waits for it. */
+        if (c->preparing) {
+            st = preparing_busy(c, " (the device was reset: close abandons every handle once "
+                                   "they returned, K36)");
+            goto out;
+        }
         kctx__resources_abandon(c);
         c->phase = KCTX_PHASE_CLOSED;
         kctx__claim_release(c);
@@ -408,8 +414,12 @@ kctx_status kctx_close(kctx_context h) {
     }
     st = kp_relaxed_begin(c);
     if (st) goto out;
-    st = kctx__check_device(c);    /* K5: releases act on the current device */
-    if (!st) st = close_checks(c); /* also on a CLOSING retry: work may still be in flight */
+    st = kctx__check_device(c); /* K5: releases act on the current device */
+    /* then the transient reasons: a prepare in its unlocked phase still
+     * works with the context's handles (K16), work may still be in flight
+     * (also on a CLOSING retry) */
+    if (!st && c->preparing) st = preparing_busy(c, "");
+    if (!st) st = close_checks(c);
     if (st) goto out_relaxed;
     /* K26/K32: the device trace comes back before any device memory is
      * released. A copy that may still run keeps everything (BUSY, phase
