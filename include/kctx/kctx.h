@@ -249,7 +249,12 @@ typedef struct kctx_kernel_config {
  *  - a platform failure after the latch with a complete rollback: the claim
  *    is released and the context is NEW (kernel-latched, reusable);
  *  - a failed rollback: the claim is kept and the context is CLOSING (close
- *    retries the rest).
+ *    retries the rest);
+ *  - an init upload (runtime image, architecture table) that was started
+ *    but whose wait failed or timed out (K17: the device may still be
+ *    reading it): nothing is released, the claim is kept and the context
+ *    is CLOSING, not NEW; close releases everything once the context's
+ *    streams are idle (BUSY before).
  * Idempotent latch: kernel init of a READY kernel context returns
  * INVALID_STATE without changes; of a PROGRAM context INVALID_STATE (K1).
  * Errors: INVALID_HANDLE; INVALID_ARGUMENT (config, as above); UNSUPPORTED
@@ -444,6 +449,18 @@ typedef struct kctx_arg {
  * streams; from then on the context's launches compute nothing and their
  * caller streams report the error. kctx_check reports this as
  * DEVICE_ERROR and poisons the context: it is never silent.
+ * What a user learns where, when a framework kernel fails just before a
+ * kctx launch:
+ *  - eager launch: the caller stream reports the failure (its sync or
+ *    query), the launch and every later launch of the context compute
+ *    nothing (the error now sits in the context's streams), and
+ *    kctx_check returns DEVICE_ERROR and poisons the context;
+ *  - captured launch, on each replay: the replay stream reports the
+ *    failure and the launch computes nothing in that replay; the graph's
+ *    nodes run on the replay stream, not on the context's streams, so
+ *    no context stream holds the error: kctx_check stays OK, the context
+ *    READY, and later launches and replays compute normally. The replay
+ *    stream's own error reporting is the only place the failure shows.
  *
  * Capturing on stream S while launching on another stream T leaves the
  * launch out of S's graph: which stream is captured is the caller's
