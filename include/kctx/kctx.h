@@ -297,6 +297,11 @@ typedef struct kctx_program_config {
  * version, reserved, strategy: INVALID_ARGUMENT / UNSUPPORTED); a platform
  * without program mode (kctx_platform_caps.program_mode 0) is
  * UNSUPPORTED.
+ * Check order: the config (INVALID_ARGUMENT / UNSUPPORTED), program mode
+ * offered (UNSUPPORTED), the device against the platform's device count
+ * (INVALID_ARGUMENT: an argument, so before the mode and phase; the one
+ * platform call a refused program init makes), then the mode and phase
+ * (INVALID_STATE).
  * Errors: INVALID_HANDLE; INVALID_ARGUMENT (config, or a device the
  * platform does not have); UNSUPPORTED; INVALID_STATE (KERNEL mode, or not
  * NEW); OUT_OF_MEMORY; a platform call's mapped status. */
@@ -505,7 +510,8 @@ KCTX_API kctx_status kctx_check(kctx_context ctx, kctx_check_report *report);
  * the context owns (K5: INVALID_STATE otherwise). A fatal error triggers
  * program mode's recovery (K31): it resets the context's own device (making
  * it current for that call only), abandons every handle and leaves the
- * context CLOSED. On a kernel context: INVALID_STATE (K3).
+ * context CLOSED. On a kernel context: INVALID_STATE (K3). Check order,
+ * as kctx_launch's: mode and phase, current device (K5), id, arguments.
  * Errors: INVALID_HANDLE; INVALID_STATE (not a program context, phase, or
  * another current device: K5); POISONED; DEVICE_LOST; UNKNOWN_ID;
  * INVALID_ARGUMENT and CAPACITY (the arguments, as kctx_launch); a platform
@@ -518,7 +524,9 @@ KCTX_API kctx_status kctx_run(kctx_context ctx, uint64_t id, const kctx_arg *arg
  * their ring slots are freed; nothing is read twice or lost (records that
  * found the ring full are counted as dropped). Not while the context's
  * streams are in a capture (CAPTURE_ACTIVE). UNSUPPORTED when tracing is
- * off. Accepted in READY and POISONED.
+ * off. Accepted in READY and POISONED. Check order: tracing off
+ * (UNSUPPORTED, a property of the config: in any phase), phase
+ * (DEVICE_LOST, INVALID_STATE), current device (K5), capture state.
  * Errors: INVALID_HANDLE; UNSUPPORTED; DEVICE_LOST (quarantined);
  * INVALID_STATE (phase, or another current device: K5); CAPTURE_ACTIVE;
  * PLATFORM_ERROR (the trace file cannot be written); a platform call's
@@ -639,10 +647,11 @@ KCTX_API kctx_status kctx_get_context_caps(kctx_context ctx, kctx_platform_caps 
  * prepared; otherwise the answer's status, with the reason in the last
  * error. A question, not a launch: no platform call, nothing changes, any
  * phase (a poisoned context's launches are refused, whatever this says).
- * Statuses: OK (yes); INVALID_HANDLE; INVALID_STATE (a mode-less or
- * program-mode context: only kernel mode launches onto a caller's stream,
- * K3); UNSUPPORTED (the platform has no capture: launch eagerly); UNKNOWN_ID
- * (no callable is prepared under `id`).
+ * Statuses: OK (yes); otherwise, checked in this order: INVALID_HANDLE;
+ * INVALID_STATE (a mode-less or program-mode context: only kernel mode
+ * launches onto a caller's stream, K3); UNSUPPORTED (the platform has no
+ * capture: launch eagerly); UNKNOWN_ID (no callable is prepared under
+ * `id`).
  * Errors: INVALID_HANDLE, INVALID_STATE, UNSUPPORTED, UNKNOWN_ID. */
 KCTX_API kctx_status kctx_capturable(kctx_context ctx, uint64_t id);
 

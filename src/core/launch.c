@@ -540,12 +540,14 @@ kctx_status kctx_run(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t
                         "run needs a program context (K3; kernel mode uses kctx_launch)");
     else
         st = kctx__admit(c, "run");
+    /* as launch (section 0): the current device before the id and the
+     * arguments (K5: run acts on the device the context owns) */
+    if (!st) st = kctx__check_device(c);
     kctx_callable *cb = st ? NULL : kctx__find_callable(c, id);
     if (!st && !cb)
         st = kctx__fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
                         (unsigned long long)id);
     if (!st) st = check_args(c, cb->up, args, nargs);
-    if (!st) st = kctx__check_device(c); /* K5: run acts on the device the context owns */
     if (!st) st = kp_relaxed_begin(c);
     if (st) {
         kctx__ctx_release(c);

@@ -264,28 +264,30 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) 
     else
         st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms, cfg->strategy,
                                  &strategy);
-    if (!st && c->mode == KCTX_MODE_KERNEL)
-        st = kctx__fail(c, KCTX_INVALID_STATE, "the context is latched to KERNEL mode (K1, K3)");
-    if (!st && c->phase != KCTX_PHASE_NEW)
-        st = kctx__fail(c, KCTX_INVALID_STATE, "program init of a %s context",
-                        kctx_phase_name(c->phase));
     /* Program mode's authority: the lifecycle table comes from the registry,
      * never from the descriptor a kernel context holds (K4). */
     const kctx_platform_lifecycle_ops *lifecycle = NULL;
     if (!st && !(lifecycle = kctx__platform_lifecycle(c->plat)))
         st = kctx__fail(c, KCTX_UNSUPPORTED,
                         "platform %s offers no program mode (no lifecycle table)", c->plat->name);
-    uint64_t t0 = kctx__now_ns();
+    /* the device is an argument: checked against the platform's count
+     * before the latch and the phase (section 0's order), once the
+     * platform is known to offer program mode at all */
     int count = 0;
+    if (!st) st = KP(c, "device_count", device_count, c->plat->self, &count);
+    if (!st && cfg->device >= count)
+        st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "device %d out of range (platform has %d)",
+                        cfg->device, count);
+    if (!st && c->mode == KCTX_MODE_KERNEL)
+        st = kctx__fail(c, KCTX_INVALID_STATE, "the context is latched to KERNEL mode (K1, K3)");
+    if (!st && c->phase != KCTX_PHASE_NEW)
+        st = kctx__fail(c, KCTX_INVALID_STATE, "program init of a %s context",
+                        kctx_phase_name(c->phase));
+    uint64_t t0 = kctx__now_ns();
     if (st) goto out;
     st = kctx__trace_setup(c, cfg->flags, cfg->trace_device_records, cfg->trace_host_records,
                            cfg->trace_path);
     if (st) goto out;
-    st = KP(c, "device_count", device_count, c->plat->self, &count);
-    if (!st && cfg->device >= count)
-        st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "device %d out of range (platform has %d)",
-                        cfg->device, count);
-    if (st) goto out_trace;
     /* Program mode owns the device: it initialises the platform and makes
      * the device current through the lifecycle table, which only it holds. */
     c->mode = KCTX_MODE_PROGRAM;
@@ -304,7 +306,6 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) 
     /* undo in reverse */
 out_device:
     c->device = -1;
-out_trace:
     kctx__trace_free(c);
 out:
     kctx__ctx_release(c);
