@@ -14,9 +14,14 @@
  *  - K25: the token-pool check of a captured launch;
  *  - K35: the device poison written when prepare's upload wait failed
  *    (kctx__device_poison in do_upload, src/core/prepare.c);
- *  - K33: the claim check and the claim insert of kctx__claim_take in one
- *    critical section (a stress test: see its comment for why no hold
- *    point makes it deterministic).
+ *  - K33: the claim checked and taken in one step: deterministically for
+ *    a split with platform calls between its steps (a seam hold stops one
+ *    init between reading its device and claiming it), and by a stress
+ *    test for the split inside kctx__claim_take, where no call lies between
+ *    check and insert (see its comment for why no hold point exists there);
+ *  - K18: a NULL tensor address, refused before any range lookup;
+ *  - K28: destroy's calls counted over every op by the seam, including the
+ *    ones the sim does not count.
  */
 #include "kt.h"
 
@@ -736,6 +741,51 @@ static void *claim_noise_main(void *p) {
     kctx_phase ph;
     while (!atomic_load(n->stop)) kctx_get_phase(n->ctx, &ph);
     return NULL;
+}
+
+/* The deterministic half: a split whose two steps have platform calls
+ * between them (the claim checked before kernel init reads the device,
+ * taken after). Kernel init A is stopped by a seam hold in its device_info
+ * query (between reading the current device and claiming it); kernel init
+ * B of another context on the same device runs to the end meanwhile and
+ * wins; released, A must find B's claim: BUSY, nothing taken. Correct code
+ * passes whatever the timing; the mutant (a claim check before the device
+ * reads and an insert without a re-check after them) lets A win too, every
+ * time. The in-function split (no platform call between check and insert)
+ * is the stress test below. */
+typedef struct held_init {
+    kctx_context ctx;
+    kctx_status st;
+} held_init;
+
+static void *held_init_main(void *p) {
+    held_init *h = p;
+    kt_set_device(0);
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    h->st = kctx_kernel_init(h->ctx, &cfg);
+    return NULL;
+}
+
+KT_TEST(a_kernel_init_held_before_its_claim_loses_to_the_one_that_claimed_meanwhile) {
+    /* K33, K6 */
+    held_init a = {kt_create(), KCTX_INVALID_HANDLE}, b = {kt_create(), KCTX_INVALID_HANDLE};
+    REQUIRE(a.ctx && b.ctx);
+    int hold = -1;
+    REQUIRE_OK(kctx_seam_hold_arm(KCTX_POP_DEVICE_INFO, 1, &hold));
+    pthread_t ta, tb;
+    REQUIRE(pthread_create(&ta, NULL, held_init_main, &a) == 0);
+    CHECK_OK(kctx_seam_hold_wait_reached(hold, 10000)); /* A read its device, not yet claimed */
+    REQUIRE(pthread_create(&tb, NULL, held_init_main, &b) == 0);
+    pthread_join(tb, NULL); /* B is not held: the hold stops one call only */
+    CHECK_OK(b.st);
+    CHECK_OK(kctx_seam_hold_release(hold));
+    pthread_join(ta, NULL);
+    CHECK_K(a.st, KCTX_BUSY);
+    CHECK(strstr(kctx_last_error(a.ctx), "claimed") != NULL);
+    CHECK_MODE(a.ctx, KCTX_MODE_NONE);
+    CHECK_PHASE(a.ctx, KCTX_PHASE_NEW);
+    CHECK_OK(kctx_destroy(a.ctx));
+    kt_finish(b.ctx);
 }
 
 KT_TEST(racing_kernel_inits_under_lock_contention_have_exactly_one_winner) { /* K33, K6 */
