@@ -41,7 +41,11 @@
  *  - Check order in every entry: handle, arguments, image (prepare), phase,
  *    current device, capture state, capacity. The first failing check
  *    decides the status; a refusal changes no state and only writes the
- *    last-error message (per context and per thread).
+ *    last-error message (per context and per thread). Where an entry
+ *    states its own order it refines this one: launch and run check the
+ *    id and the arguments after the current device (arguments can only be
+ *    checked against the prepared callable); close puts its transient BUSY
+ *    reasons after every permanent refusal.
  *  - Every entry is safe to call from any thread (K33). Lifecycle calls that
  *    race have exactly one winner; the losers get INVALID_STATE or BUSY.
  *  - Every entry other than launch that calls the platform switches the
