@@ -41,7 +41,11 @@
  *  - Check order in every entry: handle, arguments, image (prepare), phase,
  *    current device, capture state, capacity. The first failing check
  *    decides the status; a refusal changes no state and only writes the
- *    last-error message (per context and per thread).
+ *    last-error message (per context and per thread). Where an entry
+ *    states its own order it refines this one: launch and run check the
+ *    id and the arguments after the current device (arguments can only be
+ *    checked against the prepared callable); close puts its transient BUSY
+ *    reasons after every permanent refusal.
  *  - Every entry is safe to call from any thread (K33). Lifecycle calls that
  *    race have exactly one winner; the losers get INVALID_STATE or BUSY.
  *  - Every entry other than launch that calls the platform switches the
@@ -249,7 +253,12 @@ typedef struct kctx_kernel_config {
  *  - a platform failure after the latch with a complete rollback: the claim
  *    is released and the context is NEW (kernel-latched, reusable);
  *  - a failed rollback: the claim is kept and the context is CLOSING (close
- *    retries the rest).
+ *    retries the rest);
+ *  - an init upload (runtime image, architecture table) that was started
+ *    but whose wait failed or timed out (K17: the device may still be
+ *    reading it): nothing is released, the claim is kept and the context
+ *    is CLOSING, not NEW; close releases everything once the context's
+ *    streams are idle (BUSY before).
  * Idempotent latch: kernel init of a READY kernel context returns
  * INVALID_STATE without changes; of a PROGRAM context INVALID_STATE (K1).
  * Errors: INVALID_HANDLE; INVALID_ARGUMENT (config, as above); UNSUPPORTED
@@ -282,12 +291,21 @@ typedef struct kctx_program_config {
 
 /* Program init (K1, K3): the context owns `device`: it initialises the
  * platform and sets the device through the lifecycle table, then creates
- * the same resident resources. Program contexts take no claim. On a fatal
+ * the same resident resources. Program contexts take no claim. kctx never
+ * finalizes the platform (platform.h: a finalize is process-wide and would
+ * destroy the objects of every other context and of the framework): not
+ * at close, not after a failed set-device or a rollback, not in recovery;
+ * the platform stays initialised for the process. On a fatal
  * error its recovery policy resets the device, abandons its handles and
  * reports the failure (K31). The config is taken as kernel init's (sizes,
  * version, reserved, strategy: INVALID_ARGUMENT / UNSUPPORTED); a platform
  * without program mode (kctx_platform_caps.program_mode 0) is
  * UNSUPPORTED.
+ * Check order: the config (INVALID_ARGUMENT / UNSUPPORTED), program mode
+ * offered (UNSUPPORTED), the device against the platform's device count
+ * (INVALID_ARGUMENT: an argument, so before the mode and phase; the one
+ * platform call a refused program init makes), then the mode and phase
+ * (INVALID_STATE).
  * Errors: INVALID_HANDLE; INVALID_ARGUMENT (config, or a device the
  * platform does not have); UNSUPPORTED; INVALID_STATE (KERNEL mode, or not
  * NEW); OUT_OF_MEMORY; a platform call's mapped status. */
@@ -306,7 +324,10 @@ KCTX_API kctx_status kctx_program_init(kctx_context ctx, const kctx_program_conf
  * a stream position behind a prepare. Identical bytes under a new id share
  * one upload, also between prepares that race. The caller may free `image`
  * as soon as prepare returns. If the upload started but its wait failed,
- * the context is POISONED and the upload kept until close (K17).
+ * the context is POISONED and the upload kept until close (K17). If the
+ * device's owner reset the device while the prepare loaded or uploaded
+ * (K36: its epoch moved), the prepare is refused with DEVICE_LOST and gives
+ * back what it made; the context is left for close, which abandons.
  *
  * Cold capture (K16): prepare works inside an active capture — also one
  * that holds the context's own streams after a captured launch, in any
@@ -326,15 +347,21 @@ KCTX_API kctx_status kctx_prepare(kctx_context ctx, uint64_t id, const void *ima
 /* Close (K25, K26, K36, K30). Order:
  *  1. device epoch: if the device's owner reset it since init, every handle
  *     is gone: they are abandoned without platform calls and the context
- *     is CLOSED (claim released);
+ *     is CLOSED (claim released) — unless a prepare is still in its
+ *     unlocked phase (it works with those handles): then BUSY, phase
+ *     unchanged, and the close after it returned abandons and completes
+ *     (that prepare is refused, see kctx_prepare);
  *  2. QUARANTINED: DEVICE_LOST, nothing released (the device cannot honour
  *     releases); the way out is (1);
  *  3. the calling thread's current device must be the context's (K5):
  *     INVALID_STATE otherwise, nothing changed;
- *  4. BUSY (phase unchanged) when the context's streams are part of a
- *     capture, work is still in flight on them (also on a CLOSING retry), or
- *     live captured graphs hold the context — the message gives the reason
- *     and counts;
+ *  4. BUSY (phase unchanged) when a prepare is still validating, loading
+ *     or uploading (K16), the context's streams are part of a capture, work
+ *     is still in flight on them (also on a CLOSING retry), or live
+ *     captured graphs hold the context — the message gives the reason and
+ *     counts. These transient reasons come after (2) and (3): a caller's
+ *     permanent error is reported before a transient one, so a close from
+ *     the wrong device is INVALID_STATE, never BUSY;
  *  5. with tracing, the device trace is copied back (K32). A copy whose
  *     wait failed while it may still run into the host buffer: BUSY, phase
  *     unchanged, nothing released (retry once the upload stream is idle). A
@@ -356,8 +383,8 @@ KCTX_API kctx_status kctx_close(kctx_context ctx);
  * ---------------------------------------------------------------------- */
 
 /* One argument per callable parameter, in signature order: a tensor is a
- * device address of the context's device and its size in bytes (> 0); a
- * scalar is its 64-bit value with size 0. */
+ * device address of the context's device (never 0) and its size in bytes
+ * (> 0); a scalar is its 64-bit value with size 0. */
 typedef struct kctx_arg {
     uint64_t value;
     uint64_t size;
@@ -377,7 +404,9 @@ typedef struct kctx_arg {
  * mode and phase (K3, K8): INVALID_STATE / POISONED / DEVICE_LOST; current
  * device (K5): INVALID_STATE; id: UNKNOWN_ID; arguments (args/nargs matching
  * the signature, fitting the kernel-args capacity and the device's
- * parameter limit, every tensor larger than the largest byte offset its
+ * parameter limit, every tensor with a non-zero address and size — a NULL
+ * or zero-length tensor is refused on every platform, before any range
+ * lookup — and larger than the largest byte offset its
  * task bindings use, the caller stream not one of the context's streams and
  * on the borrowed device, and on the sim every tensor range inside one live
  * allocation of the device): INVALID_ARGUMENT, except that arguments larger
@@ -429,6 +458,18 @@ typedef struct kctx_arg {
  * streams; from then on the context's launches compute nothing and their
  * caller streams report the error. kctx_check reports this as
  * DEVICE_ERROR and poisons the context: it is never silent.
+ * What a user learns where, when a framework kernel fails just before a
+ * kctx launch:
+ *  - eager launch: the caller stream reports the failure (its sync or
+ *    query), the launch and every later launch of the context compute
+ *    nothing (the error now sits in the context's streams), and
+ *    kctx_check returns DEVICE_ERROR and poisons the context;
+ *  - captured launch, on each replay: the replay stream reports the
+ *    failure and the launch computes nothing in that replay; the graph's
+ *    nodes run on the replay stream, not on the context's streams, so
+ *    no context stream holds the error: kctx_check stays OK, the context
+ *    READY, and later launches and replays compute normally. The replay
+ *    stream's own error reporting is the only place the failure shows.
  *
  * Capturing on stream S while launching on another stream T leaves the
  * launch out of S's graph: which stream is captured is the caller's
@@ -473,7 +514,8 @@ KCTX_API kctx_status kctx_check(kctx_context ctx, kctx_check_report *report);
  * the context owns (K5: INVALID_STATE otherwise). A fatal error triggers
  * program mode's recovery (K31): it resets the context's own device (making
  * it current for that call only), abandons every handle and leaves the
- * context CLOSED. On a kernel context: INVALID_STATE (K3).
+ * context CLOSED. On a kernel context: INVALID_STATE (K3). Check order,
+ * as kctx_launch's: mode and phase, current device (K5), id, arguments.
  * Errors: INVALID_HANDLE; INVALID_STATE (not a program context, phase, or
  * another current device: K5); POISONED; DEVICE_LOST; UNKNOWN_ID;
  * INVALID_ARGUMENT and CAPACITY (the arguments, as kctx_launch); a platform
@@ -486,7 +528,9 @@ KCTX_API kctx_status kctx_run(kctx_context ctx, uint64_t id, const kctx_arg *arg
  * their ring slots are freed; nothing is read twice or lost (records that
  * found the ring full are counted as dropped). Not while the context's
  * streams are in a capture (CAPTURE_ACTIVE). UNSUPPORTED when tracing is
- * off. Accepted in READY and POISONED.
+ * off. Accepted in READY and POISONED. Check order: tracing off
+ * (UNSUPPORTED, a property of the config: in any phase), phase
+ * (DEVICE_LOST, INVALID_STATE), current device (K5), capture state.
  * Errors: INVALID_HANDLE; UNSUPPORTED; DEVICE_LOST (quarantined);
  * INVALID_STATE (phase, or another current device: K5); CAPTURE_ACTIVE;
  * PLATFORM_ERROR (the trace file cannot be written); a platform call's
@@ -607,10 +651,11 @@ KCTX_API kctx_status kctx_get_context_caps(kctx_context ctx, kctx_platform_caps 
  * prepared; otherwise the answer's status, with the reason in the last
  * error. A question, not a launch: no platform call, nothing changes, any
  * phase (a poisoned context's launches are refused, whatever this says).
- * Statuses: OK (yes); INVALID_HANDLE; INVALID_STATE (a mode-less or
- * program-mode context: only kernel mode launches onto a caller's stream,
- * K3); UNSUPPORTED (the platform has no capture: launch eagerly); UNKNOWN_ID
- * (no callable is prepared under `id`).
+ * Statuses: OK (yes); otherwise, checked in this order: INVALID_HANDLE;
+ * INVALID_STATE (a mode-less or program-mode context: only kernel mode
+ * launches onto a caller's stream, K3); UNSUPPORTED (the platform has no
+ * capture: launch eagerly); UNKNOWN_ID (no callable is prepared under
+ * `id`).
  * Errors: INVALID_HANDLE, INVALID_STATE, UNSUPPORTED, UNKNOWN_ID. */
 KCTX_API kctx_status kctx_capturable(kctx_context ctx, uint64_t id);
 
@@ -689,6 +734,24 @@ KCTX_API void kctx_fault_clear_all(void);
 /* Calls of `op` (KCTX_POP_ANY: all) the calling thread made through the
  * seam, on any context, injected failures included. */
 KCTX_API uint64_t kctx_thread_platform_calls(int op);
+
+/* Holds at the seam: the `nth` (1-based) call of operation `op`
+ * (KCTX_POP_ANY: any) made after arming, by any thread on any context,
+ * blocks in the seam — before a fault is matched and before the platform
+ * is reached, with whatever locks its entry holds — until the hold is
+ * released. Lets a test stop an entry inside a given platform call and
+ * prove what another thread can (not) do meanwhile (K23, K33). At most
+ * KCTX_MAX_HOLDS are armed at once; kctx_fault_clear_all leaves them.
+ * wait_reached waits up to timeout_ms for the held call to arrive
+ * (TIMEOUT otherwise); release lets it go (also disarms a hold not yet
+ * reached). Errors: INVALID_ARGUMENT (op, nth 0, hold_id NULL or not a
+ * hold); CAPACITY; TIMEOUT. */
+#define KCTX_MAX_HOLDS 8
+KCTX_API kctx_status kctx_seam_hold_arm(int op, uint64_t nth, int *hold_id);
+KCTX_API kctx_status kctx_seam_hold_wait_reached(int hold_id, uint32_t timeout_ms);
+KCTX_API kctx_status kctx_seam_hold_release(int hold_id);
+/* Release and disarm every hold. */
+KCTX_API void kctx_seam_hold_release_all(void);
 
 #ifdef __cplusplus
 }

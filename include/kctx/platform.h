@@ -35,6 +35,11 @@
  * Every operation returns a platform status (`int`, 0 = success, anything
  * else the platform's own code). `classify` maps a platform status to the
  * kctx status class (see kctx.h); `status_name` names it for messages.
+ * These two and `last_message` only describe a status the seam already
+ * counted: they are not operations (no device, no handle, no state), so
+ * the seam neither counts nor fails them; every other member of both
+ * tables is reached only through the counting seam (K28's "no platform
+ * call" is checked against its total over all ops).
  *
  * Locking (every op unless its comment says more): the core calls an op
  * from any thread, holding the calling context's lock and no lock of the
@@ -255,8 +260,15 @@ typedef struct kctx_platform_ops {
 
 /* Lifecycle: only program mode receives this table (through the registry
  * entry). Every op is required. Called with the program context's lock
- * held; init and finalize may be called by several program contexts (the
- * platform counts them, like a driver's reference count). */
+ * held; init may be called by several program contexts (it must be
+ * idempotent). `finalize` is never called by kctx: a platform's finalize
+ * is process-wide (the sim's resets every device, destroying the objects
+ * of the framework and of every other context, as aclFinalize does) and
+ * does not count its callers, while a program context owns one device,
+ * not the process. Program close releases what init created and leaves
+ * the platform initialised; ending the platform is the process's call.
+ * The member stays so that the table's layout (and the adapters filling
+ * it) does not change. */
 typedef struct kctx_platform_lifecycle_ops {
     size_t size;      /* sizeof(kctx_platform_lifecycle_ops) */
     uint32_t version; /* KCTX_PLATFORM_VERSION */

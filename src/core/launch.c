@@ -65,6 +65,13 @@ static kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg 
         if (tensor && args[i].size == 0)
             return kctx__fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a tensor: size must be > 0",
                               i);
+        /* a tensor at address 0 names no memory on any platform (K18): refused
+         * here, not left to a range check some platforms do not have */
+        if (tensor && args[i].value == 0)
+            return kctx__fail(c, KCTX_INVALID_ARGUMENT,
+                              "argument %u is a tensor at address 0 (NULL): a tensor must name "
+                              "device memory (K18)",
+                              i);
         if (!tensor && args[i].size != 0)
             return kctx__fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a scalar: size must be 0",
                               i);
@@ -533,12 +540,14 @@ kctx_status kctx_run(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t
                         "run needs a program context (K3; kernel mode uses kctx_launch)");
     else
         st = kctx__admit(c, "run");
+    /* as launch (section 0): the current device before the id and the
+     * arguments (K5: run acts on the device the context owns) */
+    if (!st) st = kctx__check_device(c);
     kctx_callable *cb = st ? NULL : kctx__find_callable(c, id);
     if (!st && !cb)
         st = kctx__fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
                         (unsigned long long)id);
     if (!st) st = check_args(c, cb->up, args, nargs);
-    if (!st) st = kctx__check_device(c); /* K5: run acts on the device the context owns */
     if (!st) st = kp_relaxed_begin(c);
     if (st) {
         kctx__ctx_release(c);

@@ -264,28 +264,30 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) 
     else
         st = check_common_config(c, cfg->args_capacity, cfg->prepare_timeout_ms, cfg->strategy,
                                  &strategy);
-    if (!st && c->mode == KCTX_MODE_KERNEL)
-        st = kctx__fail(c, KCTX_INVALID_STATE, "the context is latched to KERNEL mode (K1, K3)");
-    if (!st && c->phase != KCTX_PHASE_NEW)
-        st = kctx__fail(c, KCTX_INVALID_STATE, "program init of a %s context",
-                        kctx_phase_name(c->phase));
     /* Program mode's authority: the lifecycle table comes from the registry,
      * never from the descriptor a kernel context holds (K4). */
     const kctx_platform_lifecycle_ops *lifecycle = NULL;
     if (!st && !(lifecycle = kctx__platform_lifecycle(c->plat)))
         st = kctx__fail(c, KCTX_UNSUPPORTED,
                         "platform %s offers no program mode (no lifecycle table)", c->plat->name);
-    uint64_t t0 = kctx__now_ns();
+    /* the device is an argument: checked against the platform's count
+     * before the latch and the phase (section 0's order), once the
+     * platform is known to offer program mode at all */
     int count = 0;
+    if (!st) st = KP(c, "device_count", device_count, c->plat->self, &count);
+    if (!st && cfg->device >= count)
+        st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "device %d out of range (platform has %d)",
+                        cfg->device, count);
+    if (!st && c->mode == KCTX_MODE_KERNEL)
+        st = kctx__fail(c, KCTX_INVALID_STATE, "the context is latched to KERNEL mode (K1, K3)");
+    if (!st && c->phase != KCTX_PHASE_NEW)
+        st = kctx__fail(c, KCTX_INVALID_STATE, "program init of a %s context",
+                        kctx_phase_name(c->phase));
+    uint64_t t0 = kctx__now_ns();
     if (st) goto out;
     st = kctx__trace_setup(c, cfg->flags, cfg->trace_device_records, cfg->trace_host_records,
                            cfg->trace_path);
     if (st) goto out;
-    st = KP(c, "device_count", device_count, c->plat->self, &count);
-    if (!st && cfg->device >= count)
-        st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "device %d out of range (platform has %d)",
-                        cfg->device, count);
-    if (st) goto out_trace;
     /* Program mode owns the device: it initialises the platform and makes
      * the device current through the lifecycle table, which only it holds. */
     c->mode = KCTX_MODE_PROGRAM;
@@ -304,7 +306,6 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) 
     /* undo in reverse */
 out_device:
     c->device = -1;
-out_trace:
     kctx__trace_free(c);
 out:
     kctx__ctx_release(c);
@@ -353,6 +354,14 @@ static kctx_status close_checks(kctx_ctx *c) {
     return KCTX_OK;
 }
 
+/* Close waits for prepares in their unlocked phase (K16). */
+static kctx_status preparing_busy(kctx_ctx *c, const char *why) {
+    return kctx__fail(c, KCTX_BUSY,
+                      "close refused: %u prepare(s) still loading or uploading (K16)%s; retry once "
+                      "they returned",
+                      c->preparing, why);
+}
+
 /* After CLOSED (K32): write the trace; a write failure goes to the
  * teardown slot and does not undo CLOSED. */
 static void finish_trace(kctx_ctx *c) {
@@ -371,15 +380,6 @@ kctx_status kctx_close(kctx_context h) {
         c->phase = KCTX_PHASE_CLOSED;
         goto out;
     }
-    /* A prepare in its unlocked phase still works with the context's
-     * handles (K16): close waits for it, whatever else holds. */
-    if (c->preparing) {
-        st = kctx__fail(c, KCTX_BUSY,
-                        "close refused: %u prepare(s) still loading or uploading (K16); retry "
-                        "once they returned",
-                        c->preparing);
-        goto out;
-    }
     /* K36: an owner reset means every handle is already gone. Reading the
      * epoch works on a lost device; a read that fails leaves close unable
      * to tell, so it refuses (nothing changed) rather than guess. */
@@ -392,6 +392,13 @@ kctx_status kctx_close(kctx_context h) {
         }
     }
     if (now != c->epoch) {
+        /* A prepare in its unlocked phase still works with the handles
+         * (and the upload) that abandoning frees: close waits for it. */
+        if (c->preparing) {
+            st = preparing_busy(c, " (the device was reset: close abandons every handle once "
+                                   "they returned, K36)");
+            goto out;
+        }
         kctx__resources_abandon(c);
         c->phase = KCTX_PHASE_CLOSED;
         kctx__claim_release(c);
@@ -408,8 +415,12 @@ kctx_status kctx_close(kctx_context h) {
     }
     st = kp_relaxed_begin(c);
     if (st) goto out;
-    st = kctx__check_device(c);    /* K5: releases act on the current device */
-    if (!st) st = close_checks(c); /* also on a CLOSING retry: work may still be in flight */
+    st = kctx__check_device(c); /* K5: releases act on the current device */
+    /* then the transient reasons: a prepare in its unlocked phase still
+     * works with the context's handles (K16), work may still be in flight
+     * (also on a CLOSING retry) */
+    if (!st && c->preparing) st = preparing_busy(c, "");
+    if (!st) st = close_checks(c);
     if (st) goto out_relaxed;
     /* K26/K32: the device trace comes back before any device memory is
      * released. A copy that may still run keeps everything (BUSY, phase

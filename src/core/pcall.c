@@ -6,6 +6,7 @@
 #include "internal.h"
 
 #include <stdio.h>
+#include <time.h>
 
 static kctx_status class_to_status(kctx_pclass k) {
     switch (k) {
@@ -48,7 +49,7 @@ typedef struct seam_fault {
 
 static pthread_mutex_t g_fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static seam_fault g_faults[KCTX_MAX_FAULTS];
-atomic_int kp_nfaults; /* armed faults: the fast path looks at nothing else */
+atomic_int kp_nfaults; /* armed faults and holds: the fast path looks at nothing else */
 _Thread_local uint64_t kp_tl_calls[KCTX_POP_COUNT];
 static _Thread_local kctx_pclass tl_injected; /* the class of the thread's last injected failure */
 
@@ -146,8 +147,10 @@ kctx_status kctx_fault_hits(int id, uint64_t *hits) {
 
 void kctx_fault_clear_all(void) {
     pthread_mutex_lock(&g_fault_lock);
-    for (int i = 0; i < KCTX_MAX_FAULTS; i++) g_faults[i].armed = false;
-    atomic_store(&kp_nfaults, 0);
+    for (int i = 0; i < KCTX_MAX_FAULTS; i++) {
+        if (g_faults[i].armed) atomic_fetch_sub(&kp_nfaults, 1); /* holds keep theirs */
+        g_faults[i].armed = false;
+    }
     pthread_mutex_unlock(&g_fault_lock);
 }
 
@@ -159,7 +162,102 @@ uint64_t kctx_thread_platform_calls(int op) {
     return n;
 }
 
+/* Holds (kctx.h: kctx_seam_hold_arm): a matched call blocks here, before
+ * its fault check and before the platform, until the test releases it. */
+typedef struct seam_hold {
+    bool armed, reached, released;
+    int op;
+    uint64_t nth, seen;
+} seam_hold;
+
+static pthread_mutex_t g_hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_hold_cond = PTHREAD_COND_INITIALIZER;
+static seam_hold g_holds[KCTX_MAX_HOLDS];
+static int g_nholds; /* armed holds, under g_hold_lock */
+
+kctx_status kctx_seam_hold_arm(int op, uint64_t nth, int *id) {
+    if (!id || op < KCTX_POP_ANY || op >= KCTX_POP_COUNT || nth == 0)
+        return kctx__fail(NULL, KCTX_INVALID_ARGUMENT, "hold: op %d, nth %llu or hold_id NULL", op,
+                          (unsigned long long)nth);
+    pthread_mutex_lock(&g_hold_lock);
+    int slot = -1;
+    for (int i = 0; i < KCTX_MAX_HOLDS && slot < 0; i++)
+        if (!g_holds[i].armed) slot = i;
+    if (slot >= 0) {
+        g_holds[slot] = (seam_hold){true, false, false, op, nth, 0};
+        g_nholds++;
+        atomic_fetch_add(&kp_nfaults, 1); /* the fast path looks at this count only */
+    }
+    pthread_mutex_unlock(&g_hold_lock);
+    if (slot < 0)
+        return kctx__fail(NULL, KCTX_CAPACITY, "%d holds are armed already", KCTX_MAX_HOLDS);
+    *id = slot;
+    return KCTX_OK;
+}
+
+static void hold_disarm_locked(seam_hold *h) {
+    if (!h->armed) return;
+    h->armed = false;
+    h->released = true;
+    g_nholds--;
+    atomic_fetch_sub(&kp_nfaults, 1);
+}
+
+kctx_status kctx_seam_hold_wait_reached(int id, uint32_t timeout_ms) {
+    if (id < 0 || id >= KCTX_MAX_HOLDS)
+        return kctx__fail(NULL, KCTX_INVALID_ARGUMENT, "hold id %d", id);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)(timeout_ms / 1000u);
+    until.tv_nsec += (long)(timeout_ms % 1000u) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&g_hold_lock);
+    int rc = 0;
+    while (!g_holds[id].reached && rc == 0)
+        rc = pthread_cond_timedwait(&g_hold_cond, &g_hold_lock, &until);
+    bool reached = g_holds[id].reached;
+    pthread_mutex_unlock(&g_hold_lock);
+    if (!reached)
+        return kctx__fail(NULL, KCTX_TIMEOUT, "hold %d not reached within %u ms", id, timeout_ms);
+    return KCTX_OK;
+}
+
+kctx_status kctx_seam_hold_release(int id) {
+    if (id < 0 || id >= KCTX_MAX_HOLDS)
+        return kctx__fail(NULL, KCTX_INVALID_ARGUMENT, "hold id %d", id);
+    pthread_mutex_lock(&g_hold_lock);
+    hold_disarm_locked(&g_holds[id]);
+    pthread_cond_broadcast(&g_hold_cond);
+    pthread_mutex_unlock(&g_hold_lock);
+    return KCTX_OK;
+}
+
+void kctx_seam_hold_release_all(void) {
+    pthread_mutex_lock(&g_hold_lock);
+    for (int i = 0; i < KCTX_MAX_HOLDS; i++) hold_disarm_locked(&g_holds[i]);
+    pthread_cond_broadcast(&g_hold_cond);
+    pthread_mutex_unlock(&g_hold_lock);
+}
+
+/* Block while a hold matches this call (each hold blocks one call). */
+static void hold_point(int op) {
+    pthread_mutex_lock(&g_hold_lock);
+    for (int i = 0; i < KCTX_MAX_HOLDS && g_nholds > 0; i++) {
+        seam_hold *h = &g_holds[i];
+        if (!h->armed || h->reached || (h->op != KCTX_POP_ANY && h->op != op)) continue;
+        if (++h->seen != h->nth) continue;
+        h->reached = true;
+        pthread_cond_broadcast(&g_hold_cond);
+        while (!h->released) pthread_cond_wait(&g_hold_cond, &g_hold_lock);
+    }
+    pthread_mutex_unlock(&g_hold_lock);
+}
+
 bool kp_enter_armed(int op) {
+    hold_point(op);
     bool fail = false;
     uint64_t me = thread_id();
     pthread_mutex_lock(&g_fault_lock);

@@ -507,6 +507,20 @@ static kctx_upload *upload_new(const void *image, size_t size, const prep *p) {
     return u;
 }
 
+/* K36 during the unlocked phase: an owner reset meanwhile took every
+ * handle of the context, so an upload made partly after it cannot be
+ * published; the caller gives back what of it still lives (a close after
+ * the reset only abandons, and would leave it loaded). */
+static kctx_status epoch_unchanged(kctx_ctx *c) {
+    if (!c->has_epoch) return KCTX_OK;
+    uint64_t now = c->epoch;
+    kctx_status st = KP(c, "device_epoch", device_epoch, c->plat->self, c->device, &now);
+    if (st || now == c->epoch) return st;
+    return kctx__fail(c, KCTX_DEVICE_LOST,
+                      "prepare refused: the device's owner reset it while prepare loaded (K36): "
+                      "every handle of the context is gone; close it");
+}
+
 static kctx_status prepare_publish(kctx_ctx *c, uint64_t id, kctx_upload *u, kctx_status st,
                                    bool fatal, bool wait_failed) {
     if (fatal) kp_fatal(c, KCTX_DEVICE_LOST); /* K29 / K31, seen unlocked */
@@ -521,6 +535,7 @@ static kctx_status prepare_publish(kctx_ctx *c, uint64_t id, kctx_upload *u, kct
         kctx__set_runtime_error(c, st, kctx_thread_last_error());
         kctx__device_poison(c);
     }
+    if (!st) st = epoch_unchanged(c);
     if (!st && kctx__find_callable(c, id)) /* another prepare published it meanwhile (K14) */
         st = kctx__fail(c, KCTX_DUPLICATE_ID, "callable id %llu is already prepared (K14)",
                         (unsigned long long)id);

@@ -514,6 +514,7 @@ int kt_fault(sim_op op, uint64_t nth, int persistent) {
 /* Undo what a test may have left armed or changed on the main thread. */
 static void restore_state(void) {
     sim_hold_release_all();
+    kctx_seam_hold_release_all();
     sim_fault_clear_all();
     sim_capture_mode mode = SIM_CAPTURE_MODE_GLOBAL;
     sim_thread_exchange_capture_mode(&mode);
@@ -570,6 +571,7 @@ static void check_claims(void) {
  * destroy whatever the test left. */
 static void recover(void) {
     sim_hold_release_all();
+    kctx_seam_hold_release_all();
     sim_fault_clear_all();
     for (int d = 0; d < g_ndev; d++)
         if (sim_set_device(d) == SIM_OK) sim_device_reset();
@@ -604,6 +606,7 @@ static int run_one(const kt_test *t) {
     kt_lifecycle_rebaseline();
     t->fn();
     sim_hold_release_all();
+    kctx_seam_hold_release_all();
     sim_fault_clear_all();
     lc_check(); /* before the harness makes lifecycle calls of its own */
     restore_state();

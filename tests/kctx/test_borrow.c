@@ -316,3 +316,81 @@ KT_TEST(the_capture_mode_is_restored_on_every_exit_path) { /* section 0 */
     m = SIM_CAPTURE_MODE_GLOBAL;
     CHECK_SIM_OK(sim_thread_exchange_capture_mode(&m));
 }
+
+/* Program mode and the lifecycle table's finalize (kctx.h: kctx_program_init;
+ * platform.h: kctx_platform_lifecycle_ops). A platform's finalize is
+ * process-wide — the sim's resets every device, destroying the objects of
+ * the framework and of every other context, as aclFinalize does — while a
+ * program context owns one device, not the process: kctx never calls it,
+ * on any path that called init (success then close, a failed set-device, a
+ * rollback). Kills: a finalize call added to program close or to program
+ * init's failure paths (the FINALIZE counter, proven to count here, moves;
+ * the kernel context next door loses its streams). */
+KT_TEST(program_mode_never_finalizes_the_platform_a_kernel_context_shares) { /* K4, K31 */
+    REQUIRE_DEVICES(2);
+    int ndev = kt_device_count();
+    /* the counter counts (nothing is live yet) */
+    uint64_t fin0 = lc(0, SIM_LIFECYCLE_FINALIZE);
+    CHECK_SIM_OK(sim_finalize());
+    CHECK_EQ(lc(0, SIM_LIFECYCLE_FINALIZE), fin0 + 1);
+    CHECK_SIM_OK(sim_lifecycle_reset_counts());
+    kt_lifecycle_rebaseline();
+
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    kctx_context k = kt_prepared_ctx(noop, 1); /* device 0: the neighbour */
+    REQUIRE(k);
+    kctx_program_config pcfg = KCTX_PROGRAM_CONFIG_INIT;
+    pcfg.device = 1;
+
+    /* 1. init, run, close: one init, no finalize */
+    kctx_context p = kt_create();
+    REQUIRE(p);
+    kt_expect_lifecycle(-1, SIM_LIFECYCLE_INIT, 1);
+    kt_expect_lifecycle(1, SIM_LIFECYCLE_SET_DEVICE, 1);
+    CHECK_OK(kctx_program_init(p, &pcfg));
+    CHECK_OK(kctx_prepare(p, 1, noop.bytes, noop.size));
+    CHECK_OK(kctx_run(p, 1, NULL, 0));
+    CHECK_OK(kctx_close(p));
+    CHECK_OK(kctx_destroy(p));
+
+    /* 2. init reached the platform, set-device failed: no finalize */
+    p = kt_create();
+    REQUIRE(p);
+    kctx_fault f = KCTX_FAULT_INIT;
+    f.op = KCTX_POP_LIFECYCLE_SET_DEVICE;
+    int fid = -1;
+    REQUIRE_OK(kctx_fault_arm(&f, &fid));
+    kt_expect_lifecycle(-1, SIM_LIFECYCLE_INIT, 1);
+    CHECK_K(kctx_program_init(p, &pcfg), KCTX_PLATFORM_ERROR);
+    kctx_fault_clear_all();
+    CHECK_PHASE(p, KCTX_PHASE_NEW);
+    CHECK_OK(kctx_destroy(p));
+
+    /* 3. a rollback after the device was set: no finalize */
+    p = kt_create();
+    REQUIRE(p);
+    kt_expect_lifecycle(-1, SIM_LIFECYCLE_INIT, 1);
+    kt_expect_lifecycle(1, SIM_LIFECYCLE_SET_DEVICE, 1);
+    kt_fault(SIM_OP_STREAM_CREATE, 1, 0);
+    CHECK_K(kctx_program_init(p, &pcfg), KCTX_PLATFORM_ERROR);
+    sim_fault_clear_all();
+    CHECK_PHASE(p, KCTX_PHASE_NEW);
+    CHECK_OK(kctx_close(p));
+    CHECK_OK(kctx_destroy(p));
+
+    for (int d = 0; d < ndev; d++)
+        if (!CHECK_EQ(lc(d, SIM_LIFECYCLE_FINALIZE), 0))
+            fprintf(stderr, "    device %d: kctx finalized the platform\n", d);
+    /* the neighbour's objects are intact: it still launches */
+    kt_set_device(0);
+    sim_stream s = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    CHECK_OK(kctx_launch(k, 1, NULL, 0, s));
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    CHECK_OK(kctx_check(k, &rep));
+    CHECK_K(rep.device_status, KCTX_OK);
+    CHECK_SIM_OK(sim_stream_destroy(s));
+    kt_finish(k);
+}

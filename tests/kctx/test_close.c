@@ -254,3 +254,90 @@ KT_TEST(closing_stays_closing_until_everything_is_released) { /* K26 */
     CHECK_EQ(kt_calls(SIM_OP_ANY), calls);
     CHECK_OK(kctx_destroy(c));
 }
+
+/* ---- close's check order while a prepare is in its unlocked phase (kctx.h: kctx_close) ------ */
+
+typedef struct bg_prepare {
+    kctx_context ctx;
+    kt_image img;
+    kctx_status st;
+} bg_prepare;
+
+static void *bg_prepare_main(void *p) {
+    bg_prepare *b = p;
+    kt_set_device(0);
+    b->st = kctx_prepare(b->ctx, 2, b->img.bytes, b->img.size);
+    return NULL;
+}
+
+/* Start a prepare of id 2 on another thread and stop it in its unlocked
+ * phase (its module load held at the seam); *hold gets the hold. */
+static int start_held_prepare(bg_prepare *b, pthread_t *t, int *hold) {
+    if (!CHECK_OK(kctx_seam_hold_arm(KCTX_POP_MODULE_LOAD, 1, hold))) return 0;
+    if (!CHECK(pthread_create(t, NULL, bg_prepare_main, b) == 0)) return 0;
+    return CHECK_OK(kctx_seam_hold_wait_reached(*hold, 10000));
+}
+
+/* Kills: close's "prepare still loading" BUSY check placed before its
+ * current-device check (K5). kctx.h's order: epoch, quarantine, current
+ * device, then the transient BUSY reasons — a caller's permanent error
+ * before a transient one. From a thread whose current device is another
+ * one, close of a context with a prepare in flight is INVALID_STATE, not
+ * BUSY; from the right device BUSY naming the prepare; both change
+ * nothing. Once the prepare returned, close completes. */
+KT_TEST(close_with_a_prepare_in_flight_from_another_device_is_invalid_state) { /* K5, K25 */
+    REQUIRE_DEVICES(2);
+    kctx_context c = kt_prepared_ctx(kt_image_noop(), 1);
+    REQUIRE(c);
+    bg_prepare b = {c, kt_image_append(), KCTX_INVALID_STATE};
+    REQUIRE(b.img.bytes);
+    pthread_t t;
+    int hold = -1;
+    REQUIRE(start_held_prepare(&b, &t, &hold));
+    kt_set_device(1);
+    CHECK_REFUSED(c, kctx_close(c), KCTX_INVALID_STATE);
+    CHECK(strstr(kctx_last_error(c), "K5") != NULL);
+    kt_set_device(0);
+    CHECK_REFUSED(c, kctx_close(c), KCTX_BUSY);
+    CHECK(strstr(kctx_last_error(c), "prepare") != NULL);
+    CHECK_OK(kctx_seam_hold_release(hold));
+    pthread_join(t, NULL);
+    CHECK_OK(b.st);
+    CHECK_EQ(kt_resources(c).callables, 2);
+    kt_finish(c);
+}
+
+/* K36 with a prepare in flight: the owner reset the device, so close would
+ * abandon every handle — but the prepare in its unlocked phase still works
+ * with them (the upload stream, the upload it is making). Close answers
+ * BUSY (phase unchanged) until the prepare returned, and then abandons and
+ * completes. The prepare itself is refused: what it made after the reset
+ * would outlive the abandoning close. Kills: abandoning while
+ * c->preparing is non-zero (close returns OK while the prepare is held);
+ * dropping prepare's epoch check at publication (host-ordered: its module,
+ * loaded after the reset, is left behind). Under both strategies (the
+ * area runs again host-ordered). */
+KT_TEST(an_owner_reset_with_a_prepare_in_flight_closes_only_once_the_prepare_returned) {
+    /* K36, K16 */
+    kctx_context c = kt_prepared_ctx(kt_image_noop(), 1);
+    REQUIRE(c);
+    bg_prepare b = {c, kt_image_append(), KCTX_INVALID_STATE};
+    REQUIRE(b.img.bytes);
+    pthread_t t;
+    int hold = -1;
+    REQUIRE(start_held_prepare(&b, &t, &hold));
+    kt_owner_reset(); /* every handle of the context is gone */
+    CHECK_K(kctx_close(c), KCTX_BUSY);
+    CHECK(strstr(kctx_last_error(c), "prepare") != NULL);
+    CHECK_PHASE(c, KCTX_PHASE_READY);
+    CHECK_OK(kctx_seam_hold_release(hold));
+    pthread_join(t, NULL);
+    /* its load or upload met the reset: refused, nothing of it published
+     * or left loaded (host-ordered loads succeed after the reset: the
+     * epoch check refuses them, and the prepare gives its modules back) */
+    CHECK(b.st != KCTX_OK);
+    CHECK_EQ(kt_resources(c).callables, 1);
+    CHECK_OK(kctx_close(c)); /* abandons (K36) */
+    CHECK_PHASE(c, KCTX_PHASE_CLOSED);
+    CHECK_OK(kctx_destroy(c));
+}

@@ -202,3 +202,66 @@ KT_TEST(kernel_mode_never_runs_the_reset_policy) { /* K31, K4 */
     kt_owner_reset();
     kt_finish(k);
 }
+
+/* Kills: program mode's recovery (kctx__program_recover, lifecycle.c)
+ * resetting the calling thread's current device instead of the device the
+ * context owns (dropping its switch to c->device). Here the fatal error is
+ * seen by close's epoch read (K36's first step, before the current-device
+ * check) on a thread whose current device is 0, while the program context
+ * owns device 1: the recovery resets device 1 only, gives the thread its
+ * device 0 back, and a kernel context on device 0 is untouched (K31: only
+ * the device it owns may be reset). */
+KT_TEST(program_recovery_resets_its_own_device_while_another_one_is_current) { /* K31 */
+    REQUIRE_DEVICES(2);
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    kctx_context k = kt_prepared_ctx(noop, 1); /* device 0 */
+    REQUIRE(k);
+    kctx_context p = kt_create();
+    REQUIRE(p);
+    kctx_program_config pcfg = KCTX_PROGRAM_CONFIG_INIT;
+    pcfg.device = 1;
+    kt_expect_lifecycle(-1, SIM_LIFECYCLE_INIT, 1);
+    kt_expect_lifecycle(1, SIM_LIFECYCLE_SET_DEVICE, 1);
+    REQUIRE_OK(kctx_program_init(p, &pcfg));
+    CHECK_OK(kctx_prepare(p, 1, noop.bytes, noop.size));
+    kt_set_device(0); /* the thread works on device 0 now */
+    uint64_t resets0 = lc(0, SIM_LIFECYCLE_RESET_DEVICE),
+             resets1 = lc(1, SIM_LIFECYCLE_RESET_DEVICE);
+    uint64_t epoch0 = 0, epoch1 = 0, e = 0;
+    CHECK_SIM_OK(sim_device_epoch(0, &epoch0));
+    CHECK_SIM_OK(sim_device_epoch(1, &epoch1));
+    CHECK_SIM_OK(sim_device_make_fatal(1));
+    kctx_fault f = KCTX_FAULT_INIT;
+    f.op = KCTX_POP_DEVICE_EPOCH;
+    f.error = KCTX_DEVICE_LOST;
+    int fid = -1;
+    REQUIRE_OK(kctx_fault_arm(&f, &fid));
+    /* the recovery: make device 1 current, reset it, device 0 current again */
+    kt_expect_lifecycle(1, SIM_LIFECYCLE_SET_DEVICE, 1);
+    kt_expect_lifecycle(1, SIM_LIFECYCLE_RESET_DEVICE, 1);
+    kt_expect_lifecycle(0, SIM_LIFECYCLE_SET_DEVICE, 1);
+    CHECK_K(kctx_close(p), KCTX_DEVICE_LOST);
+    kctx_fault_clear_all();
+    CHECK_PHASE(p, KCTX_PHASE_CLOSED);
+    CHECK_EQ(lc(1, SIM_LIFECYCLE_RESET_DEVICE), resets1 + 1);
+    CHECK_EQ(lc(0, SIM_LIFECYCLE_RESET_DEVICE), resets0);
+    CHECK_SIM_OK(sim_device_epoch(1, &e));
+    CHECK_EQ(e, epoch1 + 1);
+    CHECK_SIM_OK(sim_device_epoch(0, &e));
+    CHECK_EQ(e, epoch0);
+    int cur = -1;
+    CHECK_SIM_OK(sim_get_device(&cur));
+    CHECK_EQ(cur, 0);
+    CHECK_OK(kctx_destroy(p));
+    /* the kernel context on device 0 still runs */
+    sim_stream s = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    CHECK_OK(kctx_launch(k, 1, NULL, 0, s));
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    CHECK_OK(kctx_check(k, &rep));
+    CHECK_K(rep.device_status, KCTX_OK);
+    CHECK_SIM_OK(sim_stream_destroy(s));
+    kt_finish(k);
+}

@@ -14,9 +14,14 @@
  *  - K25: the token-pool check of a captured launch;
  *  - K35: the device poison written when prepare's upload wait failed
  *    (kctx__device_poison in do_upload, src/core/prepare.c);
- *  - K33: the claim check and the claim insert of kctx__claim_take in one
- *    critical section (a stress test: see its comment for why no hold
- *    point makes it deterministic).
+ *  - K33: the claim checked and taken in one step: deterministically for
+ *    a split with platform calls between its steps (a seam hold stops one
+ *    init between reading its device and claiming it), and by a stress
+ *    test for the split inside kctx__claim_take, where no call lies between
+ *    check and insert (see its comment for why no hold point exists there);
+ *  - K18: a NULL tensor address, refused before any range lookup;
+ *  - K28: destroy's calls counted over every op by the seam, including the
+ *    ones the sim does not count.
  */
 #include "kt.h"
 
@@ -162,6 +167,56 @@ static uint64_t range_checks(uint64_t *since) {
     uint64_t now = kctx_thread_platform_calls(KCTX_POP_MEM_RANGE_CHECK), n = now - *since;
     *since = now;
     return n;
+}
+
+/* Kills: deleting `if (tensor && args[i].value == 0) return ...` in
+ * check_args (src/core/launch.c). K18: a NULL tensor is a bad argument on
+ * every platform, not only where a range lookup happens to miss it: the
+ * refusal names the NULL address and comes before any range lookup (the
+ * sim's range check would refuse it too, with another reason, after a
+ * call). Nothing is enqueued, the phase is unchanged; under both
+ * strategies, and the context launches afterwards. */
+KT_TEST(a_null_tensor_is_refused_before_any_range_lookup_under_both_strategies) { /* K18 */
+    kt_image img = offsets_image();
+    REQUIRE(img.bytes);
+    sim_devptr buf = 0;
+    sim_stream caller = 0;
+    REQUIRE_SIM_OK(sim_malloc(&buf, 4096));
+    REQUIRE_SIM_OK(sim_stream_create(&caller));
+    const uint32_t strategies[] = {KCTX_STRATEGY_RESIDENT, KCTX_STRATEGY_HOST_ORDERED};
+    for (int k = 0; k < 2; k++) {
+        kctx_context c = kt_create();
+        REQUIRE(c);
+        kctx_kernel_config cfg = kt_config(0);
+        cfg.strategy = strategies[k];
+        REQUIRE_OK(kctx_kernel_init(c, &cfg));
+        REQUIRE_OK(kctx_prepare(c, 1, img.bytes, img.size));
+        kctx_arg args[2] = {KCTX_TENSOR(buf, OFF_T0_FIRST + 1), KCTX_TENSOR(0, OFF_T1 + 1)};
+        for (int which = 0; which < 2; which++) {
+            args[0] = KCTX_TENSOR(which == 0 ? 0 : buf, OFF_T0_FIRST + 1);
+            args[1] = KCTX_TENSOR(which == 1 ? 0 : buf + 2048, OFF_T1 + 1);
+            uint64_t since = kctx_thread_platform_calls(KCTX_POP_MEM_RANGE_CHECK);
+            uint64_t launches = kctx_thread_platform_calls(KCTX_POP_LAUNCH);
+            CHECK_REFUSED(c, kctx_launch(c, 1, args, 2, caller), KCTX_INVALID_ARGUMENT);
+            CHECK(strstr(kctx_last_error(c), which ? "argument 1" : "argument 0") != NULL);
+            CHECK(strstr(kctx_last_error(c), "NULL") != NULL);
+            CHECK_EQ(range_checks(&since), 0);
+            CHECK_EQ(kctx_thread_platform_calls(KCTX_POP_LAUNCH), launches);
+            CHECK_PHASE(c, KCTX_PHASE_READY);
+        }
+        CHECK_SIM_OK(sim_stream_synchronize(caller));
+        args[0] = KCTX_TENSOR(buf, OFF_T0_FIRST + 1);
+        args[1] = KCTX_TENSOR(buf + 2048, OFF_T1 + 1);
+        CHECK_OK(kctx_launch(c, 1, args, 2, caller)); /* the context still launches */
+        CHECK_SIM_OK(sim_stream_synchronize(caller));
+        kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+        CHECK_OK(kctx_check(c, &rep));
+        CHECK_K(rep.device_status, KCTX_OK);
+        kt_finish(c);
+    }
+    free((void *)img.bytes);
+    CHECK_SIM_OK(sim_stream_destroy(caller));
+    CHECK_SIM_OK(sim_free(buf));
 }
 
 /* Kills: deleting the range check (check_platform_args in
@@ -391,19 +446,25 @@ static uint64_t kctx_calls(kctx_context c) {
  * the sim's counters of this thread stay put, and nothing changes. */
 static void refused_destroy_calls_nothing(kctx_context c, const char *what) {
     kt_state before = kt_state_take(c);
-    uint64_t k = kctx_calls(c), s = kt_calls(SIM_OP_ANY);
+    uint64_t k = kctx_calls(c), s = kt_calls(SIM_OP_ANY),
+             t = kctx_thread_platform_calls(KCTX_POP_ANY);
     if (!CHECK_K(kctx_destroy(c), KCTX_BUSY)) fprintf(stderr, "    (%s)\n", what);
     if (!CHECK_EQ(kt_calls(SIM_OP_ANY), s)) fprintf(stderr, "    (%s)\n", what);
+    if (!CHECK_EQ(kctx_thread_platform_calls(KCTX_POP_ANY), t)) fprintf(stderr, "    (%s)\n", what);
     if (!CHECK_EQ(kctx_calls(c), k)) fprintf(stderr, "    (%s)\n", what);
     CHECK_UNCHANGED(c, before);
 }
 
-/* A destroy that must succeed: the handle is gone afterwards, so the sim's
- * counters of this thread (every op) are the ruler. */
+/* A destroy that must succeed: the handle is gone afterwards, so the
+ * calling thread's counters are the ruler: the seam's over every op of
+ * both tables (kctx_thread_platform_calls(KCTX_POP_ANY): it also counts the
+ * calls the sim does not, like reading the current device or the device
+ * epoch) and the sim's. */
 static void accepted_destroy_calls_nothing(kctx_context c, const char *what) {
-    uint64_t s = kt_calls(SIM_OP_ANY);
+    uint64_t s = kt_calls(SIM_OP_ANY), k = kctx_thread_platform_calls(KCTX_POP_ANY);
     if (!CHECK_OK(kctx_destroy(c))) fprintf(stderr, "    (%s)\n", what);
     if (!CHECK_EQ(kt_calls(SIM_OP_ANY), s)) fprintf(stderr, "    (%s)\n", what);
+    if (!CHECK_EQ(kctx_thread_platform_calls(KCTX_POP_ANY), k)) fprintf(stderr, "    (%s)\n", what);
 }
 
 /* Kills: any platform call added to kctx_destroy (src/core/context.c) —
@@ -419,9 +480,14 @@ KT_TEST(no_destruction_path_calls_the_platform) { /* K28 */
         kctx_context c = kt_kernel_ctx();
         REQUIRE(c);
         uint64_t k = kctx_calls(c), s = kt_calls(SIM_OP_ANY);
+        uint64_t t = kctx_thread_platform_calls(KCTX_POP_ANY);
+        uint64_t reads = kctx_thread_platform_calls(KCTX_POP_CURRENT_DEVICE);
         CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
         CHECK(kctx_calls(c) > k);
         CHECK(kt_calls(SIM_OP_ANY) > s);
+        /* the seam's total counts what the sim does not: the device read */
+        CHECK(kctx_thread_platform_calls(KCTX_POP_CURRENT_DEVICE) > reads);
+        CHECK_EQ(kctx_thread_platform_calls(KCTX_POP_ANY) - t, kctx_calls(c) - k);
         /* READY (kernel) */
         refused_destroy_calls_nothing(c, "READY kernel context");
         /* CLOSED by close */
@@ -675,6 +741,51 @@ static void *claim_noise_main(void *p) {
     kctx_phase ph;
     while (!atomic_load(n->stop)) kctx_get_phase(n->ctx, &ph);
     return NULL;
+}
+
+/* The deterministic half: a split whose two steps have platform calls
+ * between them (the claim checked before kernel init reads the device,
+ * taken after). Kernel init A is stopped by a seam hold in its device_info
+ * query (between reading the current device and claiming it); kernel init
+ * B of another context on the same device runs to the end meanwhile and
+ * wins; released, A must find B's claim: BUSY, nothing taken. Correct code
+ * passes whatever the timing; the mutant (a claim check before the device
+ * reads and an insert without a re-check after them) lets A win too, every
+ * time. The in-function split (no platform call between check and insert)
+ * is the stress test below. */
+typedef struct held_init {
+    kctx_context ctx;
+    kctx_status st;
+} held_init;
+
+static void *held_init_main(void *p) {
+    held_init *h = p;
+    kt_set_device(0);
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    h->st = kctx_kernel_init(h->ctx, &cfg);
+    return NULL;
+}
+
+KT_TEST(a_kernel_init_held_before_its_claim_loses_to_the_one_that_claimed_meanwhile) {
+    /* K33, K6 */
+    held_init a = {kt_create(), KCTX_INVALID_HANDLE}, b = {kt_create(), KCTX_INVALID_HANDLE};
+    REQUIRE(a.ctx && b.ctx);
+    int hold = -1;
+    REQUIRE_OK(kctx_seam_hold_arm(KCTX_POP_DEVICE_INFO, 1, &hold));
+    pthread_t ta, tb;
+    REQUIRE(pthread_create(&ta, NULL, held_init_main, &a) == 0);
+    CHECK_OK(kctx_seam_hold_wait_reached(hold, 10000)); /* A read its device, not yet claimed */
+    REQUIRE(pthread_create(&tb, NULL, held_init_main, &b) == 0);
+    pthread_join(tb, NULL); /* B is not held: the hold stops one call only */
+    CHECK_OK(b.st);
+    CHECK_OK(kctx_seam_hold_release(hold));
+    pthread_join(ta, NULL);
+    CHECK_K(a.st, KCTX_BUSY);
+    CHECK(strstr(kctx_last_error(a.ctx), "claimed") != NULL);
+    CHECK_MODE(a.ctx, KCTX_MODE_NONE);
+    CHECK_PHASE(a.ctx, KCTX_PHASE_NEW);
+    CHECK_OK(kctx_destroy(a.ctx));
+    kt_finish(b.ctx);
 }
 
 KT_TEST(racing_kernel_inits_under_lock_contention_have_exactly_one_winner) { /* K33, K6 */

@@ -211,3 +211,36 @@ KT_TEST(
     CHECK_OK(kctx_close(c));
     CHECK_OK(kctx_destroy(c));
 }
+
+/* K17's rule for init (kctx.h: kctx_kernel_init): an init upload that was
+ * started but whose wait failed may still be read by the device, so
+ * nothing is released — the context is CLOSING, not NEW (its claim kept,
+ * another kernel init of the device BUSY), and close releases it once the
+ * streams are idle. Under both strategies (both upload the runtime image
+ * and the architecture table at init). Checks the header's statement
+ * against the sim; kills a rollback to NEW on that path (init_failed's
+ * in_flight branch). */
+KT_TEST(an_init_upload_whose_wait_failed_leaves_the_context_closing_not_new) { /* K17, K7 */
+    const uint32_t strategies[] = {KCTX_STRATEGY_RESIDENT, KCTX_STRATEGY_HOST_ORDERED};
+    for (int k = 0; k < 2; k++) {
+        kctx_context c = kt_create();
+        REQUIRE(c);
+        kctx_kernel_config cfg = kt_config(0);
+        cfg.strategy = strategies[k];
+        kt_fault(SIM_OP_STREAM_SYNCHRONIZE, 1, 0); /* init's upload wait */
+        CHECK_K(kctx_kernel_init(c, &cfg), KCTX_PLATFORM_ERROR);
+        sim_fault_clear_all();
+        CHECK_PHASE(c, KCTX_PHASE_CLOSING);
+        CHECK(strstr(kctx_last_error(c), "in flight") != NULL);
+        kctx_context other = kt_create();
+        REQUIRE(other);
+        kctx_kernel_config ocfg = kt_config(0);
+        CHECK_K(kctx_kernel_init(other, &ocfg), KCTX_BUSY); /* the claim is kept */
+        CHECK_OK(kctx_destroy(other));
+        CHECK_K(kctx_destroy(c), KCTX_BUSY);
+        CHECK_SIM_OK(sim_stream_synchronize(kt_aicpu_stream(c)));
+        CHECK_OK(kctx_close(c));
+        CHECK_PHASE(c, KCTX_PHASE_CLOSED);
+        CHECK_OK(kctx_destroy(c));
+    }
+}

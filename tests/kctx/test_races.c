@@ -203,3 +203,72 @@ KT_TEST(racing_prepares_of_distinct_ids_all_succeed_and_share_one_upload) { /* K
     CHECK_EQ(r.uploads, 2);
     kt_finish(c);
 }
+
+/* ---- K23/K33: a launch enqueues its whole chain under the context lock ---------------------- */
+
+typedef struct held_launch {
+    kctx_context ctx;
+    sim_stream stream;
+    kctx_status st;
+} held_launch;
+
+static void *held_launch_main(void *p) {
+    held_launch *l = p;
+    kt_set_device(0);
+    l->st = kctx_launch(l->ctx, 1, NULL, 0, l->stream);
+    return NULL;
+}
+
+/* Kills: dropping the context lock around enqueue_chain in kctx_launch
+ * (src/core/launch.c), which lets a second launch's chain interleave with
+ * the first's on the context's streams (K23: eager launches of one context
+ * are serialised in host order; K33: every entry serialises on the
+ * context). Deterministic: launch A is stopped by a seam hold inside its
+ * chain (its first event record, START on its caller stream), and a
+ * second hold catches the next platform call of any thread. Launch B on
+ * the same context, from another thread and another caller stream, must
+ * make none while A is held: it waits for the context lock, so the second
+ * hold is never reached (correct code passes whatever the timing; the
+ * mutant's B reaches it within the wait). Then both complete in order.
+ * Under both strategies. */
+KT_TEST(a_launch_held_inside_its_chain_keeps_another_launch_of_the_context_out) { /* K23, K33 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    const uint32_t strategies[] = {KCTX_STRATEGY_RESIDENT, KCTX_STRATEGY_HOST_ORDERED};
+    for (int k = 0; k < 2; k++) {
+        kctx_context c = kt_create();
+        REQUIRE(c);
+        kctx_kernel_config cfg = kt_config(0);
+        cfg.strategy = strategies[k];
+        REQUIRE_OK(kctx_kernel_init(c, &cfg));
+        REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+        sim_stream sa = 0, sb = 0;
+        REQUIRE_SIM_OK(sim_stream_create(&sa));
+        REQUIRE_SIM_OK(sim_stream_create(&sb));
+        held_launch a = {c, sa, KCTX_INVALID_STATE}, b = {c, sb, KCTX_INVALID_STATE};
+        int in_chain = -1, next_call = -1;
+        REQUIRE_OK(kctx_seam_hold_arm(KCTX_POP_EVENT_RECORD, 1, &in_chain));
+        pthread_t ta, tb;
+        REQUIRE(pthread_create(&ta, NULL, held_launch_main, &a) == 0);
+        CHECK_OK(kctx_seam_hold_wait_reached(in_chain, 10000)); /* A is inside its chain */
+        CHECK_OK(kctx_seam_hold_arm(KCTX_POP_ANY, 1, &next_call));
+        REQUIRE(pthread_create(&tb, NULL, held_launch_main, &b) == 0);
+        /* B makes no platform call while A holds the context */
+        CHECK_K(kctx_seam_hold_wait_reached(next_call, 1000), KCTX_TIMEOUT);
+        CHECK_OK(kctx_seam_hold_release(next_call));
+        CHECK_OK(kctx_seam_hold_release(in_chain));
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        CHECK_OK(a.st);
+        CHECK_OK(b.st);
+        CHECK_SIM_OK(sim_stream_synchronize(sa));
+        CHECK_SIM_OK(sim_stream_synchronize(sb));
+        kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+        CHECK_OK(kctx_check(c, &rep));
+        CHECK_K(rep.device_status, KCTX_OK);
+        CHECK_EQ(rep.concurrent_launches, 0);
+        CHECK_SIM_OK(sim_stream_destroy(sa));
+        CHECK_SIM_OK(sim_stream_destroy(sb));
+        kt_finish(c);
+    }
+}

@@ -249,3 +249,80 @@ KT_TEST(run_of_a_poisoned_program_context_is_poisoned) { /* K8: POISONED */
     kt_finish(p);
     kt_set_device(0);
 }
+
+/* ---- check order (kctx.h, Conventions: handle, arguments, image, phase,
+ * current device, capture state, capacity) ------------------------------------------------- */
+
+/* kctx_run checks as kctx_launch does: mode and phase, current device (K5),
+ * then the id and the arguments. Kills: run's K5 check placed after its id
+ * or argument checks (from another current device, an unknown id was
+ * UNKNOWN_ID and bad arguments INVALID_ARGUMENT instead of INVALID_STATE). */
+KT_TEST(run_from_another_current_device_is_invalid_state_before_the_id_and_arguments) {
+    /* section 0, K5 */
+    REQUIRE_DEVICES(2);
+    kctx_context p = program_ctx(); /* owns device 1, current on this thread */
+    REQUIRE(p);
+    kt_set_device(0);
+    kctx_arg extra[1] = {KCTX_SCALAR(1)};
+    kt_state before = kt_state_take(p);
+    CHECK_K(kctx_run(p, 2, NULL, 0), KCTX_INVALID_STATE); /* unknown id */
+    CHECK(strstr(kctx_last_error(p), "K5") != NULL);
+    CHECK_K(kctx_run(p, 1, extra, 1), KCTX_INVALID_STATE); /* bad arguments */
+    CHECK(strstr(kctx_last_error(p), "K5") != NULL);
+    CHECK_UNCHANGED(p, before);
+    kt_set_device(1);
+    CHECK_K(kctx_run(p, 2, NULL, 0), KCTX_UNKNOWN_ID);
+    CHECK_K(kctx_run(p, 1, extra, 1), KCTX_INVALID_ARGUMENT);
+    CHECK_OK(kctx_run(p, 1, NULL, 0));
+    kt_finish(p);
+    kt_set_device(0);
+}
+
+/* Program init checks its device (an argument) before the mode and phase:
+ * a device the platform lacks is INVALID_ARGUMENT also on a context that
+ * could not init anyway (kernel-latched, or a READY program context).
+ * Kills: the device-range check left after the mode and phase checks. */
+KT_TEST(program_init_refuses_a_device_the_platform_lacks_before_its_mode_and_phase) {
+    /* section 0 */
+    REQUIRE_DEVICES(2);
+    kctx_program_config cfg = KCTX_PROGRAM_CONFIG_INIT;
+    cfg.device = kt_device_count();
+    kctx_context k = kt_kernel_ctx();
+    REQUIRE(k);
+    kt_state before = kt_state_take(k);
+    CHECK_K(kctx_program_init(k, &cfg), KCTX_INVALID_ARGUMENT);
+    CHECK(strstr(kctx_last_error(k), "out of range") != NULL);
+    CHECK_UNCHANGED(k, before);
+    kt_finish(k);
+    kctx_context p = program_ctx();
+    REQUIRE(p);
+    before = kt_state_take(p);
+    CHECK_K(kctx_program_init(p, &cfg), KCTX_INVALID_ARGUMENT);
+    CHECK_UNCHANGED(p, before);
+    cfg.device = 1;
+    CHECK_K(kctx_program_init(p, &cfg), KCTX_INVALID_STATE); /* a good device: the phase */
+    kt_finish(p);
+    kt_set_device(0);
+}
+
+/* kctx_trace_flush's stated order: tracing off is UNSUPPORTED in any
+ * phase, before the phase check; kctx_capturable's: the mode before the id.
+ * Kills: flush's phase check moved before its tracing check (a CLOSED
+ * untraced context answered INVALID_STATE); capturable's id check moved
+ * before its mode check (a program context asked for an unknown id
+ * answered UNKNOWN_ID). */
+KT_TEST(flush_without_tracing_and_capturable_on_a_program_context_answer_in_the_stated_order) {
+    /* section 0, K32, K3 */
+    REQUIRE_DEVICES(2);
+    kctx_context c = kt_kernel_ctx(); /* tracing off */
+    REQUIRE(c);
+    CHECK_OK(kctx_close(c));
+    CHECK_K(kctx_trace_flush(c), KCTX_UNSUPPORTED);
+    CHECK_OK(kctx_destroy(c));
+    kctx_context p = program_ctx();
+    REQUIRE(p);
+    CHECK_K(kctx_capturable(p, 99), KCTX_INVALID_STATE);
+    CHECK(strstr(kctx_last_error(p), "K3") != NULL);
+    kt_finish(p);
+    kt_set_device(0);
+}

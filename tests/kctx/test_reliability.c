@@ -628,3 +628,67 @@ KT_TEST(a_host_ordered_launch_makes_exactly_the_pinned_platform_calls) { /* K19,
     };
     check_both_sequences(KCTX_STRATEGY_HOST_ORDERED, eager, (int)(sizeof eager / sizeof *eager));
 }
+
+/* What a user learns where when a framework kernel fails just before a
+ * launch (kctx.h, "Errors carried between streams"), for a graph replay:
+ * the graph's nodes run on the replay stream, not on the context's streams,
+ * so the replay stream reports the failure, the captured launch computes
+ * nothing, and no context stream holds the error: kctx_check stays OK and
+ * the context READY (the eager case is the test above: DEVICE_ERROR and
+ * poisoned). Afterwards an eager launch computes again. Checks the
+ * header's statement against the sim. */
+KT_TEST(a_framework_failure_before_a_captured_launch_is_reported_by_the_replay_stream_only) {
+    /* K35, K10 */
+    kt_image append = kt_image_append();
+    REQUIRE(append.bytes);
+    kctx_context c = kt_kernel_ctx();
+    REQUIRE(c);
+    REQUIRE_OK(kctx_prepare(c, 1, append.bytes, append.size));
+    sim_devptr log = 0;
+    REQUIRE_SIM_OK(sim_malloc(&log, 256));
+    static const uint8_t zeros[256];
+    CHECK_SIM_OK(sim_memcpy((void *)(uintptr_t)log, zeros, sizeof zeros, SIM_COPY_HOST_TO_DEVICE));
+    sim_stream cap = 0, rs = 0, eager = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&cap));
+    REQUIRE_SIM_OK(sim_stream_create(&rs));
+    REQUIRE_SIM_OK(sim_stream_create(&eager));
+    sim_module mod = 0;
+    sim_function fail = 0;
+    REQUIRE_SIM_OK(kt_load_kernel("k_report_error", &mod, &fail));
+    struct {
+        uint32_t code, pad;
+        uint64_t detail;
+    } ep = {5, 0, 1};
+    kctx_arg arg = KCTX_TENSOR(log, 256);
+    REQUIRE_SIM_OK(sim_stream_begin_capture(cap, SIM_CAPTURE_MODE_GLOBAL));
+    CHECK_SIM_OK(sim_launch_kernel(cap, fail, SIM_TARGET_AICPU, 1, &ep, sizeof ep));
+    CHECK_OK(kctx_launch(c, 1, &arg, 1, cap));
+    sim_graph g = 0;
+    sim_graph_exec x = 0;
+    REQUIRE_SIM_OK(sim_stream_end_capture(cap, &g));
+    REQUIRE_SIM_OK(sim_graph_instantiate(&x, g));
+    CHECK_SIM_OK(sim_graph_launch(x, rs));
+    CHECK(sim_stream_synchronize(rs) != SIM_OK); /* the replay stream reports it */
+    uint32_t count = 1;
+    CHECK_SIM_OK(
+        sim_memcpy(&count, (const void *)(uintptr_t)log, sizeof count, SIM_COPY_DEVICE_TO_HOST));
+    CHECK_EQ(count, 0); /* the captured launch computed nothing */
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    CHECK_OK(kctx_check(c, &rep)); /* no context stream holds the error */
+    CHECK_K(rep.device_status, KCTX_OK);
+    CHECK_PHASE(c, KCTX_PHASE_READY);
+    CHECK_SIM_OK(sim_graph_exec_destroy(x));
+    CHECK_SIM_OK(sim_graph_destroy(g));
+    CHECK_OK(kctx_launch(c, 1, &arg, 1, eager)); /* the context computes again */
+    CHECK_SIM_OK(sim_stream_synchronize(eager));
+    CHECK_SIM_OK(
+        sim_memcpy(&count, (const void *)(uintptr_t)log, sizeof count, SIM_COPY_DEVICE_TO_HOST));
+    CHECK_EQ(count, 1);
+    CHECK_OK(kctx_check(c, &rep));
+    kt_finish(c);
+    CHECK_SIM_OK(sim_module_unload(mod));
+    CHECK_SIM_OK(sim_free(log));
+    (void)sim_stream_destroy(cap);
+    (void)sim_stream_destroy(rs);
+    CHECK_SIM_OK(sim_stream_destroy(eager));
+}
