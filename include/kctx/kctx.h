@@ -428,7 +428,11 @@ typedef struct kctx_arg {
  * capture-info query (K34).
  *
  * Then it only enqueues (K19: no allocation, no host wait, no sync, no event
- * query) the chained sequence of K20:
+ * query; the one exception is the failure path's error-word access, which
+ * on a platform whose device memory is not host-visible waits, bounded, for
+ * its own private copy — never for the caller's, a context or a capturing
+ * stream: platform.h's atomic_read_u32/atomic_write_u32, docs/cuda.md) the
+ * chained sequence of K20:
  *   caller: record START
  *   AICPU:  wait START; acquire step; record AICORE_START
  *   AICore: wait AICORE_START; workers; record AICORE_DONE
@@ -525,8 +529,13 @@ KCTX_API kctx_status kctx_run(kctx_context ctx, uint64_t id, const kctx_arg *arg
 /* Write the trace collected so far (K32) to the config's trace_path, for
  * processes that never close. Legal while launches run and captured graphs
  * replay: only committed records are copied (on the upload stream), then
- * their ring slots are freed; nothing is read twice or lost (records that
- * found the ring full are counted as dropped). Not while the context's
+ * their ring slots are freed; nothing is read twice (records that found
+ * the ring full are counted as dropped). Each flush rewrites trace_path
+ * with everything collected since init: the host buffers are not emptied
+ * by a flush, so once trace_device_records device records (or
+ * trace_host_records host spans) have been collected, later ones are
+ * consumed and counted as dropped — a process that never closes sizes them
+ * for the span it wants to keep. Not while the context's
  * streams are in a capture (CAPTURE_ACTIVE). UNSUPPORTED when tracing is
  * off. Accepted in READY and POISONED. Check order: tracing off
  * (UNSUPPORTED, a property of the config: in any phase), phase
@@ -629,7 +638,9 @@ typedef struct kctx_platform_caps {
  * made from the build's options. Never fails. */
 KCTX_API uint32_t kctx_platform_count(void);
 /* The name of the index-th known platform (0 <= index < count), in a fixed
- * order; NULL past the end. Static storage. */
+ * order; NULL past the end. Static storage. Probes no platform: a platform
+ * is probed (its runtime loaded, its devices counted) only once something
+ * names it — a context created on it, its capabilities asked for. */
 KCTX_API const char *kctx_platform_name_at(uint32_t index);
 
 /* The capabilities of a platform by name (NULL: KCTX_PLATFORM, else "sim",

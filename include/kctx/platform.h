@@ -197,7 +197,14 @@ typedef struct kctx_platform_ops {
     int (*atomic_read_u32)(void *self, kctx_pdevptr ptr, uint32_t *value);
     /* Atomic write of one aligned device word, visible to running and later
      * device programs at once, ordered with no stream (the host poisoning
-     * a context, K35). */
+     * a context, K35).
+     * Both word accesses may wait, bounded, for their own transfer where the
+     * device's memory is not host-visible (CUDA: a copy on a private stream
+     * created at init, polled with its stream query). They are the only waits
+     * a launch may make, and only on its failure path (the poison step's read
+     * and write of the error word, the abort word when compensation could not
+     * be enqueued: K19, K24): never on the caller's stream, a context stream or
+     * a capturing stream. */
     int (*atomic_write_u32)(void *self, kctx_pdevptr ptr, uint32_t value);
 
     /* ---- modules and kernels ---- */

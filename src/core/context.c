@@ -234,7 +234,7 @@ kctx_status kctx_context_create(const char *platform, kctx_context *out) {
         size_t len = 0;
         for (uint32_t i = 0; i < kctx__platform_count(); i++) {
             int w = snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "",
-                             kctx__platform_at(i)->name);
+                             kctx__platform_name(i)); /* names only: probes nothing */
             if (w > 0 && (size_t)w < sizeof known - len) len += (size_t)w;
         }
         return kctx__fail(NULL, KCTX_NOT_FOUND, "no platform is named '%s' (known: %s)", name,

@@ -276,12 +276,18 @@ static kctx_status check_marker(kctx_ctx *c, kctx_upload *u, uint32_t i, const c
     kctx_pfunction marker = 0;
     int pst = KP_RAW(c, module_function, c->plat->self, u->modules[i].h, name, &marker);
     if (pst == 0) return KCTX_OK;
-    if (kp_classify(c, pst) != KCTX_PCLASS_INVALID)
-        return kp_map(c, "module_function(task ABI marker)", pst);
+    /* A symbol the module lacks is INVALID on some platforms and BAD_MODULE
+     * (the driver's "no such kernel": CUDA 500, CL_INVALID_KERNEL_NAME, the
+     * sim's NOT_FOUND) on others: both mean the marker is missing. */
+    kctx_pclass k = kp_classify(c, pst);
+    kctx_status st = kp_map(c, "module_function(task ABI marker)", pst);
+    if (k != KCTX_PCLASS_INVALID && k != KCTX_PCLASS_BAD_MODULE) return st;
+    char why[KCTX_MSG]; /* the platform's own words, kept after kctx's */
+    snprintf(why, sizeof why, "%s", kctx_thread_last_error());
     return kctx__fail(c, KCTX_INCOMPATIBLE_IMAGE,
                       "child %u's kernel '%s' is not a task kernel: its module lacks the task ABI "
-                      "marker %s (write it with KCTX_TASK, kctx/task_abi.h)",
-                      i, entry, name);
+                      "marker %s (write it with KCTX_TASK, kctx/task_abi.h; %s)",
+                      i, entry, name, why);
 }
 
 /* HOST_ORDERED: the tasks in the image's order (a topological order: a
