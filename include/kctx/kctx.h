@@ -361,7 +361,8 @@ KCTX_API kctx_status kctx_prepare(kctx_context ctx, uint64_t id, const void *ima
  *     captured graphs hold the context — the message gives the reason and
  *     counts. These transient reasons come after (2) and (3): a caller's
  *     permanent error is reported before a transient one, so a close from
- *     the wrong device is INVALID_STATE, never BUSY;
+ *     the wrong device is INVALID_STATE, not BUSY (the one BUSY before them
+ *     is (1)'s: an owner reset with a prepare still in flight);
  *  5. with tracing, the device trace is copied back (K32). A copy whose
  *     wait failed while it may still run into the host buffer: BUSY, phase
  *     unchanged, nothing released (retry once the upload stream is idle). A
@@ -474,6 +475,12 @@ typedef struct kctx_arg {
  *    no context stream holds the error: kctx_check stays OK, the context
  *    READY, and later launches and replays compute normally. The replay
  *    stream's own error reporting is the only place the failure shows.
+ *    This is the sim's behaviour (and the CUDA double's) for a kernel that
+ *    reports an error. A fault the device itself cannot contain is
+ *    different: on CUDA a trapping kernel leaves a sticky (700-series)
+ *    error in the whole CUDA context, which every later call, kctx's
+ *    included, reports — kctx then sees a fatal error and quarantines the
+ *    context (K29; docs/cuda.md).
  *
  * Capturing on stream S while launching on another stream T leaves the
  * launch out of S's graph: which stream is captured is the caller's

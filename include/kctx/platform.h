@@ -266,7 +266,8 @@ typedef struct kctx_platform_ops {
 #define KCTX_PLATFORM_OPS_MIN_SIZE offsetof(kctx_platform_ops, current_device)
 
 /* Lifecycle: only program mode receives this table (through the registry
- * entry). Every op is required. Called with the program context's lock
+ * entry). Every op is required (finalize too, though kctx never calls it,
+ * below: admission checks the whole table). Called with the program context's lock
  * held; init may be called by several program contexts (it must be
  * idempotent). `finalize` is never called by kctx: a platform's finalize
  * is process-wide (the sim's resets every device, destroying the objects

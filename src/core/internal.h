@@ -284,6 +284,10 @@ static inline bool kp_enter(kctx_ctx *c, int op) {
     return kp_enter_armed(op);
 }
 kctx_status kp_map(kctx_ctx *c, const char *what, int pst);
+/* kp_map's status and message, with no consequence: a fatal status neither
+ * quarantines nor recovers (for a check that runs before an entry knows it
+ * may act on the context, so that its refusal changes nothing: K9). */
+kctx_status kp_describe(kctx_ctx *c, const char *what, int pst);
 /* A fatal status `st` (K29): quarantine (kernel mode) or program mode's
  * recovery (K31), as far as the phase allows. Context lock held. */
 void kp_fatal(kctx_ctx *c, kctx_status st);

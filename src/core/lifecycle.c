@@ -274,7 +274,9 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) 
      * before the latch and the phase (section 0's order), once the
      * platform is known to offer program mode at all */
     int count = 0;
-    if (!st) st = KP(c, "device_count", device_count, c->plat->self, &count);
+    /* described, not mapped: a lost device seen here must not quarantine or
+     * recover a context this refusal may yet leave untouched (K9) */
+    if (!st) st = kp_describe(c, "device_count", KP_RAW(c, device_count, c->plat->self, &count));
     if (!st && cfg->device >= count)
         st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "device %d out of range (platform has %d)",
                         cfg->device, count);

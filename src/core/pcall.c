@@ -168,6 +168,7 @@ typedef struct seam_hold {
     bool armed, reached, released;
     int op;
     uint64_t nth, seen;
+    uint64_t gen; /* arming count of the slot: a released call never waits on a re-armed slot */
 } seam_hold;
 
 static pthread_mutex_t g_hold_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -184,7 +185,7 @@ kctx_status kctx_seam_hold_arm(int op, uint64_t nth, int *id) {
     for (int i = 0; i < KCTX_MAX_HOLDS && slot < 0; i++)
         if (!g_holds[i].armed) slot = i;
     if (slot >= 0) {
-        g_holds[slot] = (seam_hold){true, false, false, op, nth, 0};
+        g_holds[slot] = (seam_hold){true, false, false, op, nth, 0, g_holds[slot].gen + 1};
         g_nholds++;
         atomic_fetch_add(&kp_nfaults, 1); /* the fast path looks at this count only */
     }
@@ -215,10 +216,16 @@ kctx_status kctx_seam_hold_wait_reached(int id, uint32_t timeout_ms) {
         until.tv_nsec -= 1000000000L;
     }
     pthread_mutex_lock(&g_hold_lock);
+    seam_hold *h = &g_holds[id];
+    if (!h->armed) {
+        pthread_mutex_unlock(&g_hold_lock);
+        return kctx__fail(NULL, KCTX_INVALID_ARGUMENT, "hold id %d is not armed", id);
+    }
+    uint64_t gen = h->gen;
     int rc = 0;
-    while (!g_holds[id].reached && rc == 0)
+    while (!h->reached && h->armed && h->gen == gen && rc == 0)
         rc = pthread_cond_timedwait(&g_hold_cond, &g_hold_lock, &until);
-    bool reached = g_holds[id].reached;
+    bool reached = h->reached && h->gen == gen;
     pthread_mutex_unlock(&g_hold_lock);
     if (!reached)
         return kctx__fail(NULL, KCTX_TIMEOUT, "hold %d not reached within %u ms", id, timeout_ms);
@@ -251,7 +258,8 @@ static void hold_point(int op) {
         if (++h->seen != h->nth) continue;
         h->reached = true;
         pthread_cond_broadcast(&g_hold_cond);
-        while (!h->released) pthread_cond_wait(&g_hold_cond, &g_hold_lock);
+        uint64_t gen = h->gen;
+        while (!h->released && h->gen == gen) pthread_cond_wait(&g_hold_cond, &g_hold_lock);
     }
     pthread_mutex_unlock(&g_hold_lock);
 }
@@ -315,12 +323,16 @@ bool kctx__lost(const kctx_ctx *c) {
     return c->phase == KCTX_PHASE_QUARANTINED || c->phase == KCTX_PHASE_CLOSED;
 }
 
-kctx_status kp_map(kctx_ctx *c, const char *what, int pst) {
+kctx_status kp_describe(kctx_ctx *c, const char *what, int pst) {
     if (pst == 0) return KCTX_OK;
-    kctx_pclass k = kp_classify(c, pst);
-    kctx_status st = class_to_status(k);
+    kctx_status st = class_to_status(kp_classify(c, pst));
     kctx__fail(c, st, "platform %s: %s failed with %s (%s)", c->plat->name, what,
                kp_status_name(c, pst), kp_last_message(c, pst));
+    return st;
+}
+
+kctx_status kp_map(kctx_ctx *c, const char *what, int pst) {
+    kctx_status st = kp_describe(c, what, pst);
     if (st != KCTX_DEVICE_LOST) return st;
     if (kp_unlocked(c)) { /* applied by kp_fatal once the context lock is held again */
         tl_fatal = true;

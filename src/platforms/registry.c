@@ -70,8 +70,8 @@ typedef struct record {
 static record g_records[NKNOWN];
 /* One probe per platform, each run once: naming one platform wakes no other
  * (no other's library is loaded, no other's runtime initialised). */
-static pthread_once_t g_probed[NKNOWN] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};
-_Static_assert(sizeof g_probed / sizeof g_probed[0] == NKNOWN, "one probe per known platform");
+static pthread_once_t g_probed[] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};
+_Static_assert(sizeof g_probed / sizeof g_probed[0] == NKNOWN, "one once-flag per known platform");
 
 static void probe(size_t i) {
     record *r = &g_records[i];
@@ -106,7 +106,11 @@ static void probe(size_t i) {
 static void probe_0(void) { probe(0); }
 static void probe_1(void) { probe(1); }
 static void probe_2(void) { probe(2); }
-static void (*const k_probe[NKNOWN])(void) = {probe_0, probe_1, probe_2};
+static void (*const k_probe[])(void) = {probe_0, probe_1, probe_2};
+/* Sized by their initialisers, so a platform added to k_known without its
+ * trampoline and once-flag stops the build instead of calling NULL. */
+_Static_assert(sizeof k_probe / sizeof k_probe[0] == NKNOWN,
+               "one probe trampoline per known platform");
 
 static const kctx__platform_facts *probed(size_t i) {
     pthread_once(&g_probed[i], k_probe[i]);

@@ -555,9 +555,10 @@ static void refused_before_any_enqueue(const ocl *o, kctx_context c, const kctx_
     CHECK_PHASE(c, KCTX_PHASE_READY); /* a refusal changes nothing (K18) */
 }
 
-/* EXPECTED TO FAIL until the core's NULL-tensor check lands (src/core/
- * launch.c refuses a NULL tensor address on every platform: another change
- * of issue 23). Today the launch is accepted and its chain enqueued. */
+/* The core's NULL-tensor check (src/core/launch.c, every platform) keeps a
+ * NULL SVM address from the driver: before it, the launch was accepted and
+ * its chain enqueued, and a kernel reading the address crashed PoCL's
+ * worker (issue 23 item 1). */
 KT_TEST(k18_a_null_svm_address_is_refused_before_any_enqueue) {
     ocl o;
     if (!ocl_open(&o)) goto done;

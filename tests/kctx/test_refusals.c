@@ -305,6 +305,31 @@ KT_TEST(program_init_refuses_a_device_the_platform_lacks_before_its_mode_and_pha
     kt_set_device(0);
 }
 
+/* Program init's device check runs before its mode and phase checks, so
+ * on a kernel context it is a platform call made by an entry that is then
+ * refused: a lost device reported by that call must not quarantine the
+ * kernel context (a refusal changes nothing, K9). Kills: the device count
+ * mapped with kp_map (its fatal path quarantined the READY kernel
+ * context). */
+KT_TEST(a_program_init_refused_on_a_kernel_context_quarantines_nothing_on_a_lost_device) {
+    /* K9, K29, section 0 */
+    kctx_context k = kt_kernel_ctx();
+    REQUIRE(k);
+    kt_state before = kt_state_take(k);
+    kctx_fault f = KCTX_FAULT_INIT;
+    f.op = KCTX_POP_DEVICE_COUNT;
+    f.error = KCTX_DEVICE_LOST;
+    int id = -1;
+    REQUIRE_OK(kctx_fault_arm(&f, &id));
+    kctx_program_config cfg = KCTX_PROGRAM_CONFIG_INIT;
+    CHECK_K(kctx_program_init(k, &cfg), KCTX_DEVICE_LOST);
+    kctx_fault_clear_all();
+    CHECK_PHASE(k, KCTX_PHASE_READY);
+    CHECK_UNCHANGED(k, before);
+    CHECK_K(kctx_program_init(k, &cfg), KCTX_INVALID_STATE); /* the device answers: the mode */
+    kt_finish(k);
+}
+
 /* kctx_trace_flush's stated order: tracing off is UNSUPPORTED in any
  * phase, before the phase check; kctx_capturable's: the mode before the id.
  * Kills: flush's phase check moved before its tracing check (a CLOSED

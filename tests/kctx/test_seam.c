@@ -8,6 +8,7 @@
  */
 #include "kt.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -192,4 +193,59 @@ KT_TEST(fault_arming_refuses_bad_arguments_and_more_than_its_capacity) { /* kctx
     CHECK(strcmp(kctx_platform_op_name(KCTX_POP_STREAM_SYNC), "stream_sync") == 0);
     CHECK(strcmp(kctx_platform_op_name(KCTX_POP_LIFECYCLE_RESET_DEVICE), "reset_device") == 0);
     CHECK(strcmp(kctx_platform_op_name(KCTX_POP_ANY), "any") == 0);
+}
+
+typedef struct held_init {
+    kctx_context ctx;
+    kctx_status st;
+} held_init;
+
+static void *held_init_main(void *arg) {
+    held_init *h = arg;
+    kctx_kernel_config cfg = kt_config(0);
+    h->st = kctx_kernel_init(h->ctx, &cfg);
+    return NULL;
+}
+
+/* The seam's holds (kctx.h: kctx_seam_hold_arm), which the K23/K33 race
+ * tests rely on: a hold stops exactly the nth call of its op, before the
+ * platform is reached, until released; a hold released before it is
+ * reached stops nothing; the arguments and the capacity are checked. */
+KT_TEST(a_seam_hold_stops_the_nth_call_of_its_op_before_the_platform_until_released) {
+    int id = -1;
+    CHECK_K(kctx_seam_hold_arm(KCTX_POP_STREAM_CREATE, 1, NULL), KCTX_INVALID_ARGUMENT);
+    CHECK_K(kctx_seam_hold_arm(KCTX_POP_STREAM_CREATE, 0, &id), KCTX_INVALID_ARGUMENT);
+    CHECK_K(kctx_seam_hold_arm(KCTX_POP_COUNT, 1, &id), KCTX_INVALID_ARGUMENT);
+    CHECK_K(kctx_seam_hold_wait_reached(-1, 10), KCTX_INVALID_ARGUMENT);
+    CHECK_K(kctx_seam_hold_wait_reached(0, 10), KCTX_INVALID_ARGUMENT); /* nothing armed */
+    CHECK_K(kctx_seam_hold_release(KCTX_MAX_HOLDS), KCTX_INVALID_ARGUMENT);
+    for (int i = 0; i < KCTX_MAX_HOLDS; i++)
+        CHECK_OK(kctx_seam_hold_arm(KCTX_POP_STREAM_CREATE, 1000000, &id));
+    CHECK_K(kctx_seam_hold_arm(KCTX_POP_STREAM_CREATE, 1, &id), KCTX_CAPACITY);
+    kctx_seam_hold_release_all();
+
+    /* the second stream creation of an init is held, the first reached the sim */
+    held_init a = {kt_create(), KCTX_INVALID_HANDLE};
+    REQUIRE(a.ctx);
+    uint64_t streams = kt_snap_take(0).o.streams; /* live sim streams (the sim's counts) */
+    REQUIRE_OK(kctx_seam_hold_arm(KCTX_POP_STREAM_CREATE, 2, &id));
+    pthread_t t;
+    REQUIRE(pthread_create(&t, NULL, held_init_main, &a) == 0);
+    CHECK_OK(kctx_seam_hold_wait_reached(id, 10000));
+    CHECK_EQ(kt_snap_take(0).o.streams - streams, 1);
+    CHECK_OK(kctx_seam_hold_release(id));
+    pthread_join(t, NULL);
+    CHECK_OK(a.st);
+    CHECK_EQ(kt_snap_take(0).o.streams - streams, 3); /* the three context streams */
+    CHECK_K(kctx_seam_hold_wait_reached(id, 10), KCTX_INVALID_ARGUMENT); /* released */
+    kt_finish(a.ctx);
+
+    /* released before it is reached: stops nothing */
+    held_init b = {kt_create(), KCTX_INVALID_HANDLE};
+    REQUIRE(b.ctx);
+    REQUIRE_OK(kctx_seam_hold_arm(KCTX_POP_ANY, 1, &id));
+    CHECK_OK(kctx_seam_hold_release(id));
+    held_init_main(&b); /* on this thread: a hold that still stopped it would hang here */
+    CHECK_OK(b.st);
+    kt_finish(b.ctx);
 }
