@@ -262,6 +262,7 @@ KCTX_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "kctx_get_platform_caps": (c_int, [c_char_p, POINTER(PlatformCaps)]),
     "kctx_get_context_caps": (c_int, [c_uint64, POINTER(PlatformCaps)]),
     "kctx_capturable": (c_int, [c_uint64, c_uint64]),
+    "kctx_strategy_name": (c_char_p, [c_uint32]),
     # image.h
     "kctx_image_reason_name": (c_char_p, [c_int]),
     "kctx_image_reason_string": (c_char_p, [c_int]),

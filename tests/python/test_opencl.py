@@ -834,3 +834,22 @@ def test_the_docs_example_passes_mypy_strict(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull,
                         str(example)], env=env, capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert r.returncode == 0, f"mypy --strict on docs/opencl.md's example:\n{r.stdout}\n{r.stderr}"
+
+
+# ---------------------------------------------------------------------------
+# Issue 27: the strategy (docs/python.md, "Execution strategies")
+# ---------------------------------------------------------------------------
+def test_opencl_context_takes_a_strategy_and_refuses_one_the_platform_lacks(env: Env) -> None:
+    """OpenCL offers host-ordered only: asking for it latches it; asking for
+    resident is kctx_kernel_init's Unsupported naming what the platform
+    offers, the new context is destroyed and nothing stays held; a bad
+    value is refused before anything is bound or created."""
+    n = _pair_number(env)
+    baseline = kctx.opencl.live_objects(n).held
+    with kctx.opencl.Context(env.queue, strategy="host-ordered") as ctx:
+        assert ctx.strategy == kctx.Strategy.HOST_ORDERED
+    with pytest.raises(kctx.Unsupported, match="host-ordered"):
+        kctx.opencl.Context(env.queue, strategy=kctx.Strategy.RESIDENT)
+    with pytest.raises(kctx.KctxValueError, match="strategy"):
+        kctx.opencl.Context(env.queue, strategy="gpu-resident")
+    assert kctx.opencl.live_objects(n).held == baseline and kctx.opencl.bound() is None
