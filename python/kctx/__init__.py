@@ -20,7 +20,7 @@ from __future__ import annotations
 from . import _lib, image, interop, sim
 from . import opencl
 from ._lib import LibraryNotFound, data_path, library_dir
-from .caps import Capabilities, Platform, Strategy, StrategyLike
+from .caps import Capabilities, Platform, Strategy, StrategyLike, platform, platform_caps
 from .interop import Arg, ScalarLike, StreamLike, Tensor, TensorLike
 from .context import (
     CheckReport,
@@ -77,7 +77,7 @@ __version__ = _lib.version_string(_lib.LIBRARY_VERSION)
 
 __all__ = [
     "image", "interop", "opencl", "sim", "Arg", "ScalarLike", "StreamLike", "TensorLike", "LibraryNotFound", "library_dir", "data_path",
-    "Capabilities", "Platform", "Strategy", "StrategyLike",
+    "Capabilities", "Platform", "Strategy", "StrategyLike", "platform", "platform_caps",
     "CheckReport", "Context", "ErrorSlot", "Executable", "Mode", "Phase", "PreparedCallable", "ResourceInfo", "Tensor",
     "abandoned_contexts", "phase_name", "reclaim_abandoned", "scalar_f32", "status_name", "status_string",
     "thread_last_error", "version",

@@ -19,7 +19,7 @@ from typing import FrozenSet, List, Optional, Union
 
 from . import _lib
 from ._enum import NamedIntEnum
-from .errors import KctxTypeError, KctxValueError
+from .errors import KctxTypeError, KctxValueError, NotFound, Unsupported, error
 
 
 class Strategy(NamedIntEnum):
@@ -116,3 +116,33 @@ def new_caps() -> _lib.PlatformCaps:
     c = _lib.PlatformCaps()
     c.size = ctypes.sizeof(c)
     return c
+
+
+def platform(name: Optional[str] = None) -> Platform:
+    """kctx_get_platform_caps: the platform `name` (None: $KCTX_PLATFORM,
+    else "sim", as ``kctx.Context``). A known platform that is not built or
+    not available is answered too (``built``/``available`` False, with the
+    ``reason``). No platform call, no context; any thread.
+    Errors: NotFound (no known platform has that name); KctxTypeError (not
+    a str or None)."""
+    if name is not None and not isinstance(name, str):
+        raise KctxTypeError(f"platform name must be a str or None, not {type(name).__name__}")
+    c = new_caps()
+    st = _lib.kctx().kctx_get_platform_caps(name.encode() if name is not None else None, byref(c))
+    if st != 0:
+        raise error(st, _lib.decode(_lib.kctx().kctx_thread_last_error()))
+    return Platform(_lib.decode(c.name), bool(c.built), bool(c.available), _lib.decode(c.reason),
+                    capabilities(c) if c.available else None)
+
+
+def platform_caps(name: Optional[str] = None) -> Capabilities:
+    """The capabilities of platform `name` (``platform(name).caps``).
+    Errors: NotFound (no known platform has that name, or this libkctx was
+    not built with it: the reason is in the message, as kctx_context_create
+    answers); Unsupported (built but not available on this machine, with the
+    reason); KctxTypeError."""
+    p = platform(name)
+    if p.caps is None:
+        cls = NotFound if not p.built else Unsupported
+        raise cls(f"platform {p.name!r} is {'not built' if not p.built else 'built but not available'}: {p.reason}")
+    return p.caps

@@ -461,6 +461,22 @@ class Context:
         assert report is not None
         return report
 
+    def capturable(self, id: int) -> bool:
+        """kctx_capturable: may a launch of callable `id` be captured into the
+        caller's graph here? Returns True when yes (the platform has capture
+        and `id` is prepared); otherwise raises the answer, with the reason
+        in the message, checked in this order: InvalidHandle (destroyed);
+        InvalidState (a mode-less or program-mode context: only kernel mode
+        launches onto a caller's stream, K3); Unsupported (the platform has
+        no capture: launch eagerly); UnknownId (no callable is prepared
+        under `id`, also after close). InvalidArgument for an id that is no
+        u64, before any C call. A question, not a launch: no platform call,
+        nothing changes, any phase (a poisoned context's launches are
+        refused whatever this says)."""
+        ident = _id(id)
+        _check(_lib.kctx().kctx_capturable(self._h(), ident))
+        return True
+
     def _device_of_args(self) -> int:
         # asked only when an argument declares its device
         v = c_int(-1)
@@ -614,6 +630,14 @@ class Context:
         c = new_caps()
         _check(_lib.kctx().kctx_get_context_caps(self._h(), byref(c)))
         return c
+
+    @property
+    def caps(self) -> Capabilities:
+        """kctx_get_context_caps: the capabilities of the context's platform
+        (a read-only ``kctx.Capabilities``), with ``strategy`` the one in
+        effect (DEFAULT before an init latched it). Any phase, any mode, any
+        thread; no platform call. Errors: InvalidHandle (destroyed)."""
+        return capabilities(self._caps())
 
     @property
     def strategy(self) -> Strategy:

@@ -853,3 +853,27 @@ def test_opencl_context_takes_a_strategy_and_refuses_one_the_platform_lacks(env:
     with pytest.raises(kctx.KctxValueError, match="strategy"):
         kctx.opencl.Context(env.queue, strategy="gpu-resident")
     assert kctx.opencl.live_objects(n).held == baseline and kctx.opencl.bound() is None
+
+
+def test_opencl_caps_and_capturable_say_launch_eagerly(env: Env) -> None:
+    """OpenCL has no capture: ctx.caps says so (as kctx.platform_caps), and
+    capturable(id) of a prepared id raises Unsupported (kctx_capturable's
+    order: the platform before the id), on any thread, with no binding."""
+    with kctx.opencl.Context(env.queue) as ctx:
+        exe = ctx.prepare(vadd_image())
+        assert ctx.caps.has_capture is False and ctx.caps.strategy is kctx.Strategy.HOST_ORDERED
+        assert kctx.platform_caps("opencl").strategies == {kctx.Strategy.HOST_ORDERED}
+        out: List[BaseException] = []
+
+        def ask() -> None:
+            try:
+                ctx.capturable(exe.id)
+            except BaseException as e:
+                out.append(e)
+
+        t = threading.Thread(target=ask)
+        t.start()
+        t.join(10)
+        assert len(out) == 1 and isinstance(out[0], kctx.Unsupported) and "capture" in str(out[0]), out
+        with pytest.raises(kctx.Unsupported):
+            ctx.capturable(exe.id + 99)
