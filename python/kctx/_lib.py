@@ -263,6 +263,7 @@ KCTX_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "kctx_get_context_caps": (c_int, [c_uint64, POINTER(PlatformCaps)]),
     "kctx_capturable": (c_int, [c_uint64, c_uint64]),
     "kctx_strategy_name": (c_char_p, [c_uint32]),
+    "kctx_trace_flush": (c_int, [c_uint64]),
     # image.h
     "kctx_image_reason_name": (c_char_p, [c_int]),
     "kctx_image_reason_string": (c_char_p, [c_int]),

@@ -477,6 +477,23 @@ class Context:
         _check(_lib.kctx().kctx_capturable(self._h(), ident))
         return True
 
+    def flush_trace(self) -> None:
+        """kctx_trace_flush: write what the trace has collected so far to
+        trace_path (Chrome trace-event JSON, as close does), while the
+        context lives (K32, docs/tracing.md). Legal while launches run and
+        captured graphs replay: only committed device records are copied
+        (on the upload stream), none twice. Each flush rewrites the file
+        with everything since init; a flush does not empty the buffers, so
+        past their capacity later records are dropped (and counted).
+        Accepted in READY and POISONED.
+        Errors, checked in this order: Unsupported (tracing is off: a
+        property of the config, in any phase); DeviceLost (quarantined);
+        InvalidState (another phase: NEW, CLOSING, CLOSED; or another
+        current device, K5); CaptureActive (the context's streams are in a
+        capture); PlatformError (the trace file cannot be written); a
+        platform call's mapped status; InvalidHandle (destroyed)."""
+        _check(_lib.kctx().kctx_trace_flush(self._h()))
+
     def _device_of_args(self) -> int:
         # asked only when an argument declares its device
         v = c_int(-1)

@@ -314,7 +314,7 @@ class Context(_Context):
     if the init fails, the new context is destroyed and the error raised.
 
     Around each of its calls that reaches the device (kernel_init, prepare,
-    launch and the Executables' launches, run, check, close, so also the
+    launch and the Executables' launches, run, check, flush_trace, close, so also the
     ``with`` block's exit) it binds its pair on the calling thread and gives
     that thread's previous binding back afterwards, so any thread may use it
     without calling ``bind``. It keeps a reference to the lent objects.
@@ -420,6 +420,10 @@ class Context(_Context):
     def check(self) -> CheckReport:
         with self._bound():
             return super().check()
+
+    def flush_trace(self) -> None:
+        with self._bound():
+            super().flush_trace()
 
     def close(self) -> None:
         with self._bound():

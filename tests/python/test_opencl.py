@@ -877,3 +877,22 @@ def test_opencl_caps_and_capturable_say_launch_eagerly(env: Env) -> None:
         assert len(out) == 1 and isinstance(out[0], kctx.Unsupported) and "capture" in str(out[0]), out
         with pytest.raises(kctx.Unsupported):
             ctx.capturable(exe.id + 99)
+
+
+def test_opencl_context_flushes_its_trace_from_any_thread(env: Env, tmp_path: Path) -> None:
+    """kctx.opencl.Context.flush_trace binds its pair around the flush (K5:
+    the copy-back is a platform call on the borrowed device), so a thread
+    that lends nothing can flush; the thread's binding is given back."""
+    import json
+
+    a, c = env.svm(np.arange(N)), env.zeros()
+    path = tmp_path / "ocl.json"
+    with kctx.opencl.Context(env.queue, trace_path=path) as ctx:
+        ctx.prepare(vadd_image())(cl.SVM(a), cl.SVM(a), cl.SVM(c), N, stream=env.queue)
+        env.queue.finish()
+        t, out = _thread(ctx.flush_trace)
+        t.join(30)
+        assert out and out[0][0] == "ok", out
+        names = [e.get("name") for e in json.loads(path.read_text())["traceEvents"]]
+        assert names.count("launch") == 1, names
+        assert kctx.opencl.bound() is None
