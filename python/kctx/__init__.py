@@ -21,6 +21,7 @@ from . import _lib, image, interop, sim
 from . import opencl
 from ._lib import LibraryNotFound, data_path, library_dir
 from .caps import Capabilities, Platform, Strategy, StrategyLike, platform, platform_caps
+from .faults import Fault, PlatformOp, arm_fault, clear_faults, thread_platform_calls
 from .interop import Arg, ScalarLike, StreamLike, Tensor, TensorLike
 from .context import (
     CheckReport,
@@ -78,6 +79,7 @@ __version__ = _lib.version_string(_lib.LIBRARY_VERSION)
 __all__ = [
     "image", "interop", "opencl", "sim", "Arg", "ScalarLike", "StreamLike", "TensorLike", "LibraryNotFound", "library_dir", "data_path",
     "Capabilities", "Platform", "Strategy", "StrategyLike", "platform", "platform_caps",
+    "Fault", "PlatformOp", "arm_fault", "clear_faults", "thread_platform_calls",
     "CheckReport", "Context", "ErrorSlot", "Executable", "Mode", "Phase", "PreparedCallable", "ResourceInfo", "Tensor",
     "abandoned_contexts", "phase_name", "reclaim_abandoned", "scalar_f32", "status_name", "status_string",
     "thread_last_error", "version",

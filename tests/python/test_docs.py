@@ -68,7 +68,7 @@ EXAMPLES = _examples()
 
 
 def test_the_issue_27_examples_are_there():
-    assert {"strategies", "capabilities", "flush-trace"} <= set(EXAMPLES), sorted(EXAMPLES)
+    assert {"strategies", "capabilities", "flush-trace", "opencl-fault-sweep"} <= set(EXAMPLES), sorted(EXAMPLES)
 
 
 def _needs_opencl(code: str) -> None:
