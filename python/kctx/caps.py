@@ -146,3 +146,17 @@ def platform_caps(name: Optional[str] = None) -> Capabilities:
         cls = NotFound if not p.built else Unsupported
         raise cls(f"platform {p.name!r} is {'not built' if not p.built else 'built but not available'}: {p.reason}")
     return p.caps
+
+
+def platforms() -> List[Platform]:
+    """Every platform libkctx's registry knows, built or not, in its order
+    (kctx_platform_count, kctx_platform_name_at, kctx_get_platform_caps):
+    the facts ``kctx platforms`` prints. Never raises a kctx status."""
+    lib = _lib.kctx()
+    out = []
+    for i in range(int(lib.kctx_platform_count())):
+        name = lib.kctx_platform_name_at(i)
+        if not name:
+            break
+        out.append(platform(_lib.decode(name)))
+    return out
