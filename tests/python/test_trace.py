@@ -166,3 +166,19 @@ def test_k33_flush_trace_raced_by_close_and_destroy(kernel_bytes, tmp_path):
         assert seen and set(seen) <= {"ok", "InvalidState", "Unsupported", "Busy", "InvalidHandle"}, \
             set(map(repr, seen))
         assert "ok" in seen and (tmp_path / f"race{i}.json").exists()
+
+
+def test_flush_trace_is_accepted_on_a_poisoned_context(kernel_bytes, tmp_path):
+    """kctx.h: flush is accepted in READY and POISONED. A launch whose first
+    kernel enqueue fails (kctx.arm_fault: after enqueueing started) poisons
+    the context; its trace can still be flushed."""
+    path = tmp_path / "poisoned.json"
+    with kctx.Context.kernel(trace_path=path) as ctx, sim.Stream() as s, sim.DeviceBuffer(4 * N) as out:
+        add = ctx.prepare(add_image(kernel_bytes, 1))
+        with kctx.arm_fault(kctx.PlatformOp.LAUNCH) as fault:
+            with pytest.raises(kctx.PlatformError, match="injected fault"):
+                add(out, stream=s)
+        assert fault.hits == 1 and ctx.phase == kctx.Phase.POISONED
+        s.synchronize()
+        ctx.flush_trace()
+        assert "launch" in [e.get("name") for e in json.loads(path.read_text())["traceEvents"]]
