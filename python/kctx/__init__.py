@@ -12,6 +12,9 @@ else in build/ of the source checkout (see docs/python.md).
 - ``kctx.sim``: the simulated device's runtime API (the framework side:
   devices, streams, events, device memory, capture, graphs, faults).
 - ``kctx.image``: the callable image builder and validator.
+- ``kctx.platforms()``, ``kctx.platform(name)``, ``kctx.platform_caps(name)``:
+  the registry's platforms and their capabilities; ``kctx.Strategy``.
+- ``kctx.arm_fault``: kctx's own platform-call faults, on any platform.
 - ``kctx.opencl``: lending an OpenCL (PyOpenCL) context, device and queue
   to the ``opencl`` platform (per-thread binding; ``kctx.opencl.Context``).
 """
@@ -20,6 +23,8 @@ from __future__ import annotations
 from . import _lib, image, interop, sim
 from . import opencl
 from ._lib import LibraryNotFound, data_path, library_dir
+from .caps import Capabilities, Platform, Strategy, StrategyLike, platform, platform_caps, platforms
+from .faults import Fault, PlatformOp, arm_fault, clear_faults, thread_platform_calls
 from .interop import Arg, ScalarLike, StreamLike, Tensor, TensorLike
 from .context import (
     CheckReport,
@@ -76,6 +81,8 @@ __version__ = _lib.version_string(_lib.LIBRARY_VERSION)
 
 __all__ = [
     "image", "interop", "opencl", "sim", "Arg", "ScalarLike", "StreamLike", "TensorLike", "LibraryNotFound", "library_dir", "data_path",
+    "Capabilities", "Platform", "Strategy", "StrategyLike", "platform", "platform_caps", "platforms",
+    "Fault", "PlatformOp", "arm_fault", "clear_faults", "thread_platform_calls",
     "CheckReport", "Context", "ErrorSlot", "Executable", "Mode", "Phase", "PreparedCallable", "ResourceInfo", "Tensor",
     "abandoned_contexts", "phase_name", "reclaim_abandoned", "scalar_f32", "status_name", "status_string",
     "thread_last_error", "version",

@@ -148,6 +148,19 @@ class PlatformCaps(ctypes.Structure):
     ]
 
 
+class KctxFault(ctypes.Structure):
+    """kctx_fault"""
+
+    _fields_ = [
+        ("size", c_size_t),
+        ("op", c_int),
+        ("nth", c_uint64),
+        ("persistent", c_int),
+        ("this_thread_only", c_int),
+        ("error", c_int),
+    ]
+
+
 class ImageError(ctypes.Structure):
     """kctx_image_error"""
 
@@ -262,6 +275,13 @@ KCTX_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "kctx_get_platform_caps": (c_int, [c_char_p, POINTER(PlatformCaps)]),
     "kctx_get_context_caps": (c_int, [c_uint64, POINTER(PlatformCaps)]),
     "kctx_capturable": (c_int, [c_uint64, c_uint64]),
+    "kctx_strategy_name": (c_char_p, [c_uint32]),
+    "kctx_trace_flush": (c_int, [c_uint64]),
+    "kctx_platform_op_name": (c_char_p, [c_int]),
+    "kctx_fault_arm": (c_int, [POINTER(KctxFault), _intp]),
+    "kctx_fault_hits": (c_int, [c_int, _u64p]),
+    "kctx_fault_clear_all": (None, []),
+    "kctx_thread_platform_calls": (c_uint64, [c_int]),
     # image.h
     "kctx_image_reason_name": (c_char_p, [c_int]),
     "kctx_image_reason_string": (c_char_p, [c_int]),

@@ -32,6 +32,7 @@ from os import PathLike as _OsPathLike
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union, overload
 
 from . import _lib
+from .caps import Capabilities, Strategy, StrategyLike, capabilities, new_caps
 from ._util import U32_MAX, U64_MAX, BytesLike, check_int, exit_release, readable
 from .interop import Arg, StreamLike, Tensor, marshal_args, stream_handle
 from .errors import InvalidArgument, InvalidHandle, KctxError, KctxTypeError, KctxValueError, Status, error
@@ -214,13 +215,24 @@ class Context:
     _destroyed: bool
     _prepared: Dict[int, PreparedCallable]
 
-    def __init__(self, platform: Optional[str] = None) -> None:
+    def __init__(self, platform: Optional[str] = None, strategy: StrategyLike = None) -> None:
         """Create a context for a platform: by name, or, when None,
         KCTX_PLATFORM from the environment, else "sim". No device work.
-        Raises NotFound for an unknown or unbuilt platform."""
+        `strategy` (``kctx.Strategy``, "resident", "host-ordered", or None
+        for DEFAULT: $KCTX_STRATEGY, else the platform's default) is what
+        kernel_init and program_init put in the config's ``strategy`` field
+        unless given their own; ``strategy`` (the property) reports the one
+        init latched.
+        Errors: KctxValueError (a ValueError: a strategy that is none) and
+        KctxTypeError (a platform or strategy of the wrong type), both
+        before any C call; NotFound (an unknown or unbuilt platform);
+        Unsupported (built but not available here); Capacity (too many
+        live handles). A strategy the platform does not offer is refused by
+        the init (Unsupported, naming what it offers)."""
         self._init_fields()
         if platform is not None and not isinstance(platform, str):
             raise KctxTypeError(f"platform must be a str or None, not {type(platform).__name__}")
+        self._strategy = Strategy.parse(strategy)
         h = c_uint64()
         _check(_lib.kctx().kctx_context_create(platform.encode() if platform is not None else None, byref(h)))
         self._handle = h.value
@@ -237,20 +249,21 @@ class Context:
         self._in_flight: Dict[int, int] = {}  # id -> prepares of it still in C (minting skips them)
         self._closes = 0  # successful closes and destroys: a prepare that raced one records nothing
         self._next_id = 1 << 32
+        self._strategy = Strategy.DEFAULT  # the config's strategy field unless an init is given one
 
     @classmethod
-    def create(cls, platform: Optional[str] = None) -> "Context":
-        """Same as Context(platform)."""
-        return cls(platform)
+    def create(cls, platform: Optional[str] = None, strategy: StrategyLike = None) -> "Context":
+        """Same as Context(platform, strategy)."""
+        return cls(platform, strategy)
 
     @classmethod
-    def kernel(cls, platform: Optional[str] = None, *, args_capacity: int = 4096, token_capacity: int = 256,
-               prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
+    def kernel(cls, platform: Optional[str] = None, *, strategy: StrategyLike = None, args_capacity: int = 4096,
+               token_capacity: int = 256, prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
                trace_device_records: int = 65536, trace_host_records: int = 16384) -> "Context":
         """Create and kernel_init in one step (``with kctx.Context.kernel() as
-        ctx:``). If kernel_init fails, the new context is destroyed and the
-        error raised."""
-        ctx = cls(platform)
+        ctx:``; ``strategy`` as in ``Context``). If kernel_init fails, the new
+        context is destroyed and the error raised."""
+        ctx = cls(platform, strategy)
         try:
             ctx.kernel_init(args_capacity=args_capacity, token_capacity=token_capacity,
                             prepare_timeout_ms=prepare_timeout_ms, trace_path=trace_path,
@@ -261,10 +274,11 @@ class Context:
         return ctx
 
     @classmethod
-    def program(cls, device: int, platform: Optional[str] = None, *, args_capacity: int = 4096,
-                prepare_timeout_ms: int = 10000) -> "Context":
-        """Create and program_init in one step; destroyed again if the init fails."""
-        ctx = cls(platform)
+    def program(cls, device: int, platform: Optional[str] = None, *, strategy: StrategyLike = None,
+                args_capacity: int = 4096, prepare_timeout_ms: int = 10000) -> "Context":
+        """Create and program_init in one step (``strategy`` as in
+        ``Context``); destroyed again if the init fails."""
+        ctx = cls(platform, strategy)
         try:
             ctx.program_init(device, args_capacity=args_capacity, prepare_timeout_ms=prepare_timeout_ms)
         except BaseException as e:
@@ -288,7 +302,8 @@ class Context:
     # -- init ------------------------------------------------------------
     def kernel_init(self, args_capacity: int = 4096, token_capacity: int = 256,
                     prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
-                    trace_device_records: int = 65536, trace_host_records: int = 16384) -> None:
+                    trace_device_records: int = 65536, trace_host_records: int = 16384,
+                    strategy: StrategyLike = None) -> None:
         """kctx_kernel_init: borrow the calling thread's current device (K4),
         take the claim (K6), latch KERNEL and create the resident resources.
         Refused before the latch (InvalidArgument for a bad config, Busy when
@@ -296,22 +311,31 @@ class Context:
         mode-less. InvalidState on a READY or PROGRAM context.
         With `trace_path`, tracing is enabled (K32): the trace is written there
         as Chrome trace-event JSON after a successful close (see
-        docs/tracing.md)."""
+        docs/tracing.md).
+        `strategy` (None: the one the context was created with) goes into the
+        config's ``strategy`` field; a bad value is KctxValueError /
+        KctxTypeError before any C call, a strategy the platform does not
+        offer Unsupported (the context stays NEW), a $KCTX_STRATEGY naming
+        none InvalidArgument."""
         cfg = _lib.KernelConfig()
         cfg.size = ctypes.sizeof(cfg)
         cfg.version = KCTX_CONFIG_VERSION
+        cfg.strategy = self._strategy if strategy is None else Strategy.parse(strategy)
         _trace_fields(cfg, trace_path, trace_device_records, trace_host_records)
         cfg.args_capacity = check_int("args_capacity", args_capacity, 0, U32_MAX, InvalidArgument)
         cfg.token_capacity = check_int("token_capacity", token_capacity, 0, U32_MAX, InvalidArgument)
         cfg.prepare_timeout_ms = check_int("prepare_timeout_ms", prepare_timeout_ms, 0, U32_MAX, InvalidArgument)
         _check(_lib.kctx().kctx_kernel_init(self._h(), byref(cfg)))
 
-    def program_init(self, device: int, args_capacity: int = 4096, prepare_timeout_ms: int = 10000) -> None:
+    def program_init(self, device: int, args_capacity: int = 4096, prepare_timeout_ms: int = 10000,
+                     strategy: StrategyLike = None) -> None:
         """kctx_program_init: the context owns `device` (it initialises the
-        platform and makes the device current on the calling thread). No claim."""
+        platform and makes the device current on the calling thread). No
+        claim. `strategy` as in kernel_init."""
         cfg = _lib.ProgramConfig()
         cfg.size = ctypes.sizeof(cfg)
         cfg.version = KCTX_CONFIG_VERSION
+        cfg.strategy = self._strategy if strategy is None else Strategy.parse(strategy)
         _trace_fields(cfg, None, 65536, 16384)
         cfg.device = check_int("device", device, -(1 << 31), (1 << 31) - 1, InvalidArgument)
         cfg.args_capacity = check_int("args_capacity", args_capacity, 0, U32_MAX, InvalidArgument)
@@ -436,6 +460,39 @@ class Context:
             raise e
         assert report is not None
         return report
+
+    def capturable(self, id: int) -> bool:
+        """kctx_capturable: may a launch of callable `id` be captured into the
+        caller's graph here? Returns True when yes (the platform has capture
+        and `id` is prepared); otherwise raises the answer, with the reason
+        in the message, checked in this order: InvalidHandle (destroyed);
+        InvalidState (a mode-less or program-mode context: only kernel mode
+        launches onto a caller's stream, K3); Unsupported (the platform has
+        no capture: launch eagerly); UnknownId (no callable is prepared
+        under `id`, also after close). InvalidArgument for an id that is no
+        u64, before any C call. A question, not a launch: no platform call,
+        nothing changes, any phase (a poisoned context's launches are
+        refused whatever this says)."""
+        ident = _id(id)
+        _check(_lib.kctx().kctx_capturable(self._h(), ident))
+        return True
+
+    def flush_trace(self) -> None:
+        """kctx_trace_flush: write what the trace has collected so far to
+        trace_path (Chrome trace-event JSON, as close does), while the
+        context lives (K32, docs/tracing.md). Legal while launches run and
+        captured graphs replay: only committed device records are copied
+        (on the upload stream), none twice. Each flush rewrites the file
+        with everything since init; a flush does not empty the buffers, so
+        past their capacity later records are dropped (and counted).
+        Accepted in READY and POISONED.
+        Errors, checked in this order: Unsupported (tracing is off: a
+        property of the config, in any phase); DeviceLost (quarantined);
+        InvalidState (another phase: NEW, CLOSING, CLOSED; or another
+        current device, K5); CaptureActive (the context's streams are in a
+        capture); PlatformError (the trace file cannot be written); a
+        platform call's mapped status; InvalidHandle (destroyed)."""
+        _check(_lib.kctx().kctx_trace_flush(self._h()))
 
     def _device_of_args(self) -> int:
         # asked only when an argument declares its device
@@ -585,6 +642,27 @@ class Context:
                             r.arch_table, r.args_block, r.runtime_image_bytes, r.arch_table_bytes,
                             r.args_block_bytes, r.token_capacity, r.tokens_in_use, r.callables, r.uploads,
                             r.upload_bytes, r.upload_stream)
+
+    def _caps(self) -> _lib.PlatformCaps:
+        c = new_caps()
+        _check(_lib.kctx().kctx_get_context_caps(self._h(), byref(c)))
+        return c
+
+    @property
+    def caps(self) -> Capabilities:
+        """kctx_get_context_caps: the capabilities of the context's platform
+        (a read-only ``kctx.Capabilities``), with ``strategy`` the one in
+        effect (DEFAULT before an init latched it). Any phase, any mode, any
+        thread; no platform call. Errors: InvalidHandle (destroyed)."""
+        return capabilities(self._caps())
+
+    @property
+    def strategy(self) -> Strategy:
+        """The strategy in effect (kctx_get_context_caps' ``strategy``):
+        RESIDENT or HOST_ORDERED once an init latched it, Strategy.DEFAULT
+        before. Any phase, any mode, any thread; no platform call.
+        Errors: InvalidHandle (destroyed)."""
+        return capabilities(self._caps()).strategy
 
     @property
     def platform_calls(self) -> int:

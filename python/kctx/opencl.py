@@ -44,6 +44,7 @@ except ImportError:  # pragma: no cover
 from . import _lib
 from ._util import U64_MAX, BytesLike, check_int, exit_release
 from .context import Context as _Context
+from .caps import Strategy, StrategyLike
 from .context import CheckReport, PathLike, PreparedCallable, _check
 from .context import Executable as _Executable
 from .errors import InvalidArgument, KctxTypeError, KctxValueError
@@ -313,7 +314,7 @@ class Context(_Context):
     if the init fails, the new context is destroyed and the error raised.
 
     Around each of its calls that reaches the device (kernel_init, prepare,
-    launch and the Executables' launches, run, check, close, so also the
+    launch and the Executables' launches, run, check, flush_trace, close, so also the
     ``with`` block's exit) it binds its pair on the calling thread and gives
     that thread's previous binding back afterwards, so any thread may use it
     without calling ``bind``. It keeps a reference to the lent objects.
@@ -325,13 +326,15 @@ class Context(_Context):
     _pair: Tuple[int, int]
     _kctx_device: int
 
-    def __init__(self, lend: Handle, device: Optional[Handle] = None, *, args_capacity: int = 4096,
-                 token_capacity: int = 256, prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
-                 trace_device_records: int = 65536, trace_host_records: int = 16384) -> None:
+    def __init__(self, lend: Handle, device: Optional[Handle] = None, *, strategy: StrategyLike = None,
+                 args_capacity: int = 4096, token_capacity: int = 256, prepare_timeout_ms: int = 10000,
+                 trace_path: Optional[PathLike] = None, trace_device_records: int = 65536,
+                 trace_host_records: int = 16384) -> None:
+        Strategy.parse(strategy)  # a bad strategy is refused before anything is bound or created
         with lent(lend, device):
             b = bound()
         assert b is not None
-        super().__init__(PLATFORM)
+        super().__init__(PLATFORM, strategy)
         self._pair = (b.context, b.device)
         self._kctx_device = b.kctx_device  # the pair's number: fixed for the process
         self._lent = (lend, device)  # keeps PyOpenCL's objects (and so the cl_context) alive
@@ -346,19 +349,19 @@ class Context(_Context):
     # Context.create/kernel/program build from a platform name; this class
     # needs the OpenCL objects it borrows.
     @classmethod
-    def create(cls, platform: Optional[str] = None) -> "Context":
+    def create(cls, platform: Optional[str] = None, strategy: StrategyLike = None) -> "Context":
         raise KctxTypeError("kctx.opencl.Context needs the OpenCL objects it borrows: kctx.opencl.Context(queue) "
                             "or kctx.opencl.Context(context, device)")
 
     @classmethod
-    def kernel(cls, platform: Optional[str] = None, *, args_capacity: int = 4096, token_capacity: int = 256,
-               prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
+    def kernel(cls, platform: Optional[str] = None, *, strategy: StrategyLike = None, args_capacity: int = 4096,
+               token_capacity: int = 256, prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
                trace_device_records: int = 65536, trace_host_records: int = 16384) -> "Context":
         return cls.create(platform)
 
     @classmethod
-    def program(cls, device: int, platform: Optional[str] = None, *, args_capacity: int = 4096,
-                prepare_timeout_ms: int = 10000) -> "Context":
+    def program(cls, device: int, platform: Optional[str] = None, *, strategy: StrategyLike = None,
+                args_capacity: int = 4096, prepare_timeout_ms: int = 10000) -> "Context":
         raise KctxTypeError("program mode is not supported on OpenCL (kctx_program_init answers UNSUPPORTED)")
 
     @property
@@ -380,11 +383,12 @@ class Context(_Context):
 
     def kernel_init(self, args_capacity: int = 4096, token_capacity: int = 256, prepare_timeout_ms: int = 10000,
                     trace_path: Optional[PathLike] = None, trace_device_records: int = 65536,
-                    trace_host_records: int = 16384) -> None:
+                    trace_host_records: int = 16384, strategy: StrategyLike = None) -> None:
         with self._bound():
             super().kernel_init(args_capacity=args_capacity, token_capacity=token_capacity,
                                 prepare_timeout_ms=prepare_timeout_ms, trace_path=trace_path,
-                                trace_device_records=trace_device_records, trace_host_records=trace_host_records)
+                                trace_device_records=trace_device_records, trace_host_records=trace_host_records,
+                                strategy=strategy)
 
     @overload
     def prepare(self, image: BytesLike, *, id: Optional[int] = None) -> Executable: ...
@@ -416,6 +420,10 @@ class Context(_Context):
     def check(self) -> CheckReport:
         with self._bound():
             return super().check()
+
+    def flush_trace(self) -> None:
+        with self._bound():
+            super().flush_trace()
 
     def close(self) -> None:
         with self._bound():

@@ -73,6 +73,7 @@ def clean_device():
     before = _snapshot()
     yield
     sim.clear_faults()
+    kctx.clear_faults()  # kctx's own seam faults (kctx.arm_fault)
     sim.release_all_holds()
     if sim.get_device() != 0:
         sim.set_device(0)

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+import kctx
 from conftest import REPO
 
 DOC = REPO / "docs" / "python.md"
@@ -50,3 +51,60 @@ def test_the_complete_example_passes_mypy_strict(tmp_path):
                         str(example)], env=env, capture_output=True, text=True,
                        timeout=240, cwd=tmp_path)
     assert r.returncode == 0, f"mypy --strict on docs/python.md's example:\n{r.stdout}\n{r.stderr}"
+
+
+def _examples():
+    """The blocks that start with `# example: NAME` (issue 27: the strategy,
+    capability, trace and fault-sweep examples): each is a complete program."""
+    out = {}
+    for code in _blocks():
+        m = re.match(r"# example: ([\w-]+)\n", code)
+        if m:
+            out[m.group(1)] = code
+    return out
+
+
+EXAMPLES = _examples()
+
+
+def test_the_issue_27_examples_are_there():
+    assert {"strategies", "capabilities", "flush-trace", "opencl-fault-sweep"} <= set(EXAMPLES), sorted(EXAMPLES)
+
+
+def _needs_opencl(code: str) -> None:
+    if "# needs: opencl" not in code:
+        return
+    pytest.importorskip("pyopencl", reason="pyopencl is not installed: run `make deps`")
+    avail = kctx.opencl.availability()
+    if not avail.available:
+        pytest.skip(f"the opencl platform is not usable here: {avail.reason}")
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_each_example_runs_as_written(libdir, kernels_path, name):
+    code = EXAMPLES[name]
+    _needs_opencl(code)
+    env = dict(os.environ, KCTX_LIB_DIR=str(libdir), KCTX_TEST_KERNELS=str(kernels_path),
+               PYTHONPATH=str(REPO / "python"), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("KCTX_STRATEGY", None)
+    env.pop("KCTX_PLATFORM", None)
+    r = subprocess.run([sys.executable, "-W", "error::ResourceWarning", "-c", code], env=env,
+                       capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, f"{name}: stdout:\n{r.stdout}\nstderr:\n{r.stderr}"
+    assert r.stdout.rstrip().endswith("ok"), r.stdout
+
+
+def test_the_examples_pass_mypy_strict(tmp_path):
+    try:
+        import mypy  # noqa: F401
+    except ImportError:
+        pytest.skip("mypy is not installed: run `make deps` (scripts/install-deps.sh lists it)")
+    files = []
+    for name, code in EXAMPLES.items():
+        f = tmp_path / f"python_md_{name.replace('-', '_')}.py"
+        f.write_text(code)
+        files.append(str(f))
+    env = dict(os.environ, MYPYPATH=str(REPO / "python"))
+    r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull,
+                        *files], env=env, capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert r.returncode == 0, f"mypy --strict on docs/python.md's examples:\n{r.stdout}\n{r.stderr}"

@@ -846,3 +846,156 @@ def test_the_docs_example_passes_mypy_strict(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull,
                         str(example)], env=env, capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert r.returncode == 0, f"mypy --strict on docs/opencl.md's example:\n{r.stdout}\n{r.stderr}"
+
+
+# ---------------------------------------------------------------------------
+# Issue 27: the strategy (docs/python.md, "Execution strategies")
+# ---------------------------------------------------------------------------
+def test_opencl_context_takes_a_strategy_and_refuses_one_the_platform_lacks(env: Env) -> None:
+    """OpenCL offers host-ordered only: asking for it latches it; asking for
+    resident is kctx_kernel_init's Unsupported naming what the platform
+    offers, the new context is destroyed and nothing stays held; a bad
+    value is refused before anything is bound or created."""
+    n = _pair_number(env)
+    baseline = kctx.opencl.live_objects(n).held
+    with kctx.opencl.Context(env.queue, strategy="host-ordered") as ctx:
+        assert ctx.strategy == kctx.Strategy.HOST_ORDERED
+    with pytest.raises(kctx.Unsupported, match="host-ordered"):
+        kctx.opencl.Context(env.queue, strategy=kctx.Strategy.RESIDENT)
+    with pytest.raises(kctx.KctxValueError, match="strategy"):
+        kctx.opencl.Context(env.queue, strategy="gpu-resident")
+    assert kctx.opencl.live_objects(n).held == baseline and kctx.opencl.bound() is None
+
+
+def test_opencl_caps_and_capturable_say_launch_eagerly(env: Env) -> None:
+    """OpenCL has no capture: ctx.caps says so (as kctx.platform_caps), and
+    capturable(id) of a prepared id raises Unsupported (kctx_capturable's
+    order: the platform before the id), on any thread, with no binding."""
+    with kctx.opencl.Context(env.queue) as ctx:
+        exe = ctx.prepare(vadd_image())
+        assert ctx.caps.has_capture is False and ctx.caps.strategy is kctx.Strategy.HOST_ORDERED
+        assert kctx.platform_caps("opencl").strategies == {kctx.Strategy.HOST_ORDERED}
+        out: List[BaseException] = []
+
+        def ask() -> None:
+            try:
+                ctx.capturable(exe.id)
+            except BaseException as e:
+                out.append(e)
+
+        t = threading.Thread(target=ask)
+        t.start()
+        t.join(10)
+        assert len(out) == 1 and isinstance(out[0], kctx.Unsupported) and "capture" in str(out[0]), out
+        with pytest.raises(kctx.Unsupported):
+            ctx.capturable(exe.id + 99)
+
+
+def test_opencl_context_flushes_its_trace_from_any_thread(env: Env, tmp_path: Path) -> None:
+    """kctx.opencl.Context.flush_trace binds its pair around the flush (K5:
+    the copy-back is a platform call on the borrowed device), so a thread
+    that lends nothing can flush; the thread's binding is given back."""
+    import json
+
+    a, c = env.svm(np.arange(N)), env.zeros()
+    path = tmp_path / "ocl.json"
+    with kctx.opencl.Context(env.queue, trace_path=path) as ctx:
+        ctx.prepare(vadd_image())(cl.SVM(a), cl.SVM(a), cl.SVM(c), N, stream=env.queue)
+        env.queue.finish()
+        t, out = _thread(ctx.flush_trace)
+        t.join(30)
+        assert out and out[0][0] == "ok", out
+        names = [e.get("name") for e in json.loads(path.read_text())["traceEvents"]]
+        assert names.count("launch") == 1, names
+        assert kctx.opencl.bound() is None
+
+
+# ---------------------------------------------------------------------------
+# Issue 27: a fault sweep from Python (kctx.arm_fault, kctx's own seam)
+# ---------------------------------------------------------------------------
+def _finish_within(queue: Any, seconds: float) -> bool:
+    t, out = _thread(queue.finish)
+    t.join(seconds)
+    return not t.is_alive()
+
+
+def test_k9_k24_fault_sweep_of_a_launch_fails_each_platform_call_in_turn(env: Env) -> None:
+    """tests/conformance/probes_sweep.c's sweep, from Python: count the
+    platform calls one launch makes on this thread (P preflight calls, then
+    E enqueues), then for k = 1.. fail the k-th call once. kctx_launch's
+    contract (kctx.h): a failing preflight call is a refusal and the
+    context stays READY (K9), the same launch then succeeds; a failing first
+    enqueue is PlatformError with the context READY; a failure once
+    enqueueing started is PlatformError and poisons it (runtime_error set,
+    later launches Poisoned), and kctx drives the chain back so the queue
+    drains (K24). Every message says "injected fault"; close then brings
+    kctx's OpenCL objects back to the baseline (K11)."""
+    a, b = env.svm(np.arange(N)), env.svm(np.full(N, 2.0))
+    image = vadd_image()
+    n = _pair_number(env)
+    baseline = kctx.opencl.live_objects(n).held
+    ops = kctx.faults.ENQUEUE_OPS
+
+    def launch(ctx: kctx.opencl.Context, c: Any) -> None:
+        ctx.launch(1, [cl.SVM(a), cl.SVM(b), cl.SVM(c), N], env.queue)
+
+    def counts() -> Tuple[int, int]:
+        return kctx.thread_platform_calls(), sum(kctx.thread_platform_calls(op) for op in ops)
+
+    with kctx.opencl.Context(env.queue) as ctx:  # calibration
+        ctx.prepare(1, image)
+        c = env.zeros()
+        (c0, e0) = counts()
+        launch(ctx, c)
+        (c1, e1) = counts()
+        env.queue.finish()
+        np.testing.assert_array_equal(c, a + b)
+    total, enqueues = c1 - c0, e1 - e0
+    preflight = total - enqueues
+    assert 0 < preflight < total, (total, enqueues)
+    tally = {"refused": 0, "poisoned": 0}
+    k = 1
+    while k <= total + 1:
+        c = env.zeros()
+        ctx = kctx.opencl.Context(env.queue)
+        try:
+            ctx.prepare(1, image)
+            err = None
+            with kctx.arm_fault(kctx.PlatformOp.ANY, nth=k) as fault:
+                try:
+                    launch(ctx, c)
+                except kctx.KctxError as e:
+                    err = e
+            if fault.hits == 0:  # past the launch's last call: it ran clean
+                assert k == total + 1 and err is None, (k, total, err)
+                assert _finish_within(env.queue, 30)
+                np.testing.assert_array_equal(c, a + b)
+                break
+            started = k >= preflight + 2  # an enqueue before the failing call succeeded
+            where = f"call {k} of {total} ({preflight} preflight)"
+            assert err is not None and "injected fault" in err.message, (where, err)
+            if k > preflight:
+                assert isinstance(err, kctx.PlatformError), (where, err)
+            assert _finish_within(env.queue, 30), f"{where}: the queue does not drain (K24)"
+            if started:
+                assert ctx.phase == kctx.Phase.POISONED, (where, ctx.phase)
+                slot = ctx.runtime_error
+                assert slot is not None and slot.status == kctx.Status.PLATFORM_ERROR, (where, slot)
+                with pytest.raises(kctx.Poisoned):
+                    launch(ctx, c)
+                tally["poisoned"] += 1
+            else:
+                assert ctx.phase == kctx.Phase.READY and ctx.runtime_error is None, (where, ctx.phase)
+                launch(ctx, c)  # the refusal left a working context
+                env.queue.finish()
+                np.testing.assert_array_equal(c, a + b)
+                tally["refused"] += 1
+        finally:
+            kctx.clear_faults()
+            ctx.close()
+            ctx.destroy()
+        assert kctx.opencl.live_objects(n).held == baseline, f"call {k}: close left objects held"
+        k += 1
+    assert k == total + 1, f"the sweep found {k - 1} calls, the calibration {total}"
+    assert tally == {"refused": preflight + 1, "poisoned": enqueues - 1}, (tally, total, preflight)
+    print(f"fault sweep of an opencl launch: {total} platform calls, {preflight} preflight; {tally}")

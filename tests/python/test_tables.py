@@ -82,7 +82,7 @@ def test_size_prefixed_structs_have_the_c_sizes():
         _lib.KernelConfig: 56, _lib.ProgramConfig: 56, _lib.Arg: 16, _lib.CheckReport: 32,
         _lib.ResourceInfo: 8 + 8 * 14 + 16 + 8 + 8, _lib.PlatformCaps: 72, _lib.ImageError: 176,
         _lib.SimDeviceProps: 104,
-        _lib.SimFault: 40, _lib.SimHold: 32, _lib.SimObjectCounts: 56,
+        _lib.KctxFault: 40, _lib.SimFault: 40, _lib.SimHold: 32, _lib.SimObjectCounts: 56,
     }
     for cls, size in expected.items():
         assert ctypes.sizeof(cls) == size, cls.__name__
@@ -99,7 +99,8 @@ def _c_struct_fields(header: str, name: str):
 def test_mirrored_structs_have_the_header_fields_in_order():
     for cls, header, name in ((_lib.KernelConfig, "kctx.h", "kctx_kernel_config"),
                               (_lib.ProgramConfig, "kctx.h", "kctx_program_config"),
-                              (_lib.PlatformCaps, "kctx.h", "kctx_platform_caps")):
+                              (_lib.PlatformCaps, "kctx.h", "kctx_platform_caps"),
+                              (_lib.KctxFault, "kctx.h", "kctx_fault")):
         assert [f[0] for f in cls._fields_] == _c_struct_fields(header, name), name
 
 
