@@ -17,16 +17,22 @@ else in build/ of the source checkout (see docs/python.md).
 - ``kctx.arm_fault``: kctx's own platform-call faults, on any platform.
 - ``kctx.opencl``: lending an OpenCL (PyOpenCL) context, device and queue
   to the ``opencl`` platform (per-thread binding; ``kctx.opencl.Context``).
+- ``kctx.cuda``: lending the thread's current CUDA context and a framework's
+  streams (PyTorch, CuPy) to the ``cuda`` platform (``kctx.cuda.Context``);
+  importing it loads no driver.
+- ``kctx.BaseContext``: what ``kctx.Context``, ``kctx.opencl.Context`` and
+  ``kctx.cuda.Context`` all are (the methods and queries of one context).
 """
 from __future__ import annotations
 
 from . import _lib, image, interop, sim
-from . import opencl
+from . import cuda, opencl
 from ._lib import LibraryNotFound, data_path, library_dir
 from .caps import Capabilities, Platform, Strategy, StrategyLike, platform, platform_caps, platforms
 from .faults import Fault, PlatformOp, arm_fault, clear_faults, thread_platform_calls
 from .interop import Arg, ScalarLike, StreamLike, Tensor, TensorLike
 from .context import (
+    BaseContext,
     CheckReport,
     Context,
     ErrorSlot,
@@ -80,10 +86,10 @@ from .errors import (
 __version__ = _lib.version_string(_lib.LIBRARY_VERSION)
 
 __all__ = [
-    "image", "interop", "opencl", "sim", "Arg", "ScalarLike", "StreamLike", "TensorLike", "LibraryNotFound", "library_dir", "data_path",
+    "image", "interop", "cuda", "opencl", "sim", "Arg", "ScalarLike", "StreamLike", "TensorLike", "LibraryNotFound", "library_dir", "data_path",
     "Capabilities", "Platform", "Strategy", "StrategyLike", "platform", "platform_caps", "platforms",
     "Fault", "PlatformOp", "arm_fault", "clear_faults", "thread_platform_calls",
-    "CheckReport", "Context", "ErrorSlot", "Executable", "Mode", "Phase", "PreparedCallable", "ResourceInfo", "Tensor",
+    "BaseContext", "CheckReport", "Context", "ErrorSlot", "Executable", "Mode", "Phase", "PreparedCallable", "ResourceInfo", "Tensor",
     "abandoned_contexts", "phase_name", "reclaim_abandoned", "scalar_f32", "status_name", "status_string",
     "thread_last_error", "version",
     "KctxError", "KctxTypeError", "KctxValueError", "Status", "STATUS_TABLE", "EXCEPTION_NAMES", "exception_for",

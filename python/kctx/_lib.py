@@ -304,6 +304,11 @@ KCTX_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
 # opencl platform is built (a build without it answers UNSUPPORTED); they are
 # bound apart, on first use, so that a libkctx older than opencl.h still loads
 # for everything else. The OpenCL handles are pointers (c_void_p).
+# kctx/cuda.h (test support; in every libkctx: NOT_FOUND when cuda is not built)
+CUDA_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
+    "kctx_cuda_driver_calls": (c_int, [c_char_p, POINTER(c_uint64)]),
+}
+
 OPENCL_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "kctx_opencl_bind": (c_int, [c_void_p, c_void_p, _intp]),
     "kctx_opencl_bind_queue": (c_int, [c_void_p, _intp]),
@@ -515,6 +520,27 @@ def opencl() -> ctypes.CDLL:
                 raise Unsupported(f"{library_dir() / KCTX_LIB} has no kctx/opencl.h functions ({e}): "
                                   f"rebuild it from this source") from None
             _opencl_bound = lib
+    return lib
+
+
+_cuda_bound: Optional[ctypes.CDLL] = None
+
+
+def cuda() -> ctypes.CDLL:
+    """libkctx with the kctx/cuda.h prototypes bound (once); loads no CUDA
+    driver. Unsupported when the loaded libkctx predates them."""
+    global _cuda_bound
+    if _cuda_bound is not None:
+        return _cuda_bound
+    lib = load().kctx
+    with _lock:
+        if _cuda_bound is None:
+            try:
+                _bind(lib, CUDA_PROTOTYPES)
+            except AttributeError as e:
+                raise Unsupported(f"{library_dir() / KCTX_LIB} has no kctx/cuda.h functions ({e}): "
+                                  f"rebuild it from this source") from None
+            _cuda_bound = lib
     return lib
 
 

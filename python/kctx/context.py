@@ -25,17 +25,18 @@ import enum
 import hashlib
 import os
 import threading
+import time
 import warnings
 from ctypes import byref, c_int, c_uint64
 from dataclasses import dataclass
 from os import PathLike as _OsPathLike
-from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union, overload
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple, TypeVar, Union, overload
 
 from . import _lib
 from .caps import Capabilities, Strategy, StrategyLike, capabilities, new_caps
-from ._util import U32_MAX, U64_MAX, BytesLike, check_int, exit_release, readable
+from ._util import U32_MAX, U64_MAX, BytesLike, add_note, check_int, exit_release, readable
 from .interop import Arg, StreamLike, Tensor, marshal_args, stream_handle
-from .errors import InvalidArgument, InvalidHandle, KctxError, KctxTypeError, KctxValueError, Status, error
+from .errors import Busy, InvalidArgument, InvalidHandle, KctxError, KctxTypeError, KctxValueError, Status, error
 
 KCTX_CONFIG_VERSION = 1
 _I64_MIN = -(1 << 63)
@@ -159,6 +160,7 @@ def reclaim_abandoned() -> List["Context"]:
 
 
 PathLike = Union[str, "_OsPathLike[str]"]
+_Self = TypeVar("_Self", bound="BaseContext")
 
 
 def _trace_fields(cfg: Union[_lib.KernelConfig, _lib.ProgramConfig], path: Optional[PathLike], dev: int,
@@ -184,7 +186,7 @@ class Executable:
 
     __slots__ = ("context", "id", "digest", "size")
 
-    def __init__(self, context: "Context", id: int, entry: PreparedCallable) -> None:
+    def __init__(self, context: "BaseContext", id: int, entry: PreparedCallable) -> None:
         self.context = context
         self.id = id
         self.digest = entry.digest
@@ -205,37 +207,26 @@ class Executable:
         return f"<kctx.Executable id={self.id} size={self.size} sha256={self.digest[:12]}>"
 
 
-class Context:
-    """A kctx context (kctx_context_create): mode-less until kernel_init or
-    program_init latches it (K1). Usable as a context manager: ``__exit__``
-    closes, then destroys; if close fails it raises and the object keeps its
-    handle (close again later)."""
+class BaseContext:
+    """What every kctx context object is (include/kctx/kctx.h): one native
+    context handle, whatever made it and whatever its mode, with
+    prepare, launch, run, check, capturable, flush_trace, close, destroy,
+    the ``with`` block and the queries, each with its C entry's contract
+    and errors. It promises no way to make one: ``kctx.Context`` creates a
+    mode-less context for a platform by name (and inits it itself),
+    ``kctx.opencl.Context`` and ``kctx.cuda.Context`` borrow a framework's
+    device and are kernel-initialised by their constructor.
+    ``BaseContext()`` itself raises KctxTypeError."""
 
     _handle: Optional[int]
     _destroyed: bool
     _prepared: Dict[int, PreparedCallable]
+    #: the name ``repr`` shows
+    _kind = "kctx.Context"
 
-    def __init__(self, platform: Optional[str] = None, strategy: StrategyLike = None) -> None:
-        """Create a context for a platform: by name, or, when None,
-        KCTX_PLATFORM from the environment, else "sim". No device work.
-        `strategy` (``kctx.Strategy``, "resident", "host-ordered", or None
-        for DEFAULT: $KCTX_STRATEGY, else the platform's default) is what
-        kernel_init and program_init put in the config's ``strategy`` field
-        unless given their own; ``strategy`` (the property) reports the one
-        init latched.
-        Errors: KctxValueError (a ValueError: a strategy that is none) and
-        KctxTypeError (a platform or strategy of the wrong type), both
-        before any C call; NotFound (an unknown or unbuilt platform);
-        Unsupported (built but not available here); Capacity (too many
-        live handles). A strategy the platform does not offer is refused by
-        the init (Unsupported, naming what it offers)."""
-        self._init_fields()
-        if platform is not None and not isinstance(platform, str):
-            raise KctxTypeError(f"platform must be a str or None, not {type(platform).__name__}")
-        self._strategy = Strategy.parse(strategy)
-        h = c_uint64()
-        _check(_lib.kctx().kctx_context_create(platform.encode() if platform is not None else None, byref(h)))
-        self._handle = h.value
+    def __init__(self) -> None:
+        raise KctxTypeError("kctx.BaseContext is not constructed directly: use kctx.Context(platform), "
+                            "kctx.opencl.Context(queue) or kctx.cuda.Context()")
 
     def _init_fields(self) -> None:
         # Guards the Python-side state below, and only that: it is never held
@@ -251,40 +242,13 @@ class Context:
         self._next_id = 1 << 32
         self._strategy = Strategy.DEFAULT  # the config's strategy field unless an init is given one
 
-    @classmethod
-    def create(cls, platform: Optional[str] = None, strategy: StrategyLike = None) -> "Context":
-        """Same as Context(platform, strategy)."""
-        return cls(platform, strategy)
-
-    @classmethod
-    def kernel(cls, platform: Optional[str] = None, *, strategy: StrategyLike = None, args_capacity: int = 4096,
-               token_capacity: int = 256, prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
-               trace_device_records: int = 65536, trace_host_records: int = 16384) -> "Context":
-        """Create and kernel_init in one step (``with kctx.Context.kernel() as
-        ctx:``; ``strategy`` as in ``Context``). If kernel_init fails, the new
-        context is destroyed and the error raised."""
-        ctx = cls(platform, strategy)
-        try:
-            ctx.kernel_init(args_capacity=args_capacity, token_capacity=token_capacity,
-                            prepare_timeout_ms=prepare_timeout_ms, trace_path=trace_path,
-                            trace_device_records=trace_device_records, trace_host_records=trace_host_records)
-        except BaseException as e:
-            exit_release(e, ctx.destroy, "destroying the new context")
-            raise
-        return ctx
-
-    @classmethod
-    def program(cls, device: int, platform: Optional[str] = None, *, strategy: StrategyLike = None,
-                args_capacity: int = 4096, prepare_timeout_ms: int = 10000) -> "Context":
-        """Create and program_init in one step (``strategy`` as in
-        ``Context``); destroyed again if the init fails."""
-        ctx = cls(platform, strategy)
-        try:
-            ctx.program_init(device, args_capacity=args_capacity, prepare_timeout_ms=prepare_timeout_ms)
-        except BaseException as e:
-            exit_release(e, ctx.destroy, "destroying the new context")
-            raise
-        return ctx
+    def _create(self, platform: Optional[str]) -> None:
+        """kctx_context_create (the errors of ``kctx.Context``'s constructor)."""
+        if platform is not None and not isinstance(platform, str):
+            raise KctxTypeError(f"platform must be a str or None, not {type(platform).__name__}")
+        h = c_uint64()
+        _check(_lib.kctx().kctx_context_create(platform.encode() if platform is not None else None, byref(h)))
+        self._handle = h.value
 
     # -- handle ------------------------------------------------------------
     @property
@@ -299,24 +263,12 @@ class Context:
             raise InvalidHandle("the context was never created")
         return self._handle
 
-    # -- init ------------------------------------------------------------
-    def kernel_init(self, args_capacity: int = 4096, token_capacity: int = 256,
-                    prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
-                    trace_device_records: int = 65536, trace_host_records: int = 16384,
-                    strategy: StrategyLike = None) -> None:
-        """kctx_kernel_init: borrow the calling thread's current device (K4),
-        take the claim (K6), latch KERNEL and create the resident resources.
-        Refused before the latch (InvalidArgument for a bad config, Busy when
-        another kernel context holds the device): the context stays NEW and
-        mode-less. InvalidState on a READY or PROGRAM context.
-        With `trace_path`, tracing is enabled (K32): the trace is written there
-        as Chrome trace-event JSON after a successful close (see
-        docs/tracing.md).
-        `strategy` (None: the one the context was created with) goes into the
-        config's ``strategy`` field; a bad value is KctxValueError /
-        KctxTypeError before any C call, a strategy the platform does not
-        offer Unsupported (the context stays NEW), a $KCTX_STRATEGY naming
-        none InvalidArgument."""
+    # -- init (for the subclasses) ----------------------------------------
+    def _kernel_init(self, args_capacity: int = 4096, token_capacity: int = 256,
+                     prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
+                     trace_device_records: int = 65536, trace_host_records: int = 16384,
+                     strategy: StrategyLike = None) -> None:
+        """kctx_kernel_init with these config fields (``kctx.Context.kernel_init``)."""
         cfg = _lib.KernelConfig()
         cfg.size = ctypes.sizeof(cfg)
         cfg.version = KCTX_CONFIG_VERSION
@@ -327,20 +279,36 @@ class Context:
         cfg.prepare_timeout_ms = check_int("prepare_timeout_ms", prepare_timeout_ms, 0, U32_MAX, InvalidArgument)
         _check(_lib.kctx().kctx_kernel_init(self._h(), byref(cfg)))
 
-    def program_init(self, device: int, args_capacity: int = 4096, prepare_timeout_ms: int = 10000,
-                     strategy: StrategyLike = None) -> None:
-        """kctx_program_init: the context owns `device` (it initialises the
-        platform and makes the device current on the calling thread). No
-        claim. `strategy` as in kernel_init."""
-        cfg = _lib.ProgramConfig()
-        cfg.size = ctypes.sizeof(cfg)
-        cfg.version = KCTX_CONFIG_VERSION
-        cfg.strategy = self._strategy if strategy is None else Strategy.parse(strategy)
-        _trace_fields(cfg, None, 65536, 16384)
-        cfg.device = check_int("device", device, -(1 << 31), (1 << 31) - 1, InvalidArgument)
-        cfg.args_capacity = check_int("args_capacity", args_capacity, 0, U32_MAX, InvalidArgument)
-        cfg.prepare_timeout_ms = check_int("prepare_timeout_ms", prepare_timeout_ms, 0, U32_MAX, InvalidArgument)
-        _check(_lib.kctx().kctx_program_init(self._h(), byref(cfg)))
+    def _release_refused_init(self, exc: BaseException, timeout_ms: int) -> None:
+        """After a constructor's init was refused: release the new context,
+        then let `exc` go on. A refused init leaves it NEW (destroy makes no
+        platform call, K28) or, kctx.h says, CLOSING (a failed rollback, or
+        an init upload whose wait failed: close releases it once the streams
+        are idle, Busy before): then close first, retrying Busy for up to
+        `timeout_ms`, and destroy. What cannot be released is not abandoned:
+        `exc` carries this context as ``exc.context`` (close and destroy it
+        later) and a note says why."""
+        def release() -> None:
+            if self.phase == Phase.CLOSING:
+                deadline = time.monotonic() + timeout_ms / 1000.0
+                delay = 0.001
+                while True:
+                    try:
+                        self.close()
+                        break
+                    except Busy:  # the init's upload is still in flight (K17)
+                        if time.monotonic() >= deadline:
+                            raise
+                        time.sleep(delay)
+                        delay = min(delay * 2, 0.05)
+            self.destroy()
+
+        try:
+            release()
+        except Exception as e:  # the init's error wins; this one rides along
+            exc.context = self  # type: ignore[attr-defined]
+            add_note(exc, f"also, releasing the new context failed: {type(e).__name__}: {e}; it is {type(exc).__name__}'s "
+                          f".context: close() and destroy() it later")
 
     # -- prepare, launch, check, run --------------------------------------
     @overload
@@ -528,7 +496,7 @@ class Context:
         self._destroyed = True
         self._forget()
 
-    def __enter__(self) -> "Context":
+    def __enter__(self: _Self) -> _Self:
         return self
 
     def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: Any) -> None:
@@ -673,13 +641,116 @@ class Context:
 
     def __repr__(self) -> str:
         if self._destroyed:
-            return "<kctx.Context destroyed>"
+            return f"<{self._kind} destroyed>"
         try:
             extra = f" phase={self.phase.name} mode={self.mode.name}"
         except KctxError:
             extra = ""
         h = self._handle if self._handle is not None else 0
-        return f"<kctx.Context 0x{h:x}{extra} prepared={len(self._prepared)}>"
+        return f"<{self._kind} 0x{h:x}{extra} prepared={len(self._prepared)}>"
+
+
+class Context(BaseContext):
+    """A kctx context (kctx_context_create): mode-less until kernel_init or
+    program_init latches it (K1). Usable as a context manager: ``__exit__``
+    closes, then destroys; if close fails it raises and the object keeps its
+    handle (close again later). Everything but making and initialising it
+    is ``kctx.BaseContext``'s."""
+
+    def __init__(self, platform: Optional[str] = None, strategy: StrategyLike = None) -> None:
+        """Create a context for a platform: by name, or, when None,
+        KCTX_PLATFORM from the environment, else "sim". No device work.
+        `strategy` (``kctx.Strategy``, "resident", "host-ordered", or None
+        for DEFAULT: $KCTX_STRATEGY, else the platform's default) is what
+        kernel_init and program_init put in the config's ``strategy`` field
+        unless given their own; ``strategy`` (the property) reports the one
+        init latched.
+        Errors: KctxValueError (a ValueError: a strategy that is none) and
+        KctxTypeError (a platform or strategy of the wrong type), both
+        before any C call; NotFound (an unknown or unbuilt platform);
+        Unsupported (built but not available here); Capacity (too many
+        live handles). A strategy the platform does not offer is refused by
+        the init (Unsupported, naming what it offers)."""
+        self._init_fields()
+        if platform is not None and not isinstance(platform, str):
+            raise KctxTypeError(f"platform must be a str or None, not {type(platform).__name__}")
+        self._strategy = Strategy.parse(strategy)
+        self._create(platform)
+
+    @classmethod
+    def create(cls, platform: Optional[str] = None, strategy: StrategyLike = None) -> "Context":
+        """Same as Context(platform, strategy)."""
+        return cls(platform, strategy)
+
+    @classmethod
+    def kernel(cls, platform: Optional[str] = None, *, strategy: StrategyLike = None, args_capacity: int = 4096,
+               token_capacity: int = 256, prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
+               trace_device_records: int = 65536, trace_host_records: int = 16384) -> "Context":
+        """Create and kernel_init in one step (``with kctx.Context.kernel() as
+        ctx:``; ``strategy`` as in ``Context``). If kernel_init fails, the new
+        context is released and the error raised: destroyed when the init
+        left it NEW; closed (Busy retried for up to prepare_timeout_ms), then
+        destroyed, when it left it CLOSING (a failed rollback, an init upload
+        still in flight: kctx.h); what cannot be released rides on the error
+        as ``.context`` (close and destroy it later), never abandoned."""
+        ctx = cls(platform, strategy)
+        try:
+            ctx.kernel_init(args_capacity=args_capacity, token_capacity=token_capacity,
+                            prepare_timeout_ms=prepare_timeout_ms, trace_path=trace_path,
+                            trace_device_records=trace_device_records, trace_host_records=trace_host_records)
+        except BaseException as e:
+            ctx._release_refused_init(e, prepare_timeout_ms)
+            raise
+        return ctx
+
+    @classmethod
+    def program(cls, device: int, platform: Optional[str] = None, *, strategy: StrategyLike = None,
+                args_capacity: int = 4096, prepare_timeout_ms: int = 10000) -> "Context":
+        """Create and program_init in one step (``strategy`` as in
+        ``Context``); released again if the init fails, as in ``kernel``."""
+        ctx = cls(platform, strategy)
+        try:
+            ctx.program_init(device, args_capacity=args_capacity, prepare_timeout_ms=prepare_timeout_ms)
+        except BaseException as e:
+            ctx._release_refused_init(e, prepare_timeout_ms)
+            raise
+        return ctx
+
+    # -- init ------------------------------------------------------------
+    def kernel_init(self, args_capacity: int = 4096, token_capacity: int = 256,
+                    prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
+                    trace_device_records: int = 65536, trace_host_records: int = 16384,
+                    strategy: StrategyLike = None) -> None:
+        """kctx_kernel_init: borrow the calling thread's current device (K4),
+        take the claim (K6), latch KERNEL and create the resident resources.
+        Refused before the latch (InvalidArgument for a bad config, Busy when
+        another kernel context holds the device): the context stays NEW and
+        mode-less. InvalidState on a READY or PROGRAM context.
+        With `trace_path`, tracing is enabled (K32): the trace is written there
+        as Chrome trace-event JSON after a successful close (see
+        docs/tracing.md).
+        `strategy` (None: the one the context was created with) goes into the
+        config's ``strategy`` field; a bad value is KctxValueError /
+        KctxTypeError before any C call, a strategy the platform does not
+        offer Unsupported (the context stays NEW), a $KCTX_STRATEGY naming
+        none InvalidArgument."""
+        self._kernel_init(args_capacity, token_capacity, prepare_timeout_ms, trace_path, trace_device_records,
+                          trace_host_records, strategy)
+
+    def program_init(self, device: int, args_capacity: int = 4096, prepare_timeout_ms: int = 10000,
+                     strategy: StrategyLike = None) -> None:
+        """kctx_program_init: the context owns `device` (it initialises the
+        platform and makes the device current on the calling thread). No
+        claim. `strategy` as in kernel_init."""
+        cfg = _lib.ProgramConfig()
+        cfg.size = ctypes.sizeof(cfg)
+        cfg.version = KCTX_CONFIG_VERSION
+        cfg.strategy = self._strategy if strategy is None else Strategy.parse(strategy)
+        _trace_fields(cfg, None, 65536, 16384)
+        cfg.device = check_int("device", device, -(1 << 31), (1 << 31) - 1, InvalidArgument)
+        cfg.args_capacity = check_int("args_capacity", args_capacity, 0, U32_MAX, InvalidArgument)
+        cfg.prepare_timeout_ms = check_int("prepare_timeout_ms", prepare_timeout_ms, 0, U32_MAX, InvalidArgument)
+        _check(_lib.kctx().kctx_program_init(self._h(), byref(cfg)))
 
 
 def status_name(status: int) -> str:

@@ -7,7 +7,7 @@ it lends **per thread**. Every thread that calls kctx on an OpenCL context
 binds first, or kctx refuses the call (K4 at init, K5 afterwards). Two ways:
 
 - ``kctx.opencl.Context(queue)`` (or ``Context(context, device)``): a
-  ``kctx.Context`` on the ``opencl`` platform, created and kernel-initialised
+  ``kctx.BaseContext`` on the ``opencl`` platform, created and kernel-initialised
   in one step, that binds its pair on the calling thread around each of its
   calls (init, prepare, launch, run, check, close) and gives the thread's
   previous binding back afterwards. It cannot be forgotten, on any thread.
@@ -42,8 +42,8 @@ except ImportError:  # pragma: no cover
     from typing_extensions import Protocol, runtime_checkable  # type: ignore[assignment]
 
 from . import _lib
-from ._util import U64_MAX, BytesLike, check_int, exit_release
-from .context import Context as _Context
+from ._util import U64_MAX, BytesLike, check_int
+from .context import BaseContext as _BaseContext
 from .caps import Strategy, StrategyLike
 from .context import CheckReport, PathLike, PreparedCallable, _check
 from .context import Executable as _Executable
@@ -305,15 +305,23 @@ class _Lending:
             _check(lib.kctx_opencl_bind(c_void_p(prev[0]), c_void_p(prev[1]), None))
 
 
-class Context(_Context):
+class Context(_BaseContext):
     """A kernel context on the ``opencl`` platform borrowing the caller's
     OpenCL objects: ``Context(queue)`` lends the queue's context and device,
     ``Context(context, device)`` the pair. The constructor creates the
     context and kernel-initialises it (K4: it borrows the pair; OpenCL has
     kernel mode only) with the keyword arguments of ``kctx.Context.kernel``;
-    if the init fails, the new context is destroyed and the error raised.
+    if the init fails, the new context is released as ``kctx.Context.kernel``
+    releases it (closed first when the init left it CLOSING; what cannot be
+    released rides on the error as ``.context``) and the error raised.
 
-    Around each of its calls that reaches the device (kernel_init, prepare,
+    A ``kctx.BaseContext`` (prepare, launch, check, capturable, flush_trace,
+    close, destroy, the queries, with their contracts), not a
+    ``kctx.Context``: it is never mode-less, so it has no ``create``,
+    ``kernel``, ``program``, ``kernel_init`` or ``program_init``; ``run``
+    is InvalidState as on any kernel-mode context (K3).
+
+    Around each of its calls that reaches the device (the init, prepare,
     launch and the Executables' launches, run, check, flush_trace, close, so also the
     ``with`` block's exit) it binds its pair on the calling thread and gives
     that thread's previous binding back afterwards, so any thread may use it
@@ -321,8 +329,15 @@ class Context(_Context):
 
     Launch streams are in-order queues of the same context and device (a
     queue of another context: InvalidArgument; an out-of-order queue:
-    InvalidArgument); tensors are SVM allocations of that context."""
+    InvalidArgument); tensors are SVM allocations of that context.
 
+    Errors of the constructor: those of ``bind`` (nothing created),
+    KctxValueError / KctxTypeError for a bad strategy (before anything is
+    bound), those of ``kctx.Context`` and of ``kctx.Context.kernel_init``
+    (Busy: another kernel context holds the pair, K6; Unsupported: a
+    strategy OpenCL does not offer)."""
+
+    _kind = "kctx.opencl.Context"
     _pair: Tuple[int, int]
     _kctx_device: int
 
@@ -330,39 +345,23 @@ class Context(_Context):
                  args_capacity: int = 4096, token_capacity: int = 256, prepare_timeout_ms: int = 10000,
                  trace_path: Optional[PathLike] = None, trace_device_records: int = 65536,
                  trace_host_records: int = 16384) -> None:
-        Strategy.parse(strategy)  # a bad strategy is refused before anything is bound or created
+        self._init_fields()
+        self._strategy = Strategy.parse(strategy)  # refused before anything is bound or created
         with lent(lend, device):
             b = bound()
         assert b is not None
-        super().__init__(PLATFORM, strategy)
+        self._create(PLATFORM)
         self._pair = (b.context, b.device)
         self._kctx_device = b.kctx_device  # the pair's number: fixed for the process
         self._lent = (lend, device)  # keeps PyOpenCL's objects (and so the cl_context) alive
         try:
-            self.kernel_init(args_capacity=args_capacity, token_capacity=token_capacity,
-                             prepare_timeout_ms=prepare_timeout_ms, trace_path=trace_path,
-                             trace_device_records=trace_device_records, trace_host_records=trace_host_records)
-        except BaseException as e:  # NEW after a refused init: destroy makes no platform call (K28)
-            exit_release(e, self.destroy, "destroying the new context")
+            with self._bound():
+                self._kernel_init(args_capacity=args_capacity, token_capacity=token_capacity,
+                                  prepare_timeout_ms=prepare_timeout_ms, trace_path=trace_path,
+                                  trace_device_records=trace_device_records, trace_host_records=trace_host_records)
+        except BaseException as e:  # released as kctx.Context.kernel releases it
+            self._release_refused_init(e, prepare_timeout_ms)
             raise
-
-    # Context.create/kernel/program build from a platform name; this class
-    # needs the OpenCL objects it borrows.
-    @classmethod
-    def create(cls, platform: Optional[str] = None, strategy: StrategyLike = None) -> "Context":
-        raise KctxTypeError("kctx.opencl.Context needs the OpenCL objects it borrows: kctx.opencl.Context(queue) "
-                            "or kctx.opencl.Context(context, device)")
-
-    @classmethod
-    def kernel(cls, platform: Optional[str] = None, *, strategy: StrategyLike = None, args_capacity: int = 4096,
-               token_capacity: int = 256, prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
-               trace_device_records: int = 65536, trace_host_records: int = 16384) -> "Context":
-        return cls.create(platform)
-
-    @classmethod
-    def program(cls, device: int, platform: Optional[str] = None, *, strategy: StrategyLike = None,
-                args_capacity: int = 4096, prepare_timeout_ms: int = 10000) -> "Context":
-        raise KctxTypeError("program mode is not supported on OpenCL (kctx_program_init answers UNSUPPORTED)")
 
     @property
     def binding(self) -> Binding:
@@ -380,15 +379,6 @@ class Context(_Context):
         gives the thread's previous binding back (nothing to do when the
         thread lends the pair already: one C call)."""
         return _Lending(self._pair)
-
-    def kernel_init(self, args_capacity: int = 4096, token_capacity: int = 256, prepare_timeout_ms: int = 10000,
-                    trace_path: Optional[PathLike] = None, trace_device_records: int = 65536,
-                    trace_host_records: int = 16384, strategy: StrategyLike = None) -> None:
-        with self._bound():
-            super().kernel_init(args_capacity=args_capacity, token_capacity=token_capacity,
-                                prepare_timeout_ms=prepare_timeout_ms, trace_path=trace_path,
-                                trace_device_records=trace_device_records, trace_host_records=trace_host_records,
-                                strategy=strategy)
 
     @overload
     def prepare(self, image: BytesLike, *, id: Optional[int] = None) -> Executable: ...
@@ -429,9 +419,4 @@ class Context(_Context):
         with self._bound():
             super().close()
 
-    def __enter__(self) -> "Context":
-        return self
-
-    def __repr__(self) -> str:
-        return super().__repr__().replace("<kctx.Context", "<kctx.opencl.Context", 1)
 

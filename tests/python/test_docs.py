@@ -68,7 +68,8 @@ EXAMPLES = _examples()
 
 
 def test_the_issue_27_examples_are_there():
-    assert {"strategies", "capabilities", "flush-trace", "opencl-fault-sweep"} <= set(EXAMPLES), sorted(EXAMPLES)
+    assert {"strategies", "capabilities", "flush-trace", "opencl-fault-sweep", "cuda"} <= set(EXAMPLES), \
+        sorted(EXAMPLES)
 
 
 def _needs_opencl(code: str) -> None:
@@ -80,12 +81,25 @@ def _needs_opencl(code: str) -> None:
         pytest.skip(f"the opencl platform is not usable here: {avail.reason}")
 
 
+def _needs_cuda(code: str, env: dict) -> None:
+    """`# needs: cuda`: run on the CUDA driver double (tests/python/CMakeLists.txt
+    names it when the cuda platform is built)."""
+    if "# needs: cuda" not in code:
+        return
+    double = os.environ.get("KCTX_TEST_CUDA_DOUBLE", "")
+    if not double:
+        pytest.skip("the cuda platform is not built (no nvcc): no CUDA driver double")
+    env["KCTX_CUDA_DRIVER"] = double
+    env["KCTX_CUDA_IMAGES"] = os.environ["KCTX_TEST_CUDA_IMAGES"]
+
+
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_each_example_runs_as_written(libdir, kernels_path, name):
     code = EXAMPLES[name]
     _needs_opencl(code)
     env = dict(os.environ, KCTX_LIB_DIR=str(libdir), KCTX_TEST_KERNELS=str(kernels_path),
                PYTHONPATH=str(REPO / "python"), PYTHONDONTWRITEBYTECODE="1")
+    _needs_cuda(code, env)
     env.pop("KCTX_STRATEGY", None)
     env.pop("KCTX_PLATFORM", None)
     r = subprocess.run([sys.executable, "-W", "error::ResourceWarning", "-c", code], env=env,

@@ -5,11 +5,12 @@ opencl platform is in test_opencl.py."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
 import kctx
-from kctx import PlatformOp, Status
+from kctx import PlatformOp, Status, sim
 from conftest import REPO
 
 
@@ -106,3 +107,73 @@ def test_capacity_then_clear_faults_disarms_them_all() -> None:
         with pytest.raises(kctx.PlatformError):
             kctx.Context.kernel()
     assert "disarmed" in repr(again) and "hits=1" in repr(again)
+
+
+def test_context_kernel_releases_a_refused_init_in_every_phase_it_leaves() -> None:
+    """kctx.Context.kernel with each platform call of its init failed in
+    turn (sim): the error is raised and the new context released — also
+    where the init left it CLOSING (kctx.h: an init upload whose wait
+    failed; close releases it once the streams are idle, Busy before): the
+    constructor closes, then destroys, and nothing rides on the error as
+    ``.context`` or is abandoned (the autouse fixture checks the sim's
+    objects and memory are back at their baseline)."""
+    with kctx.Context.kernel():
+        pass
+    before = kctx.thread_platform_calls()
+    with kctx.Context.kernel():
+        calls = kctx.thread_platform_calls() - before
+    closing = 0
+    for k in range(1, calls + 1):
+        with kctx.arm_fault(PlatformOp.ANY, nth=k) as fault:
+            try:
+                made = kctx.Context.kernel()
+            except kctx.KctxError as e:
+                assert "injected fault" in e.message, (k, e.message)
+                assert getattr(e, "context", None) is None, (k, e.context.phase)
+                closing += "CLOSING" in e.message
+            else:  # a failed call the init recovers from
+                made.close()
+                made.destroy()
+        assert fault.hits == 1, k
+        assert kctx.abandoned_contexts() == [], k
+    assert closing >= 1, "no init call left the context CLOSING: the case is not swept"
+
+
+def test_a_refused_init_that_cannot_be_released_rides_on_the_error() -> None:
+    """The init's upload wait failed (CLOSING) and every later platform
+    call fails too (a persistent fault): the constructor's close cannot
+    release it, so the error carries the context as ``e.context`` (a note
+    says why) instead of abandoning it; once the fault is gone, close and
+    destroy release it."""
+    with kctx.Context.kernel():
+        pass
+    before = kctx.thread_platform_calls()
+    with kctx.Context.kernel():
+        calls = kctx.thread_platform_calls() - before
+    for k in range(1, calls + 1):  # the call whose failure leaves the context CLOSING
+        with kctx.arm_fault(PlatformOp.ANY, nth=k):
+            try:
+                kctx.Context.kernel().close()
+                continue
+            except kctx.KctxError as e:
+                if "CLOSING" in e.message:
+                    break
+    else:
+        pytest.fail("no init call leaves the context CLOSING")
+    with kctx.arm_fault(PlatformOp.ANY, nth=k, persistent=True):
+        with pytest.raises(kctx.KctxError) as info:
+            kctx.Context.kernel()
+    # the persistent fault also failed kctx's exchange_capture_mode that gives
+    # the thread its capture mode back: restore the sim's default here
+    sim.exchange_capture_mode(sim.CaptureMode.GLOBAL)
+    left = info.value.context  # type: ignore[attr-defined]
+    assert left.phase == kctx.Phase.CLOSING
+    assert any("releasing the new context failed" in n and ".context" in n for n in info.value.__notes__)
+    assert kctx.abandoned_contexts() == []
+    for _ in range(10000):  # Busy until the upload the failed wait left is done (kctx.h)
+        try:
+            left.close()
+            break
+        except kctx.Busy:
+            time.sleep(0.001)
+    left.destroy()
