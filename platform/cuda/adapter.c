@@ -55,7 +55,7 @@
 #include <kctx/image.h>
 #include <kctx/platform.h>
 
-#include "internal.h" /* kctx__fail: the thread's last error for kctx_cuda_driver_calls */
+#include "services.h" /* kctx__svc_fail: the thread's last error for kctx_cuda_driver_calls */
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -878,14 +878,14 @@ const kctx_platform_entry *kctx_cuda_platform_entry(void) {
 
 kctx_status kctx_cuda_driver_calls(const char *entry, uint64_t *count) {
     if (!entry || !count)
-        return kctx__fail(NULL, KCTX_INVALID_ARGUMENT, "kctx_cuda_driver_calls: %s is NULL",
-                          entry ? "count" : "entry");
+        return kctx__svc_fail(KCTX_INVALID_ARGUMENT, "kctx_cuda_driver_calls: %s is NULL",
+                              entry ? "count" : "entry");
     for (int i = 0; i < E_COUNT_; i++)
         if (i != E_RESOLVED_ && strcmp(k_entry_names[i], entry) == 0) {
             *count = atomic_load(&g_calls[i]);
             return KCTX_OK;
         }
-    return kctx__fail(NULL, KCTX_NOT_FOUND,
-                      "kctx_cuda_driver_calls: '%s' is not an entry of the cuda adapter's table",
-                      entry);
+    return kctx__svc_fail(
+        KCTX_NOT_FOUND, "kctx_cuda_driver_calls: '%s' is not an entry of the cuda adapter's table",
+        entry);
 }

@@ -56,8 +56,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
 #include "rt_layout.h"
+#include "services.h"
 
 const kctx_platform_entry *kctx_opencl_platform_entry(void);
 
@@ -1088,7 +1088,7 @@ static kctx_status api_fail(kctx_status s, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return kctx__fail(NULL, s, "%s", msg);
+    return kctx__svc_fail(s, "%s", msg);
 }
 
 static kctx_status device_facts(cl_device_id dev, kctx_device_info *info) {
