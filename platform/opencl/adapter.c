@@ -56,7 +56,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rt_layout.h"
+#include <kctx/rt_layout.h>
 #include "services.h"
 
 const kctx_platform_entry *kctx_opencl_platform_entry(void);
