@@ -44,6 +44,7 @@
 #include <kctx/image.h>
 #include <kctx/opencl.h>
 #include <kctx/platform.h>
+#include <kctx/rt_layout.h>
 #include <kctx/task_abi.h>
 
 #include <pthread.h>
@@ -56,7 +57,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <kctx/rt_layout.h>
 #include "services.h"
 
 const kctx_platform_entry *kctx_opencl_platform_entry(void);
