@@ -55,9 +55,9 @@
 #include <kctx/image.h>
 #include <kctx/platform.h>
 
-#include "services.h" /* kctx__svc_fail: the thread's last error for kctx_cuda_driver_calls */
+#include "driver_table.h" /* the counted driver table (platform/common/loader.h) */
+#include "services.h"     /* kctx__svc_fail: the thread's last error for kctx_cuda_driver_calls */
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -125,6 +125,7 @@ const kctx_platform_entry *kctx_cuda_platform_entry(void);
 #define E_NEVER_(name) E_##name,
 enum {
     CU_ENTRIES(E_ENUM_) E_RESOLVED_,
+    E_NEVER_BASE_ = E_RESOLVED_ - 1, /* the never-call entries follow the resolved ones */
     CU_NEVER(E_NEVER_) E_COUNT_
 };
 #undef E_ENUM_
@@ -132,8 +133,7 @@ enum {
 
 #define E_NAME_(name, args) #name,
 #define E_NEVER_NAME_(name) #name,
-static const char *const k_entry_names[E_COUNT_ + 1] = {CU_ENTRIES(E_NAME_) "",
-                                                        CU_NEVER(E_NEVER_NAME_) NULL};
+static const char *const k_entry_names[E_COUNT_] = {CU_ENTRIES(E_NAME_) CU_NEVER(E_NEVER_NAME_)};
 #undef E_NAME_
 #undef E_NEVER_NAME_
 
@@ -148,15 +148,15 @@ typedef struct driver {
 } driver;
 
 static driver g_drv;
-static void *g_lib;
+static void *g_fns[E_RESOLVED_];
 static _Atomic uint64_t g_calls[E_COUNT_];
+/* The counted table (platform/common/loader.h). */
+static kctx_loader g_ld = KCTX_LOADER_INIT(k_entry_names, E_RESOLVED_, E_COUNT_, g_fns, g_calls);
 static char g_unavailable[200]; /* "" once loaded and initialised */
 static pthread_once_t g_load_once = PTHREAD_ONCE_INIT;
 
 /* Every driver call of the adapter: counted, then made. */
-#define CU(name, ...)                                                        \
-    (atomic_fetch_add_explicit(&g_calls[E_##name], 1, memory_order_relaxed), \
-     g_drv.p_##name(__VA_ARGS__))
+#define CU(name, ...) (kctx__loader_count(&g_ld, E_##name), g_drv.p_##name(__VA_ARGS__))
 
 /* ---- messages --------------------------------------------------------------- */
 
@@ -190,54 +190,42 @@ static int note(int st, const char *what) {
 
 /* ---- loading ---------------------------------------------------------------- */
 
-typedef CUresult(CUDAAPI *t_getproc)(const char *, void **, int, cuuint64_t,
-                                     CUdriverProcAddressQueryResult *);
-
 static void load(void) {
-    const char *path = getenv("KCTX_CUDA_DRIVER");
-    if (!path || !*path) path = "libcuda.so.1";
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *e = dlerror();
-        snprintf(g_unavailable, sizeof g_unavailable, "driver not found: %s", e ? e : path);
+    char why[160];
+    if (kctx__loader_open(&g_ld, "KCTX_CUDA_DRIVER", "libcuda.so.1", why, sizeof why) != 0) {
+        snprintf(g_unavailable, sizeof g_unavailable, "driver not found: %s", why);
         return;
     }
-    t_getproc getproc = NULL;
-    *(void **)&getproc = dlsym(lib, "cuGetProcAddress_v2");
+    const char *path = g_ld.path;
+    kctx_cuda_getproc getproc = kctx__cuda_getproc(&g_ld);
     if (!getproc) {
         snprintf(g_unavailable, sizeof g_unavailable,
                  "%s has no cuGetProcAddress_v2 (a CUDA 12 or newer driver is needed)", path);
-        dlclose(lib);
+        kctx__loader_close(&g_ld);
         return;
     }
-    void *fns[E_RESOLVED_];
-    for (int i = 0; i < E_RESOLVED_; i++) {
-        CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-        fns[i] = NULL;
-        CUresult st = getproc(k_entry_names[i], &fns[i], KCTX_CUDA_DRIVER_ABI,
-                              CU_GET_PROC_ADDRESS_DEFAULT, &found);
-        if (st == CUDA_ERROR_STUB_LIBRARY) {
+    int code = 0;
+    int bad = kctx__loader_resolve(&g_ld, kctx__cuda_find, &getproc, &code);
+    if (bad >= 0) {
+        if (code == CUDA_ERROR_STUB_LIBRARY)
             snprintf(g_unavailable, sizeof g_unavailable,
                      "%s is the toolkit's stub library (CUDA_ERROR_STUB_LIBRARY): no driver "
                      "is installed",
                      path);
-            dlclose(lib);
-            return;
-        }
-        if (st != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS || !fns[i]) {
+        else
             snprintf(g_unavailable, sizeof g_unavailable,
                      "%s: cuGetProcAddress_v2(%s, ABI %d) failed (CUresult %d, query result "
                      "%d): the driver is too old or not a CUDA driver",
-                     path, k_entry_names[i], KCTX_CUDA_DRIVER_ABI, (int)st, (int)found);
-            dlclose(lib);
-            return;
-        }
+                     path, k_entry_names[bad], KCTX_CUDA_DRIVER_ABI,
+                     code >= KCTX_CUDA_FIND_NOT_FOUND ? 0 : code,
+                     code >= KCTX_CUDA_FIND_NOT_FOUND ? code - KCTX_CUDA_FIND_NOT_FOUND
+                                                      : (int)CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+        kctx__loader_close(&g_ld);
+        return;
     }
-    int i = 0;
-#define E_SET_(name, args) *(void **)&g_drv.p_##name = fns[i++];
+#define E_SET_(name, args) *(void **)&g_drv.p_##name = g_fns[E_##name];
     CU_ENTRIES(E_SET_)
 #undef E_SET_
-    g_lib = lib;
     int version = 0;
     CUresult st = CU(cuDriverGetVersion, &version);
     if (st == CUDA_SUCCESS && version < KCTX_CUDA_DRIVER_ABI) {
@@ -880,11 +868,11 @@ kctx_status kctx_cuda_driver_calls(const char *entry, uint64_t *count) {
     if (!entry || !count)
         return kctx__svc_fail(KCTX_INVALID_ARGUMENT, "kctx_cuda_driver_calls: %s is NULL",
                               entry ? "count" : "entry");
-    for (int i = 0; i < E_COUNT_; i++)
-        if (i != E_RESOLVED_ && strcmp(k_entry_names[i], entry) == 0) {
-            *count = atomic_load(&g_calls[i]);
-            return KCTX_OK;
-        }
+    long long n = kctx__loader_calls(&g_ld, entry);
+    if (n >= 0) {
+        *count = (uint64_t)n;
+        return KCTX_OK;
+    }
     return kctx__svc_fail(
         KCTX_NOT_FOUND, "kctx_cuda_driver_calls: '%s' is not an entry of the cuda adapter's table",
         entry);

@@ -64,6 +64,7 @@
 enum {
 #define KCTX_CL_INDEX_(name) KCTX_CL_E_##name,
     KCTX_CL_ENTRIES(KCTX_CL_INDEX_) KCTX_CL_E_RESOLVED_,
+    KCTX_CL_E_NEVER_BASE_ = KCTX_CL_E_RESOLVED_ - 1, /* the never-call entries follow */
     KCTX_CL_NEVER(KCTX_CL_INDEX_) KCTX_CL_E_COUNT_
 #undef KCTX_CL_INDEX_
 };
