@@ -63,7 +63,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 extern const unsigned char kctx_rt_cuda_programs[];
 extern const size_t kctx_rt_cuda_programs_size;
@@ -158,9 +157,8 @@ static pthread_once_t g_load_once = PTHREAD_ONCE_INIT;
 /* Every driver call of the adapter: counted, then made. */
 #define CU(name, ...) (kctx__loader_count(&g_ld, E_##name), g_drv.p_##name(__VA_ARGS__))
 
-/* ---- messages --------------------------------------------------------------- */
-
-static _Thread_local char tl_msg[256];
+/* ---- messages ---------------------------------------------------------------
+ * The thread's message is the adapters' one buffer (platform/common/services.h). */
 
 static const char *code_name(int st) {
     const char *s = NULL;
@@ -184,7 +182,7 @@ static int note(int st, const char *what) {
     const char *s = NULL;
     if (!g_drv.p_cuGetErrorString || CU(cuGetErrorString, (CUresult)st, &s) != CUDA_SUCCESS || !s)
         s = "";
-    snprintf(tl_msg, sizeof tl_msg, "%s: %s (%d)%s%s", what, code_name(st), st, *s ? ": " : "", s);
+    kctx__svc_msgf(0, "%s: %s (%d)%s%s", what, code_name(st), st, *s ? ": " : "", s);
     return st;
 }
 
@@ -324,7 +322,7 @@ static const char *a_status_name(void *self, int st) {
 }
 static const char *a_last_message(void *self) {
     (void)self;
-    return tl_msg;
+    return kctx__svc_msg();
 }
 
 /* ---- devices ---------------------------------------------------------------- */
@@ -341,9 +339,9 @@ static int a_current_device(void *self, int *d) {
     int st = note(CU(cuCtxGetCurrent, &ctx), "cuCtxGetCurrent");
     if (st) return st;
     if (!ctx) {
-        snprintf(tl_msg, sizeof tl_msg,
-                 "no CUDA context is current on this thread: the framework makes its context "
-                 "current (kctx borrows it and never sets one)");
+        kctx__svc_msgf(0,
+                       "no CUDA context is current on this thread: the framework makes its context "
+                       "current (kctx borrows it and never sets one)");
         return CUDA_ERROR_INVALID_CONTEXT;
     }
     CUdevice dev = 0;
@@ -426,7 +424,7 @@ static int home_attach(CUstream h) {
     if (st) return st;
     owned_stream *o = malloc(sizeof *o);
     if (!o) {
-        snprintf(tl_msg, sizeof tl_msg, "stream_create: out of host memory");
+        kctx__svc_msgf(0, "stream_create: out of host memory");
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     pthread_mutex_lock(&g_home_lock);
@@ -434,9 +432,8 @@ static int home_attach(CUstream h) {
     if (i < 0) {
         for (i = 0; i < MAX_WORD_HOMES && g_homes[i].refs; i++) continue;
         if (i == MAX_WORD_HOMES) {
-            snprintf(tl_msg, sizeof tl_msg,
-                     "stream_create: kctx contexts on more than %d CUDA contexts at once",
-                     MAX_WORD_HOMES);
+            kctx__svc_msgf(0, "stream_create: kctx contexts on more than %d CUDA contexts at once",
+                           MAX_WORD_HOMES);
             st = CUDA_ERROR_OUT_OF_MEMORY;
         } else {
             CUstream w = NULL;
@@ -489,30 +486,25 @@ static int a_stream_destroy(void *self, kctx_pstream s) {
     return st ? st : hst;
 }
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+/* A bounded wait: poll cuStreamQuery, pausing 20 us doubling to about 1 ms
+ * between polls, for at most timeout_ms (kctx__svc_poll).
+ * CUDA_ERROR_TIMEOUT when it gave up (the work goes on). */
+typedef struct stream_poll {
+    CUstream s;
+    int st;
+} stream_poll;
+
+static bool stream_done(void *arg) {
+    stream_poll *p = arg;
+    p->st = CU(cuStreamQuery, p->s);
+    return p->st != CUDA_ERROR_NOT_READY;
 }
 
-/* A bounded wait: poll cuStreamQuery, sleeping 20 us growing to 1 ms
- * between polls, for at most timeout_ms. CUDA_ERROR_TIMEOUT when it gave up
- * (the work goes on). */
 static int poll_stream(CUstream s, uint32_t timeout_ms, const char *what) {
-    const uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-    long sleep_ns = 20000;
-    for (;;) {
-        int st = CU(cuStreamQuery, s);
-        if (st != CUDA_ERROR_NOT_READY) return note(st, what);
-        if (now_ns() >= deadline) {
-            snprintf(tl_msg, sizeof tl_msg, "%s: still running after %u ms (bounded wait)", what,
-                     timeout_ms);
-            return CUDA_ERROR_TIMEOUT;
-        }
-        struct timespec ts = {0, sleep_ns};
-        nanosleep(&ts, NULL);
-        if (sleep_ns < 1000000) sleep_ns *= 2;
-    }
+    stream_poll p = {s, CUDA_SUCCESS};
+    if (kctx__svc_poll(stream_done, &p, timeout_ms, 20000)) return note(p.st, what);
+    return kctx__svc_msgf(CUDA_ERROR_TIMEOUT, "%s: still running after %u ms (bounded wait)", what,
+                          timeout_ms);
 }
 
 static int a_stream_sync(void *self, kctx_pstream s, uint32_t ms) {
@@ -540,10 +532,11 @@ static int a_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_
      * eager launches: a launch captured through one is refused, nothing
      * enqueued (kctx/cuda.h). */
     if (s <= (kctx_pstream)(uintptr_t)CU_STREAM_PER_THREAD && cs != CU_STREAM_CAPTURE_STATUS_NONE) {
-        snprintf(tl_msg, sizeof tl_msg,
-                 "stream %llu is a default stream and is capturing: kctx takes default streams "
-                 "for eager launches only; launch on the capture's own stream",
-                 (unsigned long long)s);
+        kctx__svc_msgf(
+            0,
+            "stream %llu is a default stream and is capturing: kctx takes default streams "
+            "for eager launches only; launch on the capture's own stream",
+            (unsigned long long)s);
         return CUDA_ERROR_INVALID_VALUE;
     }
     if (cs == CU_STREAM_CAPTURE_STATUS_NONE) cid = 0, g = NULL;
@@ -622,8 +615,7 @@ static int a_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t s
  * on failure paths"); it never queries a caller's or a capturing stream. */
 static int word_copy(kctx_pdevptr ptr, uint32_t *host, int to_device) {
     if (ptr % 4) {
-        snprintf(tl_msg, sizeof tl_msg, "device word 0x%llx is not 4-byte aligned",
-                 (unsigned long long)ptr);
+        kctx__svc_msgf(0, "device word 0x%llx is not 4-byte aligned", (unsigned long long)ptr);
         return CUDA_ERROR_INVALID_VALUE;
     }
     CUcontext ctx = NULL;
@@ -693,10 +685,9 @@ static int a_module_load(void *self, const void *bytes, size_t size, kctx_pmodul
          * KCTX_CUDA_ARCHS): the device is unsupported by this build, which
          * is not the fault of any image. The driver's code stays in the
          * message. */
-        size_t n = strlen(tl_msg);
-        snprintf(tl_msg + n, sizeof tl_msg - n,
-                 "; this libkctx's runtime fatbin has no code for this device (rebuild with its "
-                 "architecture in KCTX_CUDA_ARCHS)");
+        kctx__svc_msg_append(
+            0, "; this libkctx's runtime fatbin has no code for this device (rebuild with its "
+               "architecture in KCTX_CUDA_ARCHS)");
         return CUDA_ERROR_NOT_SUPPORTED;
     }
     return st;
@@ -711,8 +702,7 @@ static int a_module_function(void *self, kctx_pmodule m, const char *name, kctx_
     int st = CU(cuModuleGetFunction, &f, (CUmodule)(uintptr_t)m, name);
     if (st) {
         note(st, "cuModuleGetFunction");
-        size_t n = strlen(tl_msg);
-        snprintf(tl_msg + n, sizeof tl_msg - n, " (kernel '%s')", name);
+        kctx__svc_msg_append(0, " (kernel '%s')", name);
         return st;
     }
     *fn = (kctx_pfunction)(uintptr_t)f;
@@ -724,8 +714,8 @@ static int a_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget 
                     uint32_t block_dim, const void *params, size_t size) {
     (void)self;
     if (size > KCTX_CUDA_PARAMS_SIZE) {
-        snprintf(tl_msg, sizeof tl_msg, "parameter block of %zu bytes exceeds %u (kctx/cuda.h)",
-                 size, KCTX_CUDA_PARAMS_SIZE);
+        kctx__svc_msgf(0, "parameter block of %zu bytes exceeds %u (kctx/cuda.h)", size,
+                       KCTX_CUDA_PARAMS_SIZE);
         return CUDA_ERROR_INVALID_VALUE;
     }
     kctx_cuda_params block;
@@ -769,7 +759,7 @@ static int a_graph_attach_hook(void *self, kctx_pgraph g, kctx_phook_fn fn, void
     (void)self;
     hook *h = malloc(sizeof *h);
     if (!h) {
-        snprintf(tl_msg, sizeof tl_msg, "graph lifetime hook: out of host memory");
+        kctx__svc_msgf(0, "graph lifetime hook: out of host memory");
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     h->fn = fn;

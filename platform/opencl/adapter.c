@@ -55,7 +55,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "services.h"
 
@@ -93,19 +92,14 @@ enum {
     OCL_NOT_A_QUEUE = 14,  /* a handle OpenCL does not know as a queue */
 };
 
-static _Thread_local char tl_msg[2048];
-
-static int fail(int st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tl_msg, sizeof tl_msg, fmt, ap);
-    va_end(ap);
-    return st;
-}
+/* The thread's message is the adapters' one buffer
+ * (platform/common/services.h): kctx__svc_msgf(st, ...) sets it and
+ * returns st. */
 
 /* An OpenCL call's failure: keep its code and say which call. */
 static int clfail(cl_int err, const char *call) {
-    return fail((int)err, "%s returned %s (%d)", call, kctx__opencl_error_name(err), (int)err);
+    return kctx__svc_msgf((int)err, "%s returned %s (%d)", call, kctx__opencl_error_name(err),
+                          (int)err);
 }
 
 static kctx_pclass o_classify(void *self, int st) {
@@ -187,7 +181,7 @@ static const char *o_status_name(void *self, int st) {
 
 static const char *o_last_message(void *self) {
     (void)self;
-    return tl_msg;
+    return kctx__svc_msg();
 }
 
 /* ------------------------------------------------------------------ */
@@ -220,8 +214,8 @@ static int lookup_pair(cl_context ctx, cl_device_id dev) {
 
 static int bound(int *device) {
     if (tl_bound < 0)
-        return fail(OCL_NOT_BOUND, "no OpenCL device is lent to this thread: call "
-                                   "kctx_opencl_bind or kctx_opencl_bind_queue first");
+        return kctx__svc_msgf(OCL_NOT_BOUND, "no OpenCL device is lent to this thread: call "
+                                             "kctx_opencl_bind or kctx_opencl_bind_queue first");
     *device = tl_bound;
     return 0;
 }
@@ -248,7 +242,7 @@ static int o_device_count(void *self, int *n) {
 static int o_device_info(void *self, int device, kctx_device_info *info) {
     (void)self;
     if (device < 0 || device >= atomic_load(&g_ndevs))
-        return fail(OCL_BAD_DEVICE, "device %d: no such lent OpenCL device", device);
+        return kctx__svc_msgf(OCL_BAD_DEVICE, "device %d: no such lent OpenCL device", device);
     *info = g_devs[device].info;
     return 0;
 }
@@ -331,7 +325,7 @@ static int o_stream_create(void *self, kctx_pstream *s) {
     int st = bound_pair(&d);
     if (st) return st;
     ocl_stream *o = calloc(1, sizeof *o);
-    if (!o) return fail(OCL_HOST_OOM, "stream_create: host allocation failed");
+    if (!o) return kctx__svc_msgf(OCL_HOST_OOM, "stream_create: host allocation failed");
     cl_int err = CL_SUCCESS;
     o->q = KCTX_CL(CreateCommandQueueWithProperties, d->ctx, d->dev, NULL, &err);
     if (!o->q) {
@@ -353,7 +347,8 @@ static int o_stream_create(void *self, kctx_pstream *s) {
         KCTX_CL(ReleaseCommandQueue, o->q);
         pthread_mutex_destroy(&o->mu);
         free(o);
-        return fail(OCL_HOST_OOM, "stream_create: kctx holds %d queues already", OCL_MAX_OWN);
+        return kctx__svc_msgf(OCL_HOST_OOM, "stream_create: kctx holds %d queues already",
+                              OCL_MAX_OWN);
     }
     atomic_fetch_add(&g_counts[o->dev].queues, 1);
     *s = (kctx_pstream)(uintptr_t)o->q;
@@ -363,7 +358,7 @@ static int o_stream_create(void *self, kctx_pstream *s) {
 static int o_stream_destroy(void *self, kctx_pstream s) {
     (void)self;
     ocl_stream *o = own_stream(s);
-    if (!o) return fail(OCL_BAD_PARAMS, "stream_destroy: not a stream kctx created");
+    if (!o) return kctx__svc_msgf(OCL_BAD_PARAMS, "stream_destroy: not a stream kctx created");
     cl_int err = KCTX_CL(ReleaseCommandQueue, o->q);
     if (err) return clfail(err, "clReleaseCommandQueue");
     pthread_mutex_lock(&g_mu);
@@ -401,33 +396,31 @@ static int event_state(cl_event ev, cl_int *state) {
 static int state_status(cl_int state, const char *what) {
     if (state == CL_COMPLETE) return 0;
     if (state < 0)
-        return fail(OCL_EXEC_FAILED, "%s: work on the queue failed on the device (%s)", what,
-                    kctx__opencl_error_name(state));
-    return fail(OCL_NOT_READY, "%s: the queue still has work", what);
+        return kctx__svc_msgf(OCL_EXEC_FAILED, "%s: work on the queue failed on the device (%s)",
+                              what, kctx__opencl_error_name(state));
+    return kctx__svc_msgf(OCL_NOT_READY, "%s: the queue still has work", what);
 }
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+/* Poll ev until it completes or timeout_ms passes, pausing 2 us doubling to
+ * about 1 ms (kctx__svc_poll; OpenCL's waits have no timeout). */
+typedef struct event_poll {
+    cl_event ev;
+    int st;
+    cl_int state;
+} event_poll;
+
+static bool event_done(void *arg) {
+    event_poll *p = arg;
+    p->st = event_state(p->ev, &p->state);
+    return p->st || p->state <= CL_COMPLETE;
 }
 
-/* Poll ev until it completes or timeout_ms passes (OpenCL's waits have no
- * timeout). */
 static int wait_event(cl_event ev, uint32_t timeout_ms, const char *what) {
-    const uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-    long pause_ns = 2000;
-    for (;;) {
-        cl_int state;
-        int st = event_state(ev, &state);
-        if (st || state <= CL_COMPLETE) return st ? st : state_status(state, what);
-        if (now_ns() >= deadline)
-            return fail(OCL_TIMEOUT, "%s: the queue's work did not finish within %u ms", what,
-                        timeout_ms);
-        struct timespec ts = {0, pause_ns};
-        nanosleep(&ts, NULL);
-        if (pause_ns < 1000000) pause_ns *= 2;
-    }
+    event_poll p = {ev, 0, CL_QUEUED};
+    if (kctx__svc_poll(event_done, &p, timeout_ms, 2000))
+        return p.st ? p.st : state_status(p.state, what);
+    return kctx__svc_msgf(OCL_TIMEOUT, "%s: the queue's work did not finish within %u ms", what,
+                          timeout_ms);
 }
 
 static int o_stream_sync(void *self, kctx_pstream s, uint32_t timeout_ms) {
@@ -455,7 +448,8 @@ static int o_stream_query(void *self, kctx_pstream s) {
         if (!st) st = state_status(state, "stream_query");
     } else {
         st = wait_event(ev, 1, "stream_query");
-        if (st == OCL_TIMEOUT) st = fail(OCL_NOT_READY, "stream_query: the queue still has work");
+        if (st == OCL_TIMEOUT)
+            st = kctx__svc_msgf(OCL_NOT_READY, "stream_query: the queue still has work");
     }
     KCTX_CL(ReleaseEvent, ev);
     return st;
@@ -470,24 +464,24 @@ static int o_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_
     cl_command_queue_properties props;
     cl_int err = KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
     if (err == CL_INVALID_COMMAND_QUEUE)
-        return fail(OCL_NOT_A_QUEUE, "stream 0x%llx is not an OpenCL command queue",
-                    (unsigned long long)s);
+        return kctx__svc_msgf(OCL_NOT_A_QUEUE, "stream 0x%llx is not an OpenCL command queue",
+                              (unsigned long long)s);
     if (!err) err = KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
     if (!err)
         err = KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
     if (err) return clfail(err, "clGetCommandQueueInfo");
     if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
-        return fail(OCL_OUT_OF_ORDER,
-                    "stream 0x%llx is an out-of-order queue: kctx orders a "
-                    "launch after the queue's earlier work, which needs an "
-                    "in-order queue",
-                    (unsigned long long)s);
+        return kctx__svc_msgf(OCL_OUT_OF_ORDER,
+                              "stream 0x%llx is an out-of-order queue: kctx orders a "
+                              "launch after the queue's earlier work, which needs an "
+                              "in-order queue",
+                              (unsigned long long)s);
     int i = lookup_pair(ctx, dev);
     if (i < 0)
-        return fail(OCL_FOREIGN_QUEUE,
-                    "stream 0x%llx is a queue of a cl_context/device that no "
-                    "thread lent (kctx_opencl_bind)",
-                    (unsigned long long)s);
+        return kctx__svc_msgf(OCL_FOREIGN_QUEUE,
+                              "stream 0x%llx is a queue of a cl_context/device that no "
+                              "thread lent (kctx_opencl_bind)",
+                              (unsigned long long)s);
     if (device) *device = i;
     if (status) *status = KCTX_PCAPTURE_NONE;
     if (id) *id = 0;
@@ -510,7 +504,7 @@ static int o_event_create(void *self, kctx_pevent *e) {
     int st = bound(&dev);
     if (st) return st;
     ocl_event *x = calloc(1, sizeof *x);
-    if (!x) return fail(OCL_HOST_OOM, "event_create: host allocation failed");
+    if (!x) return kctx__svc_msgf(OCL_HOST_OOM, "event_create: host allocation failed");
     pthread_mutex_init(&x->mu, NULL);
     x->dev = dev;
     atomic_fetch_add(&g_counts[dev].events, 1);
@@ -587,13 +581,13 @@ static int o_mem_alloc(void *self, size_t size, kctx_pdevptr *ptr) {
     int st = bound_pair(&d);
     if (st) return st;
     ocl_alloc *a = malloc(sizeof *a);
-    if (!a) return fail(OCL_HOST_OOM, "mem_alloc: host allocation failed");
+    if (!a) return kctx__svc_msgf(OCL_HOST_OOM, "mem_alloc: host allocation failed");
     a->p = KCTX_CL(SVMAlloc, d->ctx,
                    CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS, size, 0);
     if (!a->p) {
         free(a);
-        return fail(CL_MEM_OBJECT_ALLOCATION_FAILURE,
-                    "clSVMAlloc of %zu bytes (fine-grained, atomics) failed", size);
+        return kctx__svc_msgf(CL_MEM_OBJECT_ALLOCATION_FAILURE,
+                              "clSVMAlloc of %zu bytes (fine-grained, atomics) failed", size);
     }
     a->ctx = d->ctx;
     a->size = size;
@@ -618,8 +612,9 @@ static int o_mem_free(void *self, kctx_pdevptr ptr) {
     if (a) *pp = a->next;
     pthread_mutex_unlock(&g_mu);
     if (!a)
-        return fail(OCL_UNKNOWN_POINTER, "mem_free: 0x%llx is not an allocation of this platform",
-                    (unsigned long long)ptr);
+        return kctx__svc_msgf(OCL_UNKNOWN_POINTER,
+                              "mem_free: 0x%llx is not an allocation of this platform",
+                              (unsigned long long)ptr);
     KCTX_CL(SVMFree, a->ctx, a->p);
     atomic_fetch_sub(&g_counts[a->dev].allocations, 1);
     atomic_fetch_sub(&g_counts[a->dev].bytes, a->size);
@@ -664,8 +659,8 @@ static int o_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t s
 static int o_atomic_read_u32(void *self, kctx_pdevptr ptr, uint32_t *value) {
     (void)self;
     if (!ptr || ptr % 4)
-        return fail(OCL_UNKNOWN_POINTER, "atomic_read_u32: 0x%llx is not an aligned word",
-                    (unsigned long long)ptr);
+        return kctx__svc_msgf(OCL_UNKNOWN_POINTER, "atomic_read_u32: 0x%llx is not an aligned word",
+                              (unsigned long long)ptr);
     *value = atomic_load((_Atomic uint32_t *)(uintptr_t)ptr);
     return 0;
 }
@@ -673,8 +668,9 @@ static int o_atomic_read_u32(void *self, kctx_pdevptr ptr, uint32_t *value) {
 static int o_atomic_write_u32(void *self, kctx_pdevptr ptr, uint32_t value) {
     (void)self;
     if (!ptr || ptr % 4)
-        return fail(OCL_UNKNOWN_POINTER, "atomic_write_u32: 0x%llx is not an aligned word",
-                    (unsigned long long)ptr);
+        return kctx__svc_msgf(OCL_UNKNOWN_POINTER,
+                              "atomic_write_u32: 0x%llx is not an aligned word",
+                              (unsigned long long)ptr);
     atomic_store((_Atomic uint32_t *)(uintptr_t)ptr, value);
     return 0;
 }
@@ -746,8 +742,9 @@ static int build_failed(cl_program prog, cl_device_id dev, cl_int err) {
         free(full);
     }
     compact_log(log);
-    return fail(OCL_BUILD_FAILED, "the OpenCL C source does not build for this device (%s): %s",
-                kctx__opencl_error_name(err), log[0] ? log : "no build log");
+    return kctx__svc_msgf(OCL_BUILD_FAILED,
+                          "the OpenCL C source does not build for this device (%s): %s",
+                          kctx__opencl_error_name(err), log[0] ? log : "no build log");
 }
 
 static int o_module_load(void *self, const void *bytes, size_t size, kctx_pmodule *module) {
@@ -755,7 +752,7 @@ static int o_module_load(void *self, const void *bytes, size_t size, kctx_pmodul
     const ocl_dev *d;
     int st = bound_pair(&d);
     if (st) return st;
-    if (!bytes || !size) return fail(OCL_BAD_PARAMS, "module_load: an empty source");
+    if (!bytes || !size) return kctx__svc_msgf(OCL_BAD_PARAMS, "module_load: an empty source");
     /* the task ABI, then the source numbered from its own line 1 */
     const char *src[3] = {(const char *)kctx_task_abi_opencl, "\n#line 1\n", (const char *)bytes};
     size_t len[3] = {kctx_task_abi_opencl_size, 9, size};
@@ -774,7 +771,7 @@ static int o_module_load(void *self, const void *bytes, size_t size, kctx_pmodul
     ocl_module *m = calloc(1, sizeof *m);
     if (!m) {
         KCTX_CL(ReleaseProgram, prog);
-        return fail(OCL_HOST_OOM, "module_load: host allocation failed");
+        return kctx__svc_msgf(OCL_HOST_OOM, "module_load: host allocation failed");
     }
     m->prog = prog;
     m->dev = (int)(d - g_devs);
@@ -814,18 +811,18 @@ static int classify_kernel(ocl_fn *f, const char *name) {
         return 0;
     }
     if (f->nargs > OCL_MAX_ARGS)
-        return fail(OCL_BAD_SIGNATURE, "kernel %s has %u arguments (at most %d)", name, f->nargs,
-                    OCL_MAX_ARGS);
+        return kctx__svc_msgf(OCL_BAD_SIGNATURE, "kernel %s has %u arguments (at most %d)", name,
+                              f->nargs, OCL_MAX_ARGS);
     for (cl_uint i = 0; i < f->nargs; i++) {
         cl_kernel_arg_address_qualifier q;
         err =
             KCTX_CL(GetKernelArgInfo, f->k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, NULL);
         if (err) return clfail(err, "clGetKernelArgInfo(ADDRESS_QUALIFIER)");
         if (q == CL_KERNEL_ARG_ADDRESS_LOCAL)
-            return fail(OCL_BAD_SIGNATURE,
-                        "kernel %s: argument %u is __local (kctx passes "
-                        "tensors as __global pointers and scalars as ulong)",
-                        name, i);
+            return kctx__svc_msgf(OCL_BAD_SIGNATURE,
+                                  "kernel %s: argument %u is __local (kctx passes "
+                                  "tensors as __global pointers and scalars as ulong)",
+                                  name, i);
         f->is_ptr[i] = q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT;
     }
     char type0[64] = "";
@@ -839,11 +836,12 @@ static int classify_kernel(ocl_fn *f, const char *name) {
         f->kind = FN_BLOCK;
         return 0;
     }
-    return fail(OCL_BAD_SIGNATURE,
-                "kernel %s: kctx launches task kernels (a kctx_task_header, then one argument "
-                "per binding: see kctx/task_abi_opencl.h's KCTX_TASK) and kernels with one "
-                "by-value parameter block; its first argument is '%s'",
-                name, type0);
+    return kctx__svc_msgf(
+        OCL_BAD_SIGNATURE,
+        "kernel %s: kctx launches task kernels (a kctx_task_header, then one argument "
+        "per binding: see kctx/task_abi_opencl.h's KCTX_TASK) and kernels with one "
+        "by-value parameter block; its first argument is '%s'",
+        name, type0);
 }
 
 static int o_module_function(void *self, kctx_pmodule module, const char *name,
@@ -853,21 +851,22 @@ static int o_module_function(void *self, kctx_pmodule module, const char *name,
     cl_int err = CL_SUCCESS;
     cl_kernel k = KCTX_CL(CreateKernel, m->prog, name, &err);
     if (!k && err == CL_INVALID_KERNEL_NAME)
-        return fail(err,
-                    "clCreateKernel(%s) returned CL_INVALID_KERNEL_NAME (%d): the program has "
-                    "no kernel named '%s'%s",
-                    name, (int)err, name,
-                    strncmp(name, KCTX_TASK_MARKER_PREFIX, strlen(KCTX_TASK_MARKER_PREFIX))
-                        ? ""
-                        : " (the task ABI marker: write the task kernel with KCTX_TASK, "
-                          "kctx/task_abi_opencl.h)");
+        return kctx__svc_msgf(
+            err,
+            "clCreateKernel(%s) returned CL_INVALID_KERNEL_NAME (%d): the program has "
+            "no kernel named '%s'%s",
+            name, (int)err, name,
+            strncmp(name, KCTX_TASK_MARKER_PREFIX, strlen(KCTX_TASK_MARKER_PREFIX))
+                ? ""
+                : " (the task ABI marker: write the task kernel with KCTX_TASK, "
+                  "kctx/task_abi_opencl.h)");
     if (!k)
-        return fail(err, "clCreateKernel(%s) returned %s (%d)", name, kctx__opencl_error_name(err),
-                    (int)err);
+        return kctx__svc_msgf(err, "clCreateKernel(%s) returned %s (%d)", name,
+                              kctx__opencl_error_name(err), (int)err);
     ocl_fn *f = calloc(1, sizeof *f);
     if (!f) {
         KCTX_CL(ReleaseKernel, k);
-        return fail(OCL_HOST_OOM, "module_function: host allocation failed");
+        return kctx__svc_msgf(OCL_HOST_OOM, "module_function: host allocation failed");
     }
     f->k = k;
     f->dev = m->dev;
@@ -889,12 +888,14 @@ static int o_module_function(void *self, kctx_pmodule module, const char *name,
 static int set_task_args(ocl_fn *f, const void *params, size_t size) {
     kctx_task_header h;
     if (size < sizeof h)
-        return fail(OCL_BAD_PARAMS, "launch: a task's parameter block of %zu bytes", size);
+        return kctx__svc_msgf(OCL_BAD_PARAMS, "launch: a task's parameter block of %zu bytes",
+                              size);
     memcpy(&h, params, sizeof h);
     if ((size_t)h.nbindings + 1 != f->nargs || size != sizeof h + 8u * h.nbindings)
-        return fail(OCL_BAD_PARAMS,
-                    "launch: the task kernel takes %u bindings; the block carries %u (%zu bytes)",
-                    f->nargs - 1, h.nbindings, size);
+        return kctx__svc_msgf(
+            OCL_BAD_PARAMS,
+            "launch: the task kernel takes %u bindings; the block carries %u (%zu bytes)",
+            f->nargs - 1, h.nbindings, size);
     cl_int err = KCTX_CL(SetKernelArg, f->k, 0, sizeof h, &h);
     const unsigned char *b = (const unsigned char *)params + sizeof h;
     for (cl_uint i = 1; !err && i < f->nargs; i++, b += 8) {
