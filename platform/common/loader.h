@@ -44,6 +44,24 @@ typedef struct kctx_loader {
 #define KCTX_LOADER_INIT(names, nresolved, count, fns, calls) \
     { (names), (nresolved), (count), (fns), (calls), NULL, NULL }
 
+/* A table with no never-call list, written as an X-macro list of
+ * X(name, ...) (the tests' driver copies): KCTX_LOADER_TABLE(LIST) declares
+ * the indices KCTX_LE_<name> and KCTX_LE_COUNT_ and the loader
+ * kctx_loader_table, whose entries are kctx_loader_table_fns[KCTX_LE_<name>]
+ * (one table per file). */
+#define KCTX_LOADER_INDEX_(name, ...) KCTX_LE_##name,
+#define KCTX_LOADER_NAME_(name, ...) #name,
+#define KCTX_LOADER_TABLE(LIST)                                                                   \
+    enum {                                                                                        \
+        LIST(KCTX_LOADER_INDEX_) KCTX_LE_COUNT_                                                   \
+    };                                                                                            \
+    static const char *const kctx_loader_table_names[KCTX_LE_COUNT_] = {LIST(KCTX_LOADER_NAME_)}; \
+    static void *kctx_loader_table_fns[KCTX_LE_COUNT_];                                           \
+    static _Atomic uint64_t kctx_loader_table_calls[KCTX_LE_COUNT_];                              \
+    static kctx_loader kctx_loader_table =                                                        \
+        KCTX_LOADER_INIT(kctx_loader_table_names, KCTX_LE_COUNT_, KCTX_LE_COUNT_,                 \
+                         kctx_loader_table_fns, kctx_loader_table_calls)
+
 /* dlopen (RTLD_NOW | RTLD_LOCAL) of getenv(env) when set and not empty,
  * else of dflt. 0; or -1 with dlerror's text (or the path) in why. */
 int kctx__loader_open(kctx_loader *l, const char *env, const char *dflt, char *why,

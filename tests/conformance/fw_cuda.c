@@ -85,18 +85,9 @@ static struct {
 
 /* The counted table (platform/common/loader.h), resolved as the adapter
  * resolves its own (platform/cuda/driver_table.h). */
-enum {
-#define I_(name, args) FE_##name,
-    FW_CU(I_) FE_COUNT_
-#undef I_
-};
-#define N_(name, args) #name,
-static const char *const k_names[FE_COUNT_] = {FW_CU(N_)};
-#undef N_
-static void *g_fns[FE_COUNT_];
-static _Atomic uint64_t g_calls[FE_COUNT_];
-static kctx_loader g_ld = KCTX_LOADER_INIT(k_names, FE_COUNT_, FE_COUNT_, g_fns, g_calls);
-#define C(name, ...) (kctx__loader_count(&g_ld, FE_##name), g_cu.p_##name(__VA_ARGS__))
+KCTX_LOADER_TABLE(FW_CU);
+#define C(name, ...) \
+    (kctx__loader_count(&kctx_loader_table, KCTX_LE_##name), g_cu.p_##name(__VA_ARGS__))
 
 static char g_load_error[300];
 static uint64_t (*g_double_calls)(const char *); /* the double's counters, or NULL */
@@ -105,21 +96,24 @@ static _Thread_local char tl_msg[400];
 
 static void load(void) {
     char why[200];
-    if (kctx__loader_open(&g_ld, "KCTX_CUDA_DRIVER", "libcuda.so.1", why, sizeof why)) {
+    if (kctx__loader_open(&kctx_loader_table, "KCTX_CUDA_DRIVER", "libcuda.so.1", why,
+                          sizeof why)) {
         snprintf(g_load_error, sizeof g_load_error, "fw_cuda: driver not found: %s", why);
         return;
     }
-    kctx_cuda_getproc getproc = kctx__cuda_getproc(&g_ld);
-    int bad = getproc ? kctx__loader_resolve(&g_ld, kctx__cuda_find, &getproc, NULL) : -1;
+    kctx_cuda_getproc getproc = kctx__cuda_getproc(&kctx_loader_table);
+    int bad =
+        getproc ? kctx__loader_resolve(&kctx_loader_table, kctx__cuda_find, &getproc, NULL) : -1;
     if (!getproc || bad >= 0) {
-        snprintf(g_load_error, sizeof g_load_error, "fw_cuda: %s: cannot resolve %s", g_ld.path,
-                 getproc ? k_names[bad] : "cuGetProcAddress_v2");
+        snprintf(g_load_error, sizeof g_load_error, "fw_cuda: %s: cannot resolve %s",
+                 kctx_loader_table.path,
+                 getproc ? kctx_loader_table_names[bad] : "cuGetProcAddress_v2");
         return;
     }
-#define S_(name, args) *(void **)&g_cu.p_##name = g_fns[FE_##name];
+#define S_(name, args) *(void **)&g_cu.p_##name = kctx_loader_table_fns[KCTX_LE_##name];
     FW_CU(S_)
 #undef S_
-    *(void **)&g_double_calls = kctx__loader_sym(&g_ld, "kctx_cuda_double_calls");
+    *(void **)&g_double_calls = kctx__loader_sym(&kctx_loader_table, "kctx_cuda_double_calls");
     CUresult st = C(cuInit, 0); /* the framework initialises the driver */
     if (st != CUDA_SUCCESS) {
         snprintf(g_load_error, sizeof g_load_error, "fw_cuda: cuInit: CUresult %d", (int)st);
@@ -167,8 +161,10 @@ static fw_status map(CUresult st, const char *what) {
 }
 /* (g_cu.p_##name, not C(name...): an argument passed on would be
  * macro-expanded first, and cuda.h maps cuMemAlloc to cuMemAlloc_v2.) */
-#define CALL(name, ...)                                                                       \
-    (ready() ? map((kctx__loader_count(&g_ld, FE_##name), g_cu.p_##name(__VA_ARGS__)), #name) \
+#define CALL(name, ...)                                                     \
+    (ready() ? map((kctx__loader_count(&kctx_loader_table, KCTX_LE_##name), \
+                    g_cu.p_##name(__VA_ARGS__)),                            \
+                   #name)                                                   \
              : FW_ERROR)
 
 #define S(s) ((CUstream)(uintptr_t)(s))

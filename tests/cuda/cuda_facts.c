@@ -70,35 +70,26 @@ static f_ctxid p_cuCtxGetId; /* optional: CUDA 12.0+ */
 
 /* The counted table (platform/common/loader.h), resolved as the cuda
  * adapter resolves its own (platform/cuda/driver_table.h). */
-enum {
-#define I_(name, args) FE_##name,
-    FACT_CU(I_) FE_COUNT_
-#undef I_
-};
-#define N_(name, args) #name,
-static const char *const k_names[FE_COUNT_] = {FACT_CU(N_)};
-#undef N_
-static void *g_fns[FE_COUNT_];
-static _Atomic uint64_t g_calls[FE_COUNT_];
-static kctx_loader g_ld = KCTX_LOADER_INIT(k_names, FE_COUNT_, FE_COUNT_, g_fns, g_calls);
+KCTX_LOADER_TABLE(FACT_CU);
 
 static int load(void) {
     char why[300];
-    if (kctx__loader_open(&g_ld, "KCTX_CUDA_DRIVER", "libcuda.so.1", why, sizeof why)) {
+    if (kctx__loader_open(&kctx_loader_table, "KCTX_CUDA_DRIVER", "libcuda.so.1", why,
+                          sizeof why)) {
         printf("cuda facts: driver not found: %s\n", why);
         return -1;
     }
-    kctx_cuda_getproc gp = kctx__cuda_getproc(&g_ld);
+    kctx_cuda_getproc gp = kctx__cuda_getproc(&kctx_loader_table);
     if (!gp) {
-        printf("cuda facts: %s has no cuGetProcAddress_v2\n", g_ld.path);
+        printf("cuda facts: %s has no cuGetProcAddress_v2\n", kctx_loader_table.path);
         return -1;
     }
-    int bad = kctx__loader_resolve(&g_ld, kctx__cuda_find, &gp, NULL);
+    int bad = kctx__loader_resolve(&kctx_loader_table, kctx__cuda_find, &gp, NULL);
     if (bad >= 0) {
-        printf("cuda facts: cannot resolve %s\n", k_names[bad]);
+        printf("cuda facts: cannot resolve %s\n", kctx_loader_table_names[bad]);
         return -1;
     }
-#define S_(name, args) *(void **)&cu.p_##name = g_fns[FE_##name];
+#define S_(name, args) *(void **)&cu.p_##name = kctx_loader_table_fns[KCTX_LE_##name];
     FACT_CU(S_)
 #undef S_
     void *id = NULL;
