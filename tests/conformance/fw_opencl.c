@@ -53,14 +53,27 @@ typedef struct fw_cl_dev {
 } fw_cl_dev;
 
 /* The framework's OpenCL entries, counted (loader.h). */
-#define FW_CL(X)                                                                                \
-    X(clGetPlatformIDs)                                                                         \
-    X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext) X(clReleaseContext)                 \
-        X(clGetCommandQueueInfo) X(clCreateCommandQueueWithProperties) X(clReleaseCommandQueue) \
-            X(clFlush) X(clEnqueueMarkerWithWaitList) X(clEnqueueBarrierWithWaitList)           \
-                X(clGetEventInfo) X(clRetainEvent) X(clReleaseEvent) X(clCreateUserEvent)       \
-                    X(clSetUserEventStatus) X(clSVMAlloc) X(clSVMFree) X(clEnqueueSVMMemcpy)    \
-                        X(clEnqueueSVMMemFill)
+#define FW_CL(X)                          \
+    X(clGetPlatformIDs)                   \
+    X(clGetDeviceIDs)                     \
+    X(clGetDeviceInfo)                    \
+    X(clCreateContext)                    \
+    X(clReleaseContext)                   \
+    X(clGetCommandQueueInfo)              \
+    X(clCreateCommandQueueWithProperties) \
+    X(clReleaseCommandQueue)              \
+    X(clFlush)                            \
+    X(clEnqueueMarkerWithWaitList)        \
+    X(clEnqueueBarrierWithWaitList)       \
+    X(clGetEventInfo)                     \
+    X(clRetainEvent)                      \
+    X(clReleaseEvent)                     \
+    X(clCreateUserEvent)                  \
+    X(clSetUserEventStatus)               \
+    X(clSVMAlloc)                         \
+    X(clSVMFree)                          \
+    X(clEnqueueSVMMemcpy)                 \
+    X(clEnqueueSVMMemFill)
 KCTX_LOADER_TABLE(FW_CL);
 static struct {
 #define FW_CL_MEMBER_(name) __typeof__(&name) name;
