@@ -47,7 +47,10 @@
  *
  * Statuses are CUresult values; the adapter's own refusals use CUDA codes
  * too (CUDA_ERROR_INVALID_CONTEXT for "no current context",
- * CUDA_ERROR_TIMEOUT for a bounded wait that gave up).
+ * CUDA_ERROR_TIMEOUT for a bounded wait that gave up). *
+ * One file (about 870 lines, over the wing's ~800): one ops table and the
+ * word streams its word accesses share with stream creation; the driver
+ * table's X-macro list is a tenth of it.
  */
 #include <cuda.h>
 
