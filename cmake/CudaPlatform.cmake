@@ -66,9 +66,9 @@ set(_fatbin ${CMAKE_BINARY_DIR}/kctx_rt_cuda.fatbin)
 add_custom_command(
   OUTPUT ${_fatbin}
   COMMAND ${KCTX_NVCC} --fatbin -std=c++17 -O3 ${_gencode}
-          -I${PROJECT_SOURCE_DIR}/include -I${PROJECT_SOURCE_DIR}/src/core
+          -I${PROJECT_SOURCE_DIR}/include
           -o ${_fatbin} ${PROJECT_SOURCE_DIR}/platform/cuda/rt_programs.cu
-  DEPENDS ${PROJECT_SOURCE_DIR}/platform/cuda/rt_programs.cu ${PROJECT_SOURCE_DIR}/src/core/rt_layout.h
+  DEPENDS ${PROJECT_SOURCE_DIR}/platform/cuda/rt_programs.cu ${PROJECT_SOURCE_DIR}/include/kctx/rt_layout.h
           ${PROJECT_SOURCE_DIR}/include/kctx/task_abi.h ${PROJECT_SOURCE_DIR}/include/kctx/cuda.h
   COMMENT "nvcc: the runtime's device programs for CUDA (fatbin: sm_${KCTX_CUDA_ARCHS} + PTX)"
   VERBATIM)

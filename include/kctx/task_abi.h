@@ -85,7 +85,7 @@ typedef struct kctx_task_trace_rec {
 
 /* The leading words of the runtime image that task kernels and the
  * runtime's device programs share (kctx's runtime image starts with
- * exactly these; src/core/rt_layout.h asserts it). */
+ * exactly these; kctx/rt_layout.h asserts it). */
 typedef struct kctx_task_rt {
     uint32_t magic;
     uint32_t error;        /* device error word (KCTX_TASK_ERR_*) */

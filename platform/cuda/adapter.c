@@ -47,7 +47,10 @@
  *
  * Statuses are CUresult values; the adapter's own refusals use CUDA codes
  * too (CUDA_ERROR_INVALID_CONTEXT for "no current context",
- * CUDA_ERROR_TIMEOUT for a bounded wait that gave up).
+ * CUDA_ERROR_TIMEOUT for a bounded wait that gave up). *
+ * One file (about 870 lines, over the wing's ~800): one ops table and the
+ * word streams its word accesses share with stream creation; the driver
+ * table's X-macro list is a tenth of it.
  */
 #include <cuda.h>
 
@@ -55,15 +58,14 @@
 #include <kctx/image.h>
 #include <kctx/platform.h>
 
-#include "internal.h" /* kctx__fail: the thread's last error for kctx_cuda_driver_calls */
+#include "driver_table.h" /* the counted driver table (platform/common/loader.h) */
+#include "services.h"     /* kctx__svc_fail: the thread's last error for kctx_cuda_driver_calls */
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 extern const unsigned char kctx_rt_cuda_programs[];
 extern const size_t kctx_rt_cuda_programs_size;
@@ -125,6 +127,7 @@ const kctx_platform_entry *kctx_cuda_platform_entry(void);
 #define E_NEVER_(name) E_##name,
 enum {
     CU_ENTRIES(E_ENUM_) E_RESOLVED_,
+    E_NEVER_BASE_ = E_RESOLVED_ - 1, /* the never-call entries follow the resolved ones */
     CU_NEVER(E_NEVER_) E_COUNT_
 };
 #undef E_ENUM_
@@ -132,8 +135,7 @@ enum {
 
 #define E_NAME_(name, args) #name,
 #define E_NEVER_NAME_(name) #name,
-static const char *const k_entry_names[E_COUNT_ + 1] = {CU_ENTRIES(E_NAME_) "",
-                                                        CU_NEVER(E_NEVER_NAME_) NULL};
+static const char *const k_entry_names[E_COUNT_] = {CU_ENTRIES(E_NAME_) CU_NEVER(E_NEVER_NAME_)};
 #undef E_NAME_
 #undef E_NEVER_NAME_
 
@@ -148,19 +150,18 @@ typedef struct driver {
 } driver;
 
 static driver g_drv;
-static void *g_lib;
+static void *g_fns[E_RESOLVED_];
 static _Atomic uint64_t g_calls[E_COUNT_];
+/* The counted table (platform/common/loader.h). */
+static kctx_loader g_ld = KCTX_LOADER_INIT(k_entry_names, E_RESOLVED_, E_COUNT_, g_fns, g_calls);
 static char g_unavailable[200]; /* "" once loaded and initialised */
 static pthread_once_t g_load_once = PTHREAD_ONCE_INIT;
 
 /* Every driver call of the adapter: counted, then made. */
-#define CU(name, ...)                                                        \
-    (atomic_fetch_add_explicit(&g_calls[E_##name], 1, memory_order_relaxed), \
-     g_drv.p_##name(__VA_ARGS__))
+#define CU(name, ...) (kctx__loader_count(&g_ld, E_##name), g_drv.p_##name(__VA_ARGS__))
 
-/* ---- messages --------------------------------------------------------------- */
-
-static _Thread_local char tl_msg[256];
+/* ---- messages ---------------------------------------------------------------
+ * The thread's message is the adapters' one buffer (platform/common/services.h). */
 
 static const char *code_name(int st) {
     const char *s = NULL;
@@ -184,60 +185,48 @@ static int note(int st, const char *what) {
     const char *s = NULL;
     if (!g_drv.p_cuGetErrorString || CU(cuGetErrorString, (CUresult)st, &s) != CUDA_SUCCESS || !s)
         s = "";
-    snprintf(tl_msg, sizeof tl_msg, "%s: %s (%d)%s%s", what, code_name(st), st, *s ? ": " : "", s);
+    kctx__svc_msgf(0, "%s: %s (%d)%s%s", what, code_name(st), st, *s ? ": " : "", s);
     return st;
 }
 
 /* ---- loading ---------------------------------------------------------------- */
 
-typedef CUresult(CUDAAPI *t_getproc)(const char *, void **, int, cuuint64_t,
-                                     CUdriverProcAddressQueryResult *);
-
 static void load(void) {
-    const char *path = getenv("KCTX_CUDA_DRIVER");
-    if (!path || !*path) path = "libcuda.so.1";
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *e = dlerror();
-        snprintf(g_unavailable, sizeof g_unavailable, "driver not found: %s", e ? e : path);
+    char why[160];
+    if (kctx__loader_open(&g_ld, "KCTX_CUDA_DRIVER", "libcuda.so.1", why, sizeof why) != 0) {
+        snprintf(g_unavailable, sizeof g_unavailable, "driver not found: %s", why);
         return;
     }
-    t_getproc getproc = NULL;
-    *(void **)&getproc = dlsym(lib, "cuGetProcAddress_v2");
+    const char *path = g_ld.path;
+    kctx_cuda_getproc getproc = kctx__cuda_getproc(&g_ld);
     if (!getproc) {
         snprintf(g_unavailable, sizeof g_unavailable,
                  "%s has no cuGetProcAddress_v2 (a CUDA 12 or newer driver is needed)", path);
-        dlclose(lib);
+        kctx__loader_close(&g_ld);
         return;
     }
-    void *fns[E_RESOLVED_];
-    for (int i = 0; i < E_RESOLVED_; i++) {
-        CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-        fns[i] = NULL;
-        CUresult st = getproc(k_entry_names[i], &fns[i], KCTX_CUDA_DRIVER_ABI,
-                              CU_GET_PROC_ADDRESS_DEFAULT, &found);
-        if (st == CUDA_ERROR_STUB_LIBRARY) {
+    int code = 0;
+    int bad = kctx__loader_resolve(&g_ld, kctx__cuda_find, &getproc, &code);
+    if (bad >= 0) {
+        if (code == CUDA_ERROR_STUB_LIBRARY)
             snprintf(g_unavailable, sizeof g_unavailable,
                      "%s is the toolkit's stub library (CUDA_ERROR_STUB_LIBRARY): no driver "
                      "is installed",
                      path);
-            dlclose(lib);
-            return;
-        }
-        if (st != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS || !fns[i]) {
+        else
             snprintf(g_unavailable, sizeof g_unavailable,
                      "%s: cuGetProcAddress_v2(%s, ABI %d) failed (CUresult %d, query result "
                      "%d): the driver is too old or not a CUDA driver",
-                     path, k_entry_names[i], KCTX_CUDA_DRIVER_ABI, (int)st, (int)found);
-            dlclose(lib);
-            return;
-        }
+                     path, k_entry_names[bad], KCTX_CUDA_DRIVER_ABI,
+                     code >= KCTX_CUDA_FIND_NOT_FOUND ? 0 : code,
+                     code >= KCTX_CUDA_FIND_NOT_FOUND ? code - KCTX_CUDA_FIND_NOT_FOUND
+                                                      : (int)CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+        kctx__loader_close(&g_ld);
+        return;
     }
-    int i = 0;
-#define E_SET_(name, args) *(void **)&g_drv.p_##name = fns[i++];
+#define E_SET_(name, args) *(void **)&g_drv.p_##name = g_fns[E_##name];
     CU_ENTRIES(E_SET_)
 #undef E_SET_
-    g_lib = lib;
     int version = 0;
     CUresult st = CU(cuDriverGetVersion, &version);
     if (st == CUDA_SUCCESS && version < KCTX_CUDA_DRIVER_ABI) {
@@ -336,7 +325,7 @@ static const char *a_status_name(void *self, int st) {
 }
 static const char *a_last_message(void *self) {
     (void)self;
-    return tl_msg;
+    return kctx__svc_msg();
 }
 
 /* ---- devices ---------------------------------------------------------------- */
@@ -353,9 +342,9 @@ static int a_current_device(void *self, int *d) {
     int st = note(CU(cuCtxGetCurrent, &ctx), "cuCtxGetCurrent");
     if (st) return st;
     if (!ctx) {
-        snprintf(tl_msg, sizeof tl_msg,
-                 "no CUDA context is current on this thread: the framework makes its context "
-                 "current (kctx borrows it and never sets one)");
+        kctx__svc_msgf(0,
+                       "no CUDA context is current on this thread: the framework makes its context "
+                       "current (kctx borrows it and never sets one)");
         return CUDA_ERROR_INVALID_CONTEXT;
     }
     CUdevice dev = 0;
@@ -438,7 +427,7 @@ static int home_attach(CUstream h) {
     if (st) return st;
     owned_stream *o = malloc(sizeof *o);
     if (!o) {
-        snprintf(tl_msg, sizeof tl_msg, "stream_create: out of host memory");
+        kctx__svc_msgf(0, "stream_create: out of host memory");
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     pthread_mutex_lock(&g_home_lock);
@@ -446,9 +435,8 @@ static int home_attach(CUstream h) {
     if (i < 0) {
         for (i = 0; i < MAX_WORD_HOMES && g_homes[i].refs; i++) continue;
         if (i == MAX_WORD_HOMES) {
-            snprintf(tl_msg, sizeof tl_msg,
-                     "stream_create: kctx contexts on more than %d CUDA contexts at once",
-                     MAX_WORD_HOMES);
+            kctx__svc_msgf(0, "stream_create: kctx contexts on more than %d CUDA contexts at once",
+                           MAX_WORD_HOMES);
             st = CUDA_ERROR_OUT_OF_MEMORY;
         } else {
             CUstream w = NULL;
@@ -501,30 +489,25 @@ static int a_stream_destroy(void *self, kctx_pstream s) {
     return st ? st : hst;
 }
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+/* A bounded wait: poll cuStreamQuery, pausing 20 us doubling to about 1 ms
+ * between polls, for at most timeout_ms (kctx__svc_poll).
+ * CUDA_ERROR_TIMEOUT when it gave up (the work goes on). */
+typedef struct stream_poll {
+    CUstream s;
+    int st;
+} stream_poll;
+
+static bool stream_done(void *arg) {
+    stream_poll *p = arg;
+    p->st = CU(cuStreamQuery, p->s);
+    return p->st != CUDA_ERROR_NOT_READY;
 }
 
-/* A bounded wait: poll cuStreamQuery, sleeping 20 us growing to 1 ms
- * between polls, for at most timeout_ms. CUDA_ERROR_TIMEOUT when it gave up
- * (the work goes on). */
 static int poll_stream(CUstream s, uint32_t timeout_ms, const char *what) {
-    const uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-    long sleep_ns = 20000;
-    for (;;) {
-        int st = CU(cuStreamQuery, s);
-        if (st != CUDA_ERROR_NOT_READY) return note(st, what);
-        if (now_ns() >= deadline) {
-            snprintf(tl_msg, sizeof tl_msg, "%s: still running after %u ms (bounded wait)", what,
-                     timeout_ms);
-            return CUDA_ERROR_TIMEOUT;
-        }
-        struct timespec ts = {0, sleep_ns};
-        nanosleep(&ts, NULL);
-        if (sleep_ns < 1000000) sleep_ns *= 2;
-    }
+    stream_poll p = {s, CUDA_SUCCESS};
+    if (kctx__svc_poll(stream_done, &p, timeout_ms, 20000)) return note(p.st, what);
+    return kctx__svc_msgf(CUDA_ERROR_TIMEOUT, "%s: still running after %u ms (bounded wait)", what,
+                          timeout_ms);
 }
 
 static int a_stream_sync(void *self, kctx_pstream s, uint32_t ms) {
@@ -552,10 +535,11 @@ static int a_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_
      * eager launches: a launch captured through one is refused, nothing
      * enqueued (kctx/cuda.h). */
     if (s <= (kctx_pstream)(uintptr_t)CU_STREAM_PER_THREAD && cs != CU_STREAM_CAPTURE_STATUS_NONE) {
-        snprintf(tl_msg, sizeof tl_msg,
-                 "stream %llu is a default stream and is capturing: kctx takes default streams "
-                 "for eager launches only; launch on the capture's own stream",
-                 (unsigned long long)s);
+        kctx__svc_msgf(
+            0,
+            "stream %llu is a default stream and is capturing: kctx takes default streams "
+            "for eager launches only; launch on the capture's own stream",
+            (unsigned long long)s);
         return CUDA_ERROR_INVALID_VALUE;
     }
     if (cs == CU_STREAM_CAPTURE_STATUS_NONE) cid = 0, g = NULL;
@@ -634,8 +618,7 @@ static int a_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t s
  * on failure paths"); it never queries a caller's or a capturing stream. */
 static int word_copy(kctx_pdevptr ptr, uint32_t *host, int to_device) {
     if (ptr % 4) {
-        snprintf(tl_msg, sizeof tl_msg, "device word 0x%llx is not 4-byte aligned",
-                 (unsigned long long)ptr);
+        kctx__svc_msgf(0, "device word 0x%llx is not 4-byte aligned", (unsigned long long)ptr);
         return CUDA_ERROR_INVALID_VALUE;
     }
     CUcontext ctx = NULL;
@@ -705,10 +688,9 @@ static int a_module_load(void *self, const void *bytes, size_t size, kctx_pmodul
          * KCTX_CUDA_ARCHS): the device is unsupported by this build, which
          * is not the fault of any image. The driver's code stays in the
          * message. */
-        size_t n = strlen(tl_msg);
-        snprintf(tl_msg + n, sizeof tl_msg - n,
-                 "; this libkctx's runtime fatbin has no code for this device (rebuild with its "
-                 "architecture in KCTX_CUDA_ARCHS)");
+        kctx__svc_msg_append(
+            0, "; this libkctx's runtime fatbin has no code for this device (rebuild with its "
+               "architecture in KCTX_CUDA_ARCHS)");
         return CUDA_ERROR_NOT_SUPPORTED;
     }
     return st;
@@ -723,8 +705,7 @@ static int a_module_function(void *self, kctx_pmodule m, const char *name, kctx_
     int st = CU(cuModuleGetFunction, &f, (CUmodule)(uintptr_t)m, name);
     if (st) {
         note(st, "cuModuleGetFunction");
-        size_t n = strlen(tl_msg);
-        snprintf(tl_msg + n, sizeof tl_msg - n, " (kernel '%s')", name);
+        kctx__svc_msg_append(0, " (kernel '%s')", name);
         return st;
     }
     *fn = (kctx_pfunction)(uintptr_t)f;
@@ -736,8 +717,8 @@ static int a_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget 
                     uint32_t block_dim, const void *params, size_t size) {
     (void)self;
     if (size > KCTX_CUDA_PARAMS_SIZE) {
-        snprintf(tl_msg, sizeof tl_msg, "parameter block of %zu bytes exceeds %u (kctx/cuda.h)",
-                 size, KCTX_CUDA_PARAMS_SIZE);
+        kctx__svc_msgf(0, "parameter block of %zu bytes exceeds %u (kctx/cuda.h)", size,
+                       KCTX_CUDA_PARAMS_SIZE);
         return CUDA_ERROR_INVALID_VALUE;
     }
     kctx_cuda_params block;
@@ -781,7 +762,7 @@ static int a_graph_attach_hook(void *self, kctx_pgraph g, kctx_phook_fn fn, void
     (void)self;
     hook *h = malloc(sizeof *h);
     if (!h) {
-        snprintf(tl_msg, sizeof tl_msg, "graph lifetime hook: out of host memory");
+        kctx__svc_msgf(0, "graph lifetime hook: out of host memory");
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     h->fn = fn;
@@ -878,14 +859,14 @@ const kctx_platform_entry *kctx_cuda_platform_entry(void) {
 
 kctx_status kctx_cuda_driver_calls(const char *entry, uint64_t *count) {
     if (!entry || !count)
-        return kctx__fail(NULL, KCTX_INVALID_ARGUMENT, "kctx_cuda_driver_calls: %s is NULL",
-                          entry ? "count" : "entry");
-    for (int i = 0; i < E_COUNT_; i++)
-        if (i != E_RESOLVED_ && strcmp(k_entry_names[i], entry) == 0) {
-            *count = atomic_load(&g_calls[i]);
-            return KCTX_OK;
-        }
-    return kctx__fail(NULL, KCTX_NOT_FOUND,
-                      "kctx_cuda_driver_calls: '%s' is not an entry of the cuda adapter's table",
-                      entry);
+        return kctx__svc_fail(KCTX_INVALID_ARGUMENT, "kctx_cuda_driver_calls: %s is NULL",
+                              entry ? "count" : "entry");
+    long long n = kctx__loader_calls(&g_ld, entry);
+    if (n >= 0) {
+        *count = (uint64_t)n;
+        return KCTX_OK;
+    }
+    return kctx__svc_fail(
+        KCTX_NOT_FOUND, "kctx_cuda_driver_calls: '%s' is not an entry of the cuda adapter's table",
+        entry);
 }

@@ -5,12 +5,12 @@
  */
 #include <kctx/cuda.h>
 
-#include "internal.h"
+#include "services.h"
 
 kctx_status kctx_cuda_driver_calls(const char *entry, uint64_t *count) {
     if (!entry || !count)
-        return kctx__fail(NULL, KCTX_INVALID_ARGUMENT, "kctx_cuda_driver_calls: %s is NULL",
-                          entry ? "count" : "entry");
-    return kctx__fail(NULL, KCTX_NOT_FOUND,
-                      "kctx_cuda_driver_calls: the cuda platform is not built into this library");
+        return kctx__svc_fail(KCTX_INVALID_ARGUMENT, "kctx_cuda_driver_calls: %s is NULL",
+                              entry ? "count" : "entry");
+    return kctx__svc_fail(
+        KCTX_NOT_FOUND, "kctx_cuda_driver_calls: the cuda platform is not built into this library");
 }

@@ -9,7 +9,7 @@
  *   kctx_rt_ho_finalize  the holder's trace record; releases the guard
  *
  * The same steps, word for word, as the sim's (platform/sim/runtime/
- * rt_programs.c); layouts are src/core/rt_layout.h. Each is launched
+ * rt_programs.c); layouts are kctx/rt_layout.h. Each is launched
  * <<<1, 1>>> with one by-value kctx_cuda_params block (kctx/cuda.h) whose
  * prefix is a kctx_rt_step_params. Words the host reads or writes while
  * they run (the error word, the guard) are accessed with device atomics and
@@ -19,7 +19,7 @@
 #define _Static_assert static_assert /* rt_layout.h is C11; this is C++ */
 #include <kctx/cuda.h>
 
-#include "rt_layout.h"
+#include <kctx/rt_layout.h>
 
 #define DEV(T, a) ((T)(uintptr_t)(a))
 

@@ -1,13 +1,13 @@
 /*
  * adapter.c — the opencl platform for kctx: fills the platform tables
  * (include/kctx/platform.h) with the OpenCL API of whatever ICD loader this
- * process has (cl_api.c loads it at run time), and implements the
+ * process has (cl_api.c loads it at run time); binding.c implements the
  * OpenCL-specific API of include/kctx/opencl.h. docs/opencl.md is the
  * guide; what follows is how each op maps.
  *
  *  - Devices: OpenCL has no current device. A thread lends a (cl_context,
  *    cl_device_id) pair with kctx_opencl_bind; the pairs are numbered in
- *    the order first bound (g_devs) and the thread's binding is the
+ *    the order first bound (kctx__ocl_devs) and the thread's binding is the
  *    platform's bound_device.
  *  - Streams are in-order cl_command_queues of the pair's context. kctx's
  *    own are created here; a caller's is identified by its context and
@@ -37,6 +37,15 @@
  *  - Every OpenCL call goes through cl_api.h's counted table (KCTX_CL), so
  *    kctx_opencl_driver_calls answers how often each entry was called and
  *    a zero is an answer (a launch's calls are pinned by test_opencl.c).
+ *
+ * The platform is three files by authority: this one, the ops table (what
+ * the core calls); binding.c, the public API of kctx/opencl.h (lending
+ * pairs, counters); test_hold.c, the test support (a hold on the next task
+ * kernel), which the launch reaches only when a test armed it. What they
+ * share is ocl_internal.h. This file stays one (about 1,000 lines, over the
+ * wing's ~800): it is one ops table whose streams, events, allocations and
+ * modules share the pair list, the own-stream list and their locks, and
+ * splitting it further would spread one table's locking rules over files.
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #include "cl_api.h"
@@ -44,6 +53,7 @@
 #include <kctx/image.h>
 #include <kctx/opencl.h>
 #include <kctx/platform.h>
+#include <kctx/rt_layout.h>
 #include <kctx/task_abi.h>
 
 #include <pthread.h>
@@ -54,10 +64,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "internal.h"
-#include "rt_layout.h"
+#include "ocl_internal.h"
+#include "services.h"
 
 const kctx_platform_entry *kctx_opencl_platform_entry(void);
 
@@ -93,19 +102,14 @@ enum {
     OCL_NOT_A_QUEUE = 14,  /* a handle OpenCL does not know as a queue */
 };
 
-static _Thread_local char tl_msg[2048];
-
-static int fail(int st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tl_msg, sizeof tl_msg, fmt, ap);
-    va_end(ap);
-    return st;
-}
+/* The thread's message is the adapters' one buffer
+ * (platform/common/services.h): kctx__svc_msgf(st, ...) sets it and
+ * returns st. */
 
 /* An OpenCL call's failure: keep its code and say which call. */
 static int clfail(cl_int err, const char *call) {
-    return fail((int)err, "%s returned %s (%d)", call, kctx__opencl_error_name(err), (int)err);
+    return kctx__svc_msgf((int)err, "%s returned %s (%d)", call, kctx__opencl_error_name(err),
+                          (int)err);
 }
 
 static kctx_pclass o_classify(void *self, int st) {
@@ -187,42 +191,23 @@ static const char *o_status_name(void *self, int st) {
 
 static const char *o_last_message(void *self) {
     (void)self;
-    return tl_msg;
+    return kctx__svc_msg();
 }
 
 /* ------------------------------------------------------------------ */
 /* the lent (context, device) pairs                                     */
 
-typedef struct ocl_dev {
-    cl_context ctx;
-    cl_device_id dev;
-    kctx_device_info info;
-} ocl_dev;
-
-/* What kctx holds on each pair (kctx_opencl_live_objects). */
-typedef struct ocl_counts {
-    _Atomic uint64_t queues, events, programs, kernels, allocations, bytes;
-    _Atomic uint64_t total_allocations, enqueues;
-} ocl_counts;
-
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static ocl_dev g_devs[KCTX_OPENCL_MAX_DEVICES];
-static ocl_counts g_counts[KCTX_OPENCL_MAX_DEVICES];
-static _Atomic int g_ndevs;
-static _Thread_local int tl_bound = -1;
-
-static int lookup_pair(cl_context ctx, cl_device_id dev) {
-    int n = atomic_load(&g_ndevs);
-    for (int i = 0; i < n; i++)
-        if (g_devs[i].ctx == ctx && g_devs[i].dev == dev) return i;
-    return -1;
-}
+pthread_mutex_t kctx__ocl_mu = PTHREAD_MUTEX_INITIALIZER;
+ocl_dev kctx__ocl_devs[KCTX_OPENCL_MAX_DEVICES];
+ocl_counts kctx__ocl_counts[KCTX_OPENCL_MAX_DEVICES];
+_Atomic int kctx__ocl_ndevs;
+_Thread_local int kctx__ocl_bound = -1;
 
 static int bound(int *device) {
-    if (tl_bound < 0)
-        return fail(OCL_NOT_BOUND, "no OpenCL device is lent to this thread: call "
-                                   "kctx_opencl_bind or kctx_opencl_bind_queue first");
-    *device = tl_bound;
+    if (kctx__ocl_bound < 0)
+        return kctx__svc_msgf(OCL_NOT_BOUND, "no OpenCL device is lent to this thread: call "
+                                             "kctx_opencl_bind or kctx_opencl_bind_queue first");
+    *device = kctx__ocl_bound;
     return 0;
 }
 
@@ -230,7 +215,7 @@ static int bound_pair(const ocl_dev **d) {
     int i = -1;
     int st = bound(&i);
     if (st) return st;
-    *d = &g_devs[i];
+    *d = &kctx__ocl_devs[i];
     return 0;
 }
 
@@ -241,15 +226,15 @@ static int o_bound_device(void *self, int *device) {
 
 static int o_device_count(void *self, int *n) {
     (void)self;
-    *n = atomic_load(&g_ndevs);
+    *n = atomic_load(&kctx__ocl_ndevs);
     return 0;
 }
 
 static int o_device_info(void *self, int device, kctx_device_info *info) {
     (void)self;
-    if (device < 0 || device >= atomic_load(&g_ndevs))
-        return fail(OCL_BAD_DEVICE, "device %d: no such lent OpenCL device", device);
-    *info = g_devs[device].info;
+    if (device < 0 || device >= atomic_load(&kctx__ocl_ndevs))
+        return kctx__svc_msgf(OCL_BAD_DEVICE, "device %d: no such lent OpenCL device", device);
+    *info = kctx__ocl_devs[device].info;
     return 0;
 }
 
@@ -268,18 +253,11 @@ static int o_device_info(void *self, int device, kctx_device_info *info) {
  * is the cl_command_queue itself (what kctx_get_resources reports is a
  * queue a framework can use); the own ones are found in g_own, a short
  * list (three per kernel context) read without a lock. */
-typedef struct ocl_stream {
-    cl_command_queue q;
-    int dev; /* the pair it belongs to */
-    pthread_mutex_t mu;
-    cl_event last; /* the latest command's event; NULL: nothing enqueued yet */
-} ocl_stream;
-
 #define OCL_MAX_OWN (8 * KCTX_OPENCL_MAX_DEVICES)
-static _Atomic(ocl_stream *) g_own[OCL_MAX_OWN]; /* slots written under g_mu */
+static _Atomic(ocl_stream *) g_own[OCL_MAX_OWN]; /* slots written under kctx__ocl_mu */
 static _Atomic int g_own_hi;                     /* slots in use are below it */
 
-static ocl_stream *own_stream(kctx_pstream s) {
+ocl_stream *kctx__ocl_own_stream(kctx_pstream s) {
     const int hi = atomic_load_explicit(&g_own_hi, memory_order_acquire);
     for (int i = 0; i < hi; i++) {
         ocl_stream *o = atomic_load_explicit(&g_own[i], memory_order_acquire);
@@ -294,9 +272,9 @@ static cl_command_queue queue_of(kctx_pstream s) { return (cl_command_queue)(uin
  * thread's pair); for an own stream, holds its lock and gives the event
  * out-parameter the enqueue fills (*slot; NULL for a caller's queue). */
 static ocl_stream *enqueue_begin(kctx_pstream s, cl_event *ev, cl_event **slot) {
-    ocl_stream *o = own_stream(s);
-    int dev = o ? o->dev : tl_bound;
-    if (dev >= 0) atomic_fetch_add(&g_counts[dev].enqueues, 1);
+    ocl_stream *o = kctx__ocl_own_stream(s);
+    int dev = o ? o->dev : kctx__ocl_bound;
+    if (dev >= 0) atomic_fetch_add(&kctx__ocl_counts[dev].enqueues, 1);
     *ev = NULL;
     *slot = o ? ev : NULL;
     if (o) pthread_mutex_lock(&o->mu);
@@ -331,7 +309,7 @@ static int o_stream_create(void *self, kctx_pstream *s) {
     int st = bound_pair(&d);
     if (st) return st;
     ocl_stream *o = calloc(1, sizeof *o);
-    if (!o) return fail(OCL_HOST_OOM, "stream_create: host allocation failed");
+    if (!o) return kctx__svc_msgf(OCL_HOST_OOM, "stream_create: host allocation failed");
     cl_int err = CL_SUCCESS;
     o->q = KCTX_CL(CreateCommandQueueWithProperties, d->ctx, d->dev, NULL, &err);
     if (!o->q) {
@@ -339,8 +317,8 @@ static int o_stream_create(void *self, kctx_pstream *s) {
         return clfail(err, "clCreateCommandQueueWithProperties");
     }
     pthread_mutex_init(&o->mu, NULL);
-    o->dev = (int)(d - g_devs);
-    pthread_mutex_lock(&g_mu);
+    o->dev = (int)(d - kctx__ocl_devs);
+    pthread_mutex_lock(&kctx__ocl_mu);
     int slot = -1;
     for (int i = 0; i < OCL_MAX_OWN && slot < 0; i++)
         if (!atomic_load(&g_own[i])) slot = i;
@@ -348,30 +326,31 @@ static int o_stream_create(void *self, kctx_pstream *s) {
         atomic_store(&g_own[slot], o);
         if (slot >= atomic_load(&g_own_hi)) atomic_store(&g_own_hi, slot + 1);
     }
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&kctx__ocl_mu);
     if (slot < 0) {
         KCTX_CL(ReleaseCommandQueue, o->q);
         pthread_mutex_destroy(&o->mu);
         free(o);
-        return fail(OCL_HOST_OOM, "stream_create: kctx holds %d queues already", OCL_MAX_OWN);
+        return kctx__svc_msgf(OCL_HOST_OOM, "stream_create: kctx holds %d queues already",
+                              OCL_MAX_OWN);
     }
-    atomic_fetch_add(&g_counts[o->dev].queues, 1);
+    atomic_fetch_add(&kctx__ocl_counts[o->dev].queues, 1);
     *s = (kctx_pstream)(uintptr_t)o->q;
     return 0;
 }
 
 static int o_stream_destroy(void *self, kctx_pstream s) {
     (void)self;
-    ocl_stream *o = own_stream(s);
-    if (!o) return fail(OCL_BAD_PARAMS, "stream_destroy: not a stream kctx created");
+    ocl_stream *o = kctx__ocl_own_stream(s);
+    if (!o) return kctx__svc_msgf(OCL_BAD_PARAMS, "stream_destroy: not a stream kctx created");
     cl_int err = KCTX_CL(ReleaseCommandQueue, o->q);
     if (err) return clfail(err, "clReleaseCommandQueue");
-    pthread_mutex_lock(&g_mu);
+    pthread_mutex_lock(&kctx__ocl_mu);
     for (int i = 0; i < OCL_MAX_OWN; i++)
         if (atomic_load(&g_own[i]) == o) atomic_store(&g_own[i], NULL);
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&kctx__ocl_mu);
     if (o->last) KCTX_CL(ReleaseEvent, o->last);
-    atomic_fetch_sub(&g_counts[o->dev].queues, 1);
+    atomic_fetch_sub(&kctx__ocl_counts[o->dev].queues, 1);
     pthread_mutex_destroy(&o->mu);
     free(o);
     return 0;
@@ -380,7 +359,7 @@ static int o_stream_destroy(void *self, kctx_pstream s) {
 /* The event that completes when everything enqueued on s so far has: an
  * own stream's latest command (NULL: idle), else a marker. */
 static int completion_event(kctx_pstream s, cl_event *ev) {
-    ocl_stream *o = own_stream(s);
+    ocl_stream *o = kctx__ocl_own_stream(s);
     if (o) return latest(o, ev);
     cl_int err = KCTX_CL(EnqueueMarkerWithWaitList, queue_of(s), 0, NULL, ev);
     if (err) return clfail(err, "clEnqueueMarkerWithWaitList");
@@ -401,33 +380,31 @@ static int event_state(cl_event ev, cl_int *state) {
 static int state_status(cl_int state, const char *what) {
     if (state == CL_COMPLETE) return 0;
     if (state < 0)
-        return fail(OCL_EXEC_FAILED, "%s: work on the queue failed on the device (%s)", what,
-                    kctx__opencl_error_name(state));
-    return fail(OCL_NOT_READY, "%s: the queue still has work", what);
+        return kctx__svc_msgf(OCL_EXEC_FAILED, "%s: work on the queue failed on the device (%s)",
+                              what, kctx__opencl_error_name(state));
+    return kctx__svc_msgf(OCL_NOT_READY, "%s: the queue still has work", what);
 }
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+/* Poll ev until it completes or timeout_ms passes, pausing 2 us doubling to
+ * about 1 ms (kctx__svc_poll; OpenCL's waits have no timeout). */
+typedef struct event_poll {
+    cl_event ev;
+    int st;
+    cl_int state;
+} event_poll;
+
+static bool event_done(void *arg) {
+    event_poll *p = arg;
+    p->st = event_state(p->ev, &p->state);
+    return p->st || p->state <= CL_COMPLETE;
 }
 
-/* Poll ev until it completes or timeout_ms passes (OpenCL's waits have no
- * timeout). */
 static int wait_event(cl_event ev, uint32_t timeout_ms, const char *what) {
-    const uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-    long pause_ns = 2000;
-    for (;;) {
-        cl_int state;
-        int st = event_state(ev, &state);
-        if (st || state <= CL_COMPLETE) return st ? st : state_status(state, what);
-        if (now_ns() >= deadline)
-            return fail(OCL_TIMEOUT, "%s: the queue's work did not finish within %u ms", what,
-                        timeout_ms);
-        struct timespec ts = {0, pause_ns};
-        nanosleep(&ts, NULL);
-        if (pause_ns < 1000000) pause_ns *= 2;
-    }
+    event_poll p = {ev, 0, CL_QUEUED};
+    if (kctx__svc_poll(event_done, &p, timeout_ms, 2000))
+        return p.st ? p.st : state_status(p.state, what);
+    return kctx__svc_msgf(OCL_TIMEOUT, "%s: the queue's work did not finish within %u ms", what,
+                          timeout_ms);
 }
 
 static int o_stream_sync(void *self, kctx_pstream s, uint32_t timeout_ms) {
@@ -449,13 +426,14 @@ static int o_stream_query(void *self, kctx_pstream s) {
     cl_event ev;
     int st = completion_event(s, &ev);
     if (st || !ev) return st;
-    if (own_stream(s)) {
+    if (kctx__ocl_own_stream(s)) {
         cl_int state;
         st = event_state(ev, &state);
         if (!st) st = state_status(state, "stream_query");
     } else {
         st = wait_event(ev, 1, "stream_query");
-        if (st == OCL_TIMEOUT) st = fail(OCL_NOT_READY, "stream_query: the queue still has work");
+        if (st == OCL_TIMEOUT)
+            st = kctx__svc_msgf(OCL_NOT_READY, "stream_query: the queue still has work");
     }
     KCTX_CL(ReleaseEvent, ev);
     return st;
@@ -470,24 +448,24 @@ static int o_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_
     cl_command_queue_properties props;
     cl_int err = KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
     if (err == CL_INVALID_COMMAND_QUEUE)
-        return fail(OCL_NOT_A_QUEUE, "stream 0x%llx is not an OpenCL command queue",
-                    (unsigned long long)s);
+        return kctx__svc_msgf(OCL_NOT_A_QUEUE, "stream 0x%llx is not an OpenCL command queue",
+                              (unsigned long long)s);
     if (!err) err = KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
     if (!err)
         err = KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
     if (err) return clfail(err, "clGetCommandQueueInfo");
     if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
-        return fail(OCL_OUT_OF_ORDER,
-                    "stream 0x%llx is an out-of-order queue: kctx orders a "
-                    "launch after the queue's earlier work, which needs an "
-                    "in-order queue",
-                    (unsigned long long)s);
-    int i = lookup_pair(ctx, dev);
+        return kctx__svc_msgf(OCL_OUT_OF_ORDER,
+                              "stream 0x%llx is an out-of-order queue: kctx orders a "
+                              "launch after the queue's earlier work, which needs an "
+                              "in-order queue",
+                              (unsigned long long)s);
+    int i = kctx__ocl_lookup_pair(ctx, dev);
     if (i < 0)
-        return fail(OCL_FOREIGN_QUEUE,
-                    "stream 0x%llx is a queue of a cl_context/device that no "
-                    "thread lent (kctx_opencl_bind)",
-                    (unsigned long long)s);
+        return kctx__svc_msgf(OCL_FOREIGN_QUEUE,
+                              "stream 0x%llx is a queue of a cl_context/device that no "
+                              "thread lent (kctx_opencl_bind)",
+                              (unsigned long long)s);
     if (device) *device = i;
     if (status) *status = KCTX_PCAPTURE_NONE;
     if (id) *id = 0;
@@ -510,10 +488,10 @@ static int o_event_create(void *self, kctx_pevent *e) {
     int st = bound(&dev);
     if (st) return st;
     ocl_event *x = calloc(1, sizeof *x);
-    if (!x) return fail(OCL_HOST_OOM, "event_create: host allocation failed");
+    if (!x) return kctx__svc_msgf(OCL_HOST_OOM, "event_create: host allocation failed");
     pthread_mutex_init(&x->mu, NULL);
     x->dev = dev;
-    atomic_fetch_add(&g_counts[dev].events, 1);
+    atomic_fetch_add(&kctx__ocl_counts[dev].events, 1);
     *e = (kctx_pevent)(uintptr_t)x;
     return 0;
 }
@@ -522,7 +500,7 @@ static int o_event_destroy(void *self, kctx_pevent e) {
     (void)self;
     ocl_event *x = (ocl_event *)(uintptr_t)e;
     if (x->ev) KCTX_CL(ReleaseEvent, x->ev);
-    atomic_fetch_sub(&g_counts[x->dev].events, 1);
+    atomic_fetch_sub(&kctx__ocl_counts[x->dev].events, 1);
     pthread_mutex_destroy(&x->mu);
     free(x);
     return 0;
@@ -579,7 +557,7 @@ typedef struct ocl_alloc {
     struct ocl_alloc *next;
 } ocl_alloc;
 
-static ocl_alloc *g_allocs; /* under g_mu */
+static ocl_alloc *g_allocs; /* under kctx__ocl_mu */
 
 static int o_mem_alloc(void *self, size_t size, kctx_pdevptr *ptr) {
     (void)self;
@@ -587,42 +565,43 @@ static int o_mem_alloc(void *self, size_t size, kctx_pdevptr *ptr) {
     int st = bound_pair(&d);
     if (st) return st;
     ocl_alloc *a = malloc(sizeof *a);
-    if (!a) return fail(OCL_HOST_OOM, "mem_alloc: host allocation failed");
+    if (!a) return kctx__svc_msgf(OCL_HOST_OOM, "mem_alloc: host allocation failed");
     a->p = KCTX_CL(SVMAlloc, d->ctx,
                    CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS, size, 0);
     if (!a->p) {
         free(a);
-        return fail(CL_MEM_OBJECT_ALLOCATION_FAILURE,
-                    "clSVMAlloc of %zu bytes (fine-grained, atomics) failed", size);
+        return kctx__svc_msgf(CL_MEM_OBJECT_ALLOCATION_FAILURE,
+                              "clSVMAlloc of %zu bytes (fine-grained, atomics) failed", size);
     }
     a->ctx = d->ctx;
     a->size = size;
-    a->dev = (int)(d - g_devs);
-    atomic_fetch_add(&g_counts[a->dev].allocations, 1);
-    atomic_fetch_add(&g_counts[a->dev].total_allocations, 1);
-    atomic_fetch_add(&g_counts[a->dev].bytes, size);
-    pthread_mutex_lock(&g_mu);
+    a->dev = (int)(d - kctx__ocl_devs);
+    atomic_fetch_add(&kctx__ocl_counts[a->dev].allocations, 1);
+    atomic_fetch_add(&kctx__ocl_counts[a->dev].total_allocations, 1);
+    atomic_fetch_add(&kctx__ocl_counts[a->dev].bytes, size);
+    pthread_mutex_lock(&kctx__ocl_mu);
     a->next = g_allocs;
     g_allocs = a;
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&kctx__ocl_mu);
     *ptr = (kctx_pdevptr)(uintptr_t)a->p;
     return 0;
 }
 
 static int o_mem_free(void *self, kctx_pdevptr ptr) {
     (void)self;
-    pthread_mutex_lock(&g_mu);
+    pthread_mutex_lock(&kctx__ocl_mu);
     ocl_alloc **pp = &g_allocs;
     while (*pp && (*pp)->p != (void *)(uintptr_t)ptr) pp = &(*pp)->next;
     ocl_alloc *a = *pp;
     if (a) *pp = a->next;
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&kctx__ocl_mu);
     if (!a)
-        return fail(OCL_UNKNOWN_POINTER, "mem_free: 0x%llx is not an allocation of this platform",
-                    (unsigned long long)ptr);
+        return kctx__svc_msgf(OCL_UNKNOWN_POINTER,
+                              "mem_free: 0x%llx is not an allocation of this platform",
+                              (unsigned long long)ptr);
     KCTX_CL(SVMFree, a->ctx, a->p);
-    atomic_fetch_sub(&g_counts[a->dev].allocations, 1);
-    atomic_fetch_sub(&g_counts[a->dev].bytes, a->size);
+    atomic_fetch_sub(&kctx__ocl_counts[a->dev].allocations, 1);
+    atomic_fetch_sub(&kctx__ocl_counts[a->dev].bytes, a->size);
     free(a);
     return 0;
 }
@@ -664,8 +643,8 @@ static int o_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t s
 static int o_atomic_read_u32(void *self, kctx_pdevptr ptr, uint32_t *value) {
     (void)self;
     if (!ptr || ptr % 4)
-        return fail(OCL_UNKNOWN_POINTER, "atomic_read_u32: 0x%llx is not an aligned word",
-                    (unsigned long long)ptr);
+        return kctx__svc_msgf(OCL_UNKNOWN_POINTER, "atomic_read_u32: 0x%llx is not an aligned word",
+                              (unsigned long long)ptr);
     *value = atomic_load((_Atomic uint32_t *)(uintptr_t)ptr);
     return 0;
 }
@@ -673,8 +652,9 @@ static int o_atomic_read_u32(void *self, kctx_pdevptr ptr, uint32_t *value) {
 static int o_atomic_write_u32(void *self, kctx_pdevptr ptr, uint32_t value) {
     (void)self;
     if (!ptr || ptr % 4)
-        return fail(OCL_UNKNOWN_POINTER, "atomic_write_u32: 0x%llx is not an aligned word",
-                    (unsigned long long)ptr);
+        return kctx__svc_msgf(OCL_UNKNOWN_POINTER,
+                              "atomic_write_u32: 0x%llx is not an aligned word",
+                              (unsigned long long)ptr);
     atomic_store((_Atomic uint32_t *)(uintptr_t)ptr, value);
     return 0;
 }
@@ -746,8 +726,9 @@ static int build_failed(cl_program prog, cl_device_id dev, cl_int err) {
         free(full);
     }
     compact_log(log);
-    return fail(OCL_BUILD_FAILED, "the OpenCL C source does not build for this device (%s): %s",
-                kctx__opencl_error_name(err), log[0] ? log : "no build log");
+    return kctx__svc_msgf(OCL_BUILD_FAILED,
+                          "the OpenCL C source does not build for this device (%s): %s",
+                          kctx__opencl_error_name(err), log[0] ? log : "no build log");
 }
 
 static int o_module_load(void *self, const void *bytes, size_t size, kctx_pmodule *module) {
@@ -755,7 +736,7 @@ static int o_module_load(void *self, const void *bytes, size_t size, kctx_pmodul
     const ocl_dev *d;
     int st = bound_pair(&d);
     if (st) return st;
-    if (!bytes || !size) return fail(OCL_BAD_PARAMS, "module_load: an empty source");
+    if (!bytes || !size) return kctx__svc_msgf(OCL_BAD_PARAMS, "module_load: an empty source");
     /* the task ABI, then the source numbered from its own line 1 */
     const char *src[3] = {(const char *)kctx_task_abi_opencl, "\n#line 1\n", (const char *)bytes};
     size_t len[3] = {kctx_task_abi_opencl_size, 9, size};
@@ -774,11 +755,11 @@ static int o_module_load(void *self, const void *bytes, size_t size, kctx_pmodul
     ocl_module *m = calloc(1, sizeof *m);
     if (!m) {
         KCTX_CL(ReleaseProgram, prog);
-        return fail(OCL_HOST_OOM, "module_load: host allocation failed");
+        return kctx__svc_msgf(OCL_HOST_OOM, "module_load: host allocation failed");
     }
     m->prog = prog;
-    m->dev = (int)(d - g_devs);
-    atomic_fetch_add(&g_counts[m->dev].programs, 1);
+    m->dev = (int)(d - kctx__ocl_devs);
+    atomic_fetch_add(&kctx__ocl_counts[m->dev].programs, 1);
     pthread_mutex_init(&m->mu, NULL);
     *module = (kctx_pmodule)(uintptr_t)m;
     return 0;
@@ -786,7 +767,7 @@ static int o_module_load(void *self, const void *bytes, size_t size, kctx_pmodul
 
 static void fn_free(ocl_fn *f) {
     KCTX_CL(ReleaseKernel, f->k);
-    atomic_fetch_sub(&g_counts[f->dev].kernels, 1);
+    atomic_fetch_sub(&kctx__ocl_counts[f->dev].kernels, 1);
     pthread_mutex_destroy(&f->mu);
     free(f);
 }
@@ -799,7 +780,7 @@ static int o_module_unload(void *self, kctx_pmodule module) {
         fn_free(f);
     }
     cl_int err = KCTX_CL(ReleaseProgram, m->prog);
-    atomic_fetch_sub(&g_counts[m->dev].programs, 1);
+    atomic_fetch_sub(&kctx__ocl_counts[m->dev].programs, 1);
     pthread_mutex_destroy(&m->mu);
     free(m);
     return err ? clfail(err, "clReleaseProgram") : 0;
@@ -814,18 +795,18 @@ static int classify_kernel(ocl_fn *f, const char *name) {
         return 0;
     }
     if (f->nargs > OCL_MAX_ARGS)
-        return fail(OCL_BAD_SIGNATURE, "kernel %s has %u arguments (at most %d)", name, f->nargs,
-                    OCL_MAX_ARGS);
+        return kctx__svc_msgf(OCL_BAD_SIGNATURE, "kernel %s has %u arguments (at most %d)", name,
+                              f->nargs, OCL_MAX_ARGS);
     for (cl_uint i = 0; i < f->nargs; i++) {
         cl_kernel_arg_address_qualifier q;
         err =
             KCTX_CL(GetKernelArgInfo, f->k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, NULL);
         if (err) return clfail(err, "clGetKernelArgInfo(ADDRESS_QUALIFIER)");
         if (q == CL_KERNEL_ARG_ADDRESS_LOCAL)
-            return fail(OCL_BAD_SIGNATURE,
-                        "kernel %s: argument %u is __local (kctx passes "
-                        "tensors as __global pointers and scalars as ulong)",
-                        name, i);
+            return kctx__svc_msgf(OCL_BAD_SIGNATURE,
+                                  "kernel %s: argument %u is __local (kctx passes "
+                                  "tensors as __global pointers and scalars as ulong)",
+                                  name, i);
         f->is_ptr[i] = q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT;
     }
     char type0[64] = "";
@@ -839,11 +820,12 @@ static int classify_kernel(ocl_fn *f, const char *name) {
         f->kind = FN_BLOCK;
         return 0;
     }
-    return fail(OCL_BAD_SIGNATURE,
-                "kernel %s: kctx launches task kernels (a kctx_task_header, then one argument "
-                "per binding: see kctx/task_abi_opencl.h's KCTX_TASK) and kernels with one "
-                "by-value parameter block; its first argument is '%s'",
-                name, type0);
+    return kctx__svc_msgf(
+        OCL_BAD_SIGNATURE,
+        "kernel %s: kctx launches task kernels (a kctx_task_header, then one argument "
+        "per binding: see kctx/task_abi_opencl.h's KCTX_TASK) and kernels with one "
+        "by-value parameter block; its first argument is '%s'",
+        name, type0);
 }
 
 static int o_module_function(void *self, kctx_pmodule module, const char *name,
@@ -853,25 +835,26 @@ static int o_module_function(void *self, kctx_pmodule module, const char *name,
     cl_int err = CL_SUCCESS;
     cl_kernel k = KCTX_CL(CreateKernel, m->prog, name, &err);
     if (!k && err == CL_INVALID_KERNEL_NAME)
-        return fail(err,
-                    "clCreateKernel(%s) returned CL_INVALID_KERNEL_NAME (%d): the program has "
-                    "no kernel named '%s'%s",
-                    name, (int)err, name,
-                    strncmp(name, KCTX_TASK_MARKER_PREFIX, strlen(KCTX_TASK_MARKER_PREFIX))
-                        ? ""
-                        : " (the task ABI marker: write the task kernel with KCTX_TASK, "
-                          "kctx/task_abi_opencl.h)");
+        return kctx__svc_msgf(
+            err,
+            "clCreateKernel(%s) returned CL_INVALID_KERNEL_NAME (%d): the program has "
+            "no kernel named '%s'%s",
+            name, (int)err, name,
+            strncmp(name, KCTX_TASK_MARKER_PREFIX, strlen(KCTX_TASK_MARKER_PREFIX))
+                ? ""
+                : " (the task ABI marker: write the task kernel with KCTX_TASK, "
+                  "kctx/task_abi_opencl.h)");
     if (!k)
-        return fail(err, "clCreateKernel(%s) returned %s (%d)", name, kctx__opencl_error_name(err),
-                    (int)err);
+        return kctx__svc_msgf(err, "clCreateKernel(%s) returned %s (%d)", name,
+                              kctx__opencl_error_name(err), (int)err);
     ocl_fn *f = calloc(1, sizeof *f);
     if (!f) {
         KCTX_CL(ReleaseKernel, k);
-        return fail(OCL_HOST_OOM, "module_function: host allocation failed");
+        return kctx__svc_msgf(OCL_HOST_OOM, "module_function: host allocation failed");
     }
     f->k = k;
     f->dev = m->dev;
-    atomic_fetch_add(&g_counts[f->dev].kernels, 1);
+    atomic_fetch_add(&kctx__ocl_counts[f->dev].kernels, 1);
     pthread_mutex_init(&f->mu, NULL);
     int st = classify_kernel(f, name);
     if (st) {
@@ -889,12 +872,14 @@ static int o_module_function(void *self, kctx_pmodule module, const char *name,
 static int set_task_args(ocl_fn *f, const void *params, size_t size) {
     kctx_task_header h;
     if (size < sizeof h)
-        return fail(OCL_BAD_PARAMS, "launch: a task's parameter block of %zu bytes", size);
+        return kctx__svc_msgf(OCL_BAD_PARAMS, "launch: a task's parameter block of %zu bytes",
+                              size);
     memcpy(&h, params, sizeof h);
     if ((size_t)h.nbindings + 1 != f->nargs || size != sizeof h + 8u * h.nbindings)
-        return fail(OCL_BAD_PARAMS,
-                    "launch: the task kernel takes %u bindings; the block carries %u (%zu bytes)",
-                    f->nargs - 1, h.nbindings, size);
+        return kctx__svc_msgf(
+            OCL_BAD_PARAMS,
+            "launch: the task kernel takes %u bindings; the block carries %u (%zu bytes)",
+            f->nargs - 1, h.nbindings, size);
     cl_int err = KCTX_CL(SetKernelArg, f->k, 0, sizeof h, &h);
     const unsigned char *b = (const unsigned char *)params + sizeof h;
     for (cl_uint i = 1; !err && i < f->nargs; i++, b += 8) {
@@ -904,33 +889,6 @@ static int set_task_args(ocl_fn *f, const void *params, size_t size) {
                            : KCTX_CL(SetKernelArg, f->k, i, 8, &v);
     }
     return err ? clfail(err, "clSetKernelArg") : 0;
-}
-
-/* ---- test support: a hold on the next task kernel (kctx/opencl.h) ---- */
-
-static _Atomic int g_hold_armed; /* 1: the next task kernel on g_hold_dev takes the gate */
-static int g_hold_dev;
-static cl_event g_hold_gate;   /* retained while armed */
-static cl_event g_hold_before; /* a marker just before the held kernel (retained) */
-static pthread_mutex_t g_hold_mu = PTHREAD_MUTEX_INITIALIZER;
-
-/* Called with the function's lock held, before a task kernel's enqueue on
- * s: the gate it must also wait for, or NULL (the usual case: one atomic
- * load). */
-static cl_event take_hold(kctx_pstream s) {
-    if (!atomic_load_explicit(&g_hold_armed, memory_order_acquire)) return NULL;
-    ocl_stream *o = own_stream(s);
-    pthread_mutex_lock(&g_hold_mu);
-    cl_event gate = NULL;
-    if (atomic_load(&g_hold_armed) && o && o->dev == g_hold_dev) {
-        if (KCTX_CL(EnqueueMarkerWithWaitList, o->q, 0, NULL, &g_hold_before) == CL_SUCCESS) {
-            gate = g_hold_gate; /* the kernel's wait list; released by clear */
-            atomic_store(&g_hold_armed, 0);
-            KCTX_CL(Flush, o->q);
-        }
-    }
-    pthread_mutex_unlock(&g_hold_mu);
-    return gate;
 }
 
 static int o_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget target,
@@ -946,7 +904,11 @@ static int o_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget 
         cl_int err = KCTX_CL(SetKernelArg, f->k, 0, params_size, params);
         if (err) st = clfail(err, "clSetKernelArg(parameter block)");
     }
-    cl_event gate = f->kind == FN_TASK ? take_hold(s) : NULL;
+    /* test support (test_hold.c): one relaxed load unless a test armed a hold */
+    cl_event gate =
+        f->kind == FN_TASK && atomic_load_explicit(&kctx__ocl_hold_armed, memory_order_relaxed)
+            ? kctx__ocl_take_hold(s)
+            : NULL;
     if (!st) {
         cl_event done, *slot;
         ocl_stream *o = enqueue_begin(s, &done, &slot);
@@ -998,10 +960,6 @@ static const kctx_platform_ops k_ops = {
     .graph_attach_hook = NULL,
     .bound_device = o_bound_device,
 };
-
-/* OpenCL's smallest kernel parameter limit (CL_DEVICE_MAX_PARAMETER_SIZE is
- * at least 1024 on a full profile device); a device reports its own. */
-#define OCL_MAX_PARAMS_SIZE 1024u
 
 static kctx_platform_desc g_desc;
 static kctx_platform_entry g_entry;
@@ -1077,223 +1035,4 @@ static void desc_init(void) {
 const kctx_platform_entry *kctx_opencl_platform_entry(void) {
     pthread_once(&g_once, desc_init);
     return &g_entry;
-}
-
-/* ------------------------------------------------------------------ */
-/* kctx/opencl.h                                                        */
-
-static kctx_status api_fail(kctx_status s, const char *fmt, ...) {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return kctx__fail(NULL, s, "%s", msg);
-}
-
-static kctx_status device_facts(cl_device_id dev, kctx_device_info *info) {
-    cl_device_svm_capabilities svm = 0;
-    cl_int err = KCTX_CL(GetDeviceInfo, dev, CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, NULL);
-    if (err)
-        return api_fail(KCTX_UNSUPPORTED,
-                        "kctx_opencl_bind: the device reports no SVM capabilities (%s): kctx "
-                        "needs OpenCL 2.0 fine-grained buffer SVM with atomics",
-                        kctx__opencl_error_name(err));
-    if (!(svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) || !(svm & CL_DEVICE_SVM_ATOMICS))
-        return api_fail(KCTX_UNSUPPORTED,
-                        "kctx_opencl_bind: the device lacks fine-grained buffer SVM with atomics "
-                        "(capabilities 0x%llx): kctx's runtime image is shared with the host",
-                        (unsigned long long)svm);
-    cl_uint cus = 0, align_bits = 0;
-    size_t params = 0;
-    cl_ulong mem = 0;
-    err = KCTX_CL(GetDeviceInfo, dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
-    if (!err)
-        err =
-            KCTX_CL(GetDeviceInfo, dev, CL_DEVICE_MAX_PARAMETER_SIZE, sizeof params, &params, NULL);
-    if (!err) err = KCTX_CL(GetDeviceInfo, dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL);
-    if (!err)
-        err = KCTX_CL(GetDeviceInfo, dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits,
-                      &align_bits, NULL);
-    if (!err)
-        err = KCTX_CL(GetDeviceInfo, dev, CL_DEVICE_NAME, sizeof info->name, info->name, NULL);
-    if (err)
-        return api_fail(KCTX_PLATFORM_ERROR, "kctx_opencl_bind: clGetDeviceInfo failed with %s",
-                        kctx__opencl_error_name(err));
-    info->name[sizeof info->name - 1] = 0;
-    info->size = sizeof *info;
-    info->aicore_count = cus ? cus : 1;
-    info->max_params_size = params < OCL_MAX_PARAMS_SIZE ? (uint32_t)params : OCL_MAX_PARAMS_SIZE;
-    info->memory_capacity = mem;
-    info->word_size = 4;
-    info->alloc_alignment = align_bits >= 8 ? align_bits / 8 : 8;
-    info->has_epoch = 0;
-    info->can_check_ranges = 0;
-    return KCTX_OK;
-}
-
-kctx_status kctx_opencl_bind(struct _cl_context *context, struct _cl_device_id *device,
-                             int *kctx_device) {
-    if (!context) {
-        tl_bound = -1;
-        return KCTX_OK;
-    }
-    if (!kctx__opencl_loaded())
-        return api_fail(KCTX_UNSUPPORTED, "kctx_opencl_bind: %s", kctx__opencl_api_error());
-    if (!device) return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind: device is NULL");
-    int i = lookup_pair(context, device);
-    if (i < 0) {
-        /* the device must be one of the context's */
-        cl_device_id devs[64];
-        size_t n = 0;
-        cl_int err = KCTX_CL(GetContextInfo, context, CL_CONTEXT_DEVICES, sizeof devs, devs, &n);
-        if (err == CL_INVALID_CONTEXT)
-            return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind: not an OpenCL context");
-        if (err)
-            return api_fail(KCTX_PLATFORM_ERROR,
-                            "kctx_opencl_bind: clGetContextInfo(DEVICES) failed with %s",
-                            kctx__opencl_error_name(err));
-        bool found = false;
-        for (size_t j = 0; j < n / sizeof devs[0]; j++) found |= devs[j] == device;
-        if (!found)
-            return api_fail(KCTX_INVALID_ARGUMENT,
-                            "kctx_opencl_bind: the device is not a device of the context");
-        kctx_device_info info = {0};
-        kctx_status st = device_facts(device, &info);
-        if (st) return st;
-        pthread_mutex_lock(&g_mu);
-        i = lookup_pair(context, device);
-        if (i < 0) {
-            i = atomic_load(&g_ndevs);
-            if (i == KCTX_OPENCL_MAX_DEVICES) {
-                pthread_mutex_unlock(&g_mu);
-                return api_fail(KCTX_CAPACITY,
-                                "kctx_opencl_bind: %d (context, device) pairs are lent already",
-                                KCTX_OPENCL_MAX_DEVICES);
-            }
-            g_devs[i] = (ocl_dev){context, device, info};
-            atomic_store(&g_ndevs, i + 1);
-        }
-        pthread_mutex_unlock(&g_mu);
-    }
-    tl_bound = i;
-    if (kctx_device) *kctx_device = i;
-    return KCTX_OK;
-}
-
-kctx_status kctx_opencl_bind_queue(struct _cl_command_queue *queue, int *kctx_device) {
-    if (!kctx__opencl_loaded())
-        return api_fail(KCTX_UNSUPPORTED, "kctx_opencl_bind_queue: %s", kctx__opencl_api_error());
-    if (!queue) return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind_queue: queue is NULL");
-    cl_context ctx;
-    cl_device_id dev;
-    cl_int err = KCTX_CL(GetCommandQueueInfo, queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
-    if (!err) err = KCTX_CL(GetCommandQueueInfo, queue, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
-    if (err == CL_INVALID_COMMAND_QUEUE)
-        return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind_queue: not a command queue");
-    if (err)
-        return api_fail(KCTX_PLATFORM_ERROR,
-                        "kctx_opencl_bind_queue: clGetCommandQueueInfo failed with %s",
-                        kctx__opencl_error_name(err));
-    return kctx_opencl_bind(ctx, dev, kctx_device);
-}
-
-kctx_status kctx_opencl_bound(struct _cl_context **context, struct _cl_device_id **device,
-                              int *kctx_device) {
-    if (tl_bound < 0)
-        return api_fail(KCTX_INVALID_STATE,
-                        "kctx_opencl_bound: the calling thread lent no OpenCL device");
-    if (context) *context = g_devs[tl_bound].ctx;
-    if (device) *device = g_devs[tl_bound].dev;
-    if (kctx_device) *kctx_device = tl_bound;
-    return KCTX_OK;
-}
-
-kctx_status kctx_opencl_live_objects(int kctx_device, kctx_opencl_live *out) {
-    if (!out || out->size != sizeof *out)
-        return api_fail(KCTX_INVALID_ARGUMENT,
-                        "kctx_opencl_live_objects: out is NULL or its size is not "
-                        "sizeof(kctx_opencl_live) (set it with KCTX_OPENCL_LIVE_INIT)");
-    if (kctx_device < 0 || kctx_device >= atomic_load(&g_ndevs))
-        return api_fail(KCTX_INVALID_ARGUMENT,
-                        "kctx_opencl_live_objects: %d is not a lent pair's number", kctx_device);
-    const ocl_counts *c = &g_counts[kctx_device];
-    *out = (kctx_opencl_live){sizeof *out,
-                              atomic_load(&c->queues),
-                              atomic_load(&c->events),
-                              atomic_load(&c->programs),
-                              atomic_load(&c->kernels),
-                              atomic_load(&c->allocations),
-                              atomic_load(&c->bytes),
-                              atomic_load(&c->total_allocations),
-                              atomic_load(&c->enqueues)};
-    return KCTX_OK;
-}
-
-kctx_status kctx_opencl_driver_calls(const char *entry, uint64_t *count) {
-    if (!entry || !count)
-        return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_driver_calls: %s is NULL",
-                        entry ? "count" : "entry");
-    if (!kctx__opencl_loaded())
-        return api_fail(KCTX_UNSUPPORTED, "kctx_opencl_driver_calls: %s", kctx__opencl_api_error());
-    long long n = kctx__opencl_calls(entry);
-    if (n < 0)
-        return api_fail(KCTX_NOT_FOUND,
-                        "kctx_opencl_driver_calls: '%s' is not an entry of the opencl adapter's "
-                        "table",
-                        entry);
-    *count = (uint64_t)n;
-    return KCTX_OK;
-}
-
-kctx_status kctx_opencl_test_hold(int kctx_device, struct _cl_event *gate) {
-    if (!kctx__opencl_loaded())
-        return api_fail(KCTX_UNSUPPORTED, "kctx_opencl_test_hold: %s", kctx__opencl_api_error());
-    if (!gate) return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_test_hold: gate is NULL");
-    if (kctx_device < 0 || kctx_device >= atomic_load(&g_ndevs))
-        return api_fail(KCTX_INVALID_ARGUMENT,
-                        "kctx_opencl_test_hold: %d is not a lent pair's number", kctx_device);
-    pthread_mutex_lock(&g_hold_mu);
-    if (atomic_load(&g_hold_armed) || g_hold_gate) {
-        pthread_mutex_unlock(&g_hold_mu);
-        return api_fail(KCTX_BUSY, "kctx_opencl_test_hold: a hold is armed or held already");
-    }
-    KCTX_CL(RetainEvent, gate);
-    g_hold_gate = gate;
-    g_hold_dev = kctx_device;
-    atomic_store_explicit(&g_hold_armed, 1, memory_order_release);
-    pthread_mutex_unlock(&g_hold_mu);
-    return KCTX_OK;
-}
-
-kctx_status kctx_opencl_test_hold_reached(int *reached) {
-    if (!reached)
-        return api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_test_hold_reached: reached is NULL");
-    pthread_mutex_lock(&g_hold_mu);
-    cl_event before = g_hold_before;
-    if (before) KCTX_CL(RetainEvent, before);
-    pthread_mutex_unlock(&g_hold_mu);
-    *reached = 0;
-    if (!before) return KCTX_OK;
-    cl_int state = CL_QUEUED;
-    cl_int err = KCTX_CL(GetEventInfo, before, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state,
-                         &state, NULL);
-    KCTX_CL(ReleaseEvent, before);
-    if (err)
-        return api_fail(KCTX_PLATFORM_ERROR, "kctx_opencl_test_hold_reached: clGetEventInfo: %s",
-                        kctx__opencl_error_name(err));
-    *reached = state == CL_COMPLETE;
-    return KCTX_OK;
-}
-
-kctx_status kctx_opencl_test_hold_clear(void) {
-    if (!kctx__opencl_loaded()) return KCTX_OK;
-    pthread_mutex_lock(&g_hold_mu);
-    atomic_store(&g_hold_armed, 0);
-    cl_event gate = g_hold_gate, before = g_hold_before;
-    g_hold_gate = g_hold_before = NULL;
-    pthread_mutex_unlock(&g_hold_mu);
-    if (gate) KCTX_CL(ReleaseEvent, gate);
-    if (before) KCTX_CL(ReleaseEvent, before);
-    return KCTX_OK;
 }

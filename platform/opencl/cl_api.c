@@ -1,7 +1,8 @@
 /*
  * cl_api.c — loads the OpenCL ICD loader at run time (cl_api.h): dlopen of
  * the file KCTX_OPENCL_LIBRARY names, else "libOpenCL.so.1" (the ICD
- * loader's SONAME), and dlsym of every entry the platform uses. The ICD
+ * loader's SONAME), and dlsym of every entry the platform uses, through
+ * the counted loader (platform/common/loader.h). The ICD
  * loader dispatches each call through the object it is given, so objects a
  * framework created through another loader (PyOpenCL's wheel carries its
  * own) work with this one when both reach the same driver. Every call is
@@ -9,51 +10,48 @@
  */
 #include "cl_api.h"
 
-#include <dlfcn.h>
+#include "loader.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 static kctx__cl_api g_api;
 static const kctx__cl_api *g_loaded;
 static char g_error[512];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static _Atomic unsigned long long g_calls[KCTX_CL_E_COUNT_];
 
 #define KCTX_CL_NAME_(name) "cl" #name,
-static const char *const k_names[KCTX_CL_E_COUNT_ + 1] = {KCTX_CL_ENTRIES(KCTX_CL_NAME_) "",
-                                                          KCTX_CL_NEVER(KCTX_CL_NAME_) NULL};
+static const char *const k_names[KCTX_CL_E_COUNT_] = {KCTX_CL_ENTRIES(KCTX_CL_NAME_)
+                                                          KCTX_CL_NEVER(KCTX_CL_NAME_)};
 #undef KCTX_CL_NAME_
+static void *g_fns[KCTX_CL_E_RESOLVED_];
+static _Atomic uint64_t g_calls[KCTX_CL_E_COUNT_];
+/* The counted table (platform/common/loader.h). */
+static kctx_loader g_ld =
+    KCTX_LOADER_INIT(k_names, KCTX_CL_E_RESOLVED_, KCTX_CL_E_COUNT_, g_fns, g_calls);
 
 static void load(void) {
-    const char *env = getenv("KCTX_OPENCL_LIBRARY");
-    const char *file = env && *env ? env : "libOpenCL.so.1";
-    void *lib = dlopen(file, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *e = dlerror();
+    char why[300];
+    if (kctx__loader_open(&g_ld, "KCTX_OPENCL_LIBRARY", "libOpenCL.so.1", why, sizeof why)) {
         snprintf(g_error, sizeof g_error,
                  "the OpenCL library is not installed or not loadable (%s): install an ICD "
                  "loader and a driver (Debian: ocl-icd-libopencl1 pocl-opencl-icd), or set "
                  "KCTX_OPENCL_LIBRARY",
-                 e ? e : file);
+                 why);
         return;
     }
-#define KCTX_CL_LOAD_(name)                                                                   \
-    do {                                                                                      \
-        void *sym = dlsym(lib, "cl" #name);                                                   \
-        if (!sym) {                                                                           \
-            snprintf(g_error, sizeof g_error,                                                 \
-                     "%s has no cl" #name ": kctx needs an OpenCL 2.0 (or newer) ICD loader", \
-                     file);                                                                   \
-            dlclose(lib);                                                                     \
-            return;                                                                           \
-        }                                                                                     \
-        *(void **)&g_api.name = sym;                                                          \
-    } while (0);
-    KCTX_CL_ENTRIES(KCTX_CL_LOAD_)
-#undef KCTX_CL_LOAD_
+    int bad = kctx__loader_resolve(&g_ld, NULL, NULL, NULL);
+    if (bad >= 0) {
+        snprintf(g_error, sizeof g_error,
+                 "%s has no %s: kctx needs an OpenCL 2.0 (or newer) ICD loader", g_ld.path,
+                 k_names[bad]);
+        kctx__loader_close(&g_ld);
+        return;
+    }
+#define KCTX_CL_SET_(name) *(void **)&g_api.name = g_fns[KCTX_CL_E_##name];
+    KCTX_CL_ENTRIES(KCTX_CL_SET_)
+#undef KCTX_CL_SET_
     g_loaded = &g_api; /* the library stays loaded for the life of the process */
 }
 
@@ -63,69 +61,13 @@ int kctx__opencl_loaded(void) {
 }
 
 const kctx__cl_api *kctx__opencl_counted(int entry) {
-    atomic_fetch_add_explicit(&g_calls[entry], 1, memory_order_relaxed);
+    kctx__loader_count(&g_ld, entry);
     return g_loaded;
 }
 
-long long kctx__opencl_calls(const char *entry) {
-    for (int i = 0; i < KCTX_CL_E_COUNT_; i++)
-        if (i != KCTX_CL_E_RESOLVED_ && strcmp(k_names[i], entry) == 0)
-            return (long long)atomic_load(&g_calls[i]);
-    return -1;
-}
+long long kctx__opencl_calls(const char *entry) { return kctx__loader_calls(&g_ld, entry); }
 
 const char *kctx__opencl_api_error(void) {
     pthread_once(&g_once, load);
     return g_loaded ? "" : g_error;
-}
-
-const char *kctx__opencl_error_name(cl_int err) {
-    switch (err) {
-#define N_(code) \
-    case code:   \
-        return #code;
-        N_(CL_SUCCESS)
-        N_(CL_DEVICE_NOT_FOUND)
-        N_(CL_DEVICE_NOT_AVAILABLE)
-        N_(CL_COMPILER_NOT_AVAILABLE)
-        N_(CL_MEM_OBJECT_ALLOCATION_FAILURE)
-        N_(CL_OUT_OF_RESOURCES)
-        N_(CL_OUT_OF_HOST_MEMORY)
-        N_(CL_BUILD_PROGRAM_FAILURE)
-        N_(CL_COMPILE_PROGRAM_FAILURE)
-        N_(CL_LINKER_NOT_AVAILABLE)
-        N_(CL_LINK_PROGRAM_FAILURE)
-        N_(CL_INVALID_COMPILER_OPTIONS)
-        N_(CL_INVALID_LINKER_OPTIONS)
-        N_(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
-        N_(CL_INVALID_VALUE)
-        N_(CL_INVALID_DEVICE)
-        N_(CL_INVALID_CONTEXT)
-        N_(CL_INVALID_QUEUE_PROPERTIES)
-        N_(CL_INVALID_COMMAND_QUEUE)
-        N_(CL_INVALID_MEM_OBJECT)
-        N_(CL_INVALID_BINARY)
-        N_(CL_INVALID_BUILD_OPTIONS)
-        N_(CL_INVALID_PROGRAM)
-        N_(CL_INVALID_PROGRAM_EXECUTABLE)
-        N_(CL_INVALID_KERNEL_NAME)
-        N_(CL_INVALID_KERNEL_DEFINITION)
-        N_(CL_INVALID_KERNEL)
-        N_(CL_INVALID_ARG_INDEX)
-        N_(CL_INVALID_ARG_VALUE)
-        N_(CL_INVALID_ARG_SIZE)
-        N_(CL_INVALID_KERNEL_ARGS)
-        N_(CL_INVALID_WORK_DIMENSION)
-        N_(CL_INVALID_WORK_GROUP_SIZE)
-        N_(CL_INVALID_GLOBAL_WORK_SIZE)
-        N_(CL_INVALID_EVENT_WAIT_LIST)
-        N_(CL_INVALID_EVENT)
-        N_(CL_INVALID_OPERATION)
-        N_(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
-#undef N_
-    case -1001:
-        return "CL_PLATFORM_NOT_FOUND_KHR";
-    default:
-        return "CL_ERROR";
-    }
 }

@@ -6,8 +6,9 @@
  *
  * Every call is counted: the table is reached only through KCTX_CL(name,
  * args...), which adds one to the entry's counter and makes the call, so a
- * count of zero is an answer (kctx_opencl_driver_calls in libkctx; the
- * conformance framework's own copy counts its own calls).
+ * count of zero is an answer (kctx_opencl_driver_calls in libkctx). The
+ * table is the counted loader's (platform/common/loader.h); the conformance
+ * framework (tests/conformance/fw_opencl.c) has a table of its own.
  */
 #ifndef KCTX_OPENCL_CL_API_H
 #define KCTX_OPENCL_CL_API_H
@@ -19,8 +20,9 @@
 
 /* X(name): the entry cl<name>, resolved at load. (GetPlatformIDs,
  * GetDeviceIDs, CreateContext, ReleaseContext, CreateUserEvent,
- * SetUserEventStatus and Finish are the conformance framework's, which
- * shares this loader: the adapter never calls them, K4 and K19.) */
+ * SetUserEventStatus and Finish were the conformance framework's when it
+ * shared this table: the adapter never calls them (K4, K19), and they stay
+ * resolved and counted so that their zero counts remain answers.) */
 #define KCTX_CL_ENTRIES(X)              \
     X(GetPlatformIDs)                   \
     X(GetDeviceInfo)                    \
@@ -64,6 +66,7 @@
 enum {
 #define KCTX_CL_INDEX_(name) KCTX_CL_E_##name,
     KCTX_CL_ENTRIES(KCTX_CL_INDEX_) KCTX_CL_E_RESOLVED_,
+    KCTX_CL_E_NEVER_BASE_ = KCTX_CL_E_RESOLVED_ - 1, /* the never-call entries follow */
     KCTX_CL_NEVER(KCTX_CL_INDEX_) KCTX_CL_E_COUNT_
 #undef KCTX_CL_INDEX_
 };
@@ -91,7 +94,6 @@ const kctx__cl_api *kctx__opencl_counted(int entry);
  * name in neither. */
 long long kctx__opencl_calls(const char *entry);
 
-/* "CL_INVALID_VALUE", ... ("CL_ERROR" for a code it does not know). */
-const char *kctx__opencl_error_name(cl_int err);
+#include "cl_errors.h" /* kctx__opencl_error_name */
 
 #endif

@@ -6,7 +6,8 @@ if(NOT KCTX_OPENCL_INCLUDE_DIR)
   message(FATAL_ERROR "KCTX_PLATFORMS lists opencl but OpenCL's headers (CL/cl.h) were not "
                       "found: install them (Debian: opencl-headers) or leave opencl out")
 endif()
-list(APPEND KCTX_PLATFORM_SOURCES platform/opencl/cl_api.c
+list(APPEND KCTX_PLATFORM_SOURCES platform/opencl/binding.c platform/opencl/test_hold.c
+     platform/opencl/cl_api.c platform/opencl/cl_errors.c
      ${CMAKE_CURRENT_BINARY_DIR}/kctx_rt_opencl_blob.c
      ${CMAKE_CURRENT_BINARY_DIR}/kctx_task_abi_opencl_blob.c)
 list(APPEND KCTX_PLATFORM_INCLUDES ${KCTX_OPENCL_INCLUDE_DIR})

@@ -9,14 +9,14 @@
  *
  * The same logic as the sim's (platform/sim/runtime/rt_programs.c). The
  * adapter (adapter.c) builds this source after kctx/task_abi_opencl.h and a
- * block of #defines it generates from src/core/rt_layout.h with offsetof,
+ * block of #defines it generates from kctx/rt_layout.h with offsetof,
  * so the byte offsets below cannot drift from the host's layout:
  *   KCTX_RT_ARCH_RUNTIME_IMAGE, KCTX_RT_HOLDER, KCTX_RT_REFUSED,
  *   KCTX_RT_CONCURRENT, KCTX_RT_ABORT_LAUNCH, KCTX_RT_ERR_* .
  * No trace records: OpenCL C has no device clock (docs/opencl.md).
  */
 
-/* src/core/rt_layout.h's kctx_rt_step_params (24 bytes). */
+/* kctx/rt_layout.h's kctx_rt_step_params (24 bytes). */
 typedef struct kctx_rt_step_params {
     ulong arch;
     ulong launch_id;

@@ -9,7 +9,7 @@
  * query while a captured launch may still hold the context's streams.
  */
 #include "internal.h"
-#include "rt_layout.h"
+#include <kctx/rt_layout.h>
 
 #include <kctx/task_abi.h>
 

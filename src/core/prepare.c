@@ -5,7 +5,7 @@
  * Identical images share one upload.
  */
 #include "internal.h"
-#include "rt_layout.h"
+#include <kctx/rt_layout.h>
 
 #include <kctx/task_abi.h>
 

@@ -5,7 +5,7 @@
  * when the device's owner reset the device (K36).
  */
 #include "internal.h"
-#include "rt_layout.h"
+#include <kctx/rt_layout.h>
 
 #include <stdio.h>
 #include <stdlib.h>

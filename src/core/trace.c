@@ -4,7 +4,7 @@
  * released) or at an explicit flush, and the export through src/dfx.
  */
 #include "internal.h"
-#include "rt_layout.h"
+#include <kctx/rt_layout.h>
 
 #include <stdio.h>
 #include <stdlib.h>

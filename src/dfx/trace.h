@@ -1,7 +1,7 @@
 /*
  * trace.h — kctx's trace data (K32) and its export as Chrome trace-event
  * JSON. Collection lives in the core (host spans) and in the device
- * programs (device records in a resident ring, src/core/rt_layout.h); this
+ * programs (device records in a resident ring, kctx/rt_layout.h); this
  * module only turns collected data into a file. Pure host code: no
  * platform, no global state.
  *
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rt_layout.h" /* kctx_rt_trace_rec */
+#include <kctx/rt_layout.h> /* kctx_rt_trace_rec */
 
 /* A host span: one entry of kctx's host-side work. */
 typedef enum kctx_dfx_span_kind {

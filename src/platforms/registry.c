@@ -178,10 +178,10 @@ const char *kctx_platform_name_at(uint32_t index) { return kctx__platform_name(i
 
 #ifndef KCTX_BUILT_OPENCL
 /* kctx/opencl.h in a library built without the opencl platform. */
-#include "internal.h" /* kctx__fail: the thread's last error */
+#include "services.h" /* kctx__svc_fail: the thread's last error */
 static kctx_status opencl_not_built(const char *fn) {
-    return kctx__fail(NULL, KCTX_UNSUPPORTED, "%s: the opencl platform is %s", fn,
-                      k_known[1].not_built);
+    return kctx__svc_fail(KCTX_UNSUPPORTED, "%s: the opencl platform is %s", fn,
+                          k_known[1].not_built);
 }
 kctx_status kctx_opencl_bind(struct _cl_context *context, struct _cl_device_id *device,
                              int *kctx_device) {

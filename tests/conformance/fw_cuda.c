@@ -2,9 +2,10 @@
  * fw_cuda.c — the framework driver for the cuda platform: the suite's
  * framework side through the CUDA driver API, the way a CUDA framework
  * (PyTorch, CuPy) owns its streams, memory and captures. The driver is
- * loaded like the cuda adapter loads it (platform/cuda/adapter.c):
- * dlopen(KCTX_CUDA_DRIVER, default "libcuda.so.1"), every entry through
- * cuGetProcAddress_v2 at KCTX_CUDA_DRIVER_ABI; the two share the loaded
+ * loaded by the adapter's own loader (platform/common/loader.h,
+ * platform/cuda/driver_table.h): dlopen(KCTX_CUDA_DRIVER, default
+ * "libcuda.so.1"), every entry through cuGetProcAddress_v2 at
+ * KCTX_CUDA_DRIVER_ABI, every call counted; the two share the loaded
  * library.
  *
  * REQUIRED and CAPTURE entries are plain CUDA calls (streams are
@@ -25,7 +26,8 @@
 #include <cuda.h>
 #include <kctx/cuda.h>
 
-#include <dlfcn.h>
+#include "driver_table.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,42 +82,38 @@ static struct {
     FW_CU(M_)
 #undef M_
 } g_cu;
-#define C(name, ...) g_cu.p_##name(__VA_ARGS__)
+
+/* The counted table (platform/common/loader.h), resolved as the adapter
+ * resolves its own (platform/cuda/driver_table.h). */
+KCTX_LOADER_TABLE(FW_CU);
+#define C(name, ...) \
+    (kctx__loader_count(&kctx_loader_table, KCTX_LE_##name), g_cu.p_##name(__VA_ARGS__))
 
 static char g_load_error[300];
 static uint64_t (*g_double_calls)(const char *); /* the double's counters, or NULL */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static _Thread_local char tl_msg[400];
 
-typedef CUresult(CUDAAPI *f_getproc)(const char *, void **, int, cuuint64_t,
-                                     CUdriverProcAddressQueryResult *);
-
 static void load(void) {
-    const char *path = getenv("KCTX_CUDA_DRIVER");
-    if (!path || !*path) path = "libcuda.so.1";
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *e = dlerror();
-        snprintf(g_load_error, sizeof g_load_error, "fw_cuda: driver not found: %s", e ? e : path);
+    char why[200];
+    if (kctx__loader_open(&kctx_loader_table, "KCTX_CUDA_DRIVER", "libcuda.so.1", why,
+                          sizeof why)) {
+        snprintf(g_load_error, sizeof g_load_error, "fw_cuda: driver not found: %s", why);
         return;
     }
-    f_getproc getproc = NULL;
-    *(void **)&getproc = dlsym(lib, "cuGetProcAddress_v2");
-    const char *missing = getproc ? NULL : "cuGetProcAddress_v2";
-#define R_(name, args)                                                             \
-    if (!missing && (getproc(#name, (void **)&g_cu.p_##name, KCTX_CUDA_DRIVER_ABI, \
-                             CU_GET_PROC_ADDRESS_DEFAULT, NULL) != CUDA_SUCCESS || \
-                     !g_cu.p_##name))                                              \
-        missing = #name;
-    FW_CU(R_)
-#undef R_
-    if (missing) {
-        snprintf(g_load_error, sizeof g_load_error, "fw_cuda: %s: cannot resolve %s", path,
-                 missing);
-        memset(&g_cu, 0, sizeof g_cu);
+    kctx_cuda_getproc getproc = kctx__cuda_getproc(&kctx_loader_table);
+    int bad =
+        getproc ? kctx__loader_resolve(&kctx_loader_table, kctx__cuda_find, &getproc, NULL) : -1;
+    if (!getproc || bad >= 0) {
+        snprintf(g_load_error, sizeof g_load_error, "fw_cuda: %s: cannot resolve %s",
+                 kctx_loader_table.path,
+                 getproc ? kctx_loader_table_names[bad] : "cuGetProcAddress_v2");
         return;
     }
-    *(void **)&g_double_calls = dlsym(lib, "kctx_cuda_double_calls");
+#define S_(name, args) *(void **)&g_cu.p_##name = kctx_loader_table_fns[KCTX_LE_##name];
+    FW_CU(S_)
+#undef S_
+    *(void **)&g_double_calls = kctx__loader_sym(&kctx_loader_table, "kctx_cuda_double_calls");
     CUresult st = C(cuInit, 0); /* the framework initialises the driver */
     if (st != CUDA_SUCCESS) {
         snprintf(g_load_error, sizeof g_load_error, "fw_cuda: cuInit: CUresult %d", (int)st);
@@ -163,7 +161,11 @@ static fw_status map(CUresult st, const char *what) {
 }
 /* (g_cu.p_##name, not C(name...): an argument passed on would be
  * macro-expanded first, and cuda.h maps cuMemAlloc to cuMemAlloc_v2.) */
-#define CALL(name, ...) (ready() ? map(g_cu.p_##name(__VA_ARGS__), #name) : FW_ERROR)
+#define CALL(name, ...)                                                     \
+    (ready() ? map((kctx__loader_count(&kctx_loader_table, KCTX_LE_##name), \
+                    g_cu.p_##name(__VA_ARGS__)),                            \
+                   #name)                                                   \
+             : FW_ERROR)
 
 #define S(s) ((CUstream)(uintptr_t)(s))
 #define E(e) ((CUevent)(uintptr_t)(e))

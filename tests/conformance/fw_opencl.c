@@ -2,9 +2,12 @@
  * fw_opencl.c — the framework driver for the opencl platform: the suite's
  * framework side through OpenCL itself, the way an OpenCL framework owns
  * its context, devices and queues and lends them to kctx
- * (include/kctx/opencl.h). OpenCL is loaded at run time with the same
- * loader as libkctx's adapter (platform/opencl/cl_api.c, compiled into this
- * library too), so the kctx tool that links the suite needs no OpenCL.
+ * (include/kctx/opencl.h). OpenCL is loaded at run time with the
+ * platforms' counted loader (platform/common/loader.h: the framework's own
+ * table of the entries it calls, FW_CL; the same library as libkctx's
+ * adapter, KCTX_OPENCL_LIBRARY else libOpenCL.so.1), so the kctx tool that
+ * links the suite needs no OpenCL, and the adapter's counters
+ * (kctx_opencl_driver_calls) count the adapter's calls only.
  *
  * Devices: every OpenCL device with fine-grained buffer SVM and atomics, on
  * every platform, one cl_context each, in enumeration order. The driver
@@ -26,7 +29,11 @@
 
 #include <kctx/opencl.h>
 
-#include "../../platform/opencl/cl_api.h"
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+
+#include "cl_errors.h" /* kctx__opencl_error_name */
+#include "loader.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -45,6 +52,38 @@ typedef struct fw_cl_dev {
     _Atomic uint64_t queues, events, allocations, bytes, total_allocations, enqueues;
 } fw_cl_dev;
 
+/* The framework's OpenCL entries, counted (loader.h). */
+#define FW_CL(X)                          \
+    X(clGetPlatformIDs)                   \
+    X(clGetDeviceIDs)                     \
+    X(clGetDeviceInfo)                    \
+    X(clCreateContext)                    \
+    X(clReleaseContext)                   \
+    X(clGetCommandQueueInfo)              \
+    X(clCreateCommandQueueWithProperties) \
+    X(clReleaseCommandQueue)              \
+    X(clFlush)                            \
+    X(clEnqueueMarkerWithWaitList)        \
+    X(clEnqueueBarrierWithWaitList)       \
+    X(clGetEventInfo)                     \
+    X(clRetainEvent)                      \
+    X(clReleaseEvent)                     \
+    X(clCreateUserEvent)                  \
+    X(clSetUserEventStatus)               \
+    X(clSVMAlloc)                         \
+    X(clSVMFree)                          \
+    X(clEnqueueSVMMemcpy)                 \
+    X(clEnqueueSVMMemFill)
+KCTX_LOADER_TABLE(FW_CL);
+static struct {
+#define FW_CL_MEMBER_(name) __typeof__(&name) name;
+    FW_CL(FW_CL_MEMBER_)
+#undef FW_CL_MEMBER_
+} g_cl;
+/* One counted call: KCTX_CL(Flush, queue) is clFlush(queue). */
+#define KCTX_CL(name, ...) \
+    (kctx__loader_count(&kctx_loader_table, KCTX_LE_cl##name), g_cl.cl##name(__VA_ARGS__))
+
 static fw_cl_dev g_dev[FW_CL_MAX_DEVICES];
 static int g_ndev;
 static char g_init_error[512];
@@ -59,10 +98,22 @@ static fw_status fw_fail(fw_status s, const char *fmt, const char *a, cl_int err
 #define CLFAIL(call, err) fw_fail(FW_ERROR, "%s: %s", call, err)
 
 static void init_devices(void) {
-    if (!kctx__opencl_loaded()) {
-        snprintf(g_init_error, sizeof g_init_error, "%s", kctx__opencl_api_error());
+    char why[300];
+    if (kctx__loader_open(&kctx_loader_table, "KCTX_OPENCL_LIBRARY", "libOpenCL.so.1", why,
+                          sizeof why)) {
+        snprintf(g_init_error, sizeof g_init_error,
+                 "the OpenCL library is not installed or not loadable (%s)", why);
         return;
     }
+    int bad = kctx__loader_resolve(&kctx_loader_table, NULL, NULL, NULL);
+    if (bad >= 0) {
+        snprintf(g_init_error, sizeof g_init_error, "%s has no %s", kctx_loader_table.path,
+                 kctx_loader_table_names[bad]);
+        return;
+    }
+#define FW_CL_SET_(name) *(void **)&g_cl.name = kctx_loader_table_fns[KCTX_LE_##name];
+    FW_CL(FW_CL_SET_)
+#undef FW_CL_SET_
     cl_platform_id plats[8];
     cl_uint np = 0;
     if (KCTX_CL(GetPlatformIDs, 8, plats, &np) != CL_SUCCESS || np == 0) {

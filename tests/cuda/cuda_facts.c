@@ -18,7 +18,8 @@
  */
 #include <cuda.h>
 
-#include <dlfcn.h>
+#include "driver_table.h"
+
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,33 +68,32 @@ static struct {
 typedef CUresult(CUDAAPI *f_ctxid)(CUcontext, unsigned long long *);
 static f_ctxid p_cuCtxGetId; /* optional: CUDA 12.0+ */
 
-typedef CUresult(CUDAAPI *f_getproc)(const char *, void **, int, cuuint64_t,
-                                     CUdriverProcAddressQueryResult *);
+/* The counted table (platform/common/loader.h), resolved as the cuda
+ * adapter resolves its own (platform/cuda/driver_table.h). */
+KCTX_LOADER_TABLE(FACT_CU);
 
 static int load(void) {
-    const char *path = getenv("KCTX_CUDA_DRIVER");
-    if (!path || !*path) path = "libcuda.so.1";
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        printf("cuda facts: driver not found: %s\n", dlerror());
+    char why[300];
+    if (kctx__loader_open(&kctx_loader_table, "KCTX_CUDA_DRIVER", "libcuda.so.1", why,
+                          sizeof why)) {
+        printf("cuda facts: driver not found: %s\n", why);
         return -1;
     }
-    f_getproc gp = NULL;
-    *(void **)&gp = dlsym(lib, "cuGetProcAddress_v2");
+    kctx_cuda_getproc gp = kctx__cuda_getproc(&kctx_loader_table);
     if (!gp) {
-        printf("cuda facts: %s has no cuGetProcAddress_v2\n", path);
+        printf("cuda facts: %s has no cuGetProcAddress_v2\n", kctx_loader_table.path);
         return -1;
     }
-#define R_(name, args)                                                                     \
-    if (gp(#name, (void **)&cu.p_##name, 12080, CU_GET_PROC_ADDRESS_DEFAULT, NULL) != 0 || \
-        !cu.p_##name) {                                                                    \
-        printf("cuda facts: cannot resolve %s\n", #name);                                  \
-        return -1;                                                                         \
+    int bad = kctx__loader_resolve(&kctx_loader_table, kctx__cuda_find, &gp, NULL);
+    if (bad >= 0) {
+        printf("cuda facts: cannot resolve %s\n", kctx_loader_table_names[bad]);
+        return -1;
     }
-    FACT_CU(R_)
-#undef R_
-    if (gp("cuCtxGetId", (void **)&p_cuCtxGetId, 12080, CU_GET_PROC_ADDRESS_DEFAULT, NULL) != 0)
-        p_cuCtxGetId = NULL;
+#define S_(name, args) *(void **)&cu.p_##name = kctx_loader_table_fns[KCTX_LE_##name];
+    FACT_CU(S_)
+#undef S_
+    void *id = NULL;
+    p_cuCtxGetId = kctx__cuda_find(&gp, "cuCtxGetId", &id) == 0 ? (f_ctxid)id : NULL;
     CUresult st = cu.p_cuInit(0);
     if (st) {
         printf("cuda facts: cuInit: %d\n", (int)st);

@@ -5,7 +5,7 @@
  * half poisons and lives in test_poison.c).
  */
 #include "kt.h"
-#include "rt_layout.h"
+#include <kctx/rt_layout.h>
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
 
 /* The runtime image's layout (the device ring's indices), read here from
  * device memory as the device programs see it. */
-#include "../../src/core/rt_layout.h"
+#include <kctx/rt_layout.h>
 
 #include <stdio.h>
 #include <stdlib.h>

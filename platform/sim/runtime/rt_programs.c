@@ -29,12 +29,12 @@
  * Every program receives the launch identity by value, so a captured
  * launch carries it into every replay. Shared words are C11 atomics; every
  * wait goes through the sim's services (block, never spin). Layouts:
- * src/core/rt_layout.h.
+ * kctx/rt_layout.h.
  */
 #include <kctx/sim_kernel.h>
 #include <stdatomic.h>
 
-#include "rt_layout.h"
+#include <kctx/rt_layout.h>
 
 #define DEV(T, a) ((T)(uintptr_t)(a))
 #define A32(p) ((_Atomic uint32_t *)(p))

@@ -1,6 +1,10 @@
 /*
- * rt_layout.h — the device-visible layout of a kernel context's resident
- * device memory, shared by the host core and the runtime's device programs.
+ * kctx/rt_layout.h — the runtime's device ABI: the device-visible layout of a
+ * kernel context's resident device memory, shared by the host core
+ * (src/core), the runtime's device programs of every platform (sim, OpenCL,
+ * CUDA), the trace reader and the tools. It is a shared ABI header, not part
+ * of the caller's API (kctx.h): it lives here so that no platform, tool or
+ * device program includes a header of src/core.
  * All fields are naturally aligned little-endian words; words that host and
  * device programs touch concurrently are accessed atomically.
  */

@@ -1,0 +1,72 @@
+/*
+ * ocl_internal.h — what the opencl platform's three files share
+ * (adapter.c: the ops table; binding.c: kctx/opencl.h; test_hold.c: the
+ * test support): the lent (context, device) pairs, kctx's own streams, and
+ * the hold the launch checks.
+ */
+#ifndef KCTX_OPENCL_OCL_INTERNAL_H
+#define KCTX_OPENCL_OCL_INTERNAL_H
+
+#define CL_TARGET_OPENCL_VERSION 300
+#include "cl_api.h"
+
+#include <kctx/opencl.h>
+#include <kctx/platform.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* OpenCL's smallest kernel parameter limit (CL_DEVICE_MAX_PARAMETER_SIZE is
+ * at least 1024 on a full profile device); a device reports its own. */
+#define OCL_MAX_PARAMS_SIZE 1024u
+
+/* ---- the lent (context, device) pairs (adapter.c defines them) ---- */
+
+typedef struct ocl_dev {
+    cl_context ctx;
+    cl_device_id dev;
+    kctx_device_info info;
+} ocl_dev;
+
+/* What kctx holds on each pair (kctx_opencl_live_objects). */
+typedef struct ocl_counts {
+    _Atomic uint64_t queues, events, programs, kernels, allocations, bytes;
+    _Atomic uint64_t total_allocations, enqueues;
+} ocl_counts;
+
+extern pthread_mutex_t kctx__ocl_mu; /* taken to add a pair (and by the ops' lists) */
+extern ocl_dev kctx__ocl_devs[KCTX_OPENCL_MAX_DEVICES];
+extern ocl_counts kctx__ocl_counts[KCTX_OPENCL_MAX_DEVICES];
+extern _Atomic int kctx__ocl_ndevs;
+extern _Thread_local int kctx__ocl_bound; /* the calling thread's pair, or -1 */
+
+/* The pair's number, or -1 (binding.c). */
+int kctx__ocl_lookup_pair(cl_context ctx, cl_device_id dev);
+
+/* ---- kctx's own streams (adapter.c) ---- */
+
+typedef struct ocl_stream {
+    cl_command_queue q;
+    int dev; /* the pair it belongs to */
+    pthread_mutex_t mu;
+    cl_event last; /* the latest command's event; NULL: nothing enqueued yet */
+} ocl_stream;
+
+/* The own stream whose queue is s, or NULL (a caller's queue). */
+ocl_stream *kctx__ocl_own_stream(kctx_pstream s);
+
+/* ---- the public API's failures (binding.c) ---- */
+
+/* Set the thread's last error for a kctx/opencl.h entry; returns s. */
+kctx_status kctx__ocl_api_fail(kctx_status s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- test support (test_hold.c) ---- */
+
+/* 1 while a test's hold is armed: the launch then asks test_hold.c. */
+extern _Atomic int kctx__ocl_hold_armed;
+/* Called with the function's lock held, before a task kernel's enqueue on
+ * s: the gate it must also wait for, or NULL. */
+cl_event kctx__ocl_take_hold(kctx_pstream s);
+
+#endif

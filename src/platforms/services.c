@@ -1,0 +1,18 @@
+/*
+ * services.c — the core's side of the adapters' services
+ * (platform/common/services.h): the one file of the platform wing that sees
+ * the core's internals, so that no adapter includes src/core/internal.h.
+ */
+#include "services.h"
+
+#include "../core/internal.h"
+
+#include <stdarg.h>
+
+kctx_status kctx__svc_fail(kctx_status s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    kctx__vfail(NULL, s, fmt, ap);
+    va_end(ap);
+    return s;
+}
