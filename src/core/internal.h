@@ -174,6 +174,7 @@ typedef struct kctx_ctx {
     /* tracing (K32): resident host buffers made at init when enabled */
     bool trace;
     bool trace_collected;        /* close copied the device ring back already */
+    bool trace_was_on;           /* closed with tracing on: flush is then INVALID_STATE */
     kctx_dfx_names *trace_names; /* callables prepared while tracing (their names) */
     uint32_t ntrace_names;
     char *trace_path;

@@ -371,6 +371,7 @@ static void finish_trace(kctx_ctx *c) {
     if (kctx__trace_write(c) != KCTX_OK)
         kctx__set_teardown_error(c, KCTX_PLATFORM_ERROR, kctx_thread_last_error());
     kctx__trace_free(c);
+    c->trace_was_on = true; /* the config had tracing: a later flush is a phase error */
 }
 
 kctx_status kctx_close(kctx_context h) {

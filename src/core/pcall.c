@@ -414,6 +414,14 @@ kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status 
 kctx_status kctx__check_device(kctx_ctx *c) {
     int cur = -1;
     kctx_status st = kp_current_device(c, &cur);
+    if (st && c->ops->bound_device && st != KCTX_DEVICE_LOST) {
+        /* a thread that lent no device has no current device to compare:
+         * the caller's state, not a platform failure (K5; platform.h) */
+        char why[KCTX_MSG];
+        snprintf(why, sizeof why, "%s", kctx_thread_last_error());
+        return kctx__fail(c, KCTX_INVALID_STATE,
+                          "the calling thread has no device of the context's (K5): %s", why);
+    }
     if (st) return st;
     if (cur != c->device)
         return kctx__fail(

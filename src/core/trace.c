@@ -207,7 +207,7 @@ kctx_status kctx_trace_flush(kctx_context h) {
     kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
     uint64_t t0 = kctx__now_ns();
-    if (!c->trace)
+    if (!c->trace && !c->trace_was_on)
         st = kctx__fail(c, KCTX_UNSUPPORTED, "tracing is not enabled on this context");
     else if (c->phase == KCTX_PHASE_QUARANTINED)
         st = kctx__fail(c, KCTX_DEVICE_LOST,

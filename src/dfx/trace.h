@@ -36,7 +36,9 @@ typedef struct kctx_dfx_host_span {
 
 /* The names of a callable prepared while tracing: its id, its name and its
  * kernels' entry names by function id (so spans can say "k_vadd", not
- * "f0"). */
+ * "f0"). The writer trusts no byte of them: control characters are
+ * escaped, a byte that is not well-formed UTF-8 is written as U+FFFD, a
+ * NULL name or kernel as "" (functions may be NULL: no kernels). */
 typedef struct kctx_dfx_names {
     uint64_t id;
     char *name;

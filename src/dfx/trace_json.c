@@ -56,15 +56,45 @@ static const char *host_span_name(uint32_t kind) {
     }
 }
 
+/* The length of the well-formed UTF-8 sequence at p (1..4), or 0 when the
+ * bytes there are not one (a stray continuation byte, a truncated or
+ * overlong sequence, a surrogate, a code point above U+10FFFF). */
+static size_t utf8_len(const unsigned char *p) {
+    if (p[0] < 0x80) return 1;
+    size_t n = p[0] >= 0xc2 && p[0] <= 0xdf   ? 2
+               : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+               : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                              : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80) return 0; /* also stops at the NUL */
+    if (n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))) return 0;
+    if (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))) return 0;
+    return n;
+}
+
+/* A JSON string. Names come from images and may hold any byte: control
+ * characters are escaped, and a byte that is not part of well-formed UTF-8
+ * is written as U+FFFD, so the file is always valid JSON (RFC 8259 text is
+ * UTF-8; Jansson and browsers reject anything else). NULL writes "". */
 static void put_escaped(FILE *f, const char *s) {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20 || *p == 0x7f)
-            fprintf(f, "\\u%04x", (unsigned)*p);
-        else
-            fputc(*p, f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p != '\0';) {
+        size_t n = utf8_len(p);
+        if (n == 0) {
+            fputs("\\ufffd", f);
+            p++;
+        } else if (n > 1) {
+            fwrite(p, 1, n, f);
+            p += n;
+        } else {
+            if (*p == '"' || *p == '\\')
+                fprintf(f, "\\%c", *p);
+            else if (*p < 0x20 || *p == 0x7f)
+                fprintf(f, "\\u%04x", (unsigned)*p);
+            else
+                fputc(*p, f);
+            p++;
+        }
     }
     fputc('"', f);
 }
@@ -217,7 +247,7 @@ static void put_name_args(FILE *f, const kctx_dfx_names *n, uint32_t func_id, in
     fputs("\"callable_name\":", f);
     put_escaped(f, n->name);
     fputc(',', f);
-    if (with_kernel && func_id < n->nfunctions) {
+    if (with_kernel && n->functions && func_id < n->nfunctions) {
         fputs("\"kernel\":", f);
         put_escaped(f, n->functions[func_id]);
         fputc(',', f);
@@ -317,7 +347,7 @@ static void emit(FILE *f, const kctx_dfx_trace *t, const lanes *l) {
             fputs(",\"name\":", f);
             put_escaped(f, n->name);
             fputs(",\"kernels\":[", f);
-            for (uint32_t k = 0; k < n->nfunctions; k++) {
+            for (uint32_t k = 0; n->functions && k < n->nfunctions; k++) {
                 if (k) fputc(',', f);
                 put_escaped(f, n->functions[k]);
             }

@@ -276,6 +276,73 @@ static int read_span(reader *r, size_t i, const json_t *ev, size_t lane, kctx_df
     return 0;
 }
 
+static void callable_names_free(kctx_dfx_callable_names *c) {
+    for (uint32_t k = 0; c->kernels && k < c->nkernels; k++) free(c->kernels[k]);
+    free(c->kernels);
+    free(c->name);
+}
+
+static int cmp_callable_id(const void *a, const void *b) {
+    uint64_t x = ((const kctx_dfx_callable_names *)a)->id,
+             y = ((const kctx_dfx_callable_names *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* One entry of otherData.callables into `c` (left empty on failure). */
+static int read_callable(reader *r, size_t i, const json_t *e, kctx_dfx_callable_names *c) {
+    memset(c, 0, sizeof *c);
+    if (!json_is_object(e))
+        return fail(r->err, r->errsz, "otherData.callables[%zu] is not an object", i);
+    if (get_id(json_object_get(e, "id"), &c->id) != 0)
+        return fail(r->err, r->errsz,
+                    "otherData.callables[%zu].id is missing or not a non-negative integer", i);
+    const json_t *name = json_object_get(e, "name");
+    if (!json_is_string(name))
+        return fail(r->err, r->errsz, "otherData.callables[%zu].name is missing or not a string",
+                    i);
+    const json_t *ks = json_object_get(e, "kernels");
+    if (ks != NULL && !json_is_array(ks))
+        return fail(r->err, r->errsz, "otherData.callables[%zu].kernels is not an array", i);
+    size_t nk = ks ? json_array_size(ks) : 0;
+    if (nk > UINT32_MAX)
+        return fail(r->err, r->errsz, "otherData.callables[%zu] has more than 2^32-1 kernels", i);
+    for (size_t k = 0; k < nk; k++)
+        if (!json_is_string(json_array_get(ks, k)))
+            return fail(r->err, r->errsz, "otherData.callables[%zu].kernels[%zu] is not a string",
+                        i, k);
+    c->name = dup_str(json_string_value(name));
+    c->kernels = calloc(nk ? nk : 1, sizeof *c->kernels);
+    int ok = c->name && c->kernels;
+    for (size_t k = 0; ok && k < nk; k++, c->nkernels++)
+        ok = (c->kernels[k] = dup_str(json_string_value(json_array_get(ks, k)))) != NULL;
+    if (!ok) {
+        callable_names_free(c);
+        memset(c, 0, sizeof *c);
+        return fail(r->err, r->errsz, "out of memory");
+    }
+    return 0;
+}
+
+/* otherData.callables: the callables' names, sorted by id. */
+static int read_callables(reader *r, const json_t *cs) {
+    kctx_dfx_trace_file *f = r->f;
+    if (!json_is_array(cs)) return fail(r->err, r->errsz, "otherData.callables is not an array");
+    size_t n = json_array_size(cs);
+    if (n == 0) return 0;
+    f->callables = calloc(n, sizeof *f->callables);
+    if (f->callables == NULL) return fail(r->err, r->errsz, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (read_callable(r, i, json_array_get(cs, i), &f->callables[i]) != 0) return -1;
+        f->ncallables++;
+    }
+    qsort(f->callables, n, sizeof *f->callables, cmp_callable_id);
+    for (size_t i = 1; i < n; i++)
+        if (f->callables[i].id == f->callables[i - 1].id)
+            return fail(r->err, r->errsz, "otherData.callables lists callable %" PRIu64 " twice",
+                        f->callables[i].id);
+    return 0;
+}
+
 static int read_other_data(reader *r, const json_t *od) {
     kctx_dfx_trace_file *f = r->f;
     if (od == NULL) return 0;
@@ -310,6 +377,8 @@ static int read_other_data(reader *r, const json_t *od) {
                         "otherData.core_count is not a 32-bit non-negative integer");
         f->core_count = (uint32_t)n;
     }
+    const json_t *cs = json_object_get(od, "callables");
+    if (cs != NULL && read_callables(r, cs) != 0) return -1;
     return 0;
 }
 
@@ -572,8 +641,16 @@ static int finish(reader *r) {
 
 /* ---- entry points ---------------------------------------------------------- */
 
+const kctx_dfx_callable_names *kctx_dfx_trace_callable(const kctx_dfx_trace_file *f, uint64_t id) {
+    if (f == NULL || f->ncallables == 0) return NULL;
+    kctx_dfx_callable_names key = {.id = id};
+    return bsearch(&key, f->callables, f->ncallables, sizeof key, cmp_callable_id);
+}
+
 void kctx_dfx_trace_file_free(kctx_dfx_trace_file *f) {
     if (f == NULL) return;
+    for (size_t i = 0; i < f->ncallables; i++) callable_names_free(&f->callables[i]);
+    free(f->callables);
     for (size_t i = 0; i < f->nlanes; i++) free(f->lanes[i].name);
     for (size_t i = 0; i < f->nspans; i++) {
         free(f->spans[i].name);

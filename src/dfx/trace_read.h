@@ -13,7 +13,9 @@
  * other form Chrome accepts); complete events ("ph":"X") become spans;
  * thread_name / thread_sort_index / process_name metadata name and order
  * the lanes; the "dropped" instant event and otherData carry the drop
- * counts. Other events are counted in `ignored` and otherwise skipped. Any
+ * counts; otherData.callables names the callables (id, image name, kernel
+ * entry names by function id). Other events are counted in `ignored` and
+ * otherwise skipped. Any
  * syntax error (with its line and column) or shape error (a missing or
  * mistyped field the reader needs, a negative duration, a duplicate key)
  * rejects the whole file with a message naming the event.
@@ -66,6 +68,18 @@ typedef struct kctx_dfx_span {
     char *status_name;   /* args.status_name ("KCTX_BUSY"), else NULL */
 } kctx_dfx_span;
 
+/* One entry of otherData.callables: a callable prepared while tracing,
+ * with its image name and its kernels' entry names by function id. The
+ * strings are the file's, decoded (valid UTF-8 with no NUL, as Jansson
+ * guarantees) but otherwise untrusted: any length, any character (quotes,
+ * '<', control characters); a view escapes them for its medium. */
+typedef struct kctx_dfx_callable_names {
+    uint64_t id;
+    char *name;
+    char **kernels; /* [nkernels], by function id */
+    uint32_t nkernels;
+} kctx_dfx_callable_names;
+
 typedef struct kctx_dfx_trace_file {
     char *process_name; /* NULL when the file has none */
     kctx_dfx_lane *lanes;
@@ -79,6 +93,11 @@ typedef struct kctx_dfx_trace_file {
     uint64_t base_ns;
     uint32_t core_count; /* otherData.core_count, else the number of core lanes */
     char *device_na;     /* otherData.device_lanes when the device wrote no records, else NULL */
+    /* otherData.callables, sorted by id (ids are distinct: a file listing
+     * one twice is rejected); NULL/0 when the file has none (an older
+     * trace, or names the writer could not allocate). */
+    kctx_dfx_callable_names *callables;
+    size_t ncallables;
 } kctx_dfx_trace_file;
 
 /* Parse `len` bytes of JSON text into `out`. Returns 0, or -1 with a
@@ -90,6 +109,9 @@ int kctx_dfx_trace_parse(const char *text, size_t len, kctx_dfx_trace_file *out,
 
 /* Read and parse the file at `path` ("-" reads stdin). Same contract. */
 int kctx_dfx_trace_read(const char *path, kctx_dfx_trace_file *out, char *err, size_t errsz);
+
+/* The names of callable `id` from otherData.callables, else NULL. */
+const kctx_dfx_callable_names *kctx_dfx_trace_callable(const kctx_dfx_trace_file *f, uint64_t id);
 
 /* Release what parse/read allocated; the struct is left empty. */
 void kctx_dfx_trace_file_free(kctx_dfx_trace_file *f);

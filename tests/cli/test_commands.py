@@ -252,7 +252,22 @@ def case_demo_out(c):
           "the trace holds every host enqueue (6 captured + 96 eager) and every device run (96 eager + 110 replays)", p)
     check(doc["otherData"]["dev_dropped"] == 0 and doc["otherData"]["host_dropped"] == 0, "nothing dropped", p)
     with open(trace_svg) as t:
-        check(t.read().lstrip().startswith("<"), "the swimlane is an SVG document", p)
+        svg = t.read()
+    check(svg.lstrip().startswith("<"), "the swimlane is an SVG document", p)
+    # K32: the trace names its callables (image names), and both trace views use the names
+    table = {e["id"]: e["name"] for e in doc["otherData"].get("callables", [])}
+    check(len(table) == 6 and all(n.startswith("mlp_block_") for n in table.values()),
+          f"the trace names the six callables by image name: {table}", p)
+    s = c.run("trace", "summarize", trace_json, "--json")
+    expect_exit(s, 0, "trace summarize --json on the demo's trace")
+    groups = parse_json(s, "trace summarize --json")["callables"]["enqueue"]
+    check({g["callable"]: g.get("name") for g in groups} == table, "summarize --json names each callable", s)
+    s = c.run("trace", "summarize", trace_json)
+    expect_exit(s, 0, "trace summarize on the demo's trace")
+    rows = s.out.split("callables (")[1].split("\n\n")[0].splitlines()[2:]
+    check([r.split()[:2] for r in rows] == [[str(i), n] for i, n in sorted(table.items())],
+          "summarize prints 'ID NAME' per callable", s)
+    check(f">{min(table)} {table[min(table)]}</text>" in svg, "the swimlane's legend names the callables", p)
     check(f["lifecycle"].startswith("0 device lifecycle calls"), "K4 line", p)
     check("kctx_close KCTX_OK, kctx_destroy KCTX_OK, device back to its baseline" in f["teardown"],
           "clean teardown", p)

@@ -424,6 +424,102 @@ static void test_reader_accepts_other_chrome_shapes(void) {
     CHECK(strstr(err, strerror(ENOENT)) != NULL);
 }
 
+/* ---- the callables' names (otherData.callables) ---------------------------- */
+
+/* K32: a trace names its callables (id -> image name, kernels by function
+ * id); the reader gives the table back, sorted by id, and a trace without
+ * one reads as an empty table. */
+static void test_names_table_reads_back(void) {
+    static char *k7[] = {"k_add", "k_scale"}, *k9[] = {"k_a", "k_b", "k_mm"};
+    static const kctx_dfx_names names[] = {{9, "matmul", k9, 3}, {7, "vadd_chain", k7, 2}};
+    synth s;
+    synth_known(&s);
+    s.t.names = names;
+    s.t.nnames = 2;
+    char err[256];
+    const char *path = path_in("named.names");
+    REQUIRE(kctx_dfx_write_chrome(path, &s.t, err, sizeof err) == 0);
+    kctx_dfx_trace_file f;
+    REQUIRE(kctx_dfx_trace_read(path, &f, err, sizeof err) == 0);
+    CHECK(f.ncallables == 2 && f.callables[0].id == 7 && f.callables[1].id == 9);
+    const kctx_dfx_callable_names *c7 = kctx_dfx_trace_callable(&f, 7),
+                                  *c9 = kctx_dfx_trace_callable(&f, 9);
+    CHECK(c7 && strcmp(c7->name, "vadd_chain") == 0 && c7->nkernels == 2 &&
+          strcmp(c7->kernels[1], "k_scale") == 0);
+    CHECK(c9 && strcmp(c9->name, "matmul") == 0 && c9->nkernels == 3 &&
+          strcmp(c9->kernels[2], "k_mm") == 0);
+    CHECK(kctx_dfx_trace_callable(&f, 8) == NULL);
+    kctx_dfx_trace_file_free(&f);
+    CHECK(f.callables == NULL && f.ncallables == 0);
+
+    synth_known(&s); /* no names: an older trace, or names that failed to allocate */
+    path = path_in("unnamed.names");
+    REQUIRE(kctx_dfx_write_chrome(path, &s.t, err, sizeof err) == 0);
+    REQUIRE(kctx_dfx_trace_read(path, &f, err, sizeof err) == 0);
+    CHECK(f.ncallables == 0 && f.callables == NULL && kctx_dfx_trace_callable(&f, 7) == NULL);
+    kctx_dfx_trace_file_free(&f);
+}
+
+/* K32: names come from images and may hold any byte. The file stays valid
+ * JSON (UTF-8): a byte that is not well-formed UTF-8 (stray, overlong,
+ * surrogate, truncated) is written as U+FFFD, control characters and
+ * quotes are escaped, well-formed UTF-8 is kept; a NULL name writes "". */
+static void test_hostile_names_stay_valid_json(void) {
+    static char *k1[] = {"\xc3\xa9t\xc3\xa9",
+                         "e\xed\xa0\x80"
+                         "s",
+                         NULL};
+    static const kctx_dfx_names names[] = {{7,
+                                            "q\"<&>\\\x01\xff"
+                                            "a\xc0\x80"
+                                            "b\xe2\x80",
+                                            k1, 3},
+                                           {9, NULL, NULL, 2}};
+    synth s;
+    synth_known(&s);
+    s.t.names = names;
+    s.t.nnames = 2;
+    char err[256];
+    const char *path = path_in("hostile.names");
+    REQUIRE(kctx_dfx_write_chrome(path, &s.t, err, sizeof err) == 0);
+    kctx_dfx_trace_file f;
+    int rc = kctx_dfx_trace_read(path, &f, err, sizeof err);
+    CHECK_MSG(rc == 0, "the reader (Jansson, which checks UTF-8) refused it: %s", err);
+    if (rc != 0) return;
+    const kctx_dfx_callable_names *c7 = kctx_dfx_trace_callable(&f, 7),
+                                  *c9 = kctx_dfx_trace_callable(&f, 9);
+    CHECK_MSG(c7 && strcmp(c7->name, "q\"<&>\\\x01\xef\xbf\xbd"
+                                     "a\xef\xbf\xbd\xef\xbf\xbd"
+                                     "b\xef\xbf\xbd\xef\xbf\xbd") == 0,
+              "name read back as '%s'", c7 ? c7->name : "(none)");
+    CHECK(c7 && c7->nkernels == 3 && strcmp(c7->kernels[0], "\xc3\xa9t\xc3\xa9") == 0 &&
+          strcmp(c7->kernels[1], "e\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbds") == 0 &&
+          strcmp(c7->kernels[2], "") == 0);
+    CHECK(c9 && strcmp(c9->name, "") == 0 && c9->nkernels == 0);
+    const kctx_dfx_span *launch = find_span(&f, "launch", 0);
+    CHECK(launch && launch->callable_name && c7 && strcmp(launch->callable_name, c7->name) == 0);
+    kctx_dfx_trace_file_free(&f);
+}
+
+/* The reader trusts nothing in the names table either. */
+static void test_reader_rejects_malformed_names(void) {
+#define OD(x) "{\"otherData\":{\"callables\":" x "},\"traceEvents\":[]}"
+    rejects(OD("{}"), "otherData.callables is not an array");
+    rejects(OD("[7]"), "otherData.callables[0] is not an object");
+    rejects(OD("[{\"name\":\"a\"}]"), "otherData.callables[0].id");
+    rejects(OD("[{\"id\":-1,\"name\":\"a\"}]"), "otherData.callables[0].id");
+    rejects(OD("[{\"id\":1,\"name\":\"a\"},{\"id\":2,\"name\":3}]"), "otherData.callables[1].name");
+    rejects(OD("[{\"id\":1,\"name\":\"a\",\"kernels\":\"k\"}]"),
+            "otherData.callables[0].kernels is not an array");
+    rejects(OD("[{\"id\":1,\"name\":\"a\",\"kernels\":[\"k\",null]}]"),
+            "otherData.callables[0].kernels[1] is not a string");
+    rejects(OD("[{\"id\":1,\"name\":\"a\"},{\"id\":\"1\",\"name\":\"b\"}]"),
+            "lists callable 1 twice");
+    rejects(OD("[{\"id\":1,\"name\":\"a\xff\"}]"), "not valid JSON");
+    rejects(OD("[{\"id\":1,\"name\":\"a\\u0000b\"}]"), "not valid JSON");
+#undef OD
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s OUTPUT_DIR\n", argv[0]);
@@ -450,5 +546,8 @@ int main(int argc, char **argv) {
     RUN(test_existing_file_is_replaced_whole);
     RUN(test_reader_rejects_malformed_files);
     RUN(test_reader_accepts_other_chrome_shapes);
+    RUN(test_names_table_reads_back);
+    RUN(test_hostile_names_stay_valid_json);
+    RUN(test_reader_rejects_malformed_names);
     return check_summary();
 }

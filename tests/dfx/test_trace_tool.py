@@ -352,6 +352,149 @@ def case_stdin(c):
     check(json.loads(p.out)["spans"]["total"] == 22, "stdin read whole", p)
 
 
+# ---- callables by name (otherData.callables, K32) ------------------------------
+
+def callable_rows(out, section):
+    """The rows of a summary section, as (first column up to the numbers, the rest split)."""
+    lines = out.split(section)[1].split("\n\n")[0].splitlines()[2:]
+    return [(line[2:34].rstrip(), line[34:].split()) for line in lines]
+
+
+def case_summarize_names(c):
+    """summarize names each callable by its image name next to its id, and each task by its
+    kernel; a trace without names shows the ids alone (K32)."""
+    named = c.trace("named")
+    p = c.run("summarize", named)
+    ok(p, "summarize named")
+    rows = callable_rows(p.out, "callables (")
+    check([r[0] for r in rows] == ["7 vadd_chain", "9 matmul"], f"callable rows {rows}", p)
+    check(rows[0][1][:1] == ["2"] and rows[1][1][:1] == ["1"], "the numbers follow the name", p)
+    tasks = callable_rows(p.out, "tasks (")
+    check([(r[0], r[1][0], r[1][1], r[1][-1]) for r in tasks] ==
+          [("7 vadd_chain", "0", "0", "k_add"), ("7 vadd_chain", "1", "1", "k_scale"), ("9 matmul", "0", "2", "k_mm")],
+          f"task rows name their callable and kernel: {tasks}", p)
+    check(p.out.split("tasks (")[1].splitlines()[1].rstrip().endswith("kernel"), "a kernel column", p)
+
+    p = c.run("summarize", named, "--json")
+    ok(p, "summarize named --json")
+    s = json.loads(p.out)
+    for group in ("enqueue", "device"):
+        got = {g["callable"]: g.get("name") for g in s["callables"][group]}
+        check(got == {7: "vadd_chain", 9: "matmul"}, f"callables.{group} names {got}", p)
+    check([(t["callable"], t["callable_name"], t["func_id"], t["kernel"]) for t in s["tasks"]] ==
+          [(7, "vadd_chain", 0, "k_add"), (7, "vadd_chain", 1, "k_scale"), (9, "matmul", 2, "k_mm")],
+          f"tasks {s['tasks']}", p)
+    check(s["callable_names"] == json.load(open(named))["otherData"]["callables"],
+          f"callable_names is the trace's table: {s['callable_names']}", p)
+
+    # no names: the ids alone, no name keys, an empty table
+    known = c.trace("known")
+    p = c.run("summarize", known)
+    ok(p, "summarize known")
+    check([r[0] for r in callable_rows(p.out, "callables (")] == ["7", "9"], "ids alone", p)
+    check(all(r[1][-1] == "-" for r in callable_rows(p.out, "tasks (")), "no kernel names: '-'", p)
+    s = json.loads(c.run("summarize", known, "--json").out)
+    check(s["callable_names"] == [] and all("name" not in g for g in s["callables"]["enqueue"]) and
+          all("kernel" not in t and "callable_name" not in t for t in s["tasks"]), f"no names in JSON {s}")
+
+
+def svg_texts(root):
+    return ["".join(t.itertext()) for t in root.iter(SVG + "text")]
+
+
+def legend_callables(texts):
+    i = texts.index("callables:")
+    j = texts.index("phases:")
+    return texts[i + 1:j]
+
+
+def case_render_names(c):
+    """The swimlane's legend names each callable by id and image name; launch boxes wide
+    enough are labelled `launch NAME`; without names, the ids alone (K32)."""
+    named = c.trace("named")
+    out = c.path("named.svg")
+    ok(c.run("render", named, "-o", out, "--width", "20000"), "render named")
+    texts = svg_texts(parse_svg(out))
+    check(legend_callables(texts) == ["7 vadd_chain", "9 matmul"], f"legend {legend_callables(texts)}")
+    check("launch vadd_chain" in texts and "launch matmul" in texts, "launch boxes labelled by name")
+    out2 = c.path("known.svg")
+    ok(c.run("render", c.trace("known"), "-o", out2, "--width", "20000"), "render known")
+    texts = svg_texts(parse_svg(out2))
+    check(legend_callables(texts) == ["7", "9"], f"ids alone: {legend_callables(texts)}")
+    check("launch 7" in texts and "launch 9" in texts, "launch boxes labelled by id")
+
+
+HOSTILE7 = 'q"uote<tag>&amp;\\back'
+HOSTILE9 = "bad\ufffd\ufffdutf8\x1b[31mred\u202eend"  # \xff\xfe written as U+FFFD
+LONG = "k" * 5000
+
+
+def terminal_safe(out, what, p):
+    bad = [ch for ch in out if (ord(ch) < 0x20 and ch != "\n") or 0x7f <= ord(ch) <= 0x9f or ch == "\u202e"]
+    check(not bad, f"{what}: nothing a terminal acts on is printed raw: {bad[:5]}", p)
+
+
+def case_hostile_names(c):
+    """Names an image could hold (quotes, markup, control characters, bytes that are not
+    UTF-8, a bidi override, 5000 characters) are escaped in the SVG, printed safely by
+    summarize, exact in --json (K32; the reader trusts nothing)."""
+    hostile = c.trace("hostile")
+    table = json.load(open(hostile, encoding="utf-8"))["otherData"]["callables"]  # valid UTF-8 JSON
+    check([t["name"] for t in table] == [HOSTILE7, HOSTILE9] and table[1]["kernels"][2] == LONG,
+          f"the writer's table {[t['name'] for t in table]}")
+    p = c.run("summarize", hostile)
+    ok(p, "summarize hostile")
+    terminal_safe(p.out, "summarize", p)
+    rows = callable_rows(p.out, "callables (")
+    check([r[0] for r in rows] == ["7 " + HOSTILE7.replace("\\", "\\\\"),
+                                   "9 bad\ufffd\ufffdutf8\\x1b[31mred\\u202eend"], f"escaped rows {rows}", p)
+    tasks = callable_rows(p.out, "tasks (")
+    check(tasks[0][1][-1] == "</text><script>x</script>", f"markup in a kernel name: {tasks[0]}", p)
+    check(tasks[1][1][-1] == "\\x01ctl", f"a control character in a kernel name: {tasks[1]}", p)
+    check(tasks[-1][1][-1] == "k" * 37 + "...", f"a long kernel name is cut: {tasks[-1][1][-1][:50]}", p)
+    check(max(len(line) for line in p.out.splitlines()) < 200, "no line runs away", p)
+
+    s = json.loads(c.run("summarize", hostile, "--json").out)
+    check(s["callable_names"] == table, "--json gives the names exactly")
+    check({g["callable"]: g["name"] for g in s["callables"]["enqueue"]} == {7: HOSTILE7, 9: HOSTILE9}, "names")
+
+    out = c.path("hostile.svg")
+    ok(c.run("render", hostile, "-o", out, "--width", "20000"), "render hostile")
+    raw = open(out, "rb").read()
+    raw.decode("utf-8")  # raises unless UTF-8
+    check(b"<script>" not in raw and b"<tag>" not in raw and b"\x1b" not in raw, "markup and controls escaped")
+    root = parse_svg(out)  # raises unless well-formed XML
+    texts = svg_texts(root)
+    check(legend_callables(texts) == ["7 " + HOSTILE7, "9 bad\ufffd\ufffdutf8?[31mred\u202eend"],
+          f"legend {legend_callables(texts)}")
+    check("</text><script>x</script>" in texts and "?ctl" in texts and "k" * 37 + "..." in texts and
+          LONG not in texts, "kernel legend: markup shown as text, a control character as '?', a long name cut")
+    check(len(raw) < 200_000, f"a long name does not blow up the picture: {len(raw)} bytes")
+
+    # A file not written by kctx: escapes the writer never makes, in every name shown.
+    crafted = c.path("crafted.json")
+    evil = "\u001b]0;owned\u0007\u001b[2J\u202e<&>"
+    doc = {"otherData": {"callables": [{"id": 1, "name": evil, "kernels": [evil]}]},
+           "traceEvents": [
+               {"name": "process_name", "ph": "M", "pid": 1, "tid": 0, "args": {"name": evil}},
+               {"name": "thread_name", "ph": "M", "pid": 1, "tid": 1, "args": {"name": evil}},
+               {"name": "launch", "cat": "host", "ph": "X", "pid": 1, "tid": 1, "ts": 0, "dur": 5,
+                "args": {"callable": 1, "launch": 1, "callable_name": evil, "status_name": evil}},
+               {"name": "task 0 f0/b0", "cat": "aicore", "ph": "X", "pid": 1, "tid": 1, "ts": 1, "dur": 1,
+                "args": {"task": 0, "func_id": 0, "block": 0, "launch": 1, "kernel": evil}}]}
+    open(crafted, "w").write(json.dumps(doc))
+    p = c.run("summarize", crafted)
+    ok(p, "summarize crafted")
+    terminal_safe(p.out, "summarize crafted", p)
+    check("\\x1b]0;owned\\x07\\x1b[2J\\u202e<&>" in p.out, "escapes shown", p)
+    out = c.path("crafted.svg")
+    ok(c.run("render", crafted, "-o", out), "render crafted")
+    raw = open(out, "rb").read()
+    check(b"\x1b" not in raw and b"\x07" not in raw, "no control characters in the SVG")
+    check(legend_callables(svg_texts(parse_svg(out))) == ["1 ?]0;owned??[2J\u202e<&>"],
+          f"legend {legend_callables(svg_texts(parse_svg(out)))}")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

@@ -198,6 +198,10 @@ KT_TEST(a_trace_write_failure_goes_to_the_teardown_slot_and_close_stays_done) { 
     CHECK(td != KCTX_OK);
     CHECK(strstr(msg, "trace") != NULL);
     CHECK_OK(kctx_close(c)); /* idempotent */
+    /* closed with tracing on: flush is a phase error, not "tracing off"
+     * (kctx_trace_flush's order: tracing off is a property of the config) */
+    CHECK_K(kctx_trace_flush(c), KCTX_INVALID_STATE);
+    CHECK(strstr(kctx_last_error(c), "CLOSED") != NULL);
     CHECK_OK(kctx_destroy(c));
 }
 

@@ -48,6 +48,73 @@ const char *trace_fmt_ns(char *buf, size_t n, uint64_t ns) {
     return buf;
 }
 
+/* ---- untrusted text --------------------------------------------------------- */
+
+size_t trace_utf8_next(const char *s, uint32_t *cp) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = p[0] < 0x80                    ? 1
+               : p[0] >= 0xc2 && p[0] <= 0xdf ? 2
+               : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+               : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+                                              : 0;
+    if (n == 0) return 0;
+    uint32_t c = n == 1 ? p[0] : p[0] & (0x7fu >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) return 0; /* also stops at the NUL */
+        c = c << 6 | (p[i] & 0x3fu);
+    }
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c < least[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return 0;
+    *cp = c;
+    return n;
+}
+
+/* Characters a terminal would act on or that reorder or hide text: C0/C1
+ * controls, DEL, zero-width and bidirectional formatting, the BOM. */
+static int term_unsafe(uint32_t c) {
+    return c < 0x20 || (c >= 0x7f && c <= 0x9f) || (c >= 0x200b && c <= 0x200f) ||
+           (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff;
+}
+
+/* One character of s as the terminal sees it: its bytes (*n of them) go
+ * out as they are when esc is left empty, else esc is written; returns its
+ * width in columns. */
+static size_t term_char(const char *s, size_t *n, char esc[16]) {
+    uint32_t c = 0;
+    size_t len = trace_utf8_next(s, &c);
+    esc[0] = '\0';
+    *n = len ? len : 1;
+    if (len == 0) return (size_t)snprintf(esc, 16, "\\x%02x", (unsigned)(unsigned char)*s);
+    if (c == '\\') return (size_t)snprintf(esc, 16, "\\\\");
+    if (term_unsafe(c))
+        return (size_t)snprintf(esc, 16, c < 0x100 ? "\\x%02x" : "\\u%04x", (unsigned)c);
+    return 1;
+}
+
+size_t trace_put_text(FILE *out, const char *s, size_t max) {
+    char esc[16];
+    size_t n, total = 0;
+    if (s == NULL) s = "";
+    for (const char *p = s; *p != '\0'; p += n) total += term_char(p, &n, esc);
+    /* Too long: as many whole characters as fit before "...". */
+    size_t room = max == 0 || total <= max ? total : max > 3 ? max - 3 : 0;
+    size_t cols = 0;
+    for (const char *p = s; *p != '\0'; p += n) {
+        size_t w = term_char(p, &n, esc);
+        if (cols + w > room) break;
+        if (esc[0] != '\0')
+            fputs(esc, out);
+        else
+            fwrite(p, 1, n, out);
+        cols += w;
+    }
+    if (room < total) {
+        fputs("...", out);
+        cols += 3;
+    }
+    return cols;
+}
+
 /* ---- the command ----------------------------------------------------------- */
 
 static int run_trace(const cli_command *cmd, int argc, char **argv) {
@@ -125,9 +192,10 @@ const cli_command kctx_cmd_trace = {
                    "    FILE: error: MESSAGE\n"
                    "on stderr and exits 1.\n"
                    "\n"
-                   "summarize prints, per callable (by the callable id of its launches), the\n"
-                   "host enqueue and device (scheduler) durations; per task (callable, task\n"
-                   "index, function id), the per-block durations: count, min, median, max;\n"
+                   "summarize prints, per callable (by the callable id of its launches, with\n"
+                   "the image name when the trace has the names), the host enqueue and device\n"
+                   "(scheduler) durations; per task (callable, task index, function id, kernel\n"
+                   "name), the per-block durations: count, min, median, max;\n"
                    "the number of launches and refused replays; the busy time and utilisation\n"
                    "of each lane (AICPU, every core, every host thread) over the trace's span;\n"
                    "and the dropped record counts. --json prints the same as one JSON document\n"
@@ -138,7 +206,8 @@ const cli_command kctx_cmd_trace = {
                    "one lane per host thread, the AICPU and each core, each with its\n"
                    "utilisation; a box per span (tasks coloured and labelled by kernel name,\n"
                    "launches by callable name, when the trace has the names; a tooltip with\n"
-                   "the details and the status name), a time axis and a legend. The file is\n"
+                   "the details and the status name), a time axis and a legend (with the\n"
+                   "callables by id and name). The file is\n"
                    "written atomically. -o FILE.png writes a PNG instead, through rsvg-convert\n"
                    "(Debian: librsvg2-bin).\n",
     .options = trace_options,

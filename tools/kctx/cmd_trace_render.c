@@ -90,27 +90,66 @@ static void span_color(char *buf, size_t n, const kctx_dfx_span *sp) {
     }
 }
 
-static void xml_text(FILE *out, const char *s) {
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        default:
-            /* XML 1.0 forbids most control characters, even escaped. */
-            fputc((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' ? '?' : *s, out);
-        }
+/* One character of untrusted text as XML character data (the file says
+ * UTF-8): markup characters as entities, a byte that is not well-formed
+ * UTF-8 as U+FFFD, and what XML 1.0 forbids even escaped (most C0
+ * controls, U+FFFE, U+FFFF) or discourages (DEL, C1 controls) as '?'.
+ * Returns the bytes of s consumed. */
+static size_t xml_char(FILE *out, const char *s) {
+    uint32_t c = 0;
+    size_t n = trace_utf8_next(s, &c);
+    if (n == 0) {
+        fputs("&#xFFFD;", out);
+        return 1;
     }
+    switch (c) {
+    case '&':
+        fputs("&amp;", out);
+        break;
+    case '<':
+        fputs("&lt;", out);
+        break;
+    case '>':
+        fputs("&gt;", out);
+        break;
+    case '"':
+        fputs("&quot;", out);
+        break;
+    default:
+        if ((c < 0x20 && c != '\t' && c != '\n') || (c >= 0x7f && c <= 0x9f) || c == 0xfffe ||
+            c == 0xffff)
+            fputc('?', out);
+        else
+            fwrite(s, 1, n, out);
+    }
+    return n;
 }
+
+/* Characters (not bytes) in s, counting a malformed byte as one. */
+static size_t text_chars(const char *s) {
+    size_t count = 0;
+    uint32_t c;
+    for (size_t n; *s != '\0'; s += n ? n : 1, count++) n = trace_utf8_next(s, &c);
+    return count;
+}
+
+/* s as XML text, at most `max` characters (0: all), a longer one cut with
+ * "..."; returns the characters written (for the label's width). */
+static size_t xml_text_max(FILE *out, const char *s, size_t max) {
+    size_t total = text_chars(s);
+    size_t room = max == 0 || total <= max ? total : max > 3 ? max - 3 : 0;
+    for (size_t i = 0; i < room; i++) s += xml_char(out, s);
+    if (room < total) fputs("...", out);
+    return room < total ? room + 3 : total;
+}
+
+static void xml_text(FILE *out, const char *s) { xml_text_max(out, s, 0); }
+
+/* Longest name shown: in a tooltip, on a box or in the legend. */
+enum {
+    NAME_TIP = 200,
+    NAME_LABEL = 40
+};
 
 /* The tick step: 1, 2 or 5 times a power of ten, giving at most ~12 ticks. */
 static uint64_t tick_step(uint64_t range) {
@@ -203,18 +242,18 @@ static void put_box(canvas *cv, const box *b, double y) {
                 trace_fmt_ns(a, sizeof a, b->busy));
     }
     if (sp->kernel) {
-        xml_text(cv->out, sp->kernel);
+        xml_text_max(cv->out, sp->kernel, NAME_TIP);
         fputs(" (", cv->out);
-        xml_text(cv->out, sp->name);
+        xml_text_max(cv->out, sp->name, NAME_TIP);
         fputs(")", cv->out);
     } else {
-        xml_text(cv->out, sp->name);
+        xml_text_max(cv->out, sp->name, NAME_TIP);
     }
     fprintf(cv->out, " at %s for %s", trace_fmt_ns(a, sizeof a, sp->ts),
             trace_fmt_ns(d, sizeof d, sp->dur));
     if (sp->callable_name) {
         fputs(", callable ", cv->out);
-        xml_text(cv->out, sp->callable_name);
+        xml_text_max(cv->out, sp->callable_name, NAME_TIP);
         if (sp->has_callable) fprintf(cv->out, " (id %" PRIu64 ")", sp->callable);
     } else if (sp->has_callable) {
         fprintf(cv->out, ", callable %" PRIu64, sp->callable);
@@ -222,31 +261,40 @@ static void put_box(canvas *cv, const box *b, double y) {
     if (sp->has_launch) fprintf(cv->out, ", launch %" PRIu64, sp->launch);
     if (sp->status_name) {
         fputs(", ", cv->out);
-        xml_text(cv->out, sp->status_name);
+        xml_text_max(cv->out, sp->status_name, NAME_TIP);
     } else if (sp->has_status) {
         fprintf(cv->out, ", status %" PRIu32, sp->status);
     }
     fputs("</title></rect>\n", cv->out);
     /* A label when it fits (about 6.2 px per character at 11 px): the
-     * kernel's name for a task, "launch NAME" for a launch. */
-    char label[160];
-    if (sp->kernel)
-        snprintf(label, sizeof label, "%s", sp->kernel);
-    else if (sp->callable_name)
-        snprintf(label, sizeof label, "%s %s", sp->name, sp->callable_name);
-    else
-        snprintf(label, sizeof label, "%s", sp->name);
-    size_t len = strlen(label);
-    if (b->count == 1 && w < 6.2 * (double)len + 8 && (sp->kernel || sp->callable_name)) {
-        snprintf(label, sizeof label, "%s", sp->name); /* the short name may fit */
-        len = strlen(label);
+     * kernel's name for a task; "launch NAME" / "prepare NAME" for a span
+     * of a callable the trace names, "launch ID" for one it does not; else
+     * the span's name alone, which may fit where the longer one does not. */
+    if (b->count != 1) return;
+    const char *first = sp->kernel ? sp->kernel : sp->name, *second = NULL;
+    char id[32] = "";
+    if (!sp->kernel && sp->callable_name)
+        second = sp->callable_name;
+    else if (!sp->kernel && sp->has_callable)
+        snprintf(id, sizeof id, "%" PRIu64, sp->callable), second = id;
+    size_t n1 = text_chars(first), n2 = second ? text_chars(second) : 0;
+    n1 = n1 > NAME_LABEL ? NAME_LABEL : n1;
+    n2 = n2 > NAME_LABEL ? NAME_LABEL : n2;
+    size_t len = n1 + (second ? 1 + n2 : 0);
+    if (w < 6.2 * (double)len + 8 && (sp->kernel || second)) {
+        first = sp->name; /* the short name may fit */
+        second = NULL;
+        len = n1 = text_chars(first) > NAME_LABEL ? NAME_LABEL : text_chars(first);
     }
-    if (b->count == 1 && w >= 6.2 * (double)len + 8) {
-        fprintf(cv->out, "<text x=\"%.2f\" y=\"%.1f\" fill=\"#000\" pointer-events=\"none\">",
-                b->x0 + 4, y + SVG_LANE_H / 2 + 4);
-        xml_text(cv->out, label);
-        fputs("</text>\n", cv->out);
+    if (w < 6.2 * (double)len + 8) return;
+    fprintf(cv->out, "<text x=\"%.2f\" y=\"%.1f\" fill=\"#000\" pointer-events=\"none\">",
+            b->x0 + 4, y + SVG_LANE_H / 2 + 4);
+    xml_text_max(cv->out, first, NAME_LABEL);
+    if (second) {
+        fputc(' ', cv->out);
+        xml_text_max(cv->out, second, NAME_LABEL);
     }
+    fputs("</text>\n", cv->out);
 }
 
 /* One lane's spans, in time order. Boxes narrower than two pixels that
@@ -303,9 +351,32 @@ static void legend_item(FILE *out, double *x, double y, const char *color, const
     fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"12\" fill=\"%s\"/>", *x, y - 10,
             color);
     fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">", *x + 18, y);
-    xml_text(out, label);
+    size_t chars = xml_text_max(out, label, NAME_LABEL);
     fputs("</text>\n", out);
-    *x += 18 + 6.2 * (double)strlen(label) + 16;
+    *x += 18 + 6.2 * (double)chars + 16;
+}
+
+/* The width of legend_callable's entry, in pixels. */
+static double legend_callable_w(uint64_t id, const char *name) {
+    char digits[24];
+    size_t chars = (size_t)snprintf(digits, sizeof digits, "%" PRIu64, id);
+    if (name) {
+        size_t n = text_chars(name);
+        chars += 1 + (n > NAME_LABEL ? NAME_LABEL : n);
+    }
+    return 6.2 * (double)chars + 16;
+}
+
+/* A legend entry without a swatch: "ID NAME" (the name cut to fit), or the
+ * id alone. */
+static void legend_callable(FILE *out, double *x, double y, uint64_t id, const char *name) {
+    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">%" PRIu64, *x, y, id);
+    if (name) {
+        fputc(' ', out);
+        xml_text_max(out, name, NAME_LABEL);
+    }
+    fputs("</text>\n", out);
+    *x += legend_callable_w(id, name);
 }
 
 /* ---- phases ------------------------------------------------------------ */
@@ -416,6 +487,55 @@ static void draw_phases(canvas *cv, double y, const uint64_t *runs, size_t nruns
     }
 }
 
+enum {
+    LEGEND_CALLABLES = 16
+};
+
+/* Whether an entry fits at x, leaving room for "and N more callables". */
+static int legend_fits(double x, uint64_t id, const char *name, double xmax) {
+    return x + legend_callable_w(id, name) + 6.2 * 24 <= xmax;
+}
+
+/* The callables row: "ID NAME" for each callable of the trace's names
+ * table (otherData.callables), or, for a trace without one, the ids its
+ * prepare and launch spans carry, alone; as many as fit left of xmax (at
+ * most LEGEND_CALLABLES), then "and N more callables". Returns -1 when out
+ * of memory. */
+static int legend_callables(FILE *out, double *x, double y, const kctx_dfx_trace_file *f,
+                            double xmax) {
+    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#444\">callables:</text>\n", *x, y);
+    *x += 70;
+    size_t shown = 0, total = 0;
+    if (f->ncallables) {
+        total = f->ncallables;
+        for (const kctx_dfx_callable_names *c = f->callables;
+             shown < total && shown < LEGEND_CALLABLES && legend_fits(*x, c->id, c->name, xmax);
+             shown++, c++)
+            legend_callable(out, x, y, c->id, c->name);
+    } else {
+        uint64_t *ids = malloc((f->nspans ? f->nspans : 1) * sizeof *ids);
+        if (ids == NULL) return -1;
+        size_t m = 0;
+        for (size_t i = 0; i < f->nspans; i++)
+            if (f->spans[i].cls == KCTX_DFX_SPAN_HOST && f->spans[i].has_callable)
+                ids[m++] = f->spans[i].callable;
+        qsort(ids, m, sizeof *ids, cmp_u64);
+        for (size_t i = 0; i < m; i++) {
+            if (i > 0 && ids[i] == ids[i - 1]) continue;
+            if (shown == total && shown < LEGEND_CALLABLES && legend_fits(*x, ids[i], NULL, xmax))
+                legend_callable(out, x, y, ids[i], NULL), shown++;
+            total++;
+        }
+        free(ids);
+    }
+    if (total > shown)
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">and %zu more callables</text>\n", *x, y,
+                total - shown);
+    else if (total == 0)
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#666\">none named</text>\n", *x, y);
+    return 0;
+}
+
 static int render(FILE *out, const kctx_dfx_trace_file *f, unsigned width) {
     size_t n = f->nspans;
     size_t *order = malloc((n ? n : 1) * sizeof *order);
@@ -486,7 +606,7 @@ static int render(FILE *out, const kctx_dfx_trace_file *f, unsigned width) {
     double lanes_y = SVG_HEADER_H + 22;
     double lanes_h = (double)f->nlanes * (SVG_LANE_H + SVG_LANE_GAP);
     double legend_y = lanes_y + lanes_h + 24;
-    double height = legend_y + 4 * SVG_LEGEND_ROW + SVG_MARGIN;
+    double height = legend_y + 5 * SVG_LEGEND_ROW + SVG_MARGIN;
 
     fprintf(out,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -599,6 +719,9 @@ static int render(FILE *out, const kctx_dfx_trace_file *f, unsigned width) {
     }
     x = SVG_MARGIN + 60;
     y += SVG_LEGEND_ROW;
+    int names_ok = legend_callables(out, &x, y, f, (double)width - SVG_MARGIN) == 0;
+    x = SVG_MARGIN + 60;
+    y += SVG_LEGEND_ROW;
     fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#444\">phases:</text>\n", x, y);
     x += 52;
     for (int ph = 0; ph < PH_COUNT; ph++)
@@ -620,7 +743,7 @@ static int render(FILE *out, const kctx_dfx_trace_file *f, unsigned width) {
     free(kernels);
     g_kernels = NULL;
     g_nkernels = 0;
-    return ferror(out) ? -1 : 0;
+    return ferror(out) || !names_ok ? -1 : 0;
 }
 
 int trace_write_svg(const char *path, const kctx_dfx_trace_file *f, unsigned width) {

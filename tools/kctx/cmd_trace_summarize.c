@@ -227,11 +227,38 @@ static void print_stats_cols(const stats *st) {
            trace_fmt_ns(b, sizeof b, st->median), trace_fmt_ns(c, sizeof c, st->max));
 }
 
-static void print_callable(const sample *sm) {
-    if (sm->k[0])
-        printf("  %-20s", "(unknown)");
-    else
-        printf("  %-20" PRIu64, sm->k[1]);
+enum {
+    CALLABLE_COL = 32, /* "ID NAME" */
+    KERNEL_COL = 40
+};
+
+/* The callable's image name from the trace's names table, else NULL. */
+static const char *callable_name(const kctx_dfx_trace_file *f, const sample *sm) {
+    const kctx_dfx_callable_names *c = sm->k[0] ? NULL : kctx_dfx_trace_callable(f, sm->k[1]);
+    return c ? c->name : NULL;
+}
+
+/* Function `func_id`'s kernel (entry) name in the callable, else NULL. */
+static const char *kernel_name(const kctx_dfx_trace_file *f, const sample *sm) {
+    const kctx_dfx_callable_names *c = sm->k[0] ? NULL : kctx_dfx_trace_callable(f, sm->k[1]);
+    return c && sm->k[3] < c->nkernels ? c->kernels[sm->k[3]] : NULL;
+}
+
+/* The callable column: "ID NAME" (the name escaped and cut to fit), the id
+ * alone when the trace has no names, "(unknown)" without a launch span. */
+static void print_callable(const kctx_dfx_trace_file *f, const sample *sm) {
+    int cols;
+    if (sm->k[0]) {
+        cols = printf("  %s", "(unknown)") - 2;
+    } else {
+        cols = printf("  %" PRIu64, sm->k[1]) - 2;
+        const char *name = callable_name(f, sm);
+        if (name && cols + 1 < CALLABLE_COL) {
+            fputc(' ', stdout);
+            cols += 1 + (int)trace_put_text(stdout, name, (size_t)(CALLABLE_COL - cols - 1));
+        }
+    }
+    printf("%*s", cols < CALLABLE_COL ? CALLABLE_COL - cols : 0, "");
 }
 
 /* Order of the callable groupings: known ids ascending, unknown last. */
@@ -244,7 +271,9 @@ static void print_text(const char *path, const summary *s) {
     const kctx_dfx_trace_file *f = s->f;
     char a[32];
     printf("trace %s\n", path);
-    printf("  process   %s\n", f->process_name ? f->process_name : "(unnamed)");
+    fputs("  process   ", stdout);
+    trace_put_text(stdout, f->process_name ? f->process_name : "(unnamed)", 0);
+    fputc('\n', stdout);
     printf("  span      %s, %zu spans on %zu lanes\n", trace_fmt_ns(a, sizeof a, span_ns(s)),
            f->nspans, f->nlanes);
     printf("  spans     %zu host, %zu scheduler, %zu task, %zu refused replay, %zu other\n",
@@ -277,8 +306,8 @@ static void print_text(const char *path, const summary *s) {
     }
 
     printf("\ncallables (host enqueue per launch; device = scheduler span per run):\n");
-    printf("  %-20s %8s %12s %12s %12s %8s %12s %12s %12s\n", "callable", "launches", "enq min",
-           "enq median", "enq max", "runs", "dev min", "dev median", "dev max");
+    printf("  %-*s %8s %12s %12s %12s %8s %12s %12s %12s\n", CALLABLE_COL, "callable", "launches",
+           "enq min", "enq median", "enq max", "runs", "dev min", "dev median", "dev max");
     /* Merge the two sorted groupings by key. */
     size_t i = 0, j = 0;
     while (i < s->enqueue.n || j < s->device.n) {
@@ -291,7 +320,7 @@ static void print_text(const char *path, const summary *s) {
         else
             c = cmp_callable_key(&s->enqueue.s[i], &s->device.s[j]);
         const sample *key = c <= 0 ? &s->enqueue.s[i] : &s->device.s[j];
-        print_callable(key);
+        print_callable(f, key);
         if (c <= 0) {
             i = group_stats(s->enqueue.s, s->enqueue.n, i, &e);
             printf(" %8zu ", e.count);
@@ -309,15 +338,21 @@ static void print_text(const char *path, const summary *s) {
         printf("\n");
     }
 
-    printf("\ntasks (one span per block and run):\n  %-20s %6s %6s %8s %12s %12s %12s\n",
-           "callable", "task", "func", "spans", "min", "median", "max");
+    printf("\ntasks (one span per block and run):\n  %-*s %6s %6s %8s %12s %12s %12s  %s\n",
+           CALLABLE_COL, "callable", "task", "func", "spans", "min", "median", "max", "kernel");
     for (size_t k = 0; k < s->tasks.n;) {
         stats st;
         const sample *key = &s->tasks.s[k];
         k = group_stats(s->tasks.s, s->tasks.n, k, &st);
-        print_callable(key);
+        print_callable(f, key);
         printf(" %6" PRIu64 " %6" PRIu64 " %8zu ", key->k[2], key->k[3], st.count);
         print_stats_cols(&st);
+        const char *kernel = kernel_name(f, key);
+        fputs("  ", stdout);
+        if (kernel)
+            trace_put_text(stdout, kernel, KERNEL_COL);
+        else
+            fputc('-', stdout);
         printf("\n");
     }
 
@@ -325,7 +360,9 @@ static void print_text(const char *path, const summary *s) {
            trace_fmt_ns(a, sizeof a, span_ns(s)), "lane", "spans", "busy", "utilisation");
     for (size_t l = 0; l < f->nlanes; l++) {
         uint64_t p = ppm(s->lanes[l].busy, span_ns(s));
-        printf("  %-20s %8zu %12s %11" PRIu64 ".%01" PRIu64 "%%\n", f->lanes[l].name,
+        fputs("  ", stdout);
+        size_t cols = trace_put_text(stdout, f->lanes[l].name, 60);
+        printf("%*s %8zu %12s %11" PRIu64 ".%01" PRIu64 "%%\n", cols < 20 ? 20 - (int)cols : 0, "",
                s->lanes[l].spans, trace_fmt_ns(a, sizeof a, s->lanes[l].busy), p / 10000,
                (p / 1000) % 10);
     }
@@ -344,7 +381,8 @@ static void json_stats(json_writer *w, const char *key, const stats *st) {
 }
 
 /* Callable stats of one grouping, keyed like print_text's merge. */
-static void json_callable_groups(json_writer *w, const char *key, const sample_set *set) {
+static void json_callable_groups(json_writer *w, const kctx_dfx_trace_file *f, const char *key,
+                                 const sample_set *set) {
     json_array_begin(w, key);
     for (size_t i = 0; i < set->n;) {
         stats st;
@@ -353,6 +391,8 @@ static void json_callable_groups(json_writer *w, const char *key, const sample_s
         json_object_begin(w, NULL);
         if (!k->k[0]) json_u64(w, "callable", k->k[1]);
         json_bool(w, "callable_known", !k->k[0]);
+        const char *name = callable_name(f, k);
+        if (name) json_string(w, "name", name);
         json_stats(w, "duration", &st);
         json_object_end(w);
     }
@@ -406,9 +446,23 @@ static void print_json(const char *path, const summary *s) {
     json_array_end(&w);
 
     json_object_begin(&w, "callables");
-    json_callable_groups(&w, "enqueue", &s->enqueue);
-    json_callable_groups(&w, "device", &s->device);
+    json_callable_groups(&w, f, "enqueue", &s->enqueue);
+    json_callable_groups(&w, f, "device", &s->device);
     json_object_end(&w);
+
+    /* The trace's names table (otherData.callables), empty without one. */
+    json_array_begin(&w, "callable_names");
+    for (size_t i = 0; i < f->ncallables; i++) {
+        const kctx_dfx_callable_names *c = &f->callables[i];
+        json_object_begin(&w, NULL);
+        json_u64(&w, "id", c->id);
+        json_string(&w, "name", c->name);
+        json_array_begin(&w, "kernels");
+        for (uint32_t k = 0; k < c->nkernels; k++) json_string(&w, NULL, c->kernels[k]);
+        json_array_end(&w);
+        json_object_end(&w);
+    }
+    json_array_end(&w);
 
     json_array_begin(&w, "tasks");
     for (size_t i = 0; i < s->tasks.n;) {
@@ -418,8 +472,11 @@ static void print_json(const char *path, const summary *s) {
         json_object_begin(&w, NULL);
         if (!k->k[0]) json_u64(&w, "callable", k->k[1]);
         json_bool(&w, "callable_known", !k->k[0]);
+        const char *name = callable_name(f, k), *kernel = kernel_name(f, k);
+        if (name) json_string(&w, "callable_name", name);
         json_u64(&w, "task", k->k[2]);
         json_u64(&w, "func_id", k->k[3]);
+        if (kernel) json_string(&w, "kernel", kernel);
         json_stats(&w, "duration", &st);
         json_object_end(&w);
     }
