@@ -31,8 +31,10 @@ log() { printf 'install-deps: %s\n' "$*"; }
 #                   loader: the opencl platform's tests (conformance, demo, Python)
 #                   and the benchmarks' OpenCL baselines run on them
 #  librsvg2-bin     rsvg-convert: `kctx trace render -o FILE.png` (a PNG of the swimlane picture)
+#  valgrind         callgrind and valgrind/callgrind.h: the launch_instructions benchmark
+#                   (instruction counts of a launch; without it "not measured")
 REQUIRED_DEBS=(build-essential cmake ninja-build clang libclang-rt-14-dev binutils python3 libyaml-dev libjansson-dev clang-format
-               opencl-headers pocl-opencl-icd ocl-icd-opencl-dev librsvg2-bin)
+               opencl-headers pocl-opencl-icd ocl-icd-opencl-dev librsvg2-bin valgrind)
 # Optional: the build and the tests pass without them.
 OPTIONAL_DEBS=()
 

@@ -80,10 +80,10 @@ static const cli_option k_options[] = {
  * figures). A name outside this list is a usage error; one in it that the
  * build lacks is a failure. */
 static const char *const k_known[] = {
-    "launch_overhead",     "launch_allocs",  "replay_protocol", "replay_vs_eager",
-    "validate_throughput", "prepare_dedup",  "task_dispatch",   "sim_enqueue",
-    "context_footprint",   "trace_overhead", "sim_roundtrip",   "opencl_launch_overhead",
-    "opencl_dag_dispatch", "growth",
+    "launch_overhead",     "launch_allocs",  "replay_protocol",     "replay_vs_eager",
+    "validate_throughput", "prepare_dedup",  "task_dispatch",       "sim_enqueue",
+    "context_footprint",   "trace_overhead", "sim_roundtrip",       "opencl_launch_overhead",
+    "opencl_dag_dispatch", "growth",         "launch_instructions",
 };
 
 /* The platform a benchmark runs on: opencl for the opencl_* ones, else the
