@@ -502,46 +502,36 @@ def kctx() -> ctypes.CDLL:
     return load().kctx
 
 
-_opencl_bound: Optional[ctypes.CDLL] = None
+_bound_headers: Dict[str, ctypes.CDLL] = {}
 
 
-def opencl() -> ctypes.CDLL:
-    """libkctx with the kctx/opencl.h prototypes bound (once). Unsupported
-    when the loaded libkctx predates them."""
-    global _opencl_bound
-    if _opencl_bound is not None:
-        return _opencl_bound
+def _with_prototypes(header: str, table: Dict[str, Tuple[Any, List[Any]]]) -> ctypes.CDLL:
+    """libkctx with one platform header's prototypes bound (once per
+    header). Unsupported when the loaded libkctx predates them."""
+    lib = _bound_headers.get(header)
+    if lib is not None:
+        return lib
     lib = load().kctx
     with _lock:
-        if _opencl_bound is None:
+        if header not in _bound_headers:
             try:
-                _bind(lib, OPENCL_PROTOTYPES)
+                _bind(lib, table)
             except AttributeError as e:
-                raise Unsupported(f"{library_dir() / KCTX_LIB} has no kctx/opencl.h functions ({e}): "
+                raise Unsupported(f"{library_dir() / KCTX_LIB} has no {header} functions ({e}): "
                                   f"rebuild it from this source") from None
-            _opencl_bound = lib
+            _bound_headers[header] = lib
     return lib
 
 
-_cuda_bound: Optional[ctypes.CDLL] = None
+def opencl() -> ctypes.CDLL:
+    """libkctx with the kctx/opencl.h prototypes bound (once)."""
+    return _with_prototypes("kctx/opencl.h", OPENCL_PROTOTYPES)
 
 
 def cuda() -> ctypes.CDLL:
     """libkctx with the kctx/cuda.h prototypes bound (once); loads no CUDA
-    driver. Unsupported when the loaded libkctx predates them."""
-    global _cuda_bound
-    if _cuda_bound is not None:
-        return _cuda_bound
-    lib = load().kctx
-    with _lock:
-        if _cuda_bound is None:
-            try:
-                _bind(lib, CUDA_PROTOTYPES)
-            except AttributeError as e:
-                raise Unsupported(f"{library_dir() / KCTX_LIB} has no kctx/cuda.h functions ({e}): "
-                                  f"rebuild it from this source") from None
-            _cuda_bound = lib
-    return lib
+    driver."""
+    return _with_prototypes("kctx/cuda.h", CUDA_PROTOTYPES)
 
 
 def sim() -> ctypes.CDLL:
