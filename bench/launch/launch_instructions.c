@@ -71,9 +71,6 @@ enum {
 #define DEFAULT_N 100L
 #define QUICK_N 100L
 
-/* The four measurements of a strategy, in the order of an even round. */
-static const char *const k_meas[NMEAS] = {"kctx_empty", "base_empty", "kctx_args4", "base_args4"};
-
 static const char *not_measured_reason(void) {
 #if defined(LI_SANITIZER)
     return "a sanitizer build (valgrind cannot run it)";
@@ -85,6 +82,9 @@ static const char *not_measured_reason(void) {
 }
 
 #ifdef LI_MEASURABLE
+
+/* The four measurements of a strategy, in the order of an even round. */
+static const char *const k_meas[NMEAS] = {"kctx_empty", "base_empty", "kctx_args4", "base_args4"};
 
 /* ---- the child run: the measured program, under callgrind -------------------- */
 
