@@ -44,10 +44,19 @@
  *       headline's value kctx's own logic and the adapter's locks
  *   metric opencl_launch_roundtrip value=<ns> unit=ns baseline=<ns> ratio=<..> n=<R>
  *       launch + clFinish, both sides (information)
+ *   metric opencl_launch_calls value=<calls> unit=calls baseline=<calls> ratio=<kctx/hand>
+ *       OpenCL calls per steady-state launch (N in a row after the warm-up,
+ *       not timed): kctx's, every entry of kctx_opencl_driver_calls summed
+ *       and differenced around the N launches, against the hand sequence's
+ *       (base_one's calls, each counted where it is made: HAND)
+ *   metric opencl_launch_calls_entry_<clEntry> value=<calls> unit=calls baseline=<calls> [ratio=..]
+ *       the same per entry, one line for each entry either side calls
  * Without PoCL (or kctx's opencl platform) it prints
  * "opencl_launch_overhead: not measured: ..." on stderr and exits 0.
  */
 #include "ocl_common.h"
+
+#include "../../platform/opencl/cl_api.h" /* the adapter's entries: KCTX_CL_ENTRIES */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,28 +102,50 @@ static void kctx_one(bench *B) {
     B->klaunches++;
 }
 
+/* ---- OpenCL calls, counted on both sides (opencl_launch_calls) --------------- */
+
+/* Every entry of libkctx's counted table and those it never calls, in the
+ * order of its indices (KCTX_CL_E_<name>): kctx's calls are read per entry
+ * with kctx_opencl_driver_calls, the hand sequence's are counted under the
+ * same indices. */
+#define NAME_(name) "cl" #name,
+static const char *const k_entries[KCTX_CL_E_COUNT_] = {KCTX_CL_ENTRIES(NAME_)
+                                                            KCTX_CL_NEVER(NAME_)};
+#undef NAME_
+
+/* The hand sequence's OpenCL calls, counted by construction: every OpenCL
+ * call the baseline sequence (base_one and its helpers) makes is written
+ * HAND(name, args...), which counts it under entry cl<name> and makes it. */
+static uint64_t g_hand_calls[KCTX_CL_E_COUNT_];
+#define HAND(name, ...) (g_hand_calls[KCTX_CL_E_##name]++, cl##name(__VA_ARGS__))
+
+static void kctx_calls(uint64_t out[KCTX_CL_E_COUNT_]) {
+    for (int i = 0; i < KCTX_CL_E_COUNT_; i++)
+        kb_kctx_check(kctx_opencl_driver_calls(k_entries[i], &out[i]), "kctx_opencl_driver_calls");
+}
+
 /* ---- the baseline: one launch's OpenCL calls, by hand ------------------------ */
 
 static void enqueue_marker(cl_command_queue q, cl_event *ev) {
-    cl_int e = clEnqueueMarkerWithWaitList(q, 0, NULL, ev);
+    cl_int e = HAND(EnqueueMarkerWithWaitList, q, 0, NULL, ev);
     if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueMarkerWithWaitList");
 }
 
 static void enqueue_wait(cl_command_queue q, cl_event ev) {
-    cl_int e = clEnqueueBarrierWithWaitList(q, 1, &ev, NULL);
+    cl_int e = HAND(EnqueueBarrierWithWaitList, q, 1, &ev, NULL);
     if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueBarrierWithWaitList");
-    e = clReleaseEvent(ev);
+    e = HAND(ReleaseEvent, ev);
     if (e != CL_SUCCESS) kb_cl_check(e, "clReleaseEvent");
 }
 
 static void enqueue_kernel(cl_command_queue q, cl_kernel k) {
     const size_t global = 1;
-    cl_int e = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL);
+    cl_int e = HAND(EnqueueNDRangeKernel, q, k, 1, NULL, &global, NULL, 0, NULL, NULL);
     if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueNDRangeKernel");
 }
 
 static void set_step(cl_kernel k, const oc_step *p) {
-    cl_int e = clSetKernelArg(k, 0, sizeof *p, p);
+    cl_int e = HAND(SetKernelArg, k, 0, sizeof *p, p);
     if (e != CL_SUCCESS) kb_cl_check(e, "clSetKernelArg(step)");
 }
 
@@ -128,8 +159,8 @@ static void base_one(bench *B) {
     enqueue_kernel(B->bcpu, B->acquire);
     enqueue_marker(B->bcpu, &ev); /* AICORE_START */
     enqueue_wait(B->bcore, ev);
-    cl_int e = clSetKernelArgSVMPointer(B->count, 0, B->bcount);
-    if (e == CL_SUCCESS) e = clSetKernelArg(B->count, 1, sizeof one, &one);
+    cl_int e = HAND(SetKernelArgSVMPointer, B->count, 0, B->bcount);
+    if (e == CL_SUCCESS) e = HAND(SetKernelArg, B->count, 1, sizeof one, &one);
     if (e != CL_SUCCESS) kb_cl_check(e, "clSetKernelArg(count)");
     enqueue_kernel(B->bcore, B->count);
     enqueue_marker(B->bcore, &ev); /* AICORE_DONE */
@@ -306,6 +337,65 @@ static double run_roundtrip(bench *B, enum side side, long n) {
     return (double)(t1 - t0) / (double)n;
 }
 
+/* ---- OpenCL calls per launch ------------------------------------------------ */
+
+/* Steady state, after the warm-up: n launches of a side in a row (neither
+ * held nor timed), its OpenCL calls differenced around them per entry
+ * (kctx: libkctx's counters, every thread; the hand sequence: its own,
+ * counted by HAND); then the side's queue is finished and its work
+ * verified. Out: per entry, calls per launch. */
+static void count_kctx_calls(bench *B, long n, double per_launch[KCTX_CL_E_COUNT_]) {
+    uint64_t before[KCTX_CL_E_COUNT_], after[KCTX_CL_E_COUNT_];
+    kctx_calls(before);
+    for (long i = 0; i < n; i++) kctx_one(B);
+    kctx_calls(after);
+    kb_cl_check(clFinish(B->q), "clFinish");
+    verify(B, SIDE_KCTX);
+    for (int i = 0; i < KCTX_CL_E_COUNT_; i++)
+        per_launch[i] = (double)(after[i] - before[i]) / (double)n;
+}
+
+static void count_hand_calls(bench *B, long n, double per_launch[KCTX_CL_E_COUNT_]) {
+    uint64_t before[KCTX_CL_E_COUNT_];
+    memcpy(before, g_hand_calls, sizeof before);
+    for (long i = 0; i < n; i++) base_one(B);
+    for (int i = 0; i < KCTX_CL_E_COUNT_; i++)
+        per_launch[i] = (double)(g_hand_calls[i] - before[i]) / (double)n;
+    kb_cl_check(clFinish(B->bq), "clFinish");
+    verify(B, SIDE_BASE);
+}
+
+static double sum_calls(const double per_launch[KCTX_CL_E_COUNT_]) {
+    double sum = 0.0;
+    for (int i = 0; i < KCTX_CL_E_COUNT_; i++) sum += per_launch[i];
+    return sum;
+}
+
+/* metric opencl_launch_calls (the totals), then one
+ * opencl_launch_calls_entry_<entry> line per entry either side called;
+ * baseline=none without the baseline, no ratio where the hand sequence
+ * makes none of that call. */
+static int print_calls(const double kctx[KCTX_CL_E_COUNT_], const double hand[KCTX_CL_E_COUNT_],
+                       int run_b) {
+    int bad = kb_metric_print_compared("opencl_launch_calls", sum_calls(kctx), "calls", run_b,
+                                       sum_calls(hand), 0) != 0;
+    for (int i = 0; i < KCTX_CL_E_COUNT_; i++) {
+        if (kctx[i] == 0.0 && (!run_b || hand[i] == 0.0)) continue;
+        char name[96];
+        snprintf(name, sizeof name, "opencl_launch_calls_entry_%s", k_entries[i]);
+        kb_metric m = {name,
+                       kctx[i],
+                       "calls",
+                       run_b ? KB_BASELINE_VALUE : KB_BASELINE_NONE,
+                       hand[i],
+                       run_b && hand[i] > 0.0,
+                       hand[i] > 0.0 ? kctx[i] / hand[i] : 0.0,
+                       0};
+        bad |= kb_metric_print(&m) != 0;
+    }
+    return bad;
+}
+
 static uint64_t kctx_enqueues(const bench *B) {
     kctx_opencl_live live = KCTX_OPENCL_LIVE_INIT;
     kb_kctx_check(kctx_opencl_live_objects(B->device, &live), "kctx_opencl_live_objects");
@@ -356,6 +446,11 @@ int main(int argc, char **argv) {
     verify(&B, SIDE_BASE);
     kb_progress("kctx enqueues %.1f OpenCL commands per launch (the baseline: 12)",
                 (double)(e1 - e0) / WARMUP);
+    double kcalls[KCTX_CL_E_COUNT_] = {0}, hcalls[KCTX_CL_E_COUNT_] = {0};
+    if (run_k) count_kctx_calls(&B, n, kcalls);
+    if (run_b) count_hand_calls(&B, n, hcalls);
+    kb_progress("OpenCL calls per launch over %ld launches: kctx %.2f, the hand sequence %.2f", n,
+                sum_calls(kcalls), sum_calls(hcalls));
     kb_progress("%d interleaved repeats of %ld held launches and %ld round trips per side%s", R, n,
                 nrt, opt.quick ? " (quick)" : "");
 
@@ -421,6 +516,7 @@ int main(int argc, char **argv) {
     if (run_k) {
         bad |= kb_metric_print_compared("opencl_launch_roundtrip", kb_median(kr, (size_t)R), "ns",
                                         run_b, kb_median(br, (size_t)R), R) != 0;
+        bad |= print_calls(kcalls, hcalls, run_b);
     }
     free(kh), free(bh), free(qh), free(kr), free(br);
     return bad ? EXIT_FAILURE : EXIT_SUCCESS;
