@@ -164,6 +164,35 @@ kctx_context kt_kernel_ctx(void) {
     return c;
 }
 
+const kctx_strategy kt_strategies[2] = {KCTX_STRATEGY_RESIDENT, KCTX_STRATEGY_HOST_ORDERED};
+
+kctx_context kt_strategy_ctx(kctx_strategy strategy, kt_image img, uint64_t id) {
+    kctx_context c = kt_create();
+    if (!c) return 0;
+    kctx_kernel_config cfg = kt_config(0);
+    cfg.strategy = strategy;
+    if (!CHECK_OK(kctx_kernel_init(c, &cfg))) {
+        CHECK_OK(kctx_destroy(c));
+        return 0;
+    }
+    if (img.bytes && !CHECK_OK(kctx_prepare(c, id, img.bytes, img.size))) {
+        kt_finish(c);
+        return 0;
+    }
+    return c;
+}
+
+void kt_check_launches(kctx_context ctx, uint64_t id) {
+    sim_stream s = 0;
+    if (!CHECK_SIM_OK(sim_stream_create(&s))) return;
+    CHECK_OK(kctx_launch(ctx, id, NULL, 0, s));
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    CHECK_OK(kctx_check(ctx, &rep));
+    CHECK_K(rep.device_status, KCTX_OK);
+    CHECK_SIM_OK(sim_stream_destroy(s));
+}
+
 kctx_context kt_prepared_ctx(kt_image img, uint64_t id) {
     if (!img.bytes) return 0;
     kctx_context c = kt_kernel_ctx();

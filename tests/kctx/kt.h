@@ -123,6 +123,11 @@ kctx_kernel_config kt_config(uint32_t prepare_timeout_ms);
 /* kt_create + kernel init with the default config on the calling thread's
  * current device; 0 (and a failed check) on failure. */
 kctx_context kt_kernel_ctx(void);
+/* The two strategies, for tests that run under each (section 0b). */
+extern const kctx_strategy kt_strategies[2];
+/* An eager launch of `id` (no arguments) on a stream of its own, synced:
+ * launch, check and the device status all OK ("it still launches"). */
+void kt_check_launches(kctx_context ctx, uint64_t id);
 /* Close (must be OK) and destroy (must be OK). */
 void kt_finish(kctx_context ctx);
 kctx_phase kt_phase(kctx_context ctx);
@@ -202,6 +207,9 @@ kt_image kt_image_opencl(void);
 /* kt_kernel_ctx with `img` prepared under `id`; 0 (and a failed check, the
  * context closed and destroyed) on failure. */
 kctx_context kt_prepared_ctx(kt_image img, uint64_t id);
+/* kt_kernel_ctx under `strategy`, with `img` prepared under `id` when img
+ * has bytes; 0 (and a failed check, the context finished) on failure. */
+kctx_context kt_strategy_ctx(kctx_strategy strategy, kt_image img, uint64_t id);
 /* A malloc'd copy (free with free()). */
 void *kt_image_dup(kt_image img);
 /* The sim test kernels module file's bytes (cached). */

@@ -384,13 +384,6 @@ KT_TEST(program_mode_never_finalizes_the_platform_a_kernel_context_shares) { /* 
             fprintf(stderr, "    device %d: kctx finalized the platform\n", d);
     /* the neighbour's objects are intact: it still launches */
     kt_set_device(0);
-    sim_stream s = 0;
-    REQUIRE_SIM_OK(sim_stream_create(&s));
-    CHECK_OK(kctx_launch(k, 1, NULL, 0, s));
-    CHECK_SIM_OK(sim_stream_synchronize(s));
-    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
-    CHECK_OK(kctx_check(k, &rep));
-    CHECK_K(rep.device_status, KCTX_OK);
-    CHECK_SIM_OK(sim_stream_destroy(s));
+    kt_check_launches(k, 1);
     kt_finish(k);
 }

@@ -183,14 +183,9 @@ KT_TEST(a_null_tensor_is_refused_before_any_range_lookup_under_both_strategies) 
     sim_stream caller = 0;
     REQUIRE_SIM_OK(sim_malloc(&buf, 4096));
     REQUIRE_SIM_OK(sim_stream_create(&caller));
-    const uint32_t strategies[] = {KCTX_STRATEGY_RESIDENT, KCTX_STRATEGY_HOST_ORDERED};
     for (int k = 0; k < 2; k++) {
-        kctx_context c = kt_create();
+        kctx_context c = kt_strategy_ctx(kt_strategies[k], img, 1);
         REQUIRE(c);
-        kctx_kernel_config cfg = kt_config(0);
-        cfg.strategy = strategies[k];
-        REQUIRE_OK(kctx_kernel_init(c, &cfg));
-        REQUIRE_OK(kctx_prepare(c, 1, img.bytes, img.size));
         kctx_arg args[2] = {KCTX_TENSOR(buf, OFF_T0_FIRST + 1), KCTX_TENSOR(0, OFF_T1 + 1)};
         for (int which = 0; which < 2; which++) {
             args[0] = KCTX_TENSOR(which == 0 ? 0 : buf, OFF_T0_FIRST + 1);

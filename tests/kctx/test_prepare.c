@@ -265,19 +265,15 @@ KT_TEST(a_module_without_the_kernel_is_an_incompatible_image_at_prepare) { /* K1
          mod.size},
         {"bytes that are no module", "t_noop", "module_load", not_elf, sizeof not_elf},
     };
-    const kctx_strategy strategies[] = {KCTX_STRATEGY_RESIDENT, KCTX_STRATEGY_HOST_ORDERED};
-    for (size_t k = 0; k < sizeof strategies / sizeof strategies[0]; k++) {
-        kctx_context c = kt_create();
+    for (size_t k = 0; k < 2; k++) {
+        kctx_context c = kt_strategy_ctx(kt_strategies[k], (kt_image){0}, 0);
         REQUIRE(c);
-        kctx_kernel_config cfg = kt_config(0);
-        cfg.strategy = strategies[k];
-        REQUIRE_OK(kctx_kernel_init(c, &cfg));
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             kt_image img = sim_child_image(cases[i].entry, cases[i].blob, cases[i].size);
             REQUIRE(img.bytes);
             kt_snap before = kt_snap_take(0);
             if (!CHECK_K(kctx_prepare(c, 7, img.bytes, img.size), KCTX_INCOMPATIBLE_IMAGE))
-                fprintf(stderr, "    %s, strategy %d: %s\n", cases[i].what, (int)strategies[k],
+                fprintf(stderr, "    %s, strategy %d: %s\n", cases[i].what, (int)kt_strategies[k],
                         kctx_last_error(c));
             CHECK(strstr(kctx_last_error(c), "sim") != NULL);
             CHECK(strstr(kctx_last_error(c), cases[i].needle) != NULL);

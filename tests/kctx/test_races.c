@@ -234,14 +234,9 @@ static void *held_launch_main(void *p) {
 KT_TEST(a_launch_held_inside_its_chain_keeps_another_launch_of_the_context_out) { /* K23, K33 */
     kt_image noop = kt_image_noop();
     REQUIRE(noop.bytes);
-    const uint32_t strategies[] = {KCTX_STRATEGY_RESIDENT, KCTX_STRATEGY_HOST_ORDERED};
     for (int k = 0; k < 2; k++) {
-        kctx_context c = kt_create();
+        kctx_context c = kt_strategy_ctx(kt_strategies[k], noop, 1);
         REQUIRE(c);
-        kctx_kernel_config cfg = kt_config(0);
-        cfg.strategy = strategies[k];
-        REQUIRE_OK(kctx_kernel_init(c, &cfg));
-        REQUIRE_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
         sim_stream sa = 0, sb = 0;
         REQUIRE_SIM_OK(sim_stream_create(&sa));
         REQUIRE_SIM_OK(sim_stream_create(&sb));
