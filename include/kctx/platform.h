@@ -245,10 +245,11 @@ typedef struct kctx_platform_ops {
      * a per-thread binding the adapter keeps, set by the framework). When
      * set, the core calls it instead of current_device wherever it reads the
      * current device (kernel init's borrow K4, the K5 checks). Must work on
-     * a lost device. Per-thread state. A failure that is not fatal means
-     * the thread lent nothing: the K5 checks report it as INVALID_STATE
-     * with the platform's message (kernel init, which borrows, reports the
-     * mapped status). */
+     * a lost device. Per-thread state. A failure of the INVALID or OTHER
+     * class (PLATFORM_ERROR) means the thread lent nothing: the K5 checks
+     * report it as INVALID_STATE with the platform's message; any other
+     * class keeps its mapped status (kernel init, which borrows, reports
+     * the mapped status). */
     int (*bound_device)(void *self, int *device);
 
     /* ---- added in version 2 (optional: beyond a smaller size, NULL) ---- */

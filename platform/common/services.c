@@ -11,12 +11,6 @@
 
 static _Thread_local char tl_msg[KCTX_SVC_MSG_SIZE];
 
-uint64_t kctx__svc_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 const char *kctx__svc_msg(void) { return tl_msg; }
 
 int kctx__svc_msgf(int st, const char *fmt, ...) {

@@ -8,7 +8,8 @@
  *    kctx/opencl.h); implemented by the core side (src/platforms/services.c).
  *  - kctx__svc_now_ns: the monotonic clock, in nanoseconds.
  *  - kctx__svc_msg*: the calling thread's adapter message, the one buffer
- *    every adapter's last_message op answers from (platform.h: per thread,
+ *    the opencl and cuda adapters' last_message ops answer from (the sim has
+ *    its own, sim_last_error_message; platform.h: per thread,
  *    read by the core right after the failed op).
  *  - kctx__svc_poll: one bounded poll with backoff (an op's timed wait on a
  *    runtime with no timed wait of its own).

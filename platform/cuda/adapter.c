@@ -28,8 +28,9 @@
  *    word, K24): a 4-byte copy (atomic for an aligned word) on the CUDA
  *    context's word stream, which the adapter creates with the context's
  *    first kctx stream (kernel init) and destroys with its last (close), so
- *    that no word access creates a stream (K19: the launch's failure path
- *    makes word accesses); in the relaxed capture mode so that another
+ *    that no word access of a context with kctx streams creates a stream
+ *    (K19: the launch's failure path makes word accesses; a context with
+ *    none, before init or after close, gets a stream of its own per copy); in the relaxed capture mode so that another
  *    thread's global-mode capture survives it; waited for with a bounded
  *    query poll of the word stream (the host buffer must outlive the copy,
  *    and a write must be visible at once, platform.h). Not ordered with any
@@ -47,7 +48,8 @@
  *
  * Statuses are CUresult values; the adapter's own refusals use CUDA codes
  * too (CUDA_ERROR_INVALID_CONTEXT for "no current context",
- * CUDA_ERROR_TIMEOUT for a bounded wait that gave up). *
+ * CUDA_ERROR_TIMEOUT for a bounded wait that gave up).
+ *
  * One file (about 870 lines, over the wing's ~800): one ops table and the
  * word streams its word accesses share with stream creation; the driver
  * table's X-macro list is a tenth of it.

@@ -22,8 +22,8 @@
  *    task ABI (include/kctx/task_abi_opencl.h). Every OpenCL error that
  *    means the program or a kernel of it cannot be loaded on this device
  *    (a build failure, a missing kernel, no compiler) is BAD_MODULE:
- *    prepare's INCOMPATIBLE_IMAGE, with the error's name (and build log). A function remembers how its
- *    arguments are set: a task kernel (kctx_task_header, then one argument
+ *    prepare's INCOMPATIBLE_IMAGE, with the error's name (and build log).
+ *    A function remembers how its arguments are set: a task kernel (kctx_task_header, then one argument
  *    per binding) or a kernel with one by-value parameter block (the
  *    runtime's programs).
  *  - Waits with a timeout (stream_sync) and queries read an event's status:
@@ -904,12 +904,13 @@ static int o_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget 
         cl_int err = KCTX_CL(SetKernelArg, f->k, 0, params_size, params);
         if (err) st = clfail(err, "clSetKernelArg(parameter block)");
     }
-    /* test support (test_hold.c): one relaxed load unless a test armed a hold */
-    cl_event gate =
-        f->kind == FN_TASK && atomic_load_explicit(&kctx__ocl_hold_armed, memory_order_relaxed)
-            ? kctx__ocl_take_hold(s)
-            : NULL;
     if (!st) {
+        /* test support (test_hold.c): one relaxed load unless a test armed
+         * a hold; only a launch that enqueues takes it */
+        cl_event gate =
+            f->kind == FN_TASK && atomic_load_explicit(&kctx__ocl_hold_armed, memory_order_relaxed)
+                ? kctx__ocl_take_hold(s)
+                : NULL;
         cl_event done, *slot;
         ocl_stream *o = enqueue_begin(s, &done, &slot);
         cl_int err = KCTX_CL(EnqueueNDRangeKernel, queue_of(s), f->k, 1, NULL, &global, NULL,

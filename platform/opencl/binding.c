@@ -20,26 +20,16 @@ int kctx__ocl_lookup_pair(cl_context ctx, cl_device_id dev) {
     return -1;
 }
 
-kctx_status kctx__ocl_api_fail(kctx_status s, const char *fmt, ...) {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return kctx__svc_fail(s, "%s", msg);
-}
-
 static kctx_status device_facts(cl_device_id dev, kctx_device_info *info) {
     cl_device_svm_capabilities svm = 0;
     cl_int err = KCTX_CL(GetDeviceInfo, dev, CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, NULL);
     if (err)
-        return kctx__ocl_api_fail(
-            KCTX_UNSUPPORTED,
-            "kctx_opencl_bind: the device reports no SVM capabilities (%s): kctx "
-            "needs OpenCL 2.0 fine-grained buffer SVM with atomics",
-            kctx__opencl_error_name(err));
+        return kctx__svc_fail(KCTX_UNSUPPORTED,
+                              "kctx_opencl_bind: the device reports no SVM capabilities (%s): kctx "
+                              "needs OpenCL 2.0 fine-grained buffer SVM with atomics",
+                              kctx__opencl_error_name(err));
     if (!(svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) || !(svm & CL_DEVICE_SVM_ATOMICS))
-        return kctx__ocl_api_fail(
+        return kctx__svc_fail(
             KCTX_UNSUPPORTED,
             "kctx_opencl_bind: the device lacks fine-grained buffer SVM with atomics "
             "(capabilities 0x%llx): kctx's runtime image is shared with the host",
@@ -58,9 +48,9 @@ static kctx_status device_facts(cl_device_id dev, kctx_device_info *info) {
     if (!err)
         err = KCTX_CL(GetDeviceInfo, dev, CL_DEVICE_NAME, sizeof info->name, info->name, NULL);
     if (err)
-        return kctx__ocl_api_fail(KCTX_PLATFORM_ERROR,
-                                  "kctx_opencl_bind: clGetDeviceInfo failed with %s",
-                                  kctx__opencl_error_name(err));
+        return kctx__svc_fail(KCTX_PLATFORM_ERROR,
+                              "kctx_opencl_bind: clGetDeviceInfo failed with %s",
+                              kctx__opencl_error_name(err));
     info->name[sizeof info->name - 1] = 0;
     info->size = sizeof *info;
     info->aicore_count = cus ? cus : 1;
@@ -80,10 +70,8 @@ kctx_status kctx_opencl_bind(struct _cl_context *context, struct _cl_device_id *
         return KCTX_OK;
     }
     if (!kctx__opencl_loaded())
-        return kctx__ocl_api_fail(KCTX_UNSUPPORTED, "kctx_opencl_bind: %s",
-                                  kctx__opencl_api_error());
-    if (!device)
-        return kctx__ocl_api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind: device is NULL");
+        return kctx__svc_fail(KCTX_UNSUPPORTED, "kctx_opencl_bind: %s", kctx__opencl_api_error());
+    if (!device) return kctx__svc_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind: device is NULL");
     int i = kctx__ocl_lookup_pair(context, device);
     if (i < 0) {
         /* the device must be one of the context's */
@@ -91,18 +79,16 @@ kctx_status kctx_opencl_bind(struct _cl_context *context, struct _cl_device_id *
         size_t n = 0;
         cl_int err = KCTX_CL(GetContextInfo, context, CL_CONTEXT_DEVICES, sizeof devs, devs, &n);
         if (err == CL_INVALID_CONTEXT)
-            return kctx__ocl_api_fail(KCTX_INVALID_ARGUMENT,
-                                      "kctx_opencl_bind: not an OpenCL context");
+            return kctx__svc_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind: not an OpenCL context");
         if (err)
-            return kctx__ocl_api_fail(KCTX_PLATFORM_ERROR,
-                                      "kctx_opencl_bind: clGetContextInfo(DEVICES) failed with %s",
-                                      kctx__opencl_error_name(err));
+            return kctx__svc_fail(KCTX_PLATFORM_ERROR,
+                                  "kctx_opencl_bind: clGetContextInfo(DEVICES) failed with %s",
+                                  kctx__opencl_error_name(err));
         bool found = false;
         for (size_t j = 0; j < n / sizeof devs[0]; j++) found |= devs[j] == device;
         if (!found)
-            return kctx__ocl_api_fail(
-                KCTX_INVALID_ARGUMENT,
-                "kctx_opencl_bind: the device is not a device of the context");
+            return kctx__svc_fail(KCTX_INVALID_ARGUMENT,
+                                  "kctx_opencl_bind: the device is not a device of the context");
         kctx_device_info info = {0};
         kctx_status st = device_facts(device, &info);
         if (st) return st;
@@ -112,7 +98,7 @@ kctx_status kctx_opencl_bind(struct _cl_context *context, struct _cl_device_id *
             i = atomic_load(&kctx__ocl_ndevs);
             if (i == KCTX_OPENCL_MAX_DEVICES) {
                 pthread_mutex_unlock(&kctx__ocl_mu);
-                return kctx__ocl_api_fail(
+                return kctx__svc_fail(
                     KCTX_CAPACITY, "kctx_opencl_bind: %d (context, device) pairs are lent already",
                     KCTX_OPENCL_MAX_DEVICES);
             }
@@ -128,29 +114,28 @@ kctx_status kctx_opencl_bind(struct _cl_context *context, struct _cl_device_id *
 
 kctx_status kctx_opencl_bind_queue(struct _cl_command_queue *queue, int *kctx_device) {
     if (!kctx__opencl_loaded())
-        return kctx__ocl_api_fail(KCTX_UNSUPPORTED, "kctx_opencl_bind_queue: %s",
-                                  kctx__opencl_api_error());
+        return kctx__svc_fail(KCTX_UNSUPPORTED, "kctx_opencl_bind_queue: %s",
+                              kctx__opencl_api_error());
     if (!queue)
-        return kctx__ocl_api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind_queue: queue is NULL");
+        return kctx__svc_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind_queue: queue is NULL");
     cl_context ctx;
     cl_device_id dev;
     cl_int err = KCTX_CL(GetCommandQueueInfo, queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
     if (!err) err = KCTX_CL(GetCommandQueueInfo, queue, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
     if (err == CL_INVALID_COMMAND_QUEUE)
-        return kctx__ocl_api_fail(KCTX_INVALID_ARGUMENT,
-                                  "kctx_opencl_bind_queue: not a command queue");
+        return kctx__svc_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_bind_queue: not a command queue");
     if (err)
-        return kctx__ocl_api_fail(KCTX_PLATFORM_ERROR,
-                                  "kctx_opencl_bind_queue: clGetCommandQueueInfo failed with %s",
-                                  kctx__opencl_error_name(err));
+        return kctx__svc_fail(KCTX_PLATFORM_ERROR,
+                              "kctx_opencl_bind_queue: clGetCommandQueueInfo failed with %s",
+                              kctx__opencl_error_name(err));
     return kctx_opencl_bind(ctx, dev, kctx_device);
 }
 
 kctx_status kctx_opencl_bound(struct _cl_context **context, struct _cl_device_id **device,
                               int *kctx_device) {
     if (kctx__ocl_bound < 0)
-        return kctx__ocl_api_fail(KCTX_INVALID_STATE,
-                                  "kctx_opencl_bound: the calling thread lent no OpenCL device");
+        return kctx__svc_fail(KCTX_INVALID_STATE,
+                              "kctx_opencl_bound: the calling thread lent no OpenCL device");
     if (context) *context = kctx__ocl_devs[kctx__ocl_bound].ctx;
     if (device) *device = kctx__ocl_devs[kctx__ocl_bound].dev;
     if (kctx_device) *kctx_device = kctx__ocl_bound;
@@ -159,13 +144,13 @@ kctx_status kctx_opencl_bound(struct _cl_context **context, struct _cl_device_id
 
 kctx_status kctx_opencl_live_objects(int kctx_device, kctx_opencl_live *out) {
     if (!out || out->size != sizeof *out)
-        return kctx__ocl_api_fail(KCTX_INVALID_ARGUMENT,
-                                  "kctx_opencl_live_objects: out is NULL or its size is not "
-                                  "sizeof(kctx_opencl_live) (set it with KCTX_OPENCL_LIVE_INIT)");
+        return kctx__svc_fail(KCTX_INVALID_ARGUMENT,
+                              "kctx_opencl_live_objects: out is NULL or its size is not "
+                              "sizeof(kctx_opencl_live) (set it with KCTX_OPENCL_LIVE_INIT)");
     if (kctx_device < 0 || kctx_device >= atomic_load(&kctx__ocl_ndevs))
-        return kctx__ocl_api_fail(KCTX_INVALID_ARGUMENT,
-                                  "kctx_opencl_live_objects: %d is not a lent pair's number",
-                                  kctx_device);
+        return kctx__svc_fail(KCTX_INVALID_ARGUMENT,
+                              "kctx_opencl_live_objects: %d is not a lent pair's number",
+                              kctx_device);
     const ocl_counts *c = &kctx__ocl_counts[kctx_device];
     *out = (kctx_opencl_live){sizeof *out,
                               atomic_load(&c->queues),
@@ -181,14 +166,14 @@ kctx_status kctx_opencl_live_objects(int kctx_device, kctx_opencl_live *out) {
 
 kctx_status kctx_opencl_driver_calls(const char *entry, uint64_t *count) {
     if (!entry || !count)
-        return kctx__ocl_api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_driver_calls: %s is NULL",
-                                  entry ? "count" : "entry");
+        return kctx__svc_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_driver_calls: %s is NULL",
+                              entry ? "count" : "entry");
     if (!kctx__opencl_loaded())
-        return kctx__ocl_api_fail(KCTX_UNSUPPORTED, "kctx_opencl_driver_calls: %s",
-                                  kctx__opencl_api_error());
+        return kctx__svc_fail(KCTX_UNSUPPORTED, "kctx_opencl_driver_calls: %s",
+                              kctx__opencl_api_error());
     long long n = kctx__opencl_calls(entry);
     if (n < 0)
-        return kctx__ocl_api_fail(
+        return kctx__svc_fail(
             KCTX_NOT_FOUND,
             "kctx_opencl_driver_calls: '%s' is not an entry of the opencl adapter's "
             "table",

@@ -55,12 +55,6 @@ typedef struct ocl_stream {
 /* The own stream whose queue is s, or NULL (a caller's queue). */
 ocl_stream *kctx__ocl_own_stream(kctx_pstream s);
 
-/* ---- the public API's failures (binding.c) ---- */
-
-/* Set the thread's last error for a kctx/opencl.h entry; returns s. */
-kctx_status kctx__ocl_api_fail(kctx_status s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
 /* ---- test support (test_hold.c) ---- */
 
 /* 1 while a test's hold is armed: the launch then asks test_hold.c. */

@@ -6,6 +6,7 @@
  * (kctx__ocl_hold_armed, one relaxed load on the launch path).
  */
 #include "ocl_internal.h"
+#include "services.h"
 
 _Atomic int kctx__ocl_hold_armed; /* 1: the next task kernel on g_hold_dev takes the gate */
 static int g_hold_dev;
@@ -31,19 +32,16 @@ cl_event kctx__ocl_take_hold(kctx_pstream s) {
 
 kctx_status kctx_opencl_test_hold(int kctx_device, struct _cl_event *gate) {
     if (!kctx__opencl_loaded())
-        return kctx__ocl_api_fail(KCTX_UNSUPPORTED, "kctx_opencl_test_hold: %s",
-                                  kctx__opencl_api_error());
-    if (!gate)
-        return kctx__ocl_api_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_test_hold: gate is NULL");
+        return kctx__svc_fail(KCTX_UNSUPPORTED, "kctx_opencl_test_hold: %s",
+                              kctx__opencl_api_error());
+    if (!gate) return kctx__svc_fail(KCTX_INVALID_ARGUMENT, "kctx_opencl_test_hold: gate is NULL");
     if (kctx_device < 0 || kctx_device >= atomic_load(&kctx__ocl_ndevs))
-        return kctx__ocl_api_fail(KCTX_INVALID_ARGUMENT,
-                                  "kctx_opencl_test_hold: %d is not a lent pair's number",
-                                  kctx_device);
+        return kctx__svc_fail(KCTX_INVALID_ARGUMENT,
+                              "kctx_opencl_test_hold: %d is not a lent pair's number", kctx_device);
     pthread_mutex_lock(&g_hold_mu);
     if (atomic_load(&kctx__ocl_hold_armed) || g_hold_gate) {
         pthread_mutex_unlock(&g_hold_mu);
-        return kctx__ocl_api_fail(KCTX_BUSY,
-                                  "kctx_opencl_test_hold: a hold is armed or held already");
+        return kctx__svc_fail(KCTX_BUSY, "kctx_opencl_test_hold: a hold is armed or held already");
     }
     KCTX_CL(RetainEvent, gate);
     g_hold_gate = gate;
@@ -55,8 +53,8 @@ kctx_status kctx_opencl_test_hold(int kctx_device, struct _cl_event *gate) {
 
 kctx_status kctx_opencl_test_hold_reached(int *reached) {
     if (!reached)
-        return kctx__ocl_api_fail(KCTX_INVALID_ARGUMENT,
-                                  "kctx_opencl_test_hold_reached: reached is NULL");
+        return kctx__svc_fail(KCTX_INVALID_ARGUMENT,
+                              "kctx_opencl_test_hold_reached: reached is NULL");
     pthread_mutex_lock(&g_hold_mu);
     cl_event before = g_hold_before;
     if (before) KCTX_CL(RetainEvent, before);
@@ -68,9 +66,9 @@ kctx_status kctx_opencl_test_hold_reached(int *reached) {
                          &state, NULL);
     KCTX_CL(ReleaseEvent, before);
     if (err)
-        return kctx__ocl_api_fail(KCTX_PLATFORM_ERROR,
-                                  "kctx_opencl_test_hold_reached: clGetEventInfo: %s",
-                                  kctx__opencl_error_name(err));
+        return kctx__svc_fail(KCTX_PLATFORM_ERROR,
+                              "kctx_opencl_test_hold_reached: clGetEventInfo: %s",
+                              kctx__opencl_error_name(err));
     *reached = state == CL_COMPLETE;
     return KCTX_OK;
 }

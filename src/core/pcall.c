@@ -414,7 +414,7 @@ kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status 
 kctx_status kctx__check_device(kctx_ctx *c) {
     int cur = -1;
     kctx_status st = kp_current_device(c, &cur);
-    if (st && c->ops->bound_device && st != KCTX_DEVICE_LOST) {
+    if (st == KCTX_PLATFORM_ERROR && c->ops->bound_device) {
         /* a thread that lent no device has no current device to compare:
          * the caller's state, not a platform failure (K5; platform.h) */
         char why[KCTX_MSG];

@@ -684,6 +684,17 @@ KT_TEST(each_thread_binds_before_it_launches) {
     pthread_join(t, NULL);
     CHECK_K(g_unbound, KCTX_INVALID_STATE); /* K5: no device of the context's */
     CHECK_OK(g_bound);
+    /* only "lent nothing" (PLATFORM_ERROR) becomes INVALID_STATE: any other
+     * failure of the device read keeps its status (a fault sweep sees what
+     * it injected) */
+    kctx_fault f = KCTX_FAULT_INIT;
+    f.op = KCTX_POP_BOUND_DEVICE;
+    f.error = KCTX_OUT_OF_MEMORY;
+    int fid = -1;
+    REQUIRE_OK(kctx_fault_arm(&f, &fid));
+    CHECK_K(kctx_launch(c, 1, g_args, 3, (uint64_t)(uintptr_t)o.q), KCTX_OUT_OF_MEMORY);
+    kctx_fault_clear_all();
+    CHECK_PHASE(c, KCTX_PHASE_READY);
     clFinish(o.q);
     CHECK(y[7] == 14.0f);
     clSVMFree(o.ctx, x);
