@@ -214,23 +214,16 @@ int lb_print_value(const char *name, kctx_strategy s, const double *v, const cha
 
 /* Thin wrappers, like the sim adapter's: the table is reached through a
  * pointer the compiler cannot see through, so every call is indirect. */
-__attribute__((noinline)) static int w_current_device(void *self, int *d) {
-    (void)self;
-    return sim_get_device(d);
-}
-__attribute__((noinline)) static int w_event_record(void *self, kctx_pevent e, kctx_pstream s) {
-    (void)self;
+__attribute__((noinline)) static int w_current_device(int *d) { return sim_get_device(d); }
+__attribute__((noinline)) static int w_event_record(kctx_pevent e, kctx_pstream s) {
     return sim_event_record(e, s);
 }
-__attribute__((noinline)) static int w_stream_wait_event(void *self, kctx_pstream s,
-                                                         kctx_pevent e) {
-    (void)self;
+__attribute__((noinline)) static int w_stream_wait_event(kctx_pstream s, kctx_pevent e) {
     return sim_stream_wait_event(s, e);
 }
-__attribute__((noinline)) static int w_launch(void *self, kctx_pstream s, kctx_pfunction fn,
+__attribute__((noinline)) static int w_launch(kctx_pstream s, kctx_pfunction fn,
                                               kctx_ptarget target, uint32_t block_dim,
                                               const void *params, size_t size) {
-    (void)self;
     return sim_launch_kernel(s, fn,
                              target == KCTX_PTARGET_AICPU ? SIM_TARGET_AICPU : SIM_TARGET_AICORE,
                              block_dim, params, size);
@@ -294,25 +287,23 @@ int lb_chain_enqueue(lb_chain *ch, const kctx_platform_ops *ops, sim_stream call
     sched[0] = 0, sched[1] = id, sched[2] = 0, sched[3] = 0;
     sched[4] = (uint64_t)nargs << 32, sched[5] = 0;
     for (uint32_t i = 0; i < nargs; i++) sched[6 + 2 * i] = i, sched[7 + 2 * i] = 0;
-    void *self = NULL;
-    if (read_device && (st = ops->current_device(self, &dev)) != 0) return st;
-    if ((st = ops->event_record(self, ch->ev[EV_START], caller)) != 0) return st;
-    if ((st = ops->stream_wait_event(self, ch->cpu, ch->ev[EV_START])) != 0) return st;
-    if ((st = ops->launch(self, ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, acquire_params,
+    if (read_device && (st = ops->current_device(&dev)) != 0) return st;
+    if ((st = ops->event_record(ch->ev[EV_START], caller)) != 0) return st;
+    if ((st = ops->stream_wait_event(ch->cpu, ch->ev[EV_START])) != 0) return st;
+    if ((st = ops->launch(ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, acquire_params,
                           sizeof acquire_params)) != 0)
         return st;
-    if ((st = ops->event_record(self, ch->ev[EV_AICORE_START], ch->cpu)) != 0) return st;
-    if ((st = ops->stream_wait_event(self, ch->core, ch->ev[EV_AICORE_START])) != 0) return st;
-    if ((st = ops->launch(self, ch->core, ch->noop, KCTX_PTARGET_AICORE, workers, worker_params,
+    if ((st = ops->event_record(ch->ev[EV_AICORE_START], ch->cpu)) != 0) return st;
+    if ((st = ops->stream_wait_event(ch->core, ch->ev[EV_AICORE_START])) != 0) return st;
+    if ((st = ops->launch(ch->core, ch->noop, KCTX_PTARGET_AICORE, workers, worker_params,
                           sizeof worker_params)) != 0)
         return st;
-    if ((st = ops->event_record(self, ch->ev[EV_AICORE_DONE], ch->core)) != 0) return st;
-    if ((st = ops->launch(self, ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, sched, ssize)) != 0)
-        return st;
-    if ((st = ops->stream_wait_event(self, ch->cpu, ch->ev[EV_AICORE_DONE])) != 0) return st;
-    if ((st = ops->event_record(self, ch->ev[EV_AICPU_DONE], ch->cpu)) != 0) return st;
-    if ((st = ops->stream_wait_event(self, caller, ch->ev[EV_AICPU_DONE])) != 0) return st;
-    return ops->event_record(self, ch->ev[EV_SERIAL_TAIL], caller);
+    if ((st = ops->event_record(ch->ev[EV_AICORE_DONE], ch->core)) != 0) return st;
+    if ((st = ops->launch(ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, sched, ssize)) != 0) return st;
+    if ((st = ops->stream_wait_event(ch->cpu, ch->ev[EV_AICORE_DONE])) != 0) return st;
+    if ((st = ops->event_record(ch->ev[EV_AICPU_DONE], ch->cpu)) != 0) return st;
+    if ((st = ops->stream_wait_event(caller, ch->ev[EV_AICPU_DONE])) != 0) return st;
+    return ops->event_record(ch->ev[EV_SERIAL_TAIL], caller);
 }
 
 int lb_chain_enqueue_ho(lb_chain *ch, const kctx_platform_ops *ops, sim_stream caller,
@@ -325,31 +316,30 @@ int lb_chain_enqueue_ho(lb_chain *ch, const kctx_platform_ops *ops, sim_stream c
     };
     if (nbindings > MAX_BINDINGS) return SIM_INVALID_VALUE;
     _Alignas(16) uint64_t block[4 + MAX_BINDINGS]; /* the task ABI's header, then the bindings */
-    void *self = NULL;
-    if (read_device && (st = ops->current_device(self, &dev)) != 0) return st;
-    if ((st = ops->event_record(self, ch->ev[EV_START], caller)) != 0) return st;
-    if ((st = ops->stream_wait_event(self, ch->cpu, ch->ev[EV_START])) != 0) return st;
-    if ((st = ops->launch(self, ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, step, sizeof step)) != 0)
+    if (read_device && (st = ops->current_device(&dev)) != 0) return st;
+    if ((st = ops->event_record(ch->ev[EV_START], caller)) != 0) return st;
+    if ((st = ops->stream_wait_event(ch->cpu, ch->ev[EV_START])) != 0) return st;
+    if ((st = ops->launch(ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, step, sizeof step)) != 0)
         return st;
-    if ((st = ops->event_record(self, ch->ev[EV_AICORE_START], ch->cpu)) != 0) return st;
-    if ((st = ops->stream_wait_event(self, ch->core, ch->ev[EV_AICORE_START])) != 0) return st;
+    if ((st = ops->event_record(ch->ev[EV_AICORE_START], ch->cpu)) != 0) return st;
+    if ((st = ops->stream_wait_event(ch->core, ch->ev[EV_AICORE_START])) != 0) return st;
     for (uint32_t t = 0; t < ntasks; t++) {
         block[0] = 0;                                              /* runtime image */
         block[1] = id;                                             /* launch id */
         block[2] = 2u | ((uint64_t)t << 32);                       /* flags (gated), task */
         block[3] = (uint64_t)nbindings << 32;                      /* function id, bindings */
         for (uint32_t i = 0; i < nbindings; i++) block[4 + i] = i; /* from the args */
-        if ((st = ops->launch(self, ch->core, ch->noop, KCTX_PTARGET_AICORE, block_dim, block,
+        if ((st = ops->launch(ch->core, ch->noop, KCTX_PTARGET_AICORE, block_dim, block,
                               32 + (size_t)nbindings * 8)) != 0)
             return st;
     }
-    if ((st = ops->event_record(self, ch->ev[EV_AICORE_DONE], ch->core)) != 0) return st;
-    if ((st = ops->stream_wait_event(self, ch->cpu, ch->ev[EV_AICORE_DONE])) != 0) return st;
-    if ((st = ops->launch(self, ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, step, sizeof step)) != 0)
+    if ((st = ops->event_record(ch->ev[EV_AICORE_DONE], ch->core)) != 0) return st;
+    if ((st = ops->stream_wait_event(ch->cpu, ch->ev[EV_AICORE_DONE])) != 0) return st;
+    if ((st = ops->launch(ch->cpu, ch->noop, KCTX_PTARGET_AICPU, 1, step, sizeof step)) != 0)
         return st;
-    if ((st = ops->event_record(self, ch->ev[EV_AICPU_DONE], ch->cpu)) != 0) return st;
-    if ((st = ops->stream_wait_event(self, caller, ch->ev[EV_AICPU_DONE])) != 0) return st;
-    return ops->event_record(self, ch->ev[EV_SERIAL_TAIL], caller);
+    if ((st = ops->event_record(ch->ev[EV_AICPU_DONE], ch->cpu)) != 0) return st;
+    if ((st = ops->stream_wait_event(caller, ch->ev[EV_AICPU_DONE])) != 0) return st;
+    return ops->event_record(ch->ev[EV_SERIAL_TAIL], caller);
 }
 
 /* ---- misc ------------------------------------------------------------------------ */

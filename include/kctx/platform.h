@@ -78,8 +78,13 @@ extern "C" {
 
 /* The version of the tables in this header. Version 1 was the unversioned
  * seam before issue 12 (a descriptor with a lifecycle member); its tables
- * are below every minimum size here and are refused. */
-#define KCTX_PLATFORM_VERSION 2u
+ * are below every minimum size here and are refused. Version 2 passed a
+ * `void *self` (always NULL: no platform had an instance) as every op's
+ * first argument; version 3 dropped it (issue 24), so a version-2 table's
+ * ops have another signature and are refused by version, not by size. A
+ * platform's state is its own (file scope in its adapter); no op receives
+ * a platform instance. */
+#define KCTX_PLATFORM_VERSION 3u
 
 typedef uint64_t kctx_pstream;
 typedef uint64_t kctx_pevent;
@@ -150,51 +155,48 @@ typedef struct kctx_platform_ops {
     uint32_t version; /* KCTX_PLATFORM_VERSION of the platform's header */
 
     /* ---- status vocabulary (no lock; pure, or per-thread state) ---- */
-    kctx_pclass (*classify)(void *self, int status);
-    const char *(*status_name)(void *self, int status);
+    kctx_pclass (*classify)(int status);
+    const char *(*status_name)(int status);
     /* Detailed message of the calling thread's last failed call, or "". */
-    const char *(*last_message)(void *self);
+    const char *(*last_message)(void);
 
     /* ---- devices (queries only) ---- */
-    int (*device_count)(void *self, int *count);
-    int (*device_info)(void *self, int device, kctx_device_info *info);
+    int (*device_count)(int *count);
+    int (*device_info)(int device, kctx_device_info *info);
 
     /* ---- streams (created on the calling thread's current device) ---- */
-    int (*stream_create)(void *self, kctx_pstream *stream);
-    int (*stream_destroy)(void *self, kctx_pstream stream);
+    int (*stream_create)(kctx_pstream *stream);
+    int (*stream_destroy)(kctx_pstream stream);
     /* Wait for the stream's work, at most timeout_ms (TIMEOUT class). The
      * one op that blocks: the core calls it with the context lock held. */
-    int (*stream_sync)(void *self, kctx_pstream stream, uint32_t timeout_ms);
+    int (*stream_sync)(kctx_pstream stream, uint32_t timeout_ms);
     /* 0 idle, NOT_READY class while work is pending. Never on a capturing
      * stream (the core checks stream_info first). */
-    int (*stream_query)(void *self, kctx_pstream stream);
+    int (*stream_query)(kctx_pstream stream);
     /* A stream's device and capture state, in one call: legal at any time,
      * also on a capturing stream; never changes a capture. `id` and `graph`
      * are 0 when status is NONE (always NONE without capture). Any
      * out-pointer may be NULL. (Launch's preflight checks the caller stream
      * with one call, K18/K25/K34.) */
-    int (*stream_info)(void *self, kctx_pstream stream, int *device, kctx_pcapture_status *status,
-                       uint64_t *id, kctx_pgraph *graph);
+    int (*stream_info)(kctx_pstream stream, int *device, kctx_pcapture_status *status, uint64_t *id,
+                       kctx_pgraph *graph);
 
     /* ---- events (synchronisation only: no timing) ---- */
-    int (*event_create)(void *self, kctx_pevent *event);
-    int (*event_destroy)(void *self, kctx_pevent event);
-    int (*event_record)(void *self, kctx_pevent event, kctx_pstream stream);
-    int (*stream_wait_event)(void *self, kctx_pstream stream, kctx_pevent event);
+    int (*event_create)(kctx_pevent *event);
+    int (*event_destroy)(kctx_pevent event);
+    int (*event_record)(kctx_pevent event, kctx_pstream stream);
+    int (*stream_wait_event)(kctx_pstream stream, kctx_pevent event);
 
     /* ---- device memory (current device) ---- */
-    int (*mem_alloc)(void *self, size_t size, kctx_pdevptr *ptr);
-    int (*mem_free)(void *self, kctx_pdevptr ptr);
-    int (*memcpy_htod_async)(void *self, kctx_pdevptr dst, const void *src, size_t size,
-                             kctx_pstream stream);
-    int (*memset_async)(void *self, kctx_pdevptr dst, uint8_t value, size_t size,
-                        kctx_pstream stream);
+    int (*mem_alloc)(size_t size, kctx_pdevptr *ptr);
+    int (*mem_free)(kctx_pdevptr ptr);
+    int (*memcpy_htod_async)(kctx_pdevptr dst, const void *src, size_t size, kctx_pstream stream);
+    int (*memset_async)(kctx_pdevptr dst, uint8_t value, size_t size, kctx_pstream stream);
     /* Asynchronous device-to-host copy (trace copy-back); `dst` must stay
      * valid until the stream has executed it. */
-    int (*memcpy_dtoh_async)(void *self, void *dst, kctx_pdevptr src, size_t size,
-                             kctx_pstream stream);
+    int (*memcpy_dtoh_async)(void *dst, kctx_pdevptr src, size_t size, kctx_pstream stream);
     /* Atomic read of one aligned device word (the host reading a flag). */
-    int (*atomic_read_u32)(void *self, kctx_pdevptr ptr, uint32_t *value);
+    int (*atomic_read_u32)(kctx_pdevptr ptr, uint32_t *value);
     /* Atomic write of one aligned device word, visible to running and later
      * device programs at once, ordered with no stream (the host poisoning
      * a context, K35).
@@ -205,15 +207,15 @@ typedef struct kctx_platform_ops {
      * and write of the error word, the abort word when compensation could not
      * be enqueued: K19, K24): never on the caller's stream, a context stream or
      * a capturing stream. */
-    int (*atomic_write_u32)(void *self, kctx_pdevptr ptr, uint32_t value);
+    int (*atomic_write_u32)(kctx_pdevptr ptr, uint32_t value);
 
     /* ---- modules and kernels ---- */
-    int (*module_load)(void *self, const void *bytes, size_t size, kctx_pmodule *module);
-    int (*module_unload)(void *self, kctx_pmodule module);
-    int (*module_function)(void *self, kctx_pmodule module, const char *name, kctx_pfunction *fn);
+    int (*module_load)(const void *bytes, size_t size, kctx_pmodule *module);
+    int (*module_unload)(kctx_pmodule module);
+    int (*module_function)(kctx_pmodule module, const char *name, kctx_pfunction *fn);
     /* `params` is copied at enqueue time; at most desc.max_params_size. */
-    int (*launch)(void *self, kctx_pstream stream, kctx_pfunction fn, kctx_ptarget target,
-                  uint32_t block_dim, const void *params, size_t params_size);
+    int (*launch)(kctx_pstream stream, kctx_pfunction fn, kctx_ptarget target, uint32_t block_dim,
+                  const void *params, size_t params_size);
 
     /* ---- conditional and optional ops: NULL, or beyond `size` ----------
      * Each is required when the capability named beside it is declared in
@@ -221,24 +223,24 @@ typedef struct kctx_platform_ops {
 
     /* Required unless bound_device is set: the calling thread's current
      * device; must work on a lost device. */
-    int (*current_device)(void *self, int *device);
+    int (*current_device)(int *device);
     /* Required when desc.has_epoch: the epoch of a device (increments when
      * its owner resets it, K30, K36); must work on a lost device. */
-    int (*device_epoch)(void *self, int device, uint64_t *epoch);
+    int (*device_epoch)(int device, uint64_t *epoch);
     /* Required when desc.can_check_ranges: 0 when [ptr, ptr+size) lies
      * inside one live allocation of `device` (K18). */
-    int (*mem_range_check)(void *self, int device, kctx_pdevptr ptr, size_t size);
+    int (*mem_range_check)(int device, kctx_pdevptr ptr, size_t size);
     /* Required when desc.strategies has RESIDENT: the device address of a
      * function's entry point, callable by the platform's device programs
      * (HOST_ORDERED launches task kernels from the host and needs none). */
-    int (*function_address)(void *self, kctx_pfunction fn, uint64_t *address);
+    int (*function_address)(kctx_pfunction fn, uint64_t *address);
     /* Required when desc.has_capture: exchange the calling thread's capture
      * mode (*mode gets the old); the core switches to relaxed around its
      * platform calls and restores. Per-thread state. */
-    int (*exchange_capture_mode)(void *self, kctx_pcapture_mode *mode);
+    int (*exchange_capture_mode)(kctx_pcapture_mode *mode);
     /* Required when desc.has_capture: call fn(user) once when `graph` and
      * every executable graph made from it are gone (K25). */
-    int (*graph_attach_hook)(void *self, kctx_pgraph graph, kctx_phook_fn fn, void *user);
+    int (*graph_attach_hook)(kctx_pgraph graph, kctx_phook_fn fn, void *user);
     /* Optional: for a platform with no thread-current device (OpenCL: a
      * queue knows its device, a thread does not). The device the calling
      * thread's framework named through the platform's own API (for example
@@ -250,7 +252,7 @@ typedef struct kctx_platform_ops {
      * report it as INVALID_STATE with the platform's message; any other
      * class keeps its mapped status (kernel init, which borrows, reports
      * the mapped status). */
-    int (*bound_device)(void *self, int *device);
+    int (*bound_device)(int *device);
 
     /* ---- added in version 2 (optional: beyond a smaller size, NULL) ---- */
     /* Optional, used only with desc.can_check_ranges: the address of a
@@ -263,7 +265,7 @@ typedef struct kctx_platform_ops {
      * launch checks a tensor range once and trusts it afterwards (K18's
      * checks at no cost for the tensors a framework launches with again and
      * again). NULL: every launch checks every range. */
-    int (*mem_free_counter)(void *self, int device, const uint64_t **counter);
+    int (*mem_free_counter)(int device, const uint64_t **counter);
 } kctx_platform_ops;
 
 /* The smallest ops table the core accepts: every required op. */
@@ -284,10 +286,10 @@ typedef struct kctx_platform_ops {
 typedef struct kctx_platform_lifecycle_ops {
     size_t size;      /* sizeof(kctx_platform_lifecycle_ops) */
     uint32_t version; /* KCTX_PLATFORM_VERSION */
-    int (*init)(void *self);
-    int (*finalize)(void *self);
-    int (*set_device)(void *self, int device);
-    int (*reset_device)(void *self); /* the calling thread's current device */
+    int (*init)(void);
+    int (*finalize)(void);
+    int (*set_device)(int device);
+    int (*reset_device)(void); /* the calling thread's current device */
 } kctx_platform_lifecycle_ops;
 
 #define KCTX_PLATFORM_LIFECYCLE_MIN_SIZE sizeof(kctx_platform_lifecycle_ops)
@@ -299,7 +301,6 @@ typedef struct kctx_platform_desc {
     size_t size;      /* sizeof(kctx_platform_desc) */
     uint32_t version; /* KCTX_PLATFORM_VERSION */
     const char *name; /* "sim", "opencl", "cuda" */
-    void *self;       /* passed to every op */
     const kctx_platform_ops *ops;
     int variant_kind; /* the kctx_variant_kind of callable images it loads (image.h) */
     /* The runtime's device programs for this platform, as a module image
@@ -344,7 +345,7 @@ typedef struct kctx_platform_entry {
      * call the platform's runtime but not kctx. NULL: always available. A
      * platform that runs but finds no device is available (zero devices is
      * not an error). */
-    int (*available)(void *self, char *why, size_t why_size);
+    int (*available)(char *why, size_t why_size);
     const kctx_platform_desc *desc; /* what a kernel context receives */
     /* Program mode's table; NULL when the platform offers no program mode. */
     const kctx_platform_lifecycle_ops *lifecycle;

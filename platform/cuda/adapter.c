@@ -252,8 +252,7 @@ static void load(void) {
                  (int)st);
 }
 
-static int a_available(void *self, char *why, size_t why_size) {
-    (void)self;
+static int a_available(char *why, size_t why_size) {
     pthread_once(&g_load_once, load);
     if (!g_unavailable[0]) return 1;
     snprintf(why, why_size, "%s", g_unavailable);
@@ -262,8 +261,7 @@ static int a_available(void *self, char *why, size_t why_size) {
 
 /* ---- status vocabulary ------------------------------------------------------ */
 
-static kctx_pclass a_classify(void *self, int st) {
-    (void)self;
+static kctx_pclass a_classify(int st) {
     if (st >= 900 && st <= 908) return KCTX_PCLASS_CAPTURE; /* stream capture rules */
     switch (st) {
     case CUDA_SUCCESS:
@@ -321,25 +319,15 @@ static kctx_pclass a_classify(void *self, int st) {
     }
 }
 
-static const char *a_status_name(void *self, int st) {
-    (void)self;
-    return code_name(st);
-}
-static const char *a_last_message(void *self) {
-    (void)self;
-    return kctx__svc_msg();
-}
+static const char *a_status_name(int st) { return code_name(st); }
+static const char *a_last_message(void) { return kctx__svc_msg(); }
 
 /* ---- devices ---------------------------------------------------------------- */
 
-static int a_device_count(void *self, int *n) {
-    (void)self;
-    return note(CU(cuDeviceGetCount, n), "cuDeviceGetCount");
-}
+static int a_device_count(int *n) { return note(CU(cuDeviceGetCount, n), "cuDeviceGetCount"); }
 
 /* The borrow (K4, K5): the calling thread's current context's device. */
-static int a_current_device(void *self, int *d) {
-    (void)self;
+static int a_current_device(int *d) {
     CUcontext ctx = NULL;
     int st = note(CU(cuCtxGetCurrent, &ctx), "cuCtxGetCurrent");
     if (st) return st;
@@ -355,8 +343,7 @@ static int a_current_device(void *self, int *d) {
     return st;
 }
 
-static int a_device_info(void *self, int d, kctx_device_info *info) {
-    (void)self;
+static int a_device_info(int d, kctx_device_info *info) {
     CUdevice dev = 0;
     int sms = 0;
     size_t mem = 0;
@@ -473,8 +460,7 @@ static int home_detach(CUstream h) {
     return st;
 }
 
-static int a_stream_create(void *self, kctx_pstream *s) {
-    (void)self;
+static int a_stream_create(kctx_pstream *s) {
     CUstream h = NULL;
     int st = note(CU(cuStreamCreate, &h, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     if (!st) {
@@ -484,8 +470,7 @@ static int a_stream_create(void *self, kctx_pstream *s) {
     if (!st) *s = (kctx_pstream)(uintptr_t)h;
     return st;
 }
-static int a_stream_destroy(void *self, kctx_pstream s) {
-    (void)self;
+static int a_stream_destroy(kctx_pstream s) {
     int st = note(CU(cuStreamDestroy, AS_STREAM(s)), "cuStreamDestroy");
     int hst = home_detach(AS_STREAM(s));
     return st ? st : hst;
@@ -512,18 +497,15 @@ static int poll_stream(CUstream s, uint32_t timeout_ms, const char *what) {
                           timeout_ms);
 }
 
-static int a_stream_sync(void *self, kctx_pstream s, uint32_t ms) {
-    (void)self;
+static int a_stream_sync(kctx_pstream s, uint32_t ms) {
     return poll_stream(AS_STREAM(s), ms, "cuStreamQuery (stream_sync)");
 }
-static int a_stream_query(void *self, kctx_pstream s) {
-    (void)self;
+static int a_stream_query(kctx_pstream s) {
     int st = CU(cuStreamQuery, AS_STREAM(s));
     return st == CUDA_ERROR_NOT_READY ? st : note(st, "cuStreamQuery");
 }
-static int a_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_status *status,
-                         uint64_t *id, kctx_pgraph *graph) {
-    (void)self;
+static int a_stream_info(kctx_pstream s, int *device, kctx_pcapture_status *status, uint64_t *id,
+                         kctx_pgraph *graph) {
     CUdevice dev = 0;
     CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
     cuuint64_t cid = 0;
@@ -556,52 +538,39 @@ static int a_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_
 
 #define AS_EVENT(e) ((CUevent)(uintptr_t)(e))
 
-static int a_event_create(void *self, kctx_pevent *e) {
-    (void)self;
+static int a_event_create(kctx_pevent *e) {
     CUevent h = NULL;
     int st = note(CU(cuEventCreate, &h, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
     if (!st) *e = (kctx_pevent)(uintptr_t)h;
     return st;
 }
-static int a_event_destroy(void *self, kctx_pevent e) {
-    (void)self;
+static int a_event_destroy(kctx_pevent e) {
     return note(CU(cuEventDestroy, AS_EVENT(e)), "cuEventDestroy");
 }
-static int a_event_record(void *self, kctx_pevent e, kctx_pstream s) {
-    (void)self;
+static int a_event_record(kctx_pevent e, kctx_pstream s) {
     return note(CU(cuEventRecord, AS_EVENT(e), AS_STREAM(s)), "cuEventRecord");
 }
-static int a_stream_wait_event(void *self, kctx_pstream s, kctx_pevent e) {
-    (void)self;
+static int a_stream_wait_event(kctx_pstream s, kctx_pevent e) {
     return note(CU(cuStreamWaitEvent, AS_STREAM(s), AS_EVENT(e), 0), "cuStreamWaitEvent");
 }
 
 /* ---- memory ----------------------------------------------------------------- */
 
-static int a_mem_alloc(void *self, size_t size, kctx_pdevptr *p) {
-    (void)self;
+static int a_mem_alloc(size_t size, kctx_pdevptr *p) {
     CUdeviceptr d = 0;
     int st = note(CU(cuMemAlloc, &d, size), "cuMemAlloc");
     if (!st) *p = (kctx_pdevptr)d;
     return st;
 }
-static int a_mem_free(void *self, kctx_pdevptr p) {
-    (void)self;
-    return note(CU(cuMemFree, (CUdeviceptr)p), "cuMemFree");
-}
-static int a_memcpy_htod_async(void *self, kctx_pdevptr dst, const void *src, size_t size,
-                               kctx_pstream s) {
-    (void)self;
+static int a_mem_free(kctx_pdevptr p) { return note(CU(cuMemFree, (CUdeviceptr)p), "cuMemFree"); }
+static int a_memcpy_htod_async(kctx_pdevptr dst, const void *src, size_t size, kctx_pstream s) {
     return note(CU(cuMemcpyHtoDAsync, (CUdeviceptr)dst, src, size, AS_STREAM(s)),
                 "cuMemcpyHtoDAsync");
 }
-static int a_memset_async(void *self, kctx_pdevptr dst, uint8_t v, size_t size, kctx_pstream s) {
-    (void)self;
+static int a_memset_async(kctx_pdevptr dst, uint8_t v, size_t size, kctx_pstream s) {
     return note(CU(cuMemsetD8Async, (CUdeviceptr)dst, v, size, AS_STREAM(s)), "cuMemsetD8Async");
 }
-static int a_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t size,
-                               kctx_pstream s) {
-    (void)self;
+static int a_memcpy_dtoh_async(void *dst, kctx_pdevptr src, size_t size, kctx_pstream s) {
     return note(CU(cuMemcpyDtoHAsync, dst, (CUdeviceptr)src, size, AS_STREAM(s)),
                 "cuMemcpyDtoHAsync");
 }
@@ -663,29 +632,24 @@ static int word_copy(kctx_pdevptr ptr, uint32_t *host, int to_device) {
     return st;
 }
 
-static int a_atomic_read_u32(void *self, kctx_pdevptr p, uint32_t *v) {
-    (void)self;
+static int a_atomic_read_u32(kctx_pdevptr p, uint32_t *v) {
     uint32_t w = 0;
     int st = word_copy(p, &w, 0);
     if (!st) *v = w;
     return st;
 }
-static int a_atomic_write_u32(void *self, kctx_pdevptr p, uint32_t v) {
-    (void)self;
-    return word_copy(p, &v, 1);
-}
+static int a_atomic_write_u32(kctx_pdevptr p, uint32_t v) { return word_copy(p, &v, 1); }
 
 /* ---- modules and kernels ---------------------------------------------------- */
 
-static int a_module_load(void *self, const void *bytes, size_t size, kctx_pmodule *m) {
-    (void)self;
+static int a_module_load(const void *bytes, size_t size, kctx_pmodule *m) {
     (void)size; /* the driver reads the image's own header */
     CUmodule h = NULL;
     const int programs = bytes == (const void *)kctx_rt_cuda_programs;
     int st = note(CU(cuModuleLoadData, &h, bytes),
                   programs ? "cuModuleLoadData(kctx's runtime programs)" : "cuModuleLoadData");
     if (!st) *m = (kctx_pmodule)(uintptr_t)h;
-    if (st && programs && a_classify(self, st) == KCTX_PCLASS_BAD_MODULE) {
+    if (st && programs && a_classify(st) == KCTX_PCLASS_BAD_MODULE) {
         /* This library's own fatbin has no code the device can run (its
          * KCTX_CUDA_ARCHS): the device is unsupported by this build, which
          * is not the fault of any image. The driver's code stays in the
@@ -697,12 +661,10 @@ static int a_module_load(void *self, const void *bytes, size_t size, kctx_pmodul
     }
     return st;
 }
-static int a_module_unload(void *self, kctx_pmodule m) {
-    (void)self;
+static int a_module_unload(kctx_pmodule m) {
     return note(CU(cuModuleUnload, (CUmodule)(uintptr_t)m), "cuModuleUnload");
 }
-static int a_module_function(void *self, kctx_pmodule m, const char *name, kctx_pfunction *fn) {
-    (void)self;
+static int a_module_function(kctx_pmodule m, const char *name, kctx_pfunction *fn) {
     CUfunction f = NULL;
     int st = CU(cuModuleGetFunction, &f, (CUmodule)(uintptr_t)m, name);
     if (st) {
@@ -715,9 +677,8 @@ static int a_module_function(void *self, kctx_pmodule m, const char *name, kctx_
 }
 
 /* The kernel ABI of kctx/cuda.h: one fixed-size by-value block. */
-static int a_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget target,
-                    uint32_t block_dim, const void *params, size_t size) {
-    (void)self;
+static int a_launch(kctx_pstream s, kctx_pfunction fn, kctx_ptarget target, uint32_t block_dim,
+                    const void *params, size_t size) {
     if (size > KCTX_CUDA_PARAMS_SIZE) {
         kctx__svc_msgf(0, "parameter block of %zu bytes exceeds %u (kctx/cuda.h)", size,
                        KCTX_CUDA_PARAMS_SIZE);
@@ -737,8 +698,7 @@ static int a_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget 
 
 /* ---- capture ---------------------------------------------------------------- */
 
-static int a_exchange_capture_mode(void *self, kctx_pcapture_mode *mode) {
-    (void)self;
+static int a_exchange_capture_mode(kctx_pcapture_mode *mode) {
     CUstreamCaptureMode m = (CUstreamCaptureMode)*mode;
     int st = note(CU(cuThreadExchangeStreamCaptureMode, &m), "cuThreadExchangeStreamCaptureMode");
     if (!st) *mode = (kctx_pcapture_mode)m;
@@ -760,8 +720,7 @@ static void CUDA_CB hook_destroy(void *p) {
     free(h);
 }
 
-static int a_graph_attach_hook(void *self, kctx_pgraph g, kctx_phook_fn fn, void *user) {
-    (void)self;
+static int a_graph_attach_hook(kctx_pgraph g, kctx_phook_fn fn, void *user) {
     hook *h = malloc(sizeof *h);
     if (!h) {
         kctx__svc_msgf(0, "graph lifetime hook: out of host memory");
@@ -831,7 +790,6 @@ static void desc_init(void) {
         .size = sizeof(kctx_platform_desc),
         .version = KCTX_PLATFORM_VERSION,
         .name = "cuda",
-        .self = NULL,
         .ops = &k_ops,
         .variant_kind = KCTX_VARIANT_CUDA_FATBIN,
         .programs = kctx_rt_cuda_programs,

@@ -112,8 +112,7 @@ static int clfail(cl_int err, const char *call) {
                           (int)err);
 }
 
-static kctx_pclass o_classify(void *self, int st) {
-    (void)self;
+static kctx_pclass o_classify(int st) {
     switch (st) {
     case CL_SUCCESS:
         return KCTX_PCLASS_OK;
@@ -153,8 +152,7 @@ static kctx_pclass o_classify(void *self, int st) {
     }
 }
 
-static const char *o_status_name(void *self, int st) {
-    (void)self;
+static const char *o_status_name(int st) {
     switch (st) {
     case OCL_NOT_READY:
         return "KCTX_OPENCL_NOT_READY";
@@ -189,10 +187,7 @@ static const char *o_status_name(void *self, int st) {
     }
 }
 
-static const char *o_last_message(void *self) {
-    (void)self;
-    return kctx__svc_msg();
-}
+static const char *o_last_message(void) { return kctx__svc_msg(); }
 
 /* ------------------------------------------------------------------ */
 /* the lent (context, device) pairs                                     */
@@ -219,19 +214,14 @@ static int bound_pair(const ocl_dev **d) {
     return 0;
 }
 
-static int o_bound_device(void *self, int *device) {
-    (void)self;
-    return bound(device);
-}
+static int o_bound_device(int *device) { return bound(device); }
 
-static int o_device_count(void *self, int *n) {
-    (void)self;
+static int o_device_count(int *n) {
     *n = atomic_load(&kctx__ocl_ndevs);
     return 0;
 }
 
-static int o_device_info(void *self, int device, kctx_device_info *info) {
-    (void)self;
+static int o_device_info(int device, kctx_device_info *info) {
     if (device < 0 || device >= atomic_load(&kctx__ocl_ndevs))
         return kctx__svc_msgf(OCL_BAD_DEVICE, "device %d: no such lent OpenCL device", device);
     *info = kctx__ocl_devs[device].info;
@@ -303,8 +293,7 @@ static int latest(ocl_stream *o, cl_event *out) {
     return 0;
 }
 
-static int o_stream_create(void *self, kctx_pstream *s) {
-    (void)self;
+static int o_stream_create(kctx_pstream *s) {
     const ocl_dev *d;
     int st = bound_pair(&d);
     if (st) return st;
@@ -339,8 +328,7 @@ static int o_stream_create(void *self, kctx_pstream *s) {
     return 0;
 }
 
-static int o_stream_destroy(void *self, kctx_pstream s) {
-    (void)self;
+static int o_stream_destroy(kctx_pstream s) {
     ocl_stream *o = kctx__ocl_own_stream(s);
     if (!o) return kctx__svc_msgf(OCL_BAD_PARAMS, "stream_destroy: not a stream kctx created");
     cl_int err = KCTX_CL(ReleaseCommandQueue, o->q);
@@ -407,8 +395,7 @@ static int wait_event(cl_event ev, uint32_t timeout_ms, const char *what) {
                           timeout_ms);
 }
 
-static int o_stream_sync(void *self, kctx_pstream s, uint32_t timeout_ms) {
-    (void)self;
+static int o_stream_sync(kctx_pstream s, uint32_t timeout_ms) {
     cl_event ev;
     int st = completion_event(s, &ev);
     if (st || !ev) return st;
@@ -421,8 +408,7 @@ static int o_stream_sync(void *self, kctx_pstream s, uint32_t timeout_ms) {
 /* An own stream's query enqueues nothing; a caller's queue gets a marker,
  * given up to 1 ms to complete (a marker after finished work completes in
  * microseconds). */
-static int o_stream_query(void *self, kctx_pstream s) {
-    (void)self;
+static int o_stream_query(kctx_pstream s) {
     cl_event ev;
     int st = completion_event(s, &ev);
     if (st || !ev) return st;
@@ -439,9 +425,8 @@ static int o_stream_query(void *self, kctx_pstream s) {
     return st;
 }
 
-static int o_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_status *status,
-                         uint64_t *id, kctx_pgraph *graph) {
-    (void)self;
+static int o_stream_info(kctx_pstream s, int *device, kctx_pcapture_status *status, uint64_t *id,
+                         kctx_pgraph *graph) {
     cl_command_queue q = queue_of(s);
     cl_context ctx;
     cl_device_id dev;
@@ -482,8 +467,7 @@ typedef struct ocl_event {
     cl_event ev; /* NULL until recorded */
 } ocl_event;
 
-static int o_event_create(void *self, kctx_pevent *e) {
-    (void)self;
+static int o_event_create(kctx_pevent *e) {
     int dev = -1;
     int st = bound(&dev);
     if (st) return st;
@@ -496,8 +480,7 @@ static int o_event_create(void *self, kctx_pevent *e) {
     return 0;
 }
 
-static int o_event_destroy(void *self, kctx_pevent e) {
-    (void)self;
+static int o_event_destroy(kctx_pevent e) {
     ocl_event *x = (ocl_event *)(uintptr_t)e;
     if (x->ev) KCTX_CL(ReleaseEvent, x->ev);
     atomic_fetch_sub(&kctx__ocl_counts[x->dev].events, 1);
@@ -506,8 +489,7 @@ static int o_event_destroy(void *self, kctx_pevent e) {
     return 0;
 }
 
-static int o_event_record(void *self, kctx_pevent e, kctx_pstream s) {
-    (void)self;
+static int o_event_record(kctx_pevent e, kctx_pstream s) {
     ocl_event *x = (ocl_event *)(uintptr_t)e;
     cl_event ev, mine, *unused; /* the marker's own event is asked for below */
     ocl_stream *o = enqueue_begin(s, &mine, &unused);
@@ -527,8 +509,7 @@ static int o_event_record(void *self, kctx_pevent e, kctx_pstream s) {
     return ferr ? clfail(ferr, "clFlush(after an event record)") : 0;
 }
 
-static int o_stream_wait_event(void *self, kctx_pstream s, kctx_pevent e) {
-    (void)self;
+static int o_stream_wait_event(kctx_pstream s, kctx_pevent e) {
     ocl_event *x = (ocl_event *)(uintptr_t)e;
     /* the event's lock is held across the barrier's enqueue (which copies
      * the wait list), so its cl_event cannot be replaced meanwhile; lock
@@ -559,8 +540,7 @@ typedef struct ocl_alloc {
 
 static ocl_alloc *g_allocs; /* under kctx__ocl_mu */
 
-static int o_mem_alloc(void *self, size_t size, kctx_pdevptr *ptr) {
-    (void)self;
+static int o_mem_alloc(size_t size, kctx_pdevptr *ptr) {
     const ocl_dev *d;
     int st = bound_pair(&d);
     if (st) return st;
@@ -587,8 +567,7 @@ static int o_mem_alloc(void *self, size_t size, kctx_pdevptr *ptr) {
     return 0;
 }
 
-static int o_mem_free(void *self, kctx_pdevptr ptr) {
-    (void)self;
+static int o_mem_free(kctx_pdevptr ptr) {
     pthread_mutex_lock(&kctx__ocl_mu);
     ocl_alloc **pp = &g_allocs;
     while (*pp && (*pp)->p != (void *)(uintptr_t)ptr) pp = &(*pp)->next;
@@ -606,9 +585,7 @@ static int o_mem_free(void *self, kctx_pdevptr ptr) {
     return 0;
 }
 
-static int o_memcpy_htod_async(void *self, kctx_pdevptr dst, const void *src, size_t size,
-                               kctx_pstream s) {
-    (void)self;
+static int o_memcpy_htod_async(kctx_pdevptr dst, const void *src, size_t size, kctx_pstream s) {
     cl_event done, *slot;
     ocl_stream *o = enqueue_begin(s, &done, &slot);
     cl_int err = KCTX_CL(EnqueueSVMMemcpy, queue_of(s), CL_FALSE, (void *)(uintptr_t)dst, src, size,
@@ -617,9 +594,7 @@ static int o_memcpy_htod_async(void *self, kctx_pdevptr dst, const void *src, si
     return err ? clfail(err, "clEnqueueSVMMemcpy(host to device)") : 0;
 }
 
-static int o_memset_async(void *self, kctx_pdevptr dst, uint8_t value, size_t size,
-                          kctx_pstream s) {
-    (void)self;
+static int o_memset_async(kctx_pdevptr dst, uint8_t value, size_t size, kctx_pstream s) {
     cl_event done, *slot;
     ocl_stream *o = enqueue_begin(s, &done, &slot);
     cl_int err = KCTX_CL(EnqueueSVMMemFill, queue_of(s), (void *)(uintptr_t)dst, &value, 1, size, 0,
@@ -628,9 +603,7 @@ static int o_memset_async(void *self, kctx_pdevptr dst, uint8_t value, size_t si
     return err ? clfail(err, "clEnqueueSVMMemFill") : 0;
 }
 
-static int o_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t size,
-                               kctx_pstream s) {
-    (void)self;
+static int o_memcpy_dtoh_async(void *dst, kctx_pdevptr src, size_t size, kctx_pstream s) {
     cl_event done, *slot;
     ocl_stream *o = enqueue_begin(s, &done, &slot);
     cl_int err = KCTX_CL(EnqueueSVMMemcpy, queue_of(s), CL_FALSE, dst, (const void *)(uintptr_t)src,
@@ -640,8 +613,7 @@ static int o_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t s
 }
 
 /* Fine-grained SVM with atomics: the host's atomics are the device's. */
-static int o_atomic_read_u32(void *self, kctx_pdevptr ptr, uint32_t *value) {
-    (void)self;
+static int o_atomic_read_u32(kctx_pdevptr ptr, uint32_t *value) {
     if (!ptr || ptr % 4)
         return kctx__svc_msgf(OCL_UNKNOWN_POINTER, "atomic_read_u32: 0x%llx is not an aligned word",
                               (unsigned long long)ptr);
@@ -649,8 +621,7 @@ static int o_atomic_read_u32(void *self, kctx_pdevptr ptr, uint32_t *value) {
     return 0;
 }
 
-static int o_atomic_write_u32(void *self, kctx_pdevptr ptr, uint32_t value) {
-    (void)self;
+static int o_atomic_write_u32(kctx_pdevptr ptr, uint32_t value) {
     if (!ptr || ptr % 4)
         return kctx__svc_msgf(OCL_UNKNOWN_POINTER,
                               "atomic_write_u32: 0x%llx is not an aligned word",
@@ -731,8 +702,7 @@ static int build_failed(cl_program prog, cl_device_id dev, cl_int err) {
                           kctx__opencl_error_name(err), log[0] ? log : "no build log");
 }
 
-static int o_module_load(void *self, const void *bytes, size_t size, kctx_pmodule *module) {
-    (void)self;
+static int o_module_load(const void *bytes, size_t size, kctx_pmodule *module) {
     const ocl_dev *d;
     int st = bound_pair(&d);
     if (st) return st;
@@ -747,8 +717,8 @@ static int o_module_load(void *self, const void *bytes, size_t size, kctx_pmodul
     if (err) {
         /* the program's fault (the build log says why), or another failure
          * in its own class (no memory) */
-        st = o_classify(NULL, err) == KCTX_PCLASS_BAD_MODULE ? build_failed(prog, d->dev, err)
-                                                             : clfail(err, "clBuildProgram");
+        st = o_classify(err) == KCTX_PCLASS_BAD_MODULE ? build_failed(prog, d->dev, err)
+                                                       : clfail(err, "clBuildProgram");
         KCTX_CL(ReleaseProgram, prog);
         return st;
     }
@@ -772,8 +742,7 @@ static void fn_free(ocl_fn *f) {
     free(f);
 }
 
-static int o_module_unload(void *self, kctx_pmodule module) {
-    (void)self;
+static int o_module_unload(kctx_pmodule module) {
     ocl_module *m = (ocl_module *)(uintptr_t)module;
     for (ocl_fn *f = m->fns, *next; f; f = next) {
         next = f->next;
@@ -828,9 +797,7 @@ static int classify_kernel(ocl_fn *f, const char *name) {
         name, type0);
 }
 
-static int o_module_function(void *self, kctx_pmodule module, const char *name,
-                             kctx_pfunction *fn) {
-    (void)self;
+static int o_module_function(kctx_pmodule module, const char *name, kctx_pfunction *fn) {
     ocl_module *m = (ocl_module *)(uintptr_t)module;
     cl_int err = CL_SUCCESS;
     cl_kernel k = KCTX_CL(CreateKernel, m->prog, name, &err);
@@ -891,9 +858,8 @@ static int set_task_args(ocl_fn *f, const void *params, size_t size) {
     return err ? clfail(err, "clSetKernelArg") : 0;
 }
 
-static int o_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget target,
-                    uint32_t block_dim, const void *params, size_t params_size) {
-    (void)self;
+static int o_launch(kctx_pstream s, kctx_pfunction fn, kctx_ptarget target, uint32_t block_dim,
+                    const void *params, size_t params_size) {
     ocl_fn *f = (ocl_fn *)(uintptr_t)fn;
     size_t global = target == KCTX_PTARGET_AICPU ? 1 : (block_dim ? block_dim : 1);
     pthread_mutex_lock(&f->mu);
@@ -988,8 +954,7 @@ static void programs_init(void) {
     g_programs_size = (size_t)n + kctx_rt_opencl_programs_size;
 }
 
-static int o_available(void *self, char *why, size_t why_size) {
-    (void)self;
+static int o_available(char *why, size_t why_size) {
     if (!kctx__opencl_loaded()) {
         snprintf(why, why_size, "%s", kctx__opencl_api_error());
         return 0;
@@ -1007,7 +972,6 @@ static void desc_init(void) {
         .size = sizeof(kctx_platform_desc),
         .version = KCTX_PLATFORM_VERSION,
         .name = "opencl",
-        .self = NULL,
         .ops = &k_ops,
         .variant_kind = KCTX_VARIANT_OPENCL_C,
         .programs = g_programs,

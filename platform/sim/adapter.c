@@ -28,8 +28,7 @@ const kctx_platform_entry *kctx_sim_platform_entry(void);
  * device reports it as max_params_size). */
 #define SIM_MAX_PARAMS_SIZE 4096u
 
-static kctx_pclass a_classify(void *self, int st) {
-    (void)self;
+static kctx_pclass a_classify(int st) {
     switch ((sim_status)st) {
     case SIM_OK:
         return KCTX_PCLASS_OK;
@@ -72,28 +71,12 @@ static kctx_pclass a_classify(void *self, int st) {
     }
 }
 
-static const char *a_status_name(void *self, int st) {
-    (void)self;
-    return sim_status_name((sim_status)st);
-}
-static const char *a_last_message(void *self) {
-    (void)self;
-    return sim_last_error_message();
-}
-static int a_device_count(void *self, int *n) {
-    (void)self;
-    return sim_device_count(n);
-}
-static int a_current_device(void *self, int *d) {
-    (void)self;
-    return sim_get_device(d);
-}
-static int a_device_epoch(void *self, int d, uint64_t *e) {
-    (void)self;
-    return sim_device_epoch(d, e);
-}
-static int a_device_info(void *self, int d, kctx_device_info *info) {
-    (void)self;
+static const char *a_status_name(int st) { return sim_status_name((sim_status)st); }
+static const char *a_last_message(void) { return sim_last_error_message(); }
+static int a_device_count(int *n) { return sim_device_count(n); }
+static int a_current_device(int *d) { return sim_get_device(d); }
+static int a_device_epoch(int d, uint64_t *e) { return sim_device_epoch(d, e); }
+static int a_device_info(int d, kctx_device_info *info) {
     sim_device_props p = SIM_DEVICE_PROPS_INIT;
     int st = sim_device_get_props(d, &p);
     if (st) return st;
@@ -111,116 +94,67 @@ static int a_device_info(void *self, int d, kctx_device_info *info) {
     info->can_check_ranges = 1;
     return SIM_OK;
 }
-static int a_stream_create(void *self, kctx_pstream *s) {
-    (void)self;
-    return sim_stream_create(s);
-}
-static int a_stream_destroy(void *self, kctx_pstream s) {
-    (void)self;
-    return sim_stream_destroy(s);
-}
-static int a_stream_sync(void *self, kctx_pstream s, uint32_t ms) {
-    (void)self;
+static int a_stream_create(kctx_pstream *s) { return sim_stream_create(s); }
+static int a_stream_destroy(kctx_pstream s) { return sim_stream_destroy(s); }
+static int a_stream_sync(kctx_pstream s, uint32_t ms) {
     return sim_stream_synchronize_timeout(s, ms);
 }
-static int a_stream_query(void *self, kctx_pstream s) {
-    (void)self;
-    return sim_stream_query(s);
-}
-static int a_stream_info(void *self, kctx_pstream s, int *device, kctx_pcapture_status *status,
-                         uint64_t *id, kctx_pgraph *graph) {
-    (void)self;
+static int a_stream_query(kctx_pstream s) { return sim_stream_query(s); }
+static int a_stream_info(kctx_pstream s, int *device, kctx_pcapture_status *status, uint64_t *id,
+                         kctx_pgraph *graph) {
     sim_capture_status cs = SIM_CAPTURE_STATUS_NONE;
     int st = sim_stream_get_info(s, device, &cs, id, graph);
     if (!st && status) *status = (kctx_pcapture_status)cs;
     return st;
 }
-static int a_event_create(void *self, kctx_pevent *e) {
-    (void)self;
-    return sim_event_create(e, SIM_EVENT_DISABLE_TIMING);
-}
-static int a_event_destroy(void *self, kctx_pevent e) {
-    (void)self;
-    return sim_event_destroy(e);
-}
-static int a_event_record(void *self, kctx_pevent e, kctx_pstream s) {
-    (void)self;
-    return sim_event_record(e, s);
-}
-static int a_stream_wait_event(void *self, kctx_pstream s, kctx_pevent e) {
-    (void)self;
+static int a_event_create(kctx_pevent *e) { return sim_event_create(e, SIM_EVENT_DISABLE_TIMING); }
+static int a_event_destroy(kctx_pevent e) { return sim_event_destroy(e); }
+static int a_event_record(kctx_pevent e, kctx_pstream s) { return sim_event_record(e, s); }
+static int a_stream_wait_event(kctx_pstream s, kctx_pevent e) {
     return sim_stream_wait_event(s, e);
 }
-static int a_mem_alloc(void *self, size_t size, kctx_pdevptr *p) {
-    (void)self;
-    return sim_malloc(p, size);
-}
-static int a_mem_free(void *self, kctx_pdevptr p) {
-    (void)self;
-    return sim_free(p);
-}
-static int a_memcpy_htod_async(void *self, kctx_pdevptr dst, const void *src, size_t size,
-                               kctx_pstream s) {
-    (void)self;
+static int a_mem_alloc(size_t size, kctx_pdevptr *p) { return sim_malloc(p, size); }
+static int a_mem_free(kctx_pdevptr p) { return sim_free(p); }
+static int a_memcpy_htod_async(kctx_pdevptr dst, const void *src, size_t size, kctx_pstream s) {
     return sim_memcpy_async((void *)(uintptr_t)dst, src, size, SIM_COPY_HOST_TO_DEVICE, s);
 }
-static int a_memset_async(void *self, kctx_pdevptr dst, uint8_t v, size_t size, kctx_pstream s) {
-    (void)self;
+static int a_memset_async(kctx_pdevptr dst, uint8_t v, size_t size, kctx_pstream s) {
     return sim_memset_async(dst, v, size, s);
 }
-static int a_memcpy_dtoh_async(void *self, void *dst, kctx_pdevptr src, size_t size,
-                               kctx_pstream s) {
-    (void)self;
+static int a_memcpy_dtoh_async(void *dst, kctx_pdevptr src, size_t size, kctx_pstream s) {
     return sim_memcpy_async(dst, (const void *)(uintptr_t)src, size, SIM_COPY_DEVICE_TO_HOST, s);
 }
-static int a_atomic_read_u32(void *self, kctx_pdevptr p, uint32_t *v) {
-    (void)self;
-    return sim_atomic_read_u32(p, v);
-}
-static int a_atomic_write_u32(void *self, kctx_pdevptr p, uint32_t v) {
-    (void)self;
-    return sim_atomic_write_u32(p, v);
-}
-static int a_mem_range_check(void *self, int device, kctx_pdevptr p, size_t size) {
-    (void)self;
+static int a_atomic_read_u32(kctx_pdevptr p, uint32_t *v) { return sim_atomic_read_u32(p, v); }
+static int a_atomic_write_u32(kctx_pdevptr p, uint32_t v) { return sim_atomic_write_u32(p, v); }
+static int a_mem_range_check(int device, kctx_pdevptr p, size_t size) {
     return sim_mem_lookup(device, p, size, NULL, NULL);
 }
-static int a_mem_free_counter(void *self, int device, const uint64_t **counter) {
-    (void)self;
+static int a_mem_free_counter(int device, const uint64_t **counter) {
     return sim_mem_free_counter(device, counter);
 }
-static int a_module_load(void *self, const void *bytes, size_t size, kctx_pmodule *m) {
-    (void)self;
+static int a_module_load(const void *bytes, size_t size, kctx_pmodule *m) {
     return sim_module_load(m, bytes, size);
 }
-static int a_module_unload(void *self, kctx_pmodule m) {
-    (void)self;
-    return sim_module_unload(m);
-}
-static int a_module_function(void *self, kctx_pmodule m, const char *name, kctx_pfunction *fn) {
-    (void)self;
+static int a_module_unload(kctx_pmodule m) { return sim_module_unload(m); }
+static int a_module_function(kctx_pmodule m, const char *name, kctx_pfunction *fn) {
     return sim_module_get_function(fn, m, name);
 }
-static int a_function_address(void *self, kctx_pfunction fn, uint64_t *addr) {
-    (void)self;
+static int a_function_address(kctx_pfunction fn, uint64_t *addr) {
     return sim_function_address(fn, addr);
 }
-static int a_launch(void *self, kctx_pstream s, kctx_pfunction fn, kctx_ptarget target,
-                    uint32_t block_dim, const void *params, size_t size) {
-    (void)self;
+static int a_launch(kctx_pstream s, kctx_pfunction fn, kctx_ptarget target, uint32_t block_dim,
+                    const void *params, size_t size) {
     return sim_launch_kernel(s, fn,
                              target == KCTX_PTARGET_AICPU ? SIM_TARGET_AICPU : SIM_TARGET_AICORE,
                              block_dim, params, size);
 }
-static int a_exchange_capture_mode(void *self, kctx_pcapture_mode *mode) {
-    (void)self;
+static int a_exchange_capture_mode(kctx_pcapture_mode *mode) {
     sim_capture_mode m = (sim_capture_mode)*mode;
     int st = sim_thread_exchange_capture_mode(&m);
     if (!st) *mode = (kctx_pcapture_mode)m;
     return st;
 }
-static int a_graph_attach_hook(void *self, kctx_pgraph g, kctx_phook_fn fn, void *user) {
-    (void)self;
+static int a_graph_attach_hook(kctx_pgraph g, kctx_phook_fn fn, void *user) {
     return sim_graph_attach_hook(g, fn, user);
 }
 
@@ -262,22 +196,10 @@ static const kctx_platform_ops k_ops = {
     .bound_device = NULL, /* the sim has a thread-current device (current_device) */
 };
 
-static int l_init(void *self) {
-    (void)self;
-    return sim_init();
-}
-static int l_finalize(void *self) {
-    (void)self;
-    return sim_finalize();
-}
-static int l_set_device(void *self, int d) {
-    (void)self;
-    return sim_set_device(d);
-}
-static int l_reset_device(void *self) {
-    (void)self;
-    return sim_device_reset();
-}
+static int l_init(void) { return sim_init(); }
+static int l_finalize(void) { return sim_finalize(); }
+static int l_set_device(int d) { return sim_set_device(d); }
+static int l_reset_device(void) { return sim_device_reset(); }
 
 static const kctx_platform_lifecycle_ops k_lifecycle = {
     .size = sizeof(kctx_platform_lifecycle_ops),
@@ -297,7 +219,6 @@ static void desc_init(void) {
         .size = sizeof(kctx_platform_desc),
         .version = KCTX_PLATFORM_VERSION,
         .name = "sim",
-        .self = NULL,
         .ops = &k_ops,
         .variant_kind = KCTX_VARIANT_SIM_ELF,
         .programs = kctx_rt_sim_programs,

@@ -310,6 +310,10 @@ const char *kp_last_message(kctx_ctx *c, int pst);
     (kp_enter((c), kp_op_##op) ? KP_INJECTED : (c)->lifecycle->op(__VA_ARGS__))
 #define KP(c, what, op, ...) kp_map((c), (what), KP_RAW(c, op, __VA_ARGS__))
 #define KPL(c, what, op, ...) kp_map((c), (what), KPL_RAW(c, op, __VA_ARGS__))
+/* The same for the lifecycle ops that take no argument (C11 wants at least
+ * one argument for a macro's `...`). */
+#define KPL0_RAW(c, op) (kp_enter((c), kp_op_##op) ? KP_INJECTED : (c)->lifecycle->op())
+#define KPL0(c, what, op) kp_map((c), (what), KPL0_RAW(c, op))
 /* The device the calling thread works on (K4, K5): the platform's
  * bound_device when it has one (no thread-current device: OpenCL), else
  * its current_device. kp_current_device_raw counts the call and returns the

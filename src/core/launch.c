@@ -25,11 +25,11 @@ void kctx__device_poison(kctx_ctx *c) {
     /* Keep a device-side cause the host has not read yet (K10: the first
      * cause wins): a task failure already stops the graphs. */
     uint32_t now = KCTX_RT_ERR_NONE;
-    if (KP_RAW(c, atomic_read_u32, c->plat->self, w, &now) == 0 && now != KCTX_RT_ERR_NONE &&
+    if (KP_RAW(c, atomic_read_u32, w, &now) == 0 && now != KCTX_RT_ERR_NONE &&
         now != KCTX_RT_ERR_CONCURRENT_LAUNCH)
         return;
     /* best effort: the host-side poison already refuses every later launch */
-    (void)KP_RAW(c, atomic_write_u32, c->plat->self, w, KCTX_RT_ERR_POISONED);
+    (void)KP_RAW(c, atomic_write_u32, w, KCTX_RT_ERR_POISONED);
 }
 
 /* ------------------------------------------------------------------ */
@@ -117,7 +117,7 @@ static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const 
         return kctx__fail(c, KCTX_INVALID_ARGUMENT,
                           "the caller stream is one of the context's own streams");
     int dev = -1;
-    int pst = KP_RAW(c, stream_info, c->plat->self, caller, &dev, ccs, cid, graph);
+    int pst = KP_RAW(c, stream_info, caller, &dev, ccs, cid, graph);
     if (pst) {
         /* A handle the platform rejects is a bad argument; any other failure
          * (out of memory, a lost device, ...) is the platform's, mapped by
@@ -141,7 +141,7 @@ static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const 
     for (uint32_t i = 0; i < nargs; i++) {
         if (u->pkind[i] == KCTX_PARAM_SCALAR) continue;
         if (range_known(c, args[i].value, args[i].size)) continue;
-        pst = KP_RAW(c, mem_range_check, c->plat->self, c->device, args[i].value, args[i].size);
+        pst = KP_RAW(c, mem_range_check, c->device, args[i].value, args[i].size);
         if (pst == 0) {
             range_remember(c, args[i].value, args[i].size);
             continue;
@@ -185,8 +185,8 @@ static kctx_status enqueue_tasks(kctx_ctx *c, const kctx_upload *u, const kctx_a
                 arg[i] = b->value; /* immediate */
         }
         kctx_status st =
-            KP(c, "launch(task)", launch, c->plat->self, core, task->fn, KCTX_PTARGET_AICORE,
-               task->block_dim, buf, sizeof *h + (size_t)task->nbindings * sizeof(uint64_t));
+            KP(c, "launch(task)", launch, core, task->fn, KCTX_PTARGET_AICORE, task->block_dim, buf,
+               sizeof *h + (size_t)task->nbindings * sizeof(uint64_t));
         if (st) return st;
         *started = true;
     }
@@ -198,7 +198,6 @@ static kctx_status enqueue_tasks(kctx_ctx *c, const kctx_upload *u, const kctx_a
 static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args,
                                  uint32_t nargs, kctx_pstream caller, kctx_pgraph graph) {
     bool captured = graph != 0;
-    void *self = c->plat->self;
     kctx_pstream cpu = c->streams[0].h, core = c->streams[1].h;
     kctx_pevent ev[KCTX_EVENT_COUNT];
     for (int i = 0; i < KCTX_EVENT_COUNT; i++) ev[i] = c->events[i].h;
@@ -228,31 +227,30 @@ static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_a
         if (st) goto failed;               \
         ch.flag = true;                    \
     } while (0)
-    STEP(caller_started, "event_record(START, caller)", event_record, self, ev[KCTX_EV_START],
-         caller);
+    STEP(caller_started, "event_record(START, caller)", event_record, ev[KCTX_EV_START], caller);
     if (captured) {
         /* K25: the graph now holds a node of this launch, so it holds the
          * context: attach its lifetime token. Not earlier: a launch refused
          * before anything was enqueued must leave no token behind (K9). */
         atomic_fetch_add(&c->tokens_in_use, 1);
-        st = KP(c, "graph_attach_hook(lifetime token)", graph_attach_hook, self, graph, token_hook,
+        st = KP(c, "graph_attach_hook(lifetime token)", graph_attach_hook, graph, token_hook,
                 (void *)(uintptr_t)c->handle);
         if (st) {
             atomic_fetch_sub(&c->tokens_in_use, 1);
             goto failed;
         }
     }
-    STEP(aicpu_waited, "stream_wait_event(AICPU, START)", stream_wait_event, self, cpu,
+    STEP(aicpu_waited, "stream_wait_event(AICPU, START)", stream_wait_event, cpu,
          ev[KCTX_EV_START]);
     if (ho)
-        STEP(acquire, "launch(acquire)", launch, self, cpu, c->prog_fn[KCTX_PROG_ACQUIRE],
+        STEP(acquire, "launch(acquire)", launch, cpu, c->prog_fn[KCTX_PROG_ACQUIRE],
              KCTX_PTARGET_AICPU, 1, &step, sizeof step);
     else
-        STEP(acquire, "launch(acquire)", launch, self, cpu, c->prog_fn[KCTX_PROG_ACQUIRE],
+        STEP(acquire, "launch(acquire)", launch, cpu, c->prog_fn[KCTX_PROG_ACQUIRE],
              KCTX_PTARGET_AICPU, 1, &ap, sizeof ap);
-    STEP(aicore_started, "event_record(AICORE_START, AICPU)", event_record, self,
+    STEP(aicore_started, "event_record(AICORE_START, AICPU)", event_record,
          ev[KCTX_EV_AICORE_START], cpu);
-    STEP(aicore_waited, "stream_wait_event(AICore, AICORE_START)", stream_wait_event, self, core,
+    STEP(aicore_waited, "stream_wait_event(AICore, AICORE_START)", stream_wait_event, core,
          ev[KCTX_EV_AICORE_START]);
     if (ho) {
         st = enqueue_tasks(c, u, args, core, id, sbuf, &ch.worker);
@@ -263,25 +261,23 @@ static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_a
          * would only report in and leave */
         uint32_t workers =
             u->total_blocks < c->core_count ? (uint32_t)u->total_blocks : c->core_count;
-        STEP(worker, "launch(worker)", launch, self, core, c->prog_fn[KCTX_PROG_WORKER],
+        STEP(worker, "launch(worker)", launch, core, c->prog_fn[KCTX_PROG_WORKER],
              KCTX_PTARGET_AICORE, workers ? workers : 1, &wp, sizeof wp);
     }
-    STEP(aicore_done, "event_record(AICORE_DONE, AICore)", event_record, self,
-         ev[KCTX_EV_AICORE_DONE], core);
+    STEP(aicore_done, "event_record(AICORE_DONE, AICore)", event_record, ev[KCTX_EV_AICORE_DONE],
+         core);
     if (!ho)
-        STEP(scheduler, "launch(scheduler)", launch, self, cpu, c->prog_fn[KCTX_PROG_SCHEDULER],
+        STEP(scheduler, "launch(scheduler)", launch, cpu, c->prog_fn[KCTX_PROG_SCHEDULER],
              KCTX_PTARGET_AICPU, 1, sp, ssize);
-    STEP(aicpu_joined, "stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event, self, cpu,
+    STEP(aicpu_joined, "stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event, cpu,
          ev[KCTX_EV_AICORE_DONE]);
     if (ho) /* after the tasks: the holder's guard is released only once they ran */
-        STEP(scheduler, "launch(finalize)", launch, self, cpu, c->prog_fn[KCTX_PROG_FINALIZE],
+        STEP(scheduler, "launch(finalize)", launch, cpu, c->prog_fn[KCTX_PROG_FINALIZE],
              KCTX_PTARGET_AICPU, 1, &step, sizeof step);
-    STEP(aicpu_done, "event_record(AICPU_DONE, AICPU)", event_record, self, ev[KCTX_EV_AICPU_DONE],
-         cpu);
-    STEP(caller_joined, "stream_wait_event(caller, AICPU_DONE)", stream_wait_event, self, caller,
+    STEP(aicpu_done, "event_record(AICPU_DONE, AICPU)", event_record, ev[KCTX_EV_AICPU_DONE], cpu);
+    STEP(caller_joined, "stream_wait_event(caller, AICPU_DONE)", stream_wait_event, caller,
          ev[KCTX_EV_AICPU_DONE]);
-    st = KP(c, "event_record(SERIAL_TAIL, caller)", event_record, self, ev[KCTX_EV_SERIAL_TAIL],
-            caller);
+    st = KP(c, "event_record(SERIAL_TAIL, caller)", event_record, ev[KCTX_EV_SERIAL_TAIL], caller);
     if (st) goto failed;
     return KCTX_OK;
 #undef STEP
@@ -309,7 +305,7 @@ failed:;
     if (!ho && ch.acquire && !ch.scheduler) {
         sp->mode = KCTX_RT_SCHED_ABORT;
         sp->nargs = 0; /* the abort carries no snapshot */
-        COMP("launch(scheduler abort)", launch, self, cpu, c->prog_fn[1], KCTX_PTARGET_AICPU, 1, sp,
+        COMP("launch(scheduler abort)", launch, cpu, c->prog_fn[1], KCTX_PTARGET_AICPU, 1, sp,
              sizeof *sp);
         /* The abort could not be enqueued either (the launch path fails the
          * same way twice): tell the device through a path that cannot fail
@@ -317,28 +313,27 @@ failed:;
          * then takes no guard (or its guard is freed) and the workers leave,
          * so the chain still comes back to the caller. */
         if (cs && c->phase != KCTX_PHASE_QUARANTINED)
-            COMP("atomic_write_u32(abort word)", atomic_write_u32, self, abort_word, (uint32_t)id);
+            COMP("atomic_write_u32(abort word)", atomic_write_u32, abort_word, (uint32_t)id);
     }
     if (ch.aicore_waited && !ch.aicore_done)
-        COMP("event_record(AICORE_DONE, AICore)", event_record, self, ev[KCTX_EV_AICORE_DONE],
-             core);
+        COMP("event_record(AICORE_DONE, AICore)", event_record, ev[KCTX_EV_AICORE_DONE], core);
     if (ch.aicore_waited && !ch.aicpu_joined)
-        COMP("stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event, self, cpu,
+        COMP("stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event, cpu,
              ev[KCTX_EV_AICORE_DONE]);
     if (ho && ch.acquire && !ch.scheduler) {
         /* Host-ordered: the finalize releases the guard after the tasks
          * that were enqueued (gated: the context is poisoned below). If it
          * cannot be enqueued, the abort word frees the guard for the next
          * acquire. */
-        COMP("launch(finalize)", launch, self, cpu, c->prog_fn[KCTX_PROG_FINALIZE],
-             KCTX_PTARGET_AICPU, 1, &step, sizeof step);
+        COMP("launch(finalize)", launch, cpu, c->prog_fn[KCTX_PROG_FINALIZE], KCTX_PTARGET_AICPU, 1,
+             &step, sizeof step);
         if (cs && c->phase != KCTX_PHASE_QUARANTINED)
-            COMP("atomic_write_u32(abort word)", atomic_write_u32, self, abort_word, (uint32_t)id);
+            COMP("atomic_write_u32(abort word)", atomic_write_u32, abort_word, (uint32_t)id);
     }
     if (ch.aicpu_waited && !ch.aicpu_done)
-        COMP("event_record(AICPU_DONE, AICPU)", event_record, self, ev[KCTX_EV_AICPU_DONE], cpu);
+        COMP("event_record(AICPU_DONE, AICPU)", event_record, ev[KCTX_EV_AICPU_DONE], cpu);
     if (ch.aicpu_waited && !ch.caller_joined)
-        COMP("stream_wait_event(caller, AICPU_DONE)", stream_wait_event, self, caller,
+        COMP("stream_wait_event(caller, AICPU_DONE)", stream_wait_event, caller,
              ev[KCTX_EV_AICPU_DONE]);
 #undef COMP
     char msg[3 * KCTX_MSG];
@@ -383,8 +378,7 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
     /* K34: only a captured launch of this context pulls its streams into a
      * capture, so the AICPU stream is asked only while one may hold them */
     if (!st && c->streams_maybe_captured) {
-        st = KP(c, "stream_info(AICPU)", stream_info, c->plat->self, c->streams[0].h, NULL, &xcs,
-                &xid, &xgraph);
+        st = KP(c, "stream_info(AICPU)", stream_info, c->streams[0].h, NULL, &xcs, &xid, &xgraph);
         if (!st && xcs == KCTX_PCAPTURE_NONE) c->streams_maybe_captured = false;
     }
     if (!st && ccs == KCTX_PCAPTURE_INVALIDATED)
@@ -443,21 +437,20 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
         st = kp_require_uncaptured(c, KCTX_CAPTURE_ACTIVE, "check is not allowed during capture");
     uint64_t img = c->mem[KCTX_MEM_RUNTIME_IMAGE].h;
     uint32_t err = 0, refused = 0, conc = 0, dlo = 0, dhi = 0;
-    void *self = c->plat->self;
     if (!st)
-        st = KP(c, "atomic_read(error)", atomic_read_u32, self,
-                img + offsetof(kctx_rt_image, error), &err);
+        st = KP(c, "atomic_read(error)", atomic_read_u32, img + offsetof(kctx_rt_image, error),
+                &err);
     if (!st)
-        st = KP(c, "atomic_read(refused)", atomic_read_u32, self,
+        st = KP(c, "atomic_read(refused)", atomic_read_u32,
                 img + offsetof(kctx_rt_image, refused_replays), &refused);
     if (!st)
-        st = KP(c, "atomic_read(concurrent)", atomic_read_u32, self,
+        st = KP(c, "atomic_read(concurrent)", atomic_read_u32,
                 img + offsetof(kctx_rt_image, concurrent_launches), &conc);
     if (!st)
-        st = KP(c, "atomic_read(detail)", atomic_read_u32, self,
+        st = KP(c, "atomic_read(detail)", atomic_read_u32,
                 img + offsetof(kctx_rt_image, error_detail), &dlo);
     if (!st)
-        st = KP(c, "atomic_read(detail)", atomic_read_u32, self,
+        st = KP(c, "atomic_read(detail)", atomic_read_u32,
                 img + offsetof(kctx_rt_image, error_detail) + 4, &dhi);
     kctx_status dev = KCTX_OK;
     /* A failure that never reached the error word: a caller stream's error
@@ -468,7 +461,7 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
     const char *failed_stream = NULL;
     for (int i = 0; !st && err == KCTX_RT_ERR_NONE && i < KCTX_STREAM_COUNT; i++) {
         if (!c->streams[i].live) continue;
-        int pst = KP_RAW(c, stream_query, self, c->streams[i].h);
+        int pst = KP_RAW(c, stream_query, c->streams[i].h);
         if (pst == 0) continue;
         kctx_pclass k = kp_classify(c, pst);
         if (k == KCTX_PCLASS_DEVICE_ERROR) {
@@ -512,7 +505,7 @@ kctx_status kctx_check(kctx_context h, kctx_check_report *rep) {
          * failure already does; a concurrent launch is turned into poison,
          * effective before check returns. */
         if (err == KCTX_RT_ERR_CONCURRENT_LAUNCH)
-            st = KP(c, "atomic_write_u32(poison)", atomic_write_u32, self,
+            st = KP(c, "atomic_write_u32(poison)", atomic_write_u32,
                     img + offsetof(kctx_rt_image, error), KCTX_RT_ERR_POISONED);
         if (!st) st = kctx__fail(c, dev, "%s", msg);
     } else if (!st && c->phase == KCTX_PHASE_POISONED) {
@@ -557,8 +550,7 @@ kctx_status kctx_run(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t
      * caller (the chain's caller steps are then in-stream no-ops). */
     st = enqueue_chain(c, cb->up, args, nargs, c->streams[0].h, 0);
     if (!st)
-        st = KP(c, "stream_sync(AICPU, run)", stream_sync, c->plat->self, c->streams[0].h,
-                c->prepare_timeout_ms);
+        st = KP(c, "stream_sync(AICPU, run)", stream_sync, c->streams[0].h, c->prepare_timeout_ms);
     kp_relaxed_end(c);
     kctx__ctx_release(c);
     return st;

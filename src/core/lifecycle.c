@@ -127,7 +127,7 @@ static kctx_status read_device(kctx_ctx *c, int device) {
     kctx_device_info info;
     memset(&info, 0, sizeof info);
     info.size = sizeof info;
-    kctx_status st = KP(c, "device_info", device_info, c->plat->self, device, &info);
+    kctx_status st = KP(c, "device_info", device_info, device, &info);
     if (st) return st;
     if (info.aicore_count == 0 || info.aicore_count > 1024)
         return kctx__fail(c, KCTX_UNSUPPORTED, "device %d reports %u cores", device,
@@ -142,7 +142,7 @@ static kctx_status read_device(kctx_ctx *c, int device) {
      * may still lack one */
     c->has_epoch = c->plat->has_epoch && info.has_epoch != 0;
     c->epoch = 0;
-    if (c->has_epoch) st = KP(c, "device_epoch", device_epoch, c->plat->self, device, &c->epoch);
+    if (c->has_epoch) st = KP(c, "device_epoch", device_epoch, device, &c->epoch);
     return st;
 }
 
@@ -276,7 +276,7 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) 
     int count = 0;
     /* described, not mapped: a lost device seen here must not quarantine or
      * recover a context this refusal may yet leave untouched (K9) */
-    if (!st) st = kp_describe(c, "device_count", KP_RAW(c, device_count, c->plat->self, &count));
+    if (!st) st = kp_describe(c, "device_count", KP_RAW(c, device_count, &count));
     if (!st && cfg->device >= count)
         st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "device %d out of range (platform has %d)",
                         cfg->device, count);
@@ -299,8 +299,8 @@ kctx_status kctx_program_init(kctx_context h, const kctx_program_config *given) 
     c->args_capacity = cfg->args_capacity;
     c->token_capacity = 1;
     c->prepare_timeout_ms = cfg->prepare_timeout_ms;
-    st = KPL(c, "lifecycle init", init, c->plat->self);
-    if (!st) st = KPL(c, "lifecycle set_device", set_device, c->plat->self, cfg->device);
+    st = KPL0(c, "lifecycle init", init);
+    if (!st) st = KPL(c, "lifecycle set_device", set_device, cfg->device);
     if (!st) st = kp_relaxed_begin(c);
     if (st) goto out_device;
     return finish_init(c, read_device(c, c->device), t0); /* creates, or rolls back, and leaves */
@@ -322,15 +322,14 @@ kctx_status kctx__program_recover(kctx_ctx *c) {
     /* The lifecycle table resets the calling thread's current device: make
      * it the context's own first (only the device it owns may be reset,
      * K31) and give the thread its device back afterwards. */
-    void *self = c->plat->self;
     int prev = -1;
     bool switched = kp_current_device_raw(c, &prev) != 0 || prev != c->device;
     int pst = 0;
     if (switched) {
-        pst = KPL_RAW(c, set_device, self, c->device);
+        pst = KPL_RAW(c, set_device, c->device);
     }
-    if (!pst) pst = KPL_RAW(c, reset_device, self);
-    if (switched && prev >= 0) (void)KPL_RAW(c, set_device, self, prev);
+    if (!pst) pst = KPL0_RAW(c, reset_device);
+    if (switched && prev >= 0) (void)KPL_RAW(c, set_device, prev);
     kctx__resources_abandon(c);
     kctx__set_runtime_error(c, KCTX_DEVICE_LOST,
                             "fatal device error: program mode reset its device and abandoned "
@@ -388,7 +387,7 @@ kctx_status kctx_close(kctx_context h) {
      * to tell, so it refuses (nothing changed) rather than guess. */
     uint64_t now = c->epoch;
     if (c->has_epoch) {
-        int pst = KP_RAW(c, device_epoch, c->plat->self, c->device, &now);
+        int pst = KP_RAW(c, device_epoch, c->device, &now);
         if (pst) {
             st = kp_map(c, "device_epoch", pst);
             goto out;

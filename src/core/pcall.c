@@ -287,15 +287,15 @@ bool kp_enter_armed(int op) {
 kctx_pclass kp_classify(kctx_ctx *c, int pst) {
     if (pst == 0) return KCTX_PCLASS_OK;
     if (pst == KP_INJECTED) return tl_injected;
-    return c->ops->classify(c->plat->self, pst);
+    return c->ops->classify(pst);
 }
 
 const char *kp_status_name(kctx_ctx *c, int pst) {
-    return pst == KP_INJECTED ? "an injected fault" : c->ops->status_name(c->plat->self, pst);
+    return pst == KP_INJECTED ? "an injected fault" : c->ops->status_name(pst);
 }
 
 const char *kp_last_message(kctx_ctx *c, int pst) {
-    return pst == KP_INJECTED ? "kctx_fault_arm" : c->ops->last_message(c->plat->self);
+    return pst == KP_INJECTED ? "kctx_fault_arm" : c->ops->last_message();
 }
 
 /* ------------------------------------------------------------------ */
@@ -364,13 +364,13 @@ void kp_fatal(kctx_ctx *c, kctx_status st) {
 }
 
 int kp_current_device_raw(kctx_ctx *c, int *device) {
-    if (c->ops->bound_device) return KP_RAW(c, bound_device, c->plat->self, device);
-    return KP_RAW(c, current_device, c->plat->self, device);
+    if (c->ops->bound_device) return KP_RAW(c, bound_device, device);
+    return KP_RAW(c, current_device, device);
 }
 
 kctx_status kp_current_device(kctx_ctx *c, int *device) {
-    if (c->ops->bound_device) return KP(c, "bound_device", bound_device, c->plat->self, device);
-    return KP(c, "current_device", current_device, c->plat->self, device);
+    if (c->ops->bound_device) return KP(c, "bound_device", bound_device, device);
+    return KP(c, "current_device", current_device, device);
 }
 
 /* The capture mode is the calling thread's, so is the state of its
@@ -383,7 +383,7 @@ kctx_status kp_relaxed_begin(kctx_ctx *c) {
     if (tl_relaxed_depth++ > 0) return KCTX_OK;
     if (!c->ops->exchange_capture_mode) return KCTX_OK; /* no capture, no capture mode */
     kctx_pcapture_mode m = KCTX_PCAPTURE_MODE_RELAXED;
-    kctx_status st = KP(c, "exchange_capture_mode", exchange_capture_mode, c->plat->self, &m);
+    kctx_status st = KP(c, "exchange_capture_mode", exchange_capture_mode, &m);
     if (st) {
         tl_relaxed_depth--;
         return st;
@@ -399,16 +399,16 @@ void kp_relaxed_end(kctx_ctx *c) {
     /* Restoring cannot be skipped: retry once; a platform that cannot even
      * exchange the mode back leaves the thread relaxed, which only makes
      * later calls on this thread more permissive. */
-    if (KP_RAW(c, exchange_capture_mode, c->plat->self, &m) != 0) {
+    if (KP_RAW(c, exchange_capture_mode, &m) != 0) {
         m = tl_saved_mode;
-        (void)KP_RAW(c, exchange_capture_mode, c->plat->self, &m);
+        (void)KP_RAW(c, exchange_capture_mode, &m);
     }
 }
 
 kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status *st) {
     uint64_t id = 0;
     kctx_pgraph g = 0;
-    return KP(c, "stream_info", stream_info, c->plat->self, s, NULL, st, &id, &g);
+    return KP(c, "stream_info", stream_info, s, NULL, st, &id, &g);
 }
 
 kctx_status kctx__check_device(kctx_ctx *c) {
@@ -449,7 +449,7 @@ kctx_status kp_require_uncaptured(kctx_ctx *c, kctx_status refusal, const char *
 
 kctx_status kp_require_stream_idle(kctx_ctx *c, int which, const char *what) {
     if (!c->streams[which].live) return KCTX_OK;
-    int pst = KP_RAW(c, stream_query, c->plat->self, c->streams[which].h);
+    int pst = KP_RAW(c, stream_query, c->streams[which].h);
     if (pst == 0) return KCTX_OK;
     kctx_pclass k = kp_classify(c, pst);
     if (k == KCTX_PCLASS_NOT_READY)

@@ -84,10 +84,9 @@ static void index_put(uint32_t *index, uint32_t cap, uint64_t id, uint32_t pos) 
 /* Release an upload's platform objects; keep what fails. Returns the first
  * failure (also in the teardown slot). */
 static kctx_status upload_release(kctx_ctx *c, kctx_upload *u) {
-    void *self = c->plat->self;
     kctx_status first = KCTX_OK, st;
     if (u->table.live) {
-        st = KP(c, "mem_free(callable table)", mem_free, self, u->table.h);
+        st = KP(c, "mem_free(callable table)", mem_free, u->table.h);
         if (kctx__lost(c)) return st; /* K29: stop; program mode's recovery freed `u` */
         if (st) {
             kctx__set_teardown_error(c, st, kctx_thread_last_error());
@@ -98,7 +97,7 @@ static kctx_status upload_release(kctx_ctx *c, kctx_upload *u) {
     }
     for (uint32_t i = u->nchildren; i-- > 0;) {
         if (!u->modules[i].live) continue;
-        st = KP(c, "module_unload(child)", module_unload, self, u->modules[i].h);
+        st = KP(c, "module_unload(child)", module_unload, u->modules[i].h);
         if (kctx__lost(c)) return st; /* as above */
         if (st) {
             kctx__set_teardown_error(c, st, kctx_thread_last_error());
@@ -274,7 +273,7 @@ static kctx_status check_marker(kctx_ctx *c, kctx_upload *u, uint32_t i, const c
     char name[KCTX_IMAGE_MAX_NAME + sizeof KCTX_TASK_MARKER_PREFIX];
     snprintf(name, sizeof name, "%s%s", KCTX_TASK_MARKER_PREFIX, entry);
     kctx_pfunction marker = 0;
-    int pst = KP_RAW(c, module_function, c->plat->self, u->modules[i].h, name, &marker);
+    int pst = KP_RAW(c, module_function, u->modules[i].h, name, &marker);
     if (pst == 0) return KCTX_OK;
     /* A symbol the module lacks is INVALID on some platforms and BAD_MODULE
      * (the driver's "no such kernel": CUDA 500, CL_INVALID_KERNEL_NAME, the
@@ -322,7 +321,6 @@ static kctx_status build_ho_tasks(kctx_ctx *c, kctx_upload *u) {
 }
 
 static kctx_status do_upload(kctx_ctx *c, kctx_upload *u, bool *wait_failed) {
-    void *self = c->plat->self;
     const kctx_image_view *v = &u->view;
     kctx_status st = KCTX_OK;
     const bool ho = c->strategy == KCTX_STRATEGY_HOST_ORDERED;
@@ -333,15 +331,14 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u, bool *wait_failed) {
         kctx_image_variant var;
         kctx_image_find_variant(v, i, (kctx_variant_kind)c->plat->variant_kind,
                                 &var); /* compatibility checked */
-        st = KP(c, "module_load(child)", module_load, self, var.blob, var.blob_size,
-                &u->modules[i].h);
+        st = KP(c, "module_load(child)", module_load, var.blob, var.blob_size, &u->modules[i].h);
         if (st) break;
         u->modules[i].live = true;
-        st = KP(c, "module_function(child entry)", module_function, self, u->modules[i].h, ch.entry,
+        st = KP(c, "module_function(child entry)", module_function, u->modules[i].h, ch.entry,
                 &u->fns[i]);
         if (!st) st = check_marker(c, u, i, ch.entry);
         if (!st && !ho && c->ops->function_address)
-            st = KP(c, "function_address", function_address, self, u->fns[i], &entries[ch.func_id]);
+            st = KP(c, "function_address", function_address, u->fns[i], &entries[ch.func_id]);
     }
     if (ho) {
         /* Nothing goes to the device: launch builds each task's parameter
@@ -361,7 +358,7 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u, bool *wait_failed) {
     free(entries);
     if (!st && !table) st = kctx__fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
     if (!st) {
-        st = KP(c, "mem_alloc(callable table)", mem_alloc, self, bytes, &u->table.h);
+        st = KP(c, "mem_alloc(callable table)", mem_alloc, bytes, &u->table.h);
         if (!st) {
             u->table.live = true;
             u->table_bytes = bytes;
@@ -371,8 +368,8 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u, bool *wait_failed) {
      * of a capture and never waits behind a launch */
     kctx_pstream us = c->streams[KCTX_STREAM_UPLOAD].h;
     if (!st)
-        st = KP(c, "memcpy_htod_async(callable table)", memcpy_htod_async, self, u->table.h, table,
-                bytes, us);
+        st = KP(c, "memcpy_htod_async(callable table)", memcpy_htod_async, u->table.h, table, bytes,
+                us);
     if (st) {
         char msg[KCTX_MSG];
         snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
@@ -383,7 +380,7 @@ static kctx_status do_upload(kctx_ctx *c, kctx_upload *u, bool *wait_failed) {
     }
     /* The upload is in flight: wait for it (bounded) on the upload stream
      * only (K15, K16). */
-    st = KP(c, "stream_sync(upload, prepare upload)", stream_sync, self, us, c->prepare_timeout_ms);
+    st = KP(c, "stream_sync(upload, prepare upload)", stream_sync, us, c->prepare_timeout_ms);
     if (st) {
         /* K17: the device may still read the upload: keep it (and the host
          * table it copies from) until close; the caller poisons. */
@@ -520,7 +517,7 @@ static kctx_upload *upload_new(const void *image, size_t size, const prep *p) {
 static kctx_status epoch_unchanged(kctx_ctx *c) {
     if (!c->has_epoch) return KCTX_OK;
     uint64_t now = c->epoch;
-    kctx_status st = KP(c, "device_epoch", device_epoch, c->plat->self, c->device, &now);
+    kctx_status st = KP(c, "device_epoch", device_epoch, c->device, &now);
     if (st || now == c->epoch) return st;
     return kctx__fail(c, KCTX_DEVICE_LOST,
                       "prepare refused: the device's owner reset it while prepare loaded (K36): "

@@ -28,7 +28,6 @@ static uint64_t arch_bytes(uint32_t cores) {
  * them on the AICPU stream, then wait (bounded) for the upload. The host
  * sources live in c->staging until the upload is known to be done. */
 static kctx_status init_device_memory(kctx_ctx *c, bool *in_flight) {
-    void *self = c->plat->self;
     kctx_pstream s = c->streams[0].h;
     uint64_t ab = c->mem_bytes[KCTX_MEM_ARCH_TABLE];
     kctx_rt_image *img = calloc(1, sizeof *img);
@@ -49,22 +48,22 @@ static kctx_status init_device_memory(kctx_ctx *c, bool *in_flight) {
         arch->mailbox[i] = c->mem[KCTX_MEM_RUNTIME_IMAGE].h + sizeof(kctx_rt_image) +
                            (uint64_t)i * KCTX_RT_MAILBOX_STRIDE;
     kctx_status st =
-        KP(c, "memset_async(runtime image)", memset_async, self, c->mem[KCTX_MEM_RUNTIME_IMAGE].h,
-           0, c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE], s);
+        KP(c, "memset_async(runtime image)", memset_async, c->mem[KCTX_MEM_RUNTIME_IMAGE].h, 0,
+           c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE], s);
     if (!st) *in_flight = true;
     if (!st)
-        st = KP(c, "memcpy_htod_async(runtime image)", memcpy_htod_async, self,
+        st = KP(c, "memcpy_htod_async(runtime image)", memcpy_htod_async,
                 c->mem[KCTX_MEM_RUNTIME_IMAGE].h, img, sizeof *img, s);
     if (!st)
-        st = KP(c, "memcpy_htod_async(arch table)", memcpy_htod_async, self,
+        st = KP(c, "memcpy_htod_async(arch table)", memcpy_htod_async,
                 c->mem[KCTX_MEM_ARCH_TABLE].h, arch, ab, s);
     if (!st)
-        st = KP(c, "memset_async(args block)", memset_async, self, c->mem[KCTX_MEM_ARGS_BLOCK].h, 0,
+        st = KP(c, "memset_async(args block)", memset_async, c->mem[KCTX_MEM_ARGS_BLOCK].h, 0,
                 c->mem_bytes[KCTX_MEM_ARGS_BLOCK], s);
     if (!*in_flight) return st;
     /* Something was enqueued: wait for it even if a later enqueue failed. */
     kctx_status ws =
-        KP(c, "stream_sync(AICPU, init upload)", stream_sync, self, s, c->prepare_timeout_ms);
+        KP(c, "stream_sync(AICPU, init upload)", stream_sync, s, c->prepare_timeout_ms);
     if (ws != KCTX_OK)
         return st ? st : ws; /* still in flight: keep everything (K17's rule for init) */
     *in_flight = false;
@@ -75,7 +74,6 @@ static kctx_status init_device_memory(kctx_ctx *c, bool *in_flight) {
 }
 
 kctx_status kctx__resources_create(kctx_ctx *c, bool *in_flight) {
-    void *self = c->plat->self;
     kctx_status st;
     *in_flight = false;
     /* fresh streams belong to no capture; no range is known yet */
@@ -84,7 +82,7 @@ kctx_status kctx__resources_create(kctx_ctx *c, bool *in_flight) {
     c->nranges = c->next_range = 0;
     if (c->ops->mem_free_counter && c->mode == KCTX_MODE_KERNEL) { /* run checks no ranges */
         const uint64_t *counter = NULL;
-        st = KP(c, "mem_free_counter", mem_free_counter, self, c->device, &counter);
+        st = KP(c, "mem_free_counter", mem_free_counter, c->device, &counter);
         if (st) return st;
         if (!counter)
             return kctx__fail(c, KCTX_PLATFORM_ERROR,
@@ -96,28 +94,28 @@ kctx_status kctx__resources_create(kctx_ctx *c, bool *in_flight) {
     static const char *const stream_names[KCTX_STREAM_COUNT] = {
         "stream_create(AICPU)", "stream_create(AICore)", "stream_create(upload)"};
     for (int i = 0; i < KCTX_STREAM_COUNT; i++) {
-        st = KP(c, stream_names[i], stream_create, self, &c->streams[i].h);
+        st = KP(c, stream_names[i], stream_create, &c->streams[i].h);
         if (st) return st;
         c->streams[i].live = true;
     }
     for (int i = 0; i < KCTX_EVENT_COUNT; i++) {
         char what[48];
         snprintf(what, sizeof what, "event_create(%s)", k_event_names[i]);
-        st = KP(c, what, event_create, self, &c->events[i].h);
+        st = KP(c, what, event_create, &c->events[i].h);
         if (st) return st;
         c->events[i].live = true;
     }
     if (!c->plat->programs || !c->plat->programs_size)
         return kctx__fail(c, KCTX_UNSUPPORTED, "platform %s has no runtime device programs",
                           c->plat->name);
-    st = KP(c, "module_load(device programs)", module_load, self, c->plat->programs,
+    st = KP(c, "module_load(device programs)", module_load, c->plat->programs,
             c->plat->programs_size, &c->programs.h);
     if (st) return st;
     c->programs.live = true;
     for (int i = 0; i < KCTX_PROG_COUNT; i++) {
         const char *name = k_prog_names[c->strategy == KCTX_STRATEGY_HOST_ORDERED][i];
         if (!name) continue;
-        st = KP(c, name, module_function, self, c->programs.h, name, &c->prog_fn[i]);
+        st = KP(c, name, module_function, c->programs.h, name, &c->prog_fn[i]);
         if (st) return st;
     }
     c->mem_bytes[KCTX_MEM_RUNTIME_IMAGE] = image_bytes(c->core_count);
@@ -130,7 +128,7 @@ kctx_status kctx__resources_create(kctx_ctx *c, bool *in_flight) {
         "mem_alloc(trace ring)"};
     for (int i = 0; i < KCTX_MEM_COUNT; i++) {
         if (!c->mem_bytes[i]) continue; /* the trace ring exists only when tracing is on */
-        st = KP(c, mem_names[i], mem_alloc, self, c->mem_bytes[i], &c->mem[i].h);
+        st = KP(c, mem_names[i], mem_alloc, c->mem_bytes[i], &c->mem[i].h);
         if (st) return st;
         c->mem[i].live = true;
     }
@@ -159,7 +157,6 @@ static void free_staging(kctx_ctx *c) {
 }
 
 kctx_status kctx__resources_release(kctx_ctx *c) {
-    void *self = c->plat->self;
     kctx_status first = KCTX_OK;
     free_staging(c); /* callers release only once the streams are idle */
     /* After a fatal error (K29) nothing more is released: every later
@@ -169,19 +166,18 @@ kctx_status kctx__resources_release(kctx_ctx *c) {
     if (st) first = st;
     for (int i = KCTX_MEM_COUNT - 1; i >= 0 && !kctx__lost(c); i--)
         if (c->mem[i].live)
-            release_one(c, &c->mem[i], KP(c, "mem_free", mem_free, self, c->mem[i].h), &first);
+            release_one(c, &c->mem[i], KP(c, "mem_free", mem_free, c->mem[i].h), &first);
     if (c->programs.live && !kctx__lost(c))
         release_one(c, &c->programs,
-                    KP(c, "module_unload(device programs)", module_unload, self, c->programs.h),
-                    &first);
+                    KP(c, "module_unload(device programs)", module_unload, c->programs.h), &first);
     for (int i = KCTX_EVENT_COUNT - 1; i >= 0 && !kctx__lost(c); i--)
         if (c->events[i].live)
-            release_one(c, &c->events[i],
-                        KP(c, "event_destroy", event_destroy, self, c->events[i].h), &first);
+            release_one(c, &c->events[i], KP(c, "event_destroy", event_destroy, c->events[i].h),
+                        &first);
     for (int i = KCTX_STREAM_COUNT - 1; i >= 0 && !kctx__lost(c); i--)
         if (c->streams[i].live)
-            release_one(c, &c->streams[i],
-                        KP(c, "stream_destroy", stream_destroy, self, c->streams[i].h), &first);
+            release_one(c, &c->streams[i], KP(c, "stream_destroy", stream_destroy, c->streams[i].h),
+                        &first);
     return first;
 }
 

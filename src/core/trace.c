@@ -116,19 +116,18 @@ void kctx__trace_span(kctx_ctx *c, uint32_t kind, uint64_t t0, uint64_t id, uint
 kctx_status kctx__trace_collect(kctx_ctx *c, bool *in_flight) {
     *in_flight = false;
     if (!c->trace || !c->mem[KCTX_MEM_TRACE_RING].live) return KCTX_OK;
-    void *self = c->plat->self;
     kctx_pdevptr img = c->mem[KCTX_MEM_RUNTIME_IMAGE].h;
     kctx_pdevptr ring = c->mem[KCTX_MEM_TRACE_RING].h;
     const uint64_t cap = c->trace_dev_cap, rec = sizeof(kctx_rt_trace_rec);
     uint32_t dropped = 0;
-    kctx_status st = KP(c, "atomic_read(trace dropped)", atomic_read_u32, self,
+    kctx_status st = KP(c, "atomic_read(trace dropped)", atomic_read_u32,
                         img + offsetof(kctx_rt_image, trace_dropped), &dropped);
     if (st) return st;
     uint64_t n = 0; /* committed records from the tail */
     for (; n < cap; n++) {
         uint64_t i = c->trace_tail + n;
         uint32_t commit = 0;
-        st = KP(c, "atomic_read(trace commit)", atomic_read_u32, self,
+        st = KP(c, "atomic_read(trace commit)", atomic_read_u32,
                 ring + (i % cap) * rec + offsetof(kctx_rt_trace_rec, commit), &commit);
         if (st) return st;
         if (commit != (uint32_t)(i + 1)) break;
@@ -141,11 +140,11 @@ kctx_status kctx__trace_collect(kctx_ctx *c, bool *in_flight) {
         kctx_pstream s = c->streams[KCTX_STREAM_UPLOAD].h;
         uint64_t first = c->trace_tail % cap;
         uint64_t len1 = take < cap - first ? take : cap - first;
-        st = KP(c, "memcpy_dtoh_async(trace ring)", memcpy_dtoh_async, self,
-                c->devrecs + c->ndevrecs, ring + first * rec, (size_t)(len1 * rec), s);
+        st = KP(c, "memcpy_dtoh_async(trace ring)", memcpy_dtoh_async, c->devrecs + c->ndevrecs,
+                ring + first * rec, (size_t)(len1 * rec), s);
         if (!st) *in_flight = true;
         if (!st && take > len1)
-            st = KP(c, "memcpy_dtoh_async(trace ring, wrapped)", memcpy_dtoh_async, self,
+            st = KP(c, "memcpy_dtoh_async(trace ring, wrapped)", memcpy_dtoh_async,
                     c->devrecs + c->ndevrecs + len1, ring, (size_t)((take - len1) * rec), s);
         if (*in_flight) {
             /* Something was enqueued: wait for it even if a later enqueue
@@ -153,7 +152,7 @@ kctx_status kctx__trace_collect(kctx_ctx *c, bool *in_flight) {
              * be over, nothing it touches may be freed (close answers BUSY). */
             char msg[KCTX_MSG] = "";
             if (st) snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
-            kctx_status ws = KP(c, "stream_sync(upload, trace copy-back)", stream_sync, self, s,
+            kctx_status ws = KP(c, "stream_sync(upload, trace copy-back)", stream_sync, s,
                                 c->prepare_timeout_ms);
             if (!st && ws) {
                 st = ws;
@@ -174,7 +173,7 @@ kctx_status kctx__trace_collect(kctx_ctx *c, bool *in_flight) {
     c->trace_tail += n;
     /* The slots are free again: tell the writers. A failure only keeps them
      * busy a while (the next collect writes the tail again). */
-    return KP(c, "atomic_write(trace tail)", atomic_write_u32, self,
+    return KP(c, "atomic_write(trace tail)", atomic_write_u32,
               img + offsetof(kctx_rt_image, trace_tail), (uint32_t)c->trace_tail);
 }
 

@@ -93,7 +93,7 @@ static void probe(size_t i) {
                  r->tables.desc.name, k_known[i].name);
         return;
     }
-    if (e->available && !e->available(r->tables.desc.self, why, sizeof why)) {
+    if (e->available && !e->available(why, sizeof why)) {
         snprintf(r->reason, sizeof r->reason, "unavailable on this machine: %s", why);
         return;
     }
