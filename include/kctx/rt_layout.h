@@ -219,4 +219,40 @@ typedef struct kctx_rt_binding {
     uint64_t value;
 } kctx_rt_binding;
 
+/* The host-ordered guard programs: the one specification that the sim's
+ * (platform/sim/runtime/rt_programs.c, C), OpenCL's (platform/opencl/
+ * rt_programs.cl, OpenCL C) and CUDA's (platform/cuda/rt_programs.cu, CUDA
+ * C++) kctx_rt_ho_acquire and kctx_rt_ho_finalize follow step for step.
+ * Each runs alone (one work item) with a kctx_rt_step_params block whose
+ * launch_id is the launch's (a replay carries its captured one); every word
+ * below is read and written atomically.
+ *
+ * kctx_rt_ho_acquire:
+ *  G1. error word not NONE and not CONCURRENT_LAUNCH (the context is
+ *      poisoned): add 1 to refused_replays (K35; trace REFUSED when tracing)
+ *      and take nothing.
+ *  G2. abort_launch == the low 32 bits of launch_id (the host aborted this
+ *      launch, K24): take nothing.
+ *  G3. compare-and-swap holder 0 -> launch_id; if it held a launch whose low
+ *      32 bits are abort_launch (an aborted holder that never finalizes),
+ *      compare-and-swap that value -> launch_id. Taken: record run_t0 (the
+ *      device clock where the platform has one) and stop.
+ *  G4. not taken (another launch holds the guard, K23): add 1 to
+ *      concurrent_launches, and compare-and-swap the error word NONE ->
+ *      CONCURRENT_LAUNCH; if that succeeded, error_detail = launch_id.
+ * kctx_rt_ho_finalize:
+ *  G5. holder == launch_id: write the holder's SCHED trace record from
+ *      run_t0 (when tracing and the platform has a device clock), then
+ *      compare-and-swap holder launch_id -> 0. Else (the launch was refused
+ *      or aborted): nothing.
+ *
+ * The task kernels between them check the error word through the task ABI
+ * (kctx/task_abi.h): a refused launch runs none of its tasks. One
+ * conformance check proves each platform's programs: the probes of
+ * tests/conformance/probes_guard.c (unordered_replays_detected_as_
+ * concurrent_launch, two_copies_of_one_graph_detected_as_concurrent_launch,
+ * poisoned_context_refuses_launches, concurrent_launch_poison_stops_graphs_
+ * at_once) run on every platform under HOST_ORDERED (conformance_*_
+ * host_ordered, _opencl, _cuda). */
+
 #endif

@@ -6,6 +6,9 @@
  *  - kctx__svc_fail: set the calling thread's last error
  *    (kctx_thread_last_error), for an adapter's own public API (kctx/cuda.h,
  *    kctx/opencl.h); implemented by the core side (src/platforms/services.c).
+ *  - kctx__svc_not_built: the one "not built" refusal: a platform's public
+ *    API in a library built without that platform (the declaration's
+ *    NOT_BUILT_SOURCES) fails with the registry's reason.
  *  - kctx__svc_now_ns: the monotonic clock, in nanoseconds.
  *  - kctx__svc_msg*: the calling thread's adapter message, the one buffer
  *    the opencl and cuda adapters' last_message ops answer from (the sim has
@@ -29,6 +32,12 @@
 /* The thread's last error: "<STATUS>: <message>"; returns s. */
 kctx_status kctx__svc_fail(kctx_status s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* A public entry `fn` of platform `platform` in a library built without it:
+ * sets the thread's last error to "<fn>: the <platform> platform is <the
+ * registry's not-built reason>" and returns s (UNSUPPORTED, or what the
+ * entry documents for that case). */
+kctx_status kctx__svc_not_built(kctx_status s, const char *fn, const char *platform);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t kctx__svc_now_ns(void);

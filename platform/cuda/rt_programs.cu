@@ -8,8 +8,9 @@
  *                        takes the launch guard, only when it is free (K23)
  *   kctx_rt_ho_finalize  the holder's trace record; releases the guard
  *
- * The same steps, word for word, as the sim's (platform/sim/runtime/
- * rt_programs.c); layouts are kctx/rt_layout.h. Each is launched
+ * They follow the guard steps G1-G5 of kctx/rt_layout.h (the one
+ * specification the sim's and OpenCL's programs follow too); layouts are
+ * kctx/rt_layout.h. Each is launched
  * <<<1, 1>>> with one by-value kctx_cuda_params block (kctx/cuda.h) whose
  * prefix is a kctx_rt_step_params. Words the host reads or writes while
  * they run (the error word, the guard) are accessed with device atomics and

@@ -8,7 +8,7 @@
  * args...), which adds one to the entry's counter and makes the call, so a
  * count of zero is an answer (kctx_opencl_driver_calls in libkctx). The
  * table is the counted loader's (platform/common/loader.h); the conformance
- * framework (tests/conformance/fw_opencl.c) has a table of its own.
+ * framework (platform/opencl/fw_opencl.c) has a table of its own.
  */
 #ifndef KCTX_OPENCL_CL_API_H
 #define KCTX_OPENCL_CL_API_H

@@ -1,7 +1,7 @@
 /*
  * cl_errors.c — OpenCL's error codes by name (cl_errors.h), for the opencl
  * adapter's messages and the conformance suite's framework driver
- * (tests/conformance/fw_opencl.c): stateless, compiled into both.
+ * (platform/opencl/fw_opencl.c): stateless, compiled into both.
  */
 #include "cl_errors.h"
 

@@ -7,7 +7,8 @@
  *                        launch guard only when it is free (K23)
  *   kctx_rt_ho_finalize  releases the guard its launch holds
  *
- * The same logic as the sim's (platform/sim/runtime/rt_programs.c). The
+ * They follow the guard steps G1-G5 of kctx/rt_layout.h (the one
+ * specification the sim's and CUDA's programs follow too). The
  * adapter (adapter.c) builds this source after kctx/task_abi_opencl.h and a
  * block of #defines it generates from kctx/rt_layout.h with offsetof,
  * so the byte offsets below cannot drift from the host's layout:

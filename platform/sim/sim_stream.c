@@ -1,6 +1,16 @@
 /*
  * sim_stream.c — execution: AICore cores and the AICPU, the kernel services
  * table, streams (one worker thread each), events and device reset.
+ *
+ * Why one file of ~1,100 lines: its six parts (records and ops, kernel
+ * services, cores, streams, events, synchronisation and reset) share one
+ * lock order (device lock, then a stream's, then a record's waiters) and
+ * the record/waiter life cycle that every one of them completes, waits on
+ * or cancels; a device reset or loss walks all of them under the device
+ * lock. Split, those statics would move into sim_internal.h for every sim
+ * file to see. Capture (sim_capture.c), memory (sim_memory.c) and modules
+ * (sim_module.c, sim_elf.c) are separate because they meet this file only
+ * through sim_internal.h's few entry points.
  */
 #include "sim_internal.h"
 

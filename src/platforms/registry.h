@@ -1,9 +1,9 @@
 /*
  * registry.h — the platform registry (registry.c), as the core sees it.
  *
- * The registry lists every platform this tree knows (sim, opencl, cuda),
- * each with whether this build has it (from the build's options: CMake's
- * KCTX_PLATFORMS), whether it is available on this machine and, if not,
+ * The registry lists every platform this tree knows (every folder that
+ * declares one: platform/<name>/platform.cmake), each with whether this
+ * build has it (the declaration decides), whether it is available on this machine and, if not,
  * why. Each platform's record is made once per process, the first time
  * that platform is named (looked up by name or by index), and never
  * changes; naming one platform probes no other (its library is not loaded,
@@ -47,6 +47,10 @@ const char *kctx__platform_default(const char *given);
  * with the platform whose descriptor `desc` is; NULL when it offers no
  * program mode. */
 const kctx_platform_lifecycle_ops *kctx__platform_lifecycle(const kctx_platform_desc *desc);
+
+/* Why the platform of that name is not built into this library (the
+ * declaration's reason); NULL when it is built. Probes nothing. */
+const char *kctx__platform_not_built(const char *name);
 
 /* The public capability record of a platform (kctx.h), full size. */
 void kctx__platform_caps(const kctx__platform_facts *f, kctx_platform_caps *caps);

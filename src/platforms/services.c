@@ -6,6 +6,7 @@
 #include "services.h"
 
 #include "../core/internal.h"
+#include "registry.h"
 
 #include <stdarg.h>
 
@@ -17,4 +18,10 @@ kctx_status kctx__svc_fail(kctx_status s, const char *fmt, ...) {
     kctx__vfail(NULL, s, fmt, ap);
     va_end(ap);
     return s;
+}
+
+kctx_status kctx__svc_not_built(kctx_status s, const char *fn, const char *platform) {
+    const char *why = kctx__platform_not_built(platform);
+    return kctx__svc_fail(s, "%s: the %s platform is %s", fn, platform,
+                          why ? why : "built into this library (this entry should not be reached)");
 }

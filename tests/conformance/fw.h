@@ -195,6 +195,10 @@ typedef struct fw_driver {
 
     /* A device's name and compute-core count, for reports (kctx demo). */
     fw_status (*device_info)(int device, char *name, size_t name_size, unsigned *cores);
+    /* How many devices the framework can lend (0 when its runtime cannot be
+     * used: last_error says why), for listings (kctx platforms). NULL:
+     * it cannot say. */
+    int (*device_count)(void);
 
     /* Capture modes beyond begin_capture's GLOBAL: begin a capture in
      * `mode`; exchange the calling thread's own capture mode (*mode gets
@@ -237,15 +241,11 @@ const fw_driver *fw_sim_driver(void);
 /* The same without the CAPTURE group ("sim-nocapture"): a platform without
  * capture, played on the sim. */
 const fw_driver *fw_sim_driver_without_capture(void);
-/* The opencl platform's driver (fw_opencl.c; built with the opencl
- * platform: KCTX_SUITE_OPENCL), and how many OpenCL devices it lends. */
-const fw_driver *fw_opencl_driver(void);
-int fw_opencl_device_count(void);
-/* The cuda platform's driver (fw_cuda.c; built with the cuda platform):
- * the CUDA driver API, or the CUDA driver double with the sim's hooks. */
+/* The other platforms' drivers are declared with them
+ * (platform/<name>/platform.cmake, FW_DRIVERS) and reached through the
+ * suite (suite_driver, suite.h), or directly by their own tests (e.g.
+ * fw_cuda_driver, platform/cuda/fw_cuda.c: the CUDA driver API, or the CUDA
+ * driver double with the sim's hooks). */
 const fw_driver *fw_cuda_driver(void);
-/* The CUDA driver's device count (cuDeviceGetCount); 0 when the driver
- * cannot be used (fw_cuda_driver()->last_error() says why). */
-int fw_cuda_device_count(void);
 
 #endif

@@ -39,21 +39,19 @@ const probe_def *suite_find(const char *name) {
 /* ------------------------------------------------------------------ */
 /* platforms and strategies                                            */
 
-/* The framework drivers: the first one of a platform is its driver; the
- * others are variants for tests. */
+/* The framework drivers, generated from the platform declarations
+ * (platform/<name>/platform.cmake, FW_DRIVERS; cmake/Platforms.cmake): the
+ * first one of a platform is its driver; the others are variants for tests. */
+#include "kctx_gen_suite.h"
+
 static const struct {
     const char *platform;
     const char *name;
     const fw_driver *(*driver)(void);
 } k_drivers[] = {
-    {"sim", "sim", fw_sim_driver},
-    {"sim", "sim-nocapture", fw_sim_driver_without_capture},
-#ifdef KCTX_SUITE_OPENCL
-    {"opencl", "opencl", fw_opencl_driver},
-#endif
-#ifdef KCTX_FW_CUDA
-    {"cuda", "cuda", fw_cuda_driver},
-#endif
+#define DRIVER_(platform, name, fn) {platform, name, fn},
+    KCTX_GEN_FW_DRIVERS(DRIVER_)
+#undef DRIVER_
 };
 #define NDRIVERS (sizeof k_drivers / sizeof k_drivers[0])
 

@@ -3,7 +3,7 @@
  * build/tests/cuda_double/libcuda.so.1, a lookalike of the CUDA driver
  * built on the sim (include/kctx/sim.h), so that the cuda platform's real
  * adapter (platform/cuda/adapter.c) and a CUDA framework's side
- * (tests/conformance/fw_cuda.c) run the conformance suite without a GPU:
+ * (platform/cuda/fw_cuda.c) run the conformance suite without a GPU:
  * KCTX_CUDA_DRIVER=<this file> makes both load it instead of libcuda.so.1.
  *
  * It exports cuGetProcAddress_v2, which resolves every entry it has, with

@@ -17,15 +17,16 @@
  * `--strategy NAME` to every benchmark: those two then measure only that
  * strategy, and every other benchmark's kernel contexts use it.
  *
- * Platforms: a benchmark runs on one platform, named by its name — the
- * opencl_* ones (kctx on PoCL against the same OpenCL calls by hand) on
- * opencl, every other on the sim (its baselines are the sim's own
- * operations, or PoCL's for sim_enqueue and sim_roundtrip). Without
- * --platform (and without KCTX_PLATFORM) every benchmark built runs, the
- * OpenCL ones included (PoCL is a required package; on a machine without it
- * they say "not measured"); --platform NAME (or KCTX_PLATFORM) runs only
- * NAME's. The opencl benchmarks run host-ordered, the platform's only
- * strategy, whatever --strategy says.
+ * Platforms: a benchmark runs on one platform, by its name's prefix (each
+ * platform's declaration, BENCH_PREFIX and BENCHMARKS, generated into
+ * kctx_gen_tool.h): in this tree the opencl_* ones (kctx on PoCL against the
+ * same OpenCL calls by hand) on opencl, every other on the sim (its
+ * baselines are the sim's own operations, or PoCL's for sim_enqueue and
+ * sim_roundtrip). Without --platform (and without KCTX_PLATFORM) every
+ * benchmark built runs (PoCL is a required package; on a machine without it
+ * the OpenCL ones say "not measured"); --platform NAME (or KCTX_PLATFORM)
+ * runs only NAME's. The opencl benchmarks run host-ordered, the platform's
+ * only strategy, whatever --strategy says.
  */
 #include "cli.h"
 #include "commands.h"
@@ -68,7 +69,7 @@ static const cli_option k_options[] = {
      "launch_overhead and task_dispatch measure both; the others use $KCTX_STRATEGY, else the "
      "platform's default)"},
     {OPT_PLATFORM, "platform", 'p', "NAME",
-     "run only this platform's benchmarks: sim, or opencl (the opencl_* ones) (default: "
+     "run only this platform's benchmarks (the ones named with its prefix; default: "
      "$KCTX_PLATFORM, else every benchmark built)"},
     {0, NULL, 0, NULL, NULL},
 };
@@ -79,17 +80,57 @@ static const cli_option k_options[] = {
 /* The benchmark programs of docs/benchmarks.md (a program may print several
  * figures). A name outside this list is a usage error; one in it that the
  * build lacks is a failure. */
+#include "kctx_gen_tool.h" /* generated from the platform declarations */
+
 static const char *const k_known[] = {
-    "launch_overhead",     "launch_allocs",  "replay_protocol",     "replay_vs_eager",
-    "validate_throughput", "prepare_dedup",  "task_dispatch",       "sim_enqueue",
-    "context_footprint",   "trace_overhead", "sim_roundtrip",       "opencl_launch_overhead",
-    "opencl_dag_dispatch", "growth",         "launch_instructions",
+#define BENCH_(name) name,
+    KCTX_GEN_BENCHMARKS(BENCH_)
+#undef BENCH_
 };
 
-/* The platform a benchmark runs on: opencl for the opencl_* ones, else the
- * sim. */
+/* The platforms with benchmarks and the prefix of theirs (each platform's
+ * declaration, BENCH_PREFIX; "" for the one that runs every other). */
+static const struct {
+    const char *platform;
+    const char *prefix;
+} k_bench_platforms[] = {
+#define BENCH_PLATFORM_(name, prefix) {name, prefix},
+    KCTX_GEN_BENCH_PLATFORMS(BENCH_PLATFORM_)
+#undef BENCH_PLATFORM_
+};
+#define NBENCH_PLATFORMS (sizeof k_bench_platforms / sizeof k_bench_platforms[0])
+
+/* The platform a benchmark runs on: the one whose prefix its name starts
+ * with (the longest), else the one whose prefix is "". */
 static const char *bench_platform(const char *name) {
-    return strncmp(name, "opencl_", 7) == 0 ? "opencl" : "sim";
+    const char *best = NULL;
+    size_t best_len = 0;
+    for (size_t i = 0; i < NBENCH_PLATFORMS; i++) {
+        size_t n = strlen(k_bench_platforms[i].prefix);
+        if (strncmp(name, k_bench_platforms[i].prefix, n) == 0 && (!best || n > best_len)) {
+            best = k_bench_platforms[i].platform;
+            best_len = n;
+        }
+    }
+    return best ? best : "(none)";
+}
+
+/* Whether any benchmark runs on the platform. */
+static int has_benchmarks(const char *platform) {
+    for (size_t i = 0; i < NBENCH_PLATFORMS; i++)
+        if (strcmp(k_bench_platforms[i].platform, platform) == 0) return 1;
+    return 0;
+}
+
+/* The platforms with benchmarks, ", "-separated (static buffer). */
+static const char *bench_platform_names(void) {
+    static char buf[256];
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NBENCH_PLATFORMS && n < sizeof buf; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i ? " and " : "",
+                              k_bench_platforms[i].platform);
+    return buf;
 }
 
 static int is_known(const char *name) {
@@ -332,11 +373,11 @@ static int run_bench_cmd(const cli_command *cmd, int argc, char **argv) {
         fprintf(stderr, "kctx bench: error: platform '%s' is %s\n", platform, why);
         return CLI_EXIT_FAILURE;
     }
-    if (strcmp(platform, "sim") != 0 && strcmp(platform, "opencl") != 0) {
+    if (!has_benchmarks(platform)) {
         fprintf(stderr,
                 "kctx bench: error: platform '%s' is built, but no benchmark runs on it (the "
-                "benchmarks run on sim and opencl)\n",
-                platform);
+                "benchmarks run on %s)\n",
+                platform, bench_platform_names());
         return CLI_EXIT_FAILURE;
     }
     for (int j = 0; j < nonly && platform_explicit; j++)
@@ -404,9 +445,14 @@ static int run_bench_cmd(const cli_command *cmd, int argc, char **argv) {
                 run[nrun++] = only[j];
             }
         }
-        if (!platform_explicit)
-            fprintf(stderr, "kctx bench: every benchmark built: the opencl_* ones on opencl "
-                            "(host-ordered), the others on the sim\n");
+        if (!platform_explicit) {
+            fprintf(stderr, "kctx bench: every benchmark built, each on its platform:");
+            for (size_t i = 0; i < NBENCH_PLATFORMS; i++)
+                fprintf(stderr, "%s %s%s on %s", i ? ";" : "", k_bench_platforms[i].prefix,
+                        k_bench_platforms[i].prefix[0] ? "*" : "the others",
+                        k_bench_platforms[i].platform);
+            fprintf(stderr, "\n");
+        }
         if (strategy_opt)
             fprintf(stderr, "kctx bench: platform %s, strategy %s (--strategy)\n", platform,
                     kctx_strategy_name(strategy));
@@ -415,7 +461,7 @@ static int run_bench_cmd(const cli_command *cmd, int argc, char **argv) {
                     kctx_strategy_name(strategy),
                     getenv("KCTX_STRATEGY") && *getenv("KCTX_STRATEGY") ? "KCTX_STRATEGY"
                                                                         : "the platform's default",
-                    strcmp(platform, "sim") == 0
+                    strcmp(bench_platform("launch_overhead"), platform) == 0
                         ? "; launch_overhead and task_dispatch measure resident and "
                           "host-ordered side by side"
                         : "");
@@ -464,8 +510,9 @@ const cli_command kctx_cmd_bench = {
     "by side with its own baseline; --strategy restricts them to one and sets the\n"
     "strategy of every benchmark's kernel contexts. The platform and the strategy\n"
     "in effect are printed on stderr first.\n"
-    "The opencl_* benchmarks run on the opencl platform (PoCL), the others on the\n"
-    "sim; every benchmark built runs unless --platform (or KCTX_PLATFORM) names\n"
+    "Each benchmark runs on one platform, by its name's prefix (each platform's\n"
+    "declaration: opencl_* on opencl, the others on the sim in this tree); every\n"
+    "benchmark built runs unless --platform (or KCTX_PLATFORM) names\n"
     "one platform, whose benchmarks alone then run (--list lists them).\n"
     "A benchmark that exits 0 without a metric line could not measure in\n"
     "this build (it says why); that is reported, not a failure. Exit status 1 if\n"

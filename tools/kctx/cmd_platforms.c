@@ -111,8 +111,7 @@ static int run_platforms(const cli_command *cmd, int argc, char **argv) {
             json_string(&jw, "reason", caps.reason);
             if (caps.available) print_caps_json(&jw, &caps);
             json_bool(&jw, "probe_driver", pl->driver != NULL);
-            if (caps.available && pl->devices && pl->devices(stdout, &jw) != 0)
-                rc = CLI_EXIT_FAILURE;
+            if (caps.available && platforms_devices(pl, stdout, &jw) < 0) rc = CLI_EXIT_FAILURE;
             json_object_end(&jw);
         } else {
             printf("platform %-7s %-10s %s%s%s\n", caps.name, caps.built ? "built" : "not built",
@@ -120,9 +119,10 @@ static int run_platforms(const cli_command *cmd, int argc, char **argv) {
                    caps.reason);
             if (!caps.available) continue;
             print_caps_text(&caps);
-            if (pl->devices == NULL)
+            int listed = platforms_devices(pl, stdout, NULL);
+            if (listed > 0)
                 printf("  (this tool cannot list its devices)\n");
-            else if (pl->devices(stdout, NULL) != 0)
+            else if (listed < 0)
                 rc = CLI_EXIT_FAILURE;
         }
     }

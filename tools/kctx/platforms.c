@@ -1,156 +1,73 @@
 /*
  * platforms.c — the platforms of libkctx's registry and what the tool can
- * do on each (see platforms.h). The sim's devices are described through its
- * own runtime API (sim.h), as a framework would; OpenCL's through the
- * conformance suite's OpenCL framework driver (the devices it can lend).
+ * do on each (see platforms.h), from the platform declarations: a
+ * platform's devices are listed by its declared lister (the sim's,
+ * platform/sim/cli_devices.c) or else through its conformance framework
+ * driver (the devices it can lend), as a framework would.
  */
 #include "platforms.h"
 
 #include <kctx/kctx.h>
-#include <kctx/sim.h>
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ */
-/* sim                                                                 */
+/* the default lister: the platform's framework driver                  */
 
-static int sim_devices(FILE *out, json_writer *jw) {
-    int count = 0, current = -1;
-    sim_status st = sim_device_count(&count);
-    if (st != SIM_OK) {
-        fprintf(stderr, "kctx platforms: error: sim_device_count: %s (%s)\n", sim_status_name(st),
-                sim_last_error_message());
-        return -1;
-    }
-    sim_get_device(&current);
-    if (jw) json_array_begin(jw, "devices");
-    for (int d = 0; d < count; d++) {
-        sim_device_props props = SIM_DEVICE_PROPS_INIT;
-        uint64_t epoch = 0, allocs = 0, bytes = 0;
-        st = sim_device_get_props(d, &props);
-        if (st == SIM_OK) st = sim_device_epoch(d, &epoch);
-        if (st == SIM_OK) st = sim_mem_stats(d, &allocs, &bytes);
-        if (st != SIM_OK) {
-            if (jw) json_array_end(jw);
-            fprintf(stderr, "kctx platforms: error: sim device %d: %s (%s)\n", d,
-                    sim_status_name(st), sim_last_error_message());
-            return -1;
-        }
-        if (jw) {
-            json_object_begin(jw, NULL);
-            json_u64(jw, "index", (uint64_t)d);
-            json_string(jw, "name", props.name);
-            json_u64(jw, "aicore_count", (uint64_t)props.aicore_count);
-            json_u64(jw, "aicpu_count", (uint64_t)props.aicpu_count);
-            json_u64(jw, "memory_bytes", props.memory_capacity);
-            json_u64(jw, "memory_in_use_bytes", bytes);
-            json_u64(jw, "max_params_bytes", props.max_params_size);
-            json_u64(jw, "max_block_dim", props.max_block_dim);
-            json_u64(jw, "alloc_alignment", props.alloc_alignment);
-            json_u64(jw, "device_word_bytes", props.device_word_size);
-            json_u64(jw, "epoch", epoch);
-            json_bool(jw, "current", d == current);
-            json_object_end(jw);
-        } else {
-            fprintf(out, "  device %d  %s%s\n", d, props.name,
-                    d == current ? "  (this thread's current device)" : "");
-            fprintf(out, "    cores          1 AICPU, %d AICore\n", props.aicore_count);
-            fprintf(out,
-                    "    memory         %" PRIu64 " MiB (%" PRIu64 " bytes in use), "
-                    "allocations aligned to %u bytes\n",
-                    props.memory_capacity >> 20, bytes, props.alloc_alignment);
-            fprintf(out,
-                    "    kernels        parameter blocks up to %u bytes, up to %u blocks per "
-                    "launch\n",
-                    props.max_params_size, props.max_block_dim);
-            fprintf(out, "    device epoch   %" PRIu64 " (resets so far)\n", epoch);
-        }
-    }
-    if (jw) json_array_end(jw);
-    return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* opencl                                                              */
-
-#ifdef KCTX_SUITE_OPENCL
-/* The devices the OpenCL framework driver lends (fine-grained SVM with
- * atomics, on every OpenCL platform of this machine). */
-static int opencl_devices(FILE *out, json_writer *jw) {
-    const fw_driver *fw = fw_opencl_driver();
-    int n = fw_opencl_device_count();
-    if (jw) json_array_begin(jw, "devices");
-    for (int d = 0; d < n; d++) {
-        char name[64] = "";
-        unsigned cores = 0;
-        if (fw->device_info(d, name, sizeof name, &cores) != FW_OK) {
-            if (jw) json_array_end(jw);
-            fprintf(stderr, "kctx platforms: error: OpenCL device %d: %s\n", d, fw->last_error());
-            return -1;
-        }
-        if (jw) {
-            json_object_begin(jw, NULL);
-            json_u64(jw, "index", (uint64_t)d);
-            json_string(jw, "name", name);
-            json_u64(jw, "aicore_count", (uint64_t)cores);
-            json_object_end(jw);
-        } else {
-            fprintf(out, "  device %d  %s\n    compute units  %u\n", d, name, cores);
-        }
-    }
-    if (jw) json_array_end(jw);
-    if (!jw && n == 0)
-        fprintf(out, "  no device: %s\n",
-                fw->current_device(&(int){0}) == FW_OK ? "none found" : fw->last_error());
-    return 0;
-}
-#endif
-
-#ifdef KCTX_FW_CUDA
-/* cuda: the devices through the suite's CUDA framework driver (the driver
- * KCTX_CUDA_DRIVER names, as the platform loads it). */
-static int cuda_devices(FILE *out, json_writer *jw) {
-    const fw_driver *fw = fw_cuda_driver();
-    int n = fw_cuda_device_count();
+/* The devices a platform's framework driver lends (its device_count and
+ * device_info), with the declared name of their compute units. */
+static int driver_devices(const tool_platform *p, FILE *out, json_writer *jw) {
+    const fw_driver *fw = p->driver();
+    int n = fw->device_count();
     if (jw) json_array_begin(jw, "devices");
     for (int d = 0; d < n; d++) {
         char name[128] = "";
-        unsigned sms = 0;
-        if (fw->device_info(d, name, sizeof name, &sms) != FW_OK) {
+        unsigned units = 0;
+        if (fw->device_info(d, name, sizeof name, &units) != FW_OK) {
             if (jw) json_array_end(jw);
-            fprintf(stderr, "kctx platforms: error: CUDA device %d: %s\n", d, fw->last_error());
+            fprintf(stderr, "kctx platforms: error: %s device %d: %s\n", p->name, d,
+                    fw->last_error());
             return -1;
         }
         if (jw) {
             json_object_begin(jw, NULL);
             json_u64(jw, "index", (uint64_t)d);
             json_string(jw, "name", name);
-            json_u64(jw, "aicore_count", (uint64_t)sms);
+            json_u64(jw, "aicore_count", (uint64_t)units);
             json_object_end(jw);
         } else {
-            fprintf(out, "  device %d  %s\n    multiprocessors %u\n", d, name, sms);
+            fprintf(out, "  device %d  %s\n    %-14s %u\n", d, name, p->device_unit, units);
         }
     }
     if (jw) json_array_end(jw);
-    if (!jw && n == 0) fprintf(out, "  no device\n");
+    if (!jw && n == 0) {
+        const char *why = fw->last_error();
+        fprintf(out, "  no device%s%s\n", why && *why ? ": " : "", why && *why ? why : "");
+    }
     return 0;
 }
-#endif
+
+int platforms_devices(const tool_platform *p, FILE *out, json_writer *jw) {
+    if (p->devices) return p->devices(out, jw);
+    if (p->driver && p->driver()->device_count && p->driver()->device_info)
+        return driver_devices(p, out, jw);
+    return 1;
+}
 
 /* ------------------------------------------------------------------ */
 /* the catalogue: the registry's platforms, with the tool's extras       */
 
-/* What this tool can do per platform name. */
+/* What this tool can do per platform name: generated from the platform
+ * declarations (platform/<name>/platform.cmake; cmake/Platforms.cmake):
+ * X(name, framework driver or NULL, device lister or NULL, "device unit"). */
+#include "kctx_gen_tool.h"
+
 static const tool_platform k_extras[] = {
-    {"sim", fw_sim_driver, sim_devices},
-#ifdef KCTX_SUITE_OPENCL
-    {"opencl", fw_opencl_driver, opencl_devices},
-#endif
-#ifdef KCTX_FW_CUDA
-    {"cuda", fw_cuda_driver, cuda_devices},
-#endif
+#define EXTRA_(name, driver, devices, unit) {name, driver, devices, unit},
+    KCTX_GEN_TOOL_PLATFORMS(EXTRA_)
+#undef EXTRA_
 };
 #define NEXTRAS (sizeof k_extras / sizeof k_extras[0])
 
@@ -165,7 +82,7 @@ static void catalogue(void) {
     for (uint32_t i = 0; i < n && g_nall < MAX_PLATFORMS; i++) {
         const char *name = kctx_platform_name_at(i);
         if (!name) break;
-        tool_platform p = {name, NULL, NULL};
+        tool_platform p = {name, NULL, NULL, ""};
         for (size_t k = 0; k < NEXTRAS; k++)
             if (strcmp(k_extras[k].name, name) == 0) p = k_extras[k];
         g_all[g_nall++] = p;

@@ -23,9 +23,15 @@ typedef struct tool_platform {
     const fw_driver *(*driver)(void);
     /* Print the platform's devices (text, indented), or write them as the
      * "devices" array of `jw` when jw is not NULL. Returns 0, or -1 with a
-     * message on stderr. NULL: the tool cannot list them. */
+     * message on stderr. NULL: the framework driver's device_count and
+     * device_info list them (platforms_devices). */
     int (*devices)(FILE *out, json_writer *jw);
+    const char *device_unit; /* what the default lister calls compute units */
 } tool_platform;
+
+/* List the platform's devices (text, or the "devices" array of jw): 0, -1
+ * with a message on stderr, or 1 when the tool cannot list them. */
+int platforms_devices(const tool_platform *p, FILE *out, json_writer *jw);
 
 /* Every platform of libkctx's registry, in its order, with what this tool
  * can do on each (NULL members: nothing). */

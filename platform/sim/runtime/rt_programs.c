@@ -19,6 +19,8 @@
  *   kctx_rt_ho_acquire   AICPU: refuses a poisoned context's run (K35) or
  *                        takes the guard only when free (K23)
  *   kctx_rt_ho_finalize  AICPU: the holder's trace record; releases the guard
+ *                        (both follow the guard steps G1-G5 of kctx/rt_layout.h,
+ *                        as OpenCL's and CUDA's programs do)
  *
  * Dispatch is pulled by the workers from a ready queue in device memory
  * rather than posted one task at a time through the per-core mailboxes: a

@@ -1,10 +1,13 @@
-# The CUDA platform (docs/cuda.md): built when nvcc and cuda.h are found.
+# The CUDA platform (docs/cuda.md; cmake/Platforms.cmake reads the
+# declaration at the end): built when nvcc and cuda.h are found.
 #
 # The adapter (platform/cuda/adapter.c) reaches the driver only through
 # dlopen at run time, so the build needs no libcuda: cuda.h for types, and
 # nvcc to compile the runtime's device programs (platform/cuda/rt_programs.cu)
 # into a fatbin embedded in libkctx. Without nvcc the platform is not built
-# and the registry says why (KCTX_CUDA_NOT_BUILT below).
+# and the registry says why (KCTX_CUDA_NOT_BUILT below). The adapter sees
+# cuda.h for types only: the driver is loaded at run time (no libcuda at
+# link time, no NEEDED entry).
 #
 # KCTX_CUDA: AUTO (build it when nvcc is found), ON (required), OFF.
 # Sets: KCTX_CUDA_BUILT (bool), KCTX_CUDA_INCLUDE_DIR, KCTX_CUDA_NOT_BUILT
@@ -15,8 +18,8 @@ set(KCTX_CUDA_BUILT FALSE)
 set(KCTX_CUDA_NOT_BUILT "")
 if(KCTX_CUDA STREQUAL "OFF")
   set(KCTX_CUDA_NOT_BUILT "not built into this library (KCTX_CUDA=OFF)")
-  return()
 endif()
+if(NOT KCTX_CUDA STREQUAL "OFF")
 find_program(KCTX_NVCC nvcc HINTS $ENV{CUDA_HOME}/bin /usr/local/cuda/bin)
 if(KCTX_NVCC)
   get_filename_component(_nvcc_bin ${KCTX_NVCC} DIRECTORY)
@@ -33,8 +36,7 @@ if(NOT KCTX_NVCC OR NOT KCTX_CUDA_INCLUDE_DIR)
     message(FATAL_ERROR "KCTX_CUDA=ON but nvcc or cuda.h was not found")
   endif()
   message(STATUS "kctx: the CUDA platform is not built (nvcc or cuda.h not found)")
-  return()
-endif()
+else()
 set(KCTX_CUDA_BUILT TRUE)
 message(STATUS "kctx: the CUDA platform is built (nvcc ${KCTX_NVCC}, cuda.h in ${KCTX_CUDA_INCLUDE_DIR})")
 
@@ -80,3 +82,27 @@ add_custom_command(
   VERBATIM)
 add_custom_target(kctx_rt_cuda_fatbin DEPENDS ${_fatbin})
 set(KCTX_RT_CUDA_FATBIN ${_fatbin})
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/adapter.c PROPERTIES
+  INCLUDE_DIRECTORIES "${KCTX_CUDA_INCLUDE_DIR}")
+endif()
+endif()
+
+kctx_declare_platform(cuda
+  ORDER 30
+  BUILT ${KCTX_CUDA_BUILT}
+  NOT_BUILT "${KCTX_CUDA_NOT_BUILT}"
+  ENTRY kctx_cuda_platform_entry
+  SOURCES adapter.c ${CMAKE_BINARY_DIR}/kctx_rt_cuda_blob.c
+  NOT_BUILT_SOURCES not_built.c
+  FW_DRIVERS cuda=fw_cuda_driver
+  FW_SOURCES fw_cuda.c
+  FW_INCLUDES ${KCTX_CUDA_INCLUDE_DIR} ${CMAKE_CURRENT_LIST_DIR}
+  EXPECTED_NA expected_na.inc
+  # The real adapter against the CUDA driver double (tests/cuda_double),
+  # with the example images repacked for it.
+  CONFORMANCE host-ordered:_cuda
+  CONFORMANCE_IF kctx_cuda_double
+  CONFORMANCE_ARGS --images ${PROJECT_BINARY_DIR}/tests/cuda_double/images
+  CONFORMANCE_ENV KCTX_CUDA_DRIVER=$<TARGET_FILE:kctx_cuda_double>
+  CONFORMANCE_DEPENDS kctx_cuda_double_images
+  DEVICE_UNIT "multiprocessors")

@@ -260,6 +260,11 @@ static fw_status s_device_info(int device, char *name, size_t name_size, unsigne
     return FW_OK;
 }
 
+static int s_device_count(void) {
+    int n = 0;
+    return sim_device_count(&n) == SIM_OK ? n : 0;
+}
+
 static const fw_driver k_sim_driver = {
     .name = "sim",
     .platform = "sim",
@@ -299,6 +304,7 @@ static const fw_driver k_sim_driver = {
     .device_enqueues = s_device_enqueues,
     .lifecycle = &k_sim_lifecycle,
     .device_info = s_device_info,
+    .device_count = s_device_count,
     .begin_capture_mode = s_begin_capture_mode,
     .exchange_capture_mode = s_exchange_capture_mode,
 };

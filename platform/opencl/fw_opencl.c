@@ -26,6 +26,7 @@
  * plus the driver's own.
  */
 #include "fw.h"
+#include "kctx_gen_suite.h" /* fw_opencl_driver, declared by the platform (FW_DRIVERS) */
 
 #include <kctx/opencl.h>
 
@@ -569,6 +570,8 @@ static fw_status o_device_info(int device, char *name, size_t name_size, unsigne
     return FW_OK;
 }
 
+static int o_device_count(void) { return ready() ? g_ndev : 0; }
+
 static const fw_driver k_opencl_driver = {
     .name = "opencl",
     .platform = "opencl",
@@ -602,8 +605,7 @@ static const fw_driver k_opencl_driver = {
     .lifecycle = NULL,                   /* OpenCL has no device lifecycle calls */
     .task_failure_leaves_streams_ok = 1, /* an OpenCL kernel cannot fail its command */
     .device_info = o_device_info,
+    .device_count = o_device_count,
 };
 
 const fw_driver *fw_opencl_driver(void) { return &k_opencl_driver; }
-
-int fw_opencl_device_count(void) { return ready() ? g_ndev : 0; }

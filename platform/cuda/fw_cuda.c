@@ -293,7 +293,7 @@ static fw_status c_device_info(int device, char *name, size_t name_size, unsigne
     return st;
 }
 
-int fw_cuda_device_count(void) {
+static int c_device_count(void) {
     int n = 0;
     return CALL(cuDeviceGetCount, &n) == FW_OK ? n : 0;
 }
@@ -375,6 +375,7 @@ static void make_driver(void) {
         .exec_destroy = c_exec_destroy,
         .graph_node_count = c_graph_node_count,
         .device_info = c_device_info,
+        .device_count = c_device_count,
         .begin_capture_mode = c_begin_capture_mode,
         .exchange_capture_mode = c_exchange_capture_mode,
         .task_failure_leaves_streams_ok = 1, /* kctx/cuda.h: the CUDA task ABI */

@@ -1,0 +1,20 @@
+# The sim platform (cmake/Platforms.cmake reads this declaration): kctx's
+# adapter to the simulated accelerator (libkctx_sim, defined by the
+# top-level CMakeLists.txt with the runtime's sim device programs, which
+# other parts of the build load too). Always built: the tests and tools run
+# on it.
+kctx_declare_platform(sim
+  ORDER 10
+  BUILT TRUE
+  ENTRY kctx_sim_platform_entry
+  SOURCES adapter.c ${CMAKE_BINARY_DIR}/kctx_rt_sim_blob.c
+  FW_DRIVERS sim=fw_sim_driver sim-nocapture=fw_sim_driver_without_capture
+  FW_SOURCES fw_sim.c
+  EXPECTED_NA expected_na.inc
+  CONFORMANCE resident: host-ordered:_host_ordered
+  CLI_DEVICES kctx_cli_sim_devices
+  CLI_SOURCES cli_devices.c
+  BENCH_PREFIX ""
+  BENCHMARKS launch_overhead launch_allocs replay_protocol replay_vs_eager validate_throughput
+             prepare_dedup task_dispatch sim_enqueue context_footprint trace_overhead
+             sim_roundtrip growth launch_instructions)
