@@ -674,7 +674,7 @@ static const struct {
     void (*fn)(void);
 } k_tests[] = {
 #define T(f) \
-    { #f + 2, f }
+    { &#f[2], f }
     T(t_107024_wait_on_outside_record),
     T(t_107028_event_query_in_capture),
     T(t_107027_capturing_stream_ops),
@@ -698,6 +698,17 @@ static const struct {
 typedef kacl_error (*init_fn)(const char *);
 typedef kacl_error (*set_device_fn)(int32_t);
 
+/* Every typed entry by name (NULL where the library has none). */
+static void resolve(void) {
+#define T_SET_(name, ret, params) \
+    *(void **)&acl.name = g_fns[E_##name] = kctx__loader_sym(&g_ld, #name);
+    // clang-format off
+    KACL_REQUIRED(T_SET_) KACL_OPTIONAL(T_SET_) KACL_NOT_KERNEL_MODE(T_SET_)
+    // clang-format on
+#undef T_SET_
+        * (void **)&g_double_calls = kctx__loader_sym(&g_ld, "kacl_double_calls");
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--list") == 0) {
         for (size_t i = 0; i < NTESTS; i++) printf("%s\n", k_tests[i].name);
@@ -709,12 +720,7 @@ int main(int argc, char **argv) {
         return ktc_summary(stdout, 0, 1, 0);
     }
     printf("acl rules on %s\n", g_ld.path);
-#define T_SET_(name, ret, params) \
-    *(void **)&acl.name = g_fns[E_##name] = kctx__loader_sym(&g_ld, #name);
-    KACL_REQUIRED(T_SET_)
-        KACL_OPTIONAL(T_SET_) KACL_NOT_KERNEL_MODE(T_SET_)
-#undef T_SET_
-        * (void **)&g_double_calls = kctx__loader_sym(&g_ld, "kacl_double_calls");
+    resolve();
     /* what every test uses */
     const char *needed[] = {"aclrtCreateStreamWithConfig",
                             "aclrtDestroyStream",
