@@ -283,9 +283,9 @@ typedef struct dfunc {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static dmodel *g_models;
 static dstream g_default[MAX_DEVICES];
-static struct { int device; } g_ctx[MAX_DEVICES];
-static _Thread_local char tl_token;             /* the thread's identity (its address) */
-static _Thread_local int tl_mode;               /* the thread's capture mode (GLOBAL) */
+static char g_ctx[MAX_DEVICES];     /* device d's one context is &g_ctx[d] (never written) */
+static _Thread_local char tl_token; /* the thread's identity (its address) */
+static _Thread_local int tl_mode;   /* the thread's capture mode (GLOBAL) */
 static _Thread_local sim_capture_mode relax_m_; /* RELAXED's saved mode */
 static pthread_mutex_t g_ext_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_ext_cond = PTHREAD_COND_INITIALIZER;
@@ -412,14 +412,13 @@ API kacl_error aclrtSetCurrentContext(kacl_context c);
 API kacl_error aclrtSetCurrentContext(kacl_context c) {
     COUNT(aclrtSetCurrentContext);
     if (!c) return fail(KACL_ERROR_RT_PARAM_INVALID, "aclrtSetCurrentContext: NULL context");
-    return DONE(sim_set_device(((int *)c)[0]), "aclrtSetCurrentContext");
+    return DONE(sim_set_device((int)((char *)c - g_ctx)), "aclrtSetCurrentContext");
 }
 API kacl_error aclrtCreateContext(kacl_context *c, int32_t d);
 API kacl_error aclrtCreateContext(kacl_context *c, int32_t d) {
     COUNT(aclrtCreateContext);
     if (!c || d < 0 || d >= MAX_DEVICES)
         return fail(KACL_ERROR_RT_PARAM_INVALID, "aclrtCreateContext: bad argument");
-    g_ctx[d].device = d;
     *c = &g_ctx[d]; /* the double has one context per device */
     return DONE(sim_set_device(d), "aclrtCreateContext");
 }
@@ -468,7 +467,6 @@ API kacl_error aclrtGetCurrentContext(kacl_context *c) {
     sim_status st = sim_get_device(&d);
     if (st) return DONE(st, "aclrtGetCurrentContext");
     if (d < 0 || d >= MAX_DEVICES) return fail(KACL_ERROR_RT_CONTEXT_NULL, "no context");
-    g_ctx[d].device = d;
     *c = &g_ctx[d];
     return KACL_SUCCESS;
 }
