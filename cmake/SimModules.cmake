@@ -20,3 +20,30 @@ function(kctx_add_sim_module target)
   set_target_properties(${target} PROPERTIES PREFIX "" SUFFIX ".so"
                         LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/sim_module.ld)
 endfunction()
+
+# kctx_double_images(<target> <variant kind> <what>): the example callables
+# repacked for a driver double, in <current binary dir>/images: each example
+# manifest with its OpenCL variant dropped and its sim_elf variant renamed
+# <variant kind> (the double runs sim modules under that kind). <target>
+# (ALL) builds them. Needs the kctx tool (kctx_cli).
+function(kctx_double_images target kind what)
+  set(images ${CMAKE_CURRENT_BINARY_DIR}/images)
+  set(outputs "")
+  foreach(name vector_add scale_add_chain blocked_matmul mlp_block_narrow mlp_block_wide)
+    set(src ${PROJECT_SOURCE_DIR}/examples/callables/${name}.yaml)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${src})
+    file(READ ${src} text)
+    string(REPLACE "{kind: sim_elf," "{kind: ${kind}," text "${text}")
+    string(REGEX REPLACE "\n[ ]*- {kind: opencl_c[^\n]*" "" text "${text}")
+    file(WRITE ${images}/${name}.yaml "${text}")
+    add_custom_command(OUTPUT ${images}/${name}.kctx
+      COMMAND kctx_cli pack ${images}/${name}.yaml -o ${images}/${name}.kctx
+              --search-dir $<TARGET_FILE_DIR:kctx_callable_elementwise>
+      DEPENDS kctx_cli ${images}/${name}.yaml kctx_callable_elementwise kctx_callable_matmul
+              kctx_callable_mlp
+      COMMENT "Packing callable ${name} for ${what}"
+      VERBATIM)
+    list(APPEND outputs ${images}/${name}.kctx)
+  endforeach()
+  add_custom_target(${target} ALL DEPENDS ${outputs} ${ARGN})
+endfunction()

@@ -71,7 +71,7 @@
  * aclrtBinaryGetFunction gives an AICore function, aclrtRegisterCpuFunc an
  * AICPU one (its kernelName is not used); a launch of an AICPU function
  * must have 1 block. Every launch runs through the double's device program
- * (call.c), which absorbs a kernel's reported error, as a kctx task's
+ * (tests/common/double_call.c), which absorbs a kernel's reported error, as a kctx task's
  * failure lives in its error word and the stream runs on.
  *
  * What the double cannot follow (docs/acl.md): AICore/AICPU exceptions
@@ -970,7 +970,7 @@ API kacl_error aclrtMemsetAsync(void *p, size_t max, int32_t value, size_t n, ka
 /* ---- binaries and launches ---------------------------------------------------------- */
 
 #ifndef KACL_DOUBLE_CALL_SIM
-#error "KACL_DOUBLE_CALL_SIM: the path of the double's device program (call.c)"
+#error "KACL_DOUBLE_CALL_SIM: the path of the double's device program (tests/common/double_call.c)"
 #endif
 
 API kacl_error aclrtBinaryLoadFromData(const void *data, size_t len,
@@ -1066,7 +1066,7 @@ API kacl_error aclrtGetFunctionAddr(kacl_func f, void **aic, void **aiv) {
     return KACL_SUCCESS;
 }
 
-/* The device program (call.c) on each device, loaded on first use and
+/* The device program (tests/common/double_call.c) on each device, loaded on first use and
  * again after a reset (its epoch). */
 static struct {
     sim_module module;
@@ -1108,7 +1108,7 @@ static sim_status call_fn(int device, sim_function *fn) {
         sim_module m = 0;
         sim_function f = 0;
         if (!st) st = RELAXED(sim_module_load(&m, g_call_bytes, g_call_size));
-        if (!st) st = sim_module_get_function(&f, m, "kacl_double_call");
+        if (!st) st = sim_module_get_function(&f, m, "kctx_double_call");
         if (!st) {
             g_call[device].module = m;
             g_call[device].fn = f;

@@ -40,7 +40,7 @@
  *    the stream goes on running later work. A sim stream whose kernel
  *    reported an error fails for good (it skips every later kernel, copy
  *    and fill), so the double runs every kernel through its own device
- *    program (call.c, loaded on every device at cuInit and again after a
+ *    program (tests/common/double_call.c, loaded on every device at cuInit and again after a
  *    reset), which calls the kernel through the sim's call service and
  *    drops the report: the stream, a graph replay and the framework's
  *    later work on them run on, as on CUDA. Only a lost device (the sim's
@@ -79,7 +79,7 @@ static CUresult cu(sim_status st) {
     switch (st) {
     case SIM_OK:
         return CUDA_SUCCESS;
-    case SIM_KERNEL_ERROR: /* never: every launch absorbs its report (call.c); else a trap */
+    case SIM_KERNEL_ERROR: /* never: every launch absorbs its report (tests/common/double_call.c); else a trap */
         return CUDA_ERROR_LAUNCH_FAILED;
     case SIM_INVALID_VALUE:
     case SIM_INVALID_ADDRESS:
@@ -576,12 +576,12 @@ static CUresult d_cuModuleLoadData(CUmodule *m, const void *image) {
     if (!st) *m = (CUmodule)(uintptr_t)h;
     return done(st);
 }
-/* The double's device program (call.c) on each device: the sim build read
+/* The double's device program (tests/common/double_call.c) on each device: the sim build read
  * from KCTX_DOUBLE_CALL_SIM, loaded at cuInit (so that it is part of every
  * baseline of live objects) and after a reset; `epoch` is the device's at
  * load, so a reset made behind the double's back is noticed at launch. */
 #ifndef KCTX_DOUBLE_CALL_SIM
-#error "KCTX_DOUBLE_CALL_SIM: the path of the double's device program (call.c)"
+#error "KCTX_DOUBLE_CALL_SIM: the path of the double's device program (tests/common/double_call.c)"
 #endif
 static struct {
     sim_module module;
