@@ -61,6 +61,33 @@ TEST(same_bytes_loaded_twice_give_independent_modules) {
     CHECK_OK(sim_module_unload(b));
 }
 
+/* Kills: a loader that loads every sim_module_load of an immutable module
+ * anew (platform/sim/sim_elf.c; the dynamic loader's cost then grows with
+ * every module). docs/sim.md "Loading and launching": the test kernels have
+ * no data of their own, so two modules of their bytes share one loaded
+ * object: their functions are distinct handles with the same device
+ * address, and unloading one leaves the other's running (above). */
+TEST(same_bytes_of_an_immutable_module_share_one_loaded_object) {
+    size_t size = 0;
+    void *bytes = harness_read_file(SIM_TEST_KERNELS, &size);
+    REQUIRE(bytes);
+    sim_module a = 0, b = 0;
+    CHECK_OK(sim_module_load(&a, bytes, size));
+    CHECK_OK(sim_module_load(&b, bytes, size));
+    free(bytes);
+    sim_function fa = 0, fb = 0;
+    CHECK_OK(sim_module_get_function(&fa, a, "k_set_word"));
+    CHECK_OK(sim_module_get_function(&fb, b, "k_set_word"));
+    CHECK(fa != fb);
+    uint64_t xa = 0, xb = 0;
+    CHECK_OK(sim_function_address(fa, &xa));
+    CHECK_OK(sim_function_address(fb, &xb));
+    CHECK(xa != 0);
+    CHECK_EQ(xa, xb);
+    CHECK_OK(sim_module_unload(a));
+    CHECK_OK(sim_module_unload(b));
+}
+
 TEST(get_function_of_a_missing_name_is_not_found) {
     sim_module m = 0;
     REQUIRE_OK(harness_module_load_file(&m, SIM_TEST_KERNELS));
