@@ -20,7 +20,9 @@
  * same measurement on images padded with PAD bytes (a variant the sim never
  * loads) gives "other" again: it must not depend on the image's size. Then
  * copies of the first n images under n more ids (K14: identical bytes share
- * the upload and its copy): host bytes per such id.
+ * the upload and its copy): host bytes per such id. The program fails if
+ * "other" differs by more than 64 B between the two sizes or an id of
+ * identical bytes holds more than a quarter of the image.
  *
  *   metric context_footprint_device value=<bytes, 1 callable> unit=B
  *   metric context_footprint_device_100 value=<bytes, 100 callables> unit=B
@@ -228,6 +230,17 @@ int main(int argc, char **argv) {
         kb_progress("host per callable: %.0f B with %zu-byte images (%.0f B of it the image), "
                     "%.0f B with %zu-byte images (%.0f B)",
                     per, f.image_size, f.binary, per_padded, g.image_size, g.binary);
+        /* the program's own verification */
+        const double other = per - f.binary, other_padded = per_padded - g.binary;
+        const double per_identical = (double)(f.shared.host_bytes - f.all.host_bytes) / (double)n;
+        if (other_padded - other > 64 || other - other_padded > 64)
+            kb_fatal("host bytes per callable other than the image: %.0f B with %zu-byte images, "
+                     "%.0f B with %zu-byte images: they grow with the image",
+                     other, f.image_size, other_padded, g.image_size);
+        if (per_identical > (double)f.image_size / 4)
+            kb_fatal("an id of identical bytes holds %.0f B of host memory (the image is %zu B): "
+                     "K14's identical bytes must share the upload's one copy",
+                     per_identical, f.image_size);
     } else {
         kb_progress("context_footprint_host: not measured: %s", at_unavailable_reason());
     }
