@@ -12,7 +12,10 @@
  *    loader interprets (symbols, strings, hashes, relocations) and the code
  *    to be trusted, like any other code linked into the process.
  *  - simelf_open writes the checked bytes to a sealed anonymous memfd and
- *    dlopens it through "/proc/self/fd/<n>".
+ *    dlopens it through "/proc/self/fd/<n>" — unless the module is
+ *    immutable (no writable memory after relocation) and a live object of
+ *    the same bytes exists: then that object is shared (see
+ *    "simelf_immutable" and the list of shared objects below).
  *
  * Name aliasing. The dynamic loader returns an already loaded object when
  * the name passed to dlopen matches that object's name (or its DT_SONAME),
