@@ -36,6 +36,7 @@ X_LABEL = {
     "launch_vs_callables": "callables prepared",
     "memory_device_vs_callables": "callables prepared",
     "memory_host_vs_callables": "callables prepared",
+    "memory_host_other_vs_callables": "callables prepared",
 }
 X_UNIT = {"prepare_vs_size": "B"}
 Y_LABEL = {
@@ -47,6 +48,7 @@ Y_LABEL = {
     "launch_vs_callables": "launch of the id prepared last (host time)",
     "memory_device_vs_callables": "device bytes of the context",
     "memory_host_vs_callables": "host heap bytes",
+    "memory_host_other_vs_callables": "host heap bytes besides the images kept",
 }
 
 

@@ -14,12 +14,27 @@
  *    interposition, alloc_track.c), skipped in sanitizer builds.
  * After close, both must be back to the first reading (a leak check).
  *
+ * The host bytes per callable, split: "binary" is the copy of the image
+ * kctx keeps per distinct upload (K14 compares later images with it byte
+ * for byte): the image's size rounded up to 8; "other" is the rest. The
+ * same measurement on images padded with PAD bytes (a variant the sim never
+ * loads) gives "other" again: it must not depend on the image's size. Then
+ * copies of the first n images under n more ids (K14: identical bytes share
+ * the upload and its copy): host bytes per such id. The program fails if
+ * "other" differs by more than 64 B between the two sizes or an id of
+ * identical bytes holds more than a quarter of the image.
+ *
  *   metric context_footprint_device value=<bytes, 1 callable> unit=B
  *   metric context_footprint_device_100 value=<bytes, 100 callables> unit=B
  *   metric context_footprint_device_per_callable value=<(100 - 1) / 99> unit=B
  *   metric context_footprint_host value=<bytes, 1 callable> unit=B
  *   metric context_footprint_host_100 value=<bytes, 100 callables> unit=B
  *   metric context_footprint_host_per_callable value=<(100 - 1) / 99> unit=B
+ *   metric context_footprint_host_per_callable_binary value=<image bytes kept> unit=B
+ *   metric context_footprint_host_per_callable_other value=<per callable - binary> unit=B
+ *   metric context_footprint_host_per_callable_other_padded value=<the same, padded> unit=B
+ *     image=<padded image bytes>
+ *   metric context_footprint_host_per_identical value=<per id sharing an upload> unit=B
  */
 #include "alloc_track.h"
 #include "launch_common.h"
@@ -29,7 +44,8 @@
 #include <string.h>
 
 enum {
-    CALLABLES = 100
+    CALLABLES = 100,
+    PAD = 64 * 1024 /* bytes added to each image of the padded measurement */
 };
 
 typedef struct reading {
@@ -71,6 +87,80 @@ static int print(const char *name, double v) {
     return kb_metric_print(&m) != 0;
 }
 
+/* The empty callable under `name`, with `pad` more bytes in an OpenCL C
+ * variant (never loaded on the sim) when pad > 0. */
+static lb_image image_named(const char *name, size_t pad) {
+    if (pad == 0) return lb_image_noop(name);
+    kctx_image_builder *b = kctx_image_builder_new(name);
+    if (b) {
+        uint32_t fid = lb_add_noop_child(b);
+        unsigned char *p = malloc(pad);
+        if (p == NULL) kb_fatal("out of memory");
+        for (size_t i = 0; i < pad; i++) p[i] = (unsigned char)(i * 131u + 7u);
+        kctx_image_builder_variant(b, KCTX_VARIANT_OPENCL_C, p, pad);
+        free(p);
+        kctx_image_builder_task(b, fid, 1, NULL);
+    }
+    return lb_image_finish(b, name, 1);
+}
+
+typedef struct footprint {
+    reading base, ready, one, all, shared, closed;
+    double binary;     /* image bytes kept per callable of 2..n (rounded up to 8) */
+    size_t image_size; /* of the first image */
+    kctx_resource_info info;
+} footprint;
+
+static footprint measure(long n, size_t pad, uint32_t strategy, int device) {
+    footprint f;
+    memset(&f, 0, sizeof f);
+    lb_image *imgs = calloc((size_t)n, sizeof *imgs);
+    void **copies = calloc((size_t)n, sizeof *copies);
+    if (imgs == NULL || copies == NULL) kb_fatal("out of memory");
+    double kept = 0;
+    for (long i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "empty_%04ld", i);
+        imgs[i] = image_named(name, pad);
+        copies[i] = malloc(imgs[i].size);
+        if (copies[i] == NULL) kb_fatal("out of memory");
+        memcpy(copies[i], imgs[i].bytes, imgs[i].size);
+        if (i > 0) kept += (double)((imgs[i].size + 7) & ~(size_t)7);
+    }
+    f.binary = kept / (double)(n - 1);
+    f.image_size = imgs[0].size;
+
+    f.base = read_now(device);
+    kctx_context ctx = lb_context_open(strategy);
+    f.ready = read_now(device);
+    kb_kctx_check(kctx_prepare(ctx, 1, imgs[0].bytes, imgs[0].size), "kctx_prepare");
+    f.one = read_now(device);
+    for (long i = 1; i < n; i++)
+        kb_kctx_check(kctx_prepare(ctx, 1 + (uint64_t)i, imgs[i].bytes, imgs[i].size),
+                      "kctx_prepare");
+    f.all = read_now(device);
+    /* K14: the same bytes (other buffers) under n more ids share the uploads */
+    for (long i = 0; i < n; i++)
+        kb_kctx_check(kctx_prepare(ctx, 1 + (uint64_t)(n + i), copies[i], imgs[i].size),
+                      "kctx_prepare (identical bytes)");
+    f.shared = read_now(device);
+    memset(&f.info, 0, sizeof f.info);
+    f.info.size = sizeof f.info;
+    kb_kctx_check(kctx_get_resources(ctx, &f.info), "kctx_get_resources");
+    if (f.info.uploads != (uint32_t)n || f.info.callables != 2 * (uint32_t)n)
+        kb_fatal("%u uploads and %u callables, expected %ld and %ld", f.info.uploads,
+                 f.info.callables, n, 2 * n);
+    kb_kctx_close(ctx);
+    f.closed = read_now(device);
+    for (long i = 0; i < n; i++) {
+        lb_image_free(&imgs[i]);
+        free(copies[i]);
+    }
+    free(imgs);
+    free(copies);
+    return f;
+}
+
 int main(int argc, char **argv) {
     kb_options opt;
     int measured = at_available();
@@ -83,66 +173,74 @@ int main(int argc, char **argv) {
     int device = 0;
     lb_sim_check(sim_get_device(&device), "sim_get_device");
 
-    lb_image *imgs = calloc((size_t)n, sizeof *imgs);
-    if (imgs == NULL) kb_fatal("out of memory");
-    for (long i = 0; i < n; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "empty_%04ld", i);
-        imgs[i] = lb_image_noop(name);
-    }
+    footprint f = measure(n, 0, (uint32_t)opt.strategy, device);
+    footprint g = measure(n, PAD, (uint32_t)opt.strategy, device);
 
-    reading base = read_now(device);
-    kctx_context ctx = lb_context_open((uint32_t)opt.strategy);
-    reading ready = read_now(device);
-    kb_kctx_check(kctx_prepare(ctx, 1, imgs[0].bytes, imgs[0].size), "kctx_prepare");
-    reading one = read_now(device);
-    for (long i = 1; i < n; i++)
-        kb_kctx_check(kctx_prepare(ctx, 1 + (uint64_t)i, imgs[i].bytes, imgs[i].size),
-                      "kctx_prepare");
-    reading all = read_now(device);
-    kctx_resource_info info;
-    memset(&info, 0, sizeof info);
-    info.size = sizeof info;
-    kb_kctx_check(kctx_get_resources(ctx, &info), "kctx_get_resources");
-    if (info.uploads != (uint32_t)n || info.callables != (uint32_t)n)
-        kb_fatal("%u uploads and %u callables, expected %ld of each", info.uploads, info.callables,
-                 n);
-    kb_kctx_close(ctx);
-    reading closed = read_now(device);
-    for (long i = 0; i < n; i++) lb_image_free(&imgs[i]);
-    free(imgs);
-
-    report("READY, no callable", &ready, &base, measured);
-    report("1 callable", &one, &base, measured);
-    char what[48];
+    report("READY, no callable", &f.ready, &f.base, measured);
+    report("1 callable", &f.one, &f.base, measured);
+    char what[64];
     snprintf(what, sizeof what, "%ld callables", n);
-    report(what, &all, &base, measured);
-    report("after close", &closed, &base, measured);
+    report(what, &f.all, &f.base, measured);
+    snprintf(what, sizeof what, "and %ld ids of identical bytes", n);
+    report(what, &f.shared, &f.base, measured);
+    report("after close", &f.closed, &f.base, measured);
+    snprintf(what, sizeof what, "%ld padded callables (+%d B each)", n, PAD);
+    report(what, &g.all, &g.base, measured);
     kb_progress(
         "resident: runtime image %llu B, architecture table %llu B, kernel-args block %llu B; "
         "%u uploads hold %llu B",
-        (unsigned long long)info.runtime_image_bytes, (unsigned long long)info.arch_table_bytes,
-        (unsigned long long)info.args_block_bytes, info.uploads,
-        (unsigned long long)info.upload_bytes);
-    if (closed.device_bytes != base.device_bytes ||
-        (measured && closed.host_bytes != base.host_bytes))
-        kb_fatal("close left %lld device bytes and %lld host bytes of libkctx.so behind",
-                 (long long)(closed.device_bytes - base.device_bytes),
-                 (long long)(closed.host_bytes - base.host_bytes));
+        (unsigned long long)f.info.runtime_image_bytes, (unsigned long long)f.info.arch_table_bytes,
+        (unsigned long long)f.info.args_block_bytes, f.info.uploads,
+        (unsigned long long)f.info.upload_bytes);
+    const footprint *both[2] = {&f, &g};
+    for (int i = 0; i < 2; i++) {
+        const footprint *x = both[i];
+        if (x->closed.device_bytes != x->base.device_bytes ||
+            (measured && x->closed.host_bytes != x->base.host_bytes))
+            kb_fatal("close left %lld device bytes and %lld host bytes of libkctx.so behind",
+                     (long long)(x->closed.device_bytes - x->base.device_bytes),
+                     (long long)(x->closed.host_bytes - x->base.host_bytes));
+    }
 
     const double k = (double)(n - 1);
     char name[64];
-    int bad = print("context_footprint_device", (double)(one.device_bytes - base.device_bytes));
+    int bad = print("context_footprint_device", (double)(f.one.device_bytes - f.base.device_bytes));
     snprintf(name, sizeof name, "context_footprint_device_%ld", n);
-    bad |= print(name, (double)(all.device_bytes - base.device_bytes));
+    bad |= print(name, (double)(f.all.device_bytes - f.base.device_bytes));
     bad |= print("context_footprint_device_per_callable",
-                 (double)(all.device_bytes - one.device_bytes) / k);
+                 (double)(f.all.device_bytes - f.one.device_bytes) / k);
     if (measured) {
-        bad |= print("context_footprint_host", (double)(one.host_bytes - base.host_bytes));
+        const double per = (double)(f.all.host_bytes - f.one.host_bytes) / k;
+        const double per_padded = (double)(g.all.host_bytes - g.one.host_bytes) / k;
+        bad |= print("context_footprint_host", (double)(f.one.host_bytes - f.base.host_bytes));
         snprintf(name, sizeof name, "context_footprint_host_%ld", n);
-        bad |= print(name, (double)(all.host_bytes - base.host_bytes));
-        bad |= print("context_footprint_host_per_callable",
-                     (double)(all.host_bytes - one.host_bytes) / k);
+        bad |= print(name, (double)(f.all.host_bytes - f.base.host_bytes));
+        bad |= print("context_footprint_host_per_callable", per);
+        bad |= print("context_footprint_host_per_callable_binary", f.binary);
+        bad |= print("context_footprint_host_per_callable_other", per - f.binary);
+        /* the padded image's size as an extra field (the parser reads name,
+         * value and unit) */
+        char vb[64];
+        printf(
+            "metric context_footprint_host_per_callable_other_padded value=%s unit=B image=%zu\n",
+            kb_format_number(vb, sizeof vb, per_padded - g.binary), g.image_size);
+        fflush(stdout);
+        bad |= print("context_footprint_host_per_identical",
+                     (double)(f.shared.host_bytes - f.all.host_bytes) / (double)n);
+        kb_progress("host per callable: %.0f B with %zu-byte images (%.0f B of it the image), "
+                    "%.0f B with %zu-byte images (%.0f B)",
+                    per, f.image_size, f.binary, per_padded, g.image_size, g.binary);
+        /* the program's own verification */
+        const double other = per - f.binary, other_padded = per_padded - g.binary;
+        const double per_identical = (double)(f.shared.host_bytes - f.all.host_bytes) / (double)n;
+        if (other_padded - other > 64 || other - other_padded > 64)
+            kb_fatal("host bytes per callable other than the image: %.0f B with %zu-byte images, "
+                     "%.0f B with %zu-byte images: they grow with the image",
+                     other, f.image_size, other_padded, g.image_size);
+        if (per_identical > (double)f.image_size / 4)
+            kb_fatal("an id of identical bytes holds %.0f B of host memory (the image is %zu B): "
+                     "K14's identical bytes must share the upload's one copy",
+                     per_identical, f.image_size);
     } else {
         kb_progress("context_footprint_host: not measured: %s", at_unavailable_reason());
     }

@@ -45,6 +45,9 @@
  *    (mallinfo2, all arenas: in use + mmapped) over the same reading —
  *    libkctx, the sim and the loader's records of the modules loaded; not
  *    measured where mallinfo2 is unavailable or reads 0 (ASan).
+ *  - memory_host_other_vs_callables (B): the same less the images kctx keeps
+ *    (one copy per distinct upload, each its size rounded up to 8: the
+ *    "retained binary"), i.e. what does not follow the image's size.
  *
  * --quick: fewer and smaller points, 3 repeats (a few seconds).
  * --only SERIES (repeatable): measure only the series named (prefix match on
@@ -491,6 +494,7 @@ static int series_prepare_count(void) {
     const uint32_t total = max + 16;
     double *tp = kb_doubles((int)total);
     double *pt = kb_doubles(npts * R), *dev = kb_doubles(npts), *host = kb_doubles(npts);
+    double *kept = kb_doubles(npts);   /* image bytes kctx keeps, at each point */
     double *lt = kb_doubles(npts * R); /* held launch ns of the latest id, per point */
     double *win = kb_doubles(16);
     sim_stream s;
@@ -500,6 +504,7 @@ static int series_prepare_count(void) {
         kctx_context ctx = lb_context_open((uint32_t)g_opt.strategy);
         sim_function acquire = acquire_program(ctx);
         int k = 0, kl = 0;
+        double retained = 0;
         for (uint32_t i = 0; i < total; i++) {
             char name[32];
             snprintf(name, sizeof name, "callable_%05u", i);
@@ -511,6 +516,7 @@ static int series_prepare_count(void) {
                 kb_error("prepare_vs_callables: prepare %u (with %u prepared) failed", i + 1, i);
                 kb_kctx_check(st, "kctx_prepare");
             }
+            retained += (double)((img.size + 7) & ~(size_t)7);
             lb_image_free(&img);
             tp[i] = (double)(t1 - t0);
             /* memory at x = i + 1 prepared, on the first repeat */
@@ -522,6 +528,7 @@ static int series_prepare_count(void) {
             if (r == 0 && (x & (x - 1)) == 0 && x <= max) {
                 dev[k] = device_bytes(device) - dev0;
                 host[k] = host_heap() - host0;
+                kept[k] = retained;
                 k++;
             }
         }
@@ -555,10 +562,12 @@ static int series_prepare_count(void) {
         if (wanted("memory")) {
             bad |= point("memory_device_vs_callables", dev[q], "B", x, 1);
             if (host_ok) bad |= point("memory_host_vs_callables", host[q], "B", x, 1);
+            if (host_ok)
+                bad |= point("memory_host_other_vs_callables", host[q] - kept[q], "B", x, 1);
         }
     }
     if (!host_ok) kb_progress("memory_host_vs_callables: not measured (mallinfo2 reads 0 here)");
-    free(tp), free(pt), free(dev), free(host), free(win), free(lt);
+    free(tp), free(pt), free(dev), free(host), free(win), free(lt), free(kept);
     lb_sim_check(sim_stream_destroy(s), "sim_stream_destroy");
     return bad;
 }

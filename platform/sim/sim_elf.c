@@ -12,7 +12,10 @@
  *    loader interprets (symbols, strings, hashes, relocations) and the code
  *    to be trusted, like any other code linked into the process.
  *  - simelf_open writes the checked bytes to a sealed anonymous memfd and
- *    dlopens it through "/proc/self/fd/<n>".
+ *    dlopens it through "/proc/self/fd/<n>" — unless the module is
+ *    immutable (no writable memory after relocation) and a live object of
+ *    the same bytes exists: then that object is shared (see
+ *    "simelf_immutable" and the list of shared objects below).
  *
  * Name aliasing. The dynamic loader returns an already loaded object when
  * the name passed to dlopen matches that object's name (or its DT_SONAME),
@@ -495,16 +498,142 @@ int simelf_check(const void *bytes, size_t size, char *msg, size_t msgsz) {
 }
 
 /* ------------------------------------------------------------------------
- * simelf_open / simelf_sym / simelf_close
+ * simelf_immutable: may identical bytes share one loaded object?
  * ---------------------------------------------------------------------- */
-typedef struct simelf_module {
+
+/* 1 if the module, once relocated, has no writable memory of its own: every
+ * byte of every writable PT_LOAD lies in its PT_GNU_RELRO range, which the
+ * loader makes read-only after relocation. Such a module has no data
+ * (.data, .bss, a lazily bound .got.plt) its code could change, so two
+ * loads of the same bytes could not tell one object from two. Called on
+ * checked bytes; reads them again through the bounded reader. */
+static int simelf_immutable(const void *bytes, size_t size) {
+    elf_reader r = {bytes, size};
+    Elf64_Ehdr eh;
+    if (rd_copy(&r, 0, &eh, sizeof eh) != 0) return 0;
+    uint64_t relro_lo = 0, relro_hi = 0;
+    unsigned relros = 0;
+    for (unsigned i = 0; i < eh.e_phnum; ++i) {
+        Elf64_Phdr ph;
+        if (rd_phdr(&r, &eh, i, &ph) != 0) return 0;
+        if (ph.p_type != PT_GNU_RELRO) continue;
+        if (relros++ != 0 || ph.p_memsz > UINT64_MAX - ph.p_vaddr) return 0;
+        relro_lo = ph.p_vaddr;
+        relro_hi = ph.p_vaddr + ph.p_memsz;
+    }
+    for (unsigned i = 0; i < eh.e_phnum; ++i) {
+        Elf64_Phdr ph;
+        if (rd_phdr(&r, &eh, i, &ph) != 0) return 0;
+        if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_W) || ph.p_memsz == 0) continue;
+        /* checked: p_vaddr + p_memsz does not overflow */
+        if (relros == 0 || ph.p_vaddr < relro_lo || ph.p_vaddr + ph.p_memsz > relro_hi) return 0;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------------
+ * simelf_open / simelf_sym / simelf_close
+ *
+ * A loaded object is one dlopen. Objects of immutable modules (above) are
+ * listed by their bytes: a later simelf_open of the same bytes takes a
+ * reference on the listed object instead of loading another, so many
+ * modules of the same bytes cost one object of the dynamic loader, whose
+ * dlopen, dlsym and dladdr walk every object loaded (their cost grows with
+ * the number of objects). The list compares the bytes themselves (the
+ * sealed memfd, mapped read-only): the hash only picks the bucket.
+ * ---------------------------------------------------------------------- */
+typedef struct simelf_object {
     void *dl;             /* dlopen handle */
     struct link_map *map; /* the module's link map (to recognise its symbols) */
     int fd;               /* the memfd it was loaded from, open until close */
+    unsigned refs;        /* simelf_open handles (simelf_load_lock) */
+    /* listed objects only (immutable modules): */
+    const unsigned char *bytes; /* the memfd mapped read-only: the loaded bytes */
+    size_t size;
+    uint64_t hash;
+    struct simelf_object *next; /* in its bucket */
+} simelf_object;
+
+typedef struct simelf_module {
+    simelf_object *obj;
 } simelf_module;
 
-/* Probe and dlopen run under this lock (see "Name aliasing" above). */
+/* Probe and dlopen run under this lock (see "Name aliasing" above); it also
+ * guards the list of shared objects and their references. */
 static pthread_mutex_t simelf_load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The shared objects by hash of their bytes: chained buckets, a power of
+ * two, grown to keep at most one object per bucket on average. */
+static simelf_object **g_buckets;
+static size_t g_nbuckets, g_nlisted;
+
+/* Test support (simelf_test_constant_hash): every hash 0. */
+static int g_constant_hash;
+
+void simelf_test_constant_hash(int on) {
+    pthread_mutex_lock(&simelf_load_lock);
+    g_constant_hash = on;
+    pthread_mutex_unlock(&simelf_load_lock);
+}
+
+/* Picks a bucket only; equality is decided by the bytes. */
+static uint64_t bytes_hash(const unsigned char *p, size_t n) {
+    uint64_t h = UINT64_C(0xcbf29ce484222325) ^ (uint64_t)n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * UINT64_C(0x100000001b3);
+        h ^= h >> 29;
+    }
+    for (; i < n; ++i) h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+    return h ^ (h >> 32);
+}
+
+/* Called with simelf_load_lock held. */
+static simelf_object *listed_find(const unsigned char *bytes, size_t size, uint64_t hash) {
+    if (g_nbuckets == 0) return NULL;
+    for (simelf_object *o = g_buckets[hash & (g_nbuckets - 1)]; o != NULL; o = o->next)
+        if (o->hash == hash && o->size == size && memcmp(o->bytes, bytes, size) == 0) return o;
+    return NULL;
+}
+
+/* Called with simelf_load_lock held. 0, or -1 (out of memory: not listed). */
+static int listed_add(simelf_object *o) {
+    if (g_nlisted + 1 > g_nbuckets) {
+        size_t nb = g_nbuckets ? g_nbuckets * 2 : 64;
+        simelf_object **b = calloc(nb, sizeof *b);
+        if (b == NULL) return -1;
+        for (size_t i = 0; i < g_nbuckets; ++i) {
+            while (g_buckets[i] != NULL) {
+                simelf_object *x = g_buckets[i];
+                g_buckets[i] = x->next;
+                x->next = b[x->hash & (nb - 1)];
+                b[x->hash & (nb - 1)] = x;
+            }
+        }
+        free(g_buckets);
+        g_buckets = b;
+        g_nbuckets = nb;
+    }
+    simelf_object **head = &g_buckets[o->hash & (g_nbuckets - 1)];
+    o->next = *head;
+    *head = o;
+    g_nlisted++;
+    return 0;
+}
+
+/* Called with simelf_load_lock held. */
+static void listed_remove(simelf_object *o) {
+    for (simelf_object **pp = &g_buckets[o->hash & (g_nbuckets - 1)]; *pp != NULL;
+         pp = &(*pp)->next) {
+        if (*pp == o) {
+            *pp = o->next;
+            g_nlisted--;
+            return;
+        }
+    }
+}
 
 /* Descriptor numbers tried before giving up on finding a free name. */
 #define SIMELF_NAME_TRIES 16
@@ -559,6 +688,98 @@ static int pick_free_name(int *fd, char *path, size_t pathsz, char *msg, size_t 
     return rc;
 }
 
+/* Load checked bytes as a new object (memfd, probe, dlopen). With `list`
+ * set, the object is listed for sharing unless a racing load of the same
+ * bytes listed one first: then that one is referenced and returned. */
+static simelf_object *object_load(const void *bytes, size_t size, int list, uint64_t hash,
+                                  char *msg, size_t msgsz) {
+    simelf_object *o = calloc(1, sizeof *o);
+    if (o == NULL) {
+        say(msg, msgsz, LOADFAIL "out of host memory");
+        return NULL;
+    }
+    int fd = memfd_create("kctx-sim-module", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) {
+        int e = errno;
+        free(o);
+        say(msg, msgsz, LOADFAIL "memfd_create: %s", strerror(e));
+        return NULL;
+    }
+    if (write_all(fd, bytes, size) != 0) {
+        int e = errno;
+        close(fd);
+        free(o);
+        say(msg, msgsz, LOADFAIL "writing %zu bytes to the memfd: %s", size, strerror(e));
+        return NULL;
+    }
+    /* The bytes that were checked are the bytes that get mapped. */
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+        int e = errno;
+        close(fd);
+        free(o);
+        say(msg, msgsz, LOADFAIL "sealing the memfd: %s", strerror(e));
+        return NULL;
+    }
+    /* What a later load compares its bytes with: the sealed file itself
+     * (no copy). Without the mapping the object is simply not shared. */
+    const unsigned char *view = NULL;
+    if (list) {
+        void *p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+        if (p != MAP_FAILED) view = p;
+    }
+
+    char path[40];
+    void *dl = NULL;
+    simelf_object *other = NULL;
+    int rc;
+    pthread_mutex_lock(&simelf_load_lock);
+    if (view != NULL) other = listed_find(bytes, size, hash);
+    if (other != NULL) {
+        other->refs++; /* a racing load of the same bytes listed its object first */
+        rc = 0;
+    } else {
+        rc = pick_free_name(&fd, path, sizeof path, msg, msgsz);
+        if (rc == 0) {
+            (void)dlerror();
+            dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+            if (dl == NULL) {
+                const char *err = dlerror();
+                rc = say(msg, msgsz, LOADFAIL "%s", err != NULL ? err : "dlopen failed");
+            }
+        }
+        struct link_map *map = NULL;
+        if (dl != NULL && (dlinfo(dl, RTLD_DI_LINKMAP, &map) != 0 || map == NULL)) {
+            const char *err = dlerror();
+            rc = say(msg, msgsz, LOADFAIL "dlinfo: %s", err != NULL ? err : "no link map");
+            dlclose(dl);
+            dl = NULL;
+        }
+        if (rc == 0 && dl != NULL) {
+            o->dl = dl;
+            o->map = map;
+            o->fd = fd;
+            o->refs = 1;
+            if (view != NULL) {
+                o->bytes = view;
+                o->size = size;
+                o->hash = hash;
+                if (listed_add(o) != 0) o->bytes = NULL; /* not listed: unmapped below */
+            }
+        }
+    }
+    pthread_mutex_unlock(&simelf_load_lock);
+
+    if (other != NULL || rc != 0 || dl == NULL || o->bytes == NULL) {
+        if (view != NULL) munmap((void *)view, size);
+    }
+    if (other != NULL || rc != 0 || dl == NULL) {
+        close(fd);
+        free(o);
+        return rc != 0 ? NULL : other;
+    }
+    return o;
+}
+
 int simelf_open(const void *bytes, size_t size, void **handle, char *msg, size_t msgsz) {
     if (handle == NULL) return say(msg, msgsz, LOADFAIL "no handle out-parameter");
     *handle = NULL;
@@ -567,56 +788,23 @@ int simelf_open(const void *bytes, size_t size, void **handle, char *msg, size_t
     simelf_module *m = calloc(1, sizeof *m);
     if (m == NULL) return say(msg, msgsz, LOADFAIL "out of host memory");
 
-    int fd = memfd_create("kctx-sim-module", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0) {
-        int e = errno;
-        free(m);
-        return say(msg, msgsz, LOADFAIL "memfd_create: %s", strerror(e));
+    const int list = simelf_immutable(bytes, size);
+    uint64_t hash = 0;
+    simelf_object *o = NULL;
+    if (list) {
+        hash = bytes_hash(bytes, size);
+        pthread_mutex_lock(&simelf_load_lock);
+        if (g_constant_hash) hash = 0;
+        o = listed_find(bytes, size, hash);
+        if (o != NULL) o->refs++;
+        pthread_mutex_unlock(&simelf_load_lock);
     }
-    if (write_all(fd, bytes, size) != 0) {
-        int e = errno;
-        close(fd);
-        free(m);
-        return say(msg, msgsz, LOADFAIL "writing %zu bytes to the memfd: %s", size, strerror(e));
-    }
-    /* The bytes that were checked are the bytes that get mapped. */
-    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
-        int e = errno;
-        close(fd);
-        free(m);
-        return say(msg, msgsz, LOADFAIL "sealing the memfd: %s", strerror(e));
-    }
-
-    char path[40];
-    void *dl = NULL;
-    int rc;
-    pthread_mutex_lock(&simelf_load_lock);
-    rc = pick_free_name(&fd, path, sizeof path, msg, msgsz);
-    if (rc == 0) {
-        (void)dlerror();
-        dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (dl == NULL) {
-            const char *err = dlerror();
-            rc = say(msg, msgsz, LOADFAIL "%s", err != NULL ? err : "dlopen failed");
-        }
-    }
-    pthread_mutex_unlock(&simelf_load_lock);
-
-    struct link_map *map = NULL;
-    if (dl != NULL && (dlinfo(dl, RTLD_DI_LINKMAP, &map) != 0 || map == NULL)) {
-        const char *err = dlerror();
-        rc = say(msg, msgsz, LOADFAIL "dlinfo: %s", err != NULL ? err : "no link map");
-        dlclose(dl);
-        dl = NULL;
-    }
-    if (rc != 0 || dl == NULL) {
-        close(fd);
+    if (o == NULL) o = object_load(bytes, size, list, hash, msg, msgsz);
+    if (o == NULL) {
         free(m);
         return -1;
     }
-    m->dl = dl;
-    m->map = map;
-    m->fd = fd;
+    m->obj = o;
     *handle = m;
     if (msg != NULL && msgsz > 0) msg[0] = '\0';
     return 0;
@@ -625,7 +813,8 @@ int simelf_open(const void *bytes, size_t size, void **handle, char *msg, size_t
 void *simelf_sym(void *handle, const char *name) {
     simelf_module *m = handle;
     if (m == NULL || name == NULL) return NULL;
-    void *p = dlsym(m->dl, name);
+    const simelf_object *o = m->obj;
+    void *p = dlsym(o->dl, name);
     if (p == NULL) {
         (void)dlerror();
         return NULL;
@@ -633,7 +822,7 @@ void *simelf_sym(void *handle, const char *name) {
     /* Only a function defined by the module itself. */
     Dl_info info;
     void *owner = NULL, *entry = NULL;
-    if (dladdr1(p, &info, &owner, RTLD_DL_LINKMAP) == 0 || owner != (void *)m->map) return NULL;
+    if (dladdr1(p, &info, &owner, RTLD_DL_LINKMAP) == 0 || owner != (void *)o->map) return NULL;
     if (dladdr1(p, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == NULL) return NULL;
     const Elf64_Sym *sym = entry;
     unsigned type = ELF64_ST_TYPE(sym->st_info);
@@ -644,7 +833,15 @@ void *simelf_sym(void *handle, const char *name) {
 void simelf_close(void *handle) {
     simelf_module *m = handle;
     if (m == NULL) return;
-    dlclose(m->dl);
-    close(m->fd); /* only now may the descriptor number (the name) be reused */
+    simelf_object *o = m->obj;
     free(m);
+    pthread_mutex_lock(&simelf_load_lock);
+    int last = --o->refs == 0;
+    if (last && o->bytes != NULL) listed_remove(o); /* no later load finds it */
+    pthread_mutex_unlock(&simelf_load_lock);
+    if (!last) return;
+    dlclose(o->dl);
+    if (o->bytes != NULL) munmap((void *)o->bytes, o->size);
+    close(o->fd); /* only now may the descriptor number (the name) be reused */
+    free(o);
 }

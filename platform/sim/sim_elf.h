@@ -39,16 +39,30 @@ int simelf_check(const void *bytes, size_t size, char *msg, size_t msgsz);
  * anonymous in-memory file (a sealed memfd, dlopened as /proc/self/fd/<n>).
  * Returns 0 and *handle, or -1 with msg and *handle = NULL (an unresolvable
  * symbol is a failure; msg then starts "module load failed: " and carries
- * dlerror()'s text). Thread-safe. Each successful load is a distinct
- * object, even for identical bytes: the memfd stays open (one descriptor
- * per loaded module) until simelf_close, so no two live modules share a
- * name, and a name still held by an object that outlived dlclose is
- * skipped. */
+ * dlerror()'s text). Thread-safe. Each handle is its own until
+ * simelf_close; the object behind it:
+ *  - a module with writable memory of its own after relocation (a writable
+ *    PT_LOAD byte outside PT_GNU_RELRO: .data, .bss, a lazily bound
+ *    .got.plt) is a distinct object for every load, even of identical
+ *    bytes, each with its own data;
+ *  - an immutable module (every writable PT_LOAD byte inside PT_GNU_RELRO,
+ *    which the loader makes read-only after relocation) shares one object
+ *    with every live handle of the same bytes (compared byte for byte with
+ *    the bytes that object was loaded from): the same symbol addresses, one
+ *    object of the dynamic loader however many handles; it is unloaded with
+ *    its last handle.
+ * The memfd of an object stays open (one descriptor per object) until its
+ * last handle is closed, so no two live objects share a name, and a name
+ * still held by an object that outlived dlclose is skipped. */
 int simelf_open(const void *bytes, size_t size, void **handle, char *msg, size_t msgsz);
 /* Look up a function symbol defined by the module itself (a data symbol, a
  * hidden one or one of another object yields NULL); NULL if absent or if
  * handle or name is NULL. Thread-safe. */
 void *simelf_sym(void *handle, const char *name);
-/* dlclose, then close the module's memfd. NULL is a no-op. */
+/* Release the handle; with the object's last handle, dlclose, then close its
+ * memfd. NULL is a no-op. */
 void simelf_close(void *handle);
+/* Test support: with `on`, every module's bytes hash to 0, so that sharing
+ * rests on the byte comparison alone (tests/elf). */
+void simelf_test_constant_hash(int on);
 #endif

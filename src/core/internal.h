@@ -86,7 +86,9 @@ typedef struct kctx_ho_binding {
 /* One upload: the device side of a distinct image (shared by every id
  * prepared with identical bytes, K14). */
 typedef struct kctx_upload {
-    uint8_t *image; /* host copy of the validated image (8-aligned) */
+    /* One host allocation per distinct upload (ids with identical bytes
+     * share it, K14): this struct, then the arrays below, then the image. */
+    uint8_t *image; /* host copy of the validated image (8-aligned): K14's byte comparison */
     size_t size;
     uint32_t crc;
     kctx_image_view view;
@@ -107,11 +109,10 @@ typedef struct kctx_upload {
      * with min(core count, this) blocks (more workers could never all find
      * a block to run) */
     uint64_t total_blocks;
-    /* launch preflight facts (K18), computed at prepare */
+    /* launch preflight facts (K18), computed at prepare: one per parameter */
     uint32_t nparams;
-    uint8_t pkind[KCTX_IMAGE_MAX_PARAMS]; /* kctx_param_kind */
-    uint64_t min_size
-        [KCTX_IMAGE_MAX_PARAMS]; /* a tensor must be larger than its largest binding offset */
+    uint8_t *pkind;     /* kctx_param_kind */
+    uint64_t *min_size; /* a tensor must be larger than its largest binding offset */
     struct kctx_upload *next;
 } kctx_upload;
 

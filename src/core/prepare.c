@@ -17,10 +17,7 @@ static void upload_free_host(kctx_upload *u) {
     free(u->ho_tasks);
     free(u->ho_binds);
     free(u->staging);
-    free(u->image);
-    free(u->modules);
-    free(u->fns);
-    free(u);
+    free(u); /* with its arrays and its copy of the image */
 }
 
 static void upload_index_clear(kctx_ctx *c) {
@@ -470,31 +467,34 @@ static kctx_status prepare_check(kctx_ctx *c, uint64_t id, const void *image, si
     return st;
 }
 
-/* The host side of a new upload: our own copy of the image (the caller may
- * free theirs once prepare returns) and the launch preflight facts. */
+/* The host side of a new upload, in one allocation: the upload, its
+ * per-child and per-parameter arrays and our own copy of the image (the
+ * caller may free theirs once prepare returns; K14 compares later images
+ * with it byte for byte), and the launch preflight facts. Nothing else of
+ * it grows with the image's size. */
 static kctx_upload *upload_new(const void *image, size_t size, const prep *p) {
-    uint32_t nchildren = p->nchildren;
-    kctx_upload *u = calloc(1, sizeof *u);
-    uint8_t *copy = u ? aligned_alloc(8, (size + 7) & ~(size_t)7) : NULL;
-    if (u && copy) {
-        u->modules = calloc(nchildren ? nchildren : 1, sizeof *u->modules);
-        u->fns = calloc(nchildren ? nchildren : 1, sizeof *u->fns);
-    }
-    if (!u || !copy || !u->modules || !u->fns) {
-        free(copy);
-        if (u) {
-            u->image = NULL;
-            upload_free_host(u);
-        }
-        return NULL;
-    }
-    memcpy(copy, image, size);
-    u->image = copy;
+    const size_t nc = p->nchildren, np = kctx_image_param_count(&p->view);
+    const size_t at_modules = (sizeof(kctx_upload) + 7) & ~(size_t)7;
+    const size_t at_fns = at_modules + nc * sizeof(kctx_res);
+    const size_t at_min = (at_fns + nc * sizeof(kctx_pfunction) + 7) & ~(size_t)7;
+    const size_t at_kind = at_min + np * sizeof(uint64_t);
+    const size_t at_image = (at_kind + np + 7) & ~(size_t)7;
+    if (size > SIZE_MAX - at_image - 7) return NULL;
+    uint8_t *block = malloc(at_image + ((size + 7) & ~(size_t)7));
+    if (!block) return NULL;
+    memset(block, 0, at_image);
+    kctx_upload *u = (kctx_upload *)(void *)block;
+    u->modules = (kctx_res *)(void *)(block + at_modules);
+    u->fns = (kctx_pfunction *)(void *)(block + at_fns);
+    u->min_size = (uint64_t *)(void *)(block + at_min);
+    u->pkind = block + at_kind;
+    u->image = block + at_image;
+    memcpy(u->image, image, size);
     u->size = size;
     u->crc = p->crc;
-    u->nchildren = nchildren;
-    kctx_image_view_open(&u->view, copy, size, NULL); /* validated: our copy now */
-    u->nparams = kctx_image_param_count(&u->view);
+    u->nchildren = p->nchildren;
+    kctx_image_view_open(&u->view, u->image, size, NULL); /* validated: our copy now */
+    u->nparams = (uint32_t)np;
     for (uint32_t i = 0; i < u->nparams; i++)
         u->pkind[i] = (uint8_t)kctx_image_param_at(&u->view, i).kind;
     for (uint32_t t = 0; t < kctx_image_task_count(&u->view); t++) {

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -667,6 +668,89 @@ static void test_distinct_modules(void) {
     simelf_close(h2);
 }
 
+/* Objects the dynamic loader has loaded (the program and its libraries
+ * included). */
+static int count_object(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)info;
+    (void)size;
+    ++*(int *)data;
+    return 0;
+}
+
+static int loaded_objects(void) {
+    int n = 0;
+    dl_iterate_phdr(count_object, &n);
+    return n;
+}
+
+/* Kills: a loader that dlopens every load of an immutable module (one
+ * dynamic-loader object per load: the cost the sim's prepare used to grow
+ * with), one that shares modules with data of their own, and one that
+ * unloads a shared object while a handle still uses it. sim_elf.h: an
+ * immutable module (fx_one: no globals, bound at load, so every writable
+ * byte is in PT_GNU_RELRO) shares one object with every live handle of the
+ * same bytes; a module with data (fx_valid's counter) gets an object per
+ * load (test_distinct_modules). */
+static void test_identical_immutable_modules_share_one_object(void) {
+    char msg[MSGSZ];
+    int base = loaded_objects();
+    image again = copy_image(&fx_one); /* the same bytes in another buffer */
+    void *a = NULL, *b = NULL, *c = NULL, *v1 = NULL, *v2 = NULL;
+    CHECK_MSG(simelf_open(fx_one.bytes, fx_one.size, &a, msg, sizeof msg) == 0, msg);
+    CHECK(loaded_objects() == base + 1);
+    CHECK_MSG(simelf_open(again.bytes, again.size, &b, msg, sizeof msg) == 0, msg);
+    CHECK(loaded_objects() == base + 1); /* shared: no second object */
+    CHECK(a != b);                       /* handles are each its own */
+    CHECK(simelf_sym(a, "fixture_which") == simelf_sym(b, "fixture_which"));
+    /* other bytes: an object of their own */
+    CHECK_MSG(simelf_open(fx_two.bytes, fx_two.size, &c, msg, sizeof msg) == 0, msg);
+    CHECK(loaded_objects() == base + 2);
+    CHECK(call(c, "fixture_which") == 2);
+    /* data of its own: never shared */
+    CHECK_MSG(simelf_open(valid.bytes, valid.size, &v1, msg, sizeof msg) == 0, msg);
+    CHECK_MSG(simelf_open(valid.bytes, valid.size, &v2, msg, sizeof msg) == 0, msg);
+    CHECK(loaded_objects() == base + 4);
+    simelf_close(v1);
+    simelf_close(v2);
+    /* the shared object lives while a handle does */
+    simelf_close(a);
+    CHECK(loaded_objects() == base + 2);
+    CHECK(call(b, "fixture_which") == 1);
+    simelf_close(b);
+    CHECK(loaded_objects() == base + 1); /* its last handle unloaded it */
+    simelf_close(c);
+    CHECK(loaded_objects() == base);
+    free(again.bytes);
+}
+
+/* Kills: a shared-object lookup that trusts the hash (and size) without
+ * comparing the bytes (sim_elf.c, listed_find). With every hash forced
+ * equal, fx_one and fx_two (the same size, other bytes) must still load as
+ * two objects, each itself, while a copy of fx_one still shares fx_one's. */
+static void test_sharing_compares_bytes_not_the_hash(void) {
+    char msg[MSGSZ];
+    CHECK(fx_one.size == fx_two.size);
+    CHECK(memcmp(fx_one.bytes, fx_two.bytes, fx_one.size) != 0);
+    simelf_test_constant_hash(1);
+    int base = loaded_objects();
+    void *a = NULL, *b = NULL, *a2 = NULL;
+    CHECK_MSG(simelf_open(fx_one.bytes, fx_one.size, &a, msg, sizeof msg) == 0, msg);
+    CHECK_MSG(simelf_open(fx_two.bytes, fx_two.size, &b, msg, sizeof msg) == 0, msg);
+    CHECK(loaded_objects() == base + 2);
+    CHECK(call(a, "fixture_which") == 1);
+    CHECK(call(b, "fixture_which") == 2);
+    image again = copy_image(&fx_one);
+    CHECK_MSG(simelf_open(again.bytes, again.size, &a2, msg, sizeof msg) == 0, msg);
+    CHECK(loaded_objects() == base + 2);
+    CHECK(simelf_sym(a2, "fixture_which") == simelf_sym(a, "fixture_which"));
+    simelf_close(a);
+    simelf_close(b);
+    simelf_close(a2);
+    CHECK(loaded_objects() == base);
+    simelf_test_constant_hash(0);
+    free(again.bytes);
+}
+
 /* Descriptor numbers of open kctx module memfds. */
 static int module_fds(int *fds, int max) {
     DIR *d = opendir("/proc/self/fd");
@@ -783,13 +867,22 @@ int main(void) {
         const char *name;
         void (*fn)(void);
     } tests[] = {
-        {"valid_module", test_valid_module},     {"invalid_fixtures", test_invalid_fixtures},
-        {"dlopen_failure", test_dlopen_failure}, {"bad_inputs", test_bad_inputs},
-        {"header_rules", test_header_rules},     {"segment_rules", test_segment_rules},
-        {"dynamic_rules", test_dynamic_rules},   {"truncation", test_truncation},
-        {"mutations", test_mutations},           {"distinct_modules", test_distinct_modules},
-        {"name_reuse", test_name_reuse},         {"concurrent_loads", test_concurrent_loads},
+        {"valid_module", test_valid_module},
+        {"invalid_fixtures", test_invalid_fixtures},
+        {"dlopen_failure", test_dlopen_failure},
+        {"bad_inputs", test_bad_inputs},
+        {"header_rules", test_header_rules},
+        {"segment_rules", test_segment_rules},
+        {"dynamic_rules", test_dynamic_rules},
+        {"truncation", test_truncation},
+        {"mutations", test_mutations},
+        {"distinct_modules", test_distinct_modules},
+        {"name_reuse", test_name_reuse},
+        {"concurrent_loads", test_concurrent_loads},
         {"no_fd_leak", test_no_fd_leak},
+        {"identical_immutable_modules_share_one_object",
+         test_identical_immutable_modules_share_one_object},
+        {"sharing_compares_bytes_not_the_hash", test_sharing_compares_bytes_not_the_hash},
     };
     valid = read_image(FX_VALID);
     fx_one = read_image(FX_ONE);
