@@ -1,0 +1,24 @@
+# The ACL (Ascend) platform (docs/acl.md; cmake/Platforms.cmake reads the
+# declaration). Always built: the adapter (adapter.c) uses kctx's own ACL
+# declarations (acl_abi.h), no CANN header, and loads libascendcl.so (or
+# KCTX_ACL_LIBRARY) at run time, so `kctx platforms` lists it everywhere,
+# unavailable with the loader's reason where no ACL runtime is installed.
+# Its runtime programs are the sim build (kctx_rt_sim_blob.c, which libkctx
+# has for the sim): they load only on the driver double (tests/acl_double).
+kctx_declare_platform(acl
+  ORDER 40
+  BUILT TRUE
+  ENTRY kctx_acl_platform_entry
+  SOURCES adapter.c
+  INCLUDES ${CMAKE_CURRENT_LIST_DIR}
+  FW_DRIVERS acl=fw_acl_driver
+  FW_SOURCES fw_acl.c
+  FW_INCLUDES ${CMAKE_CURRENT_LIST_DIR}
+  EXPECTED_NA expected_na.inc
+  # Not yet declared: CONFORMANCE resident:_acl host-ordered:_acl_host_ordered
+  # against the driver double (CONFORMANCE_IF kctx_acl_double, --images
+  # <build>/tests/acl_double/images, KCTX_ACL_LIBRARY=<the double>): three
+  # probes still fail there (docs/acl.md, "Status"); `kctx probe --platform
+  # acl` runs them by hand.
+  LABEL acl
+  DEVICE_UNIT "AICore cores")
