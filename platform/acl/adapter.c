@@ -18,8 +18,9 @@
  *
  * The mapping (acl-platform.md §A.2; contract rules in brackets):
  *  - current_device: aclrtGetDevice (the borrow, K4/K5).
- *  - device_info: aclrtGetSocName, and the core count of the current
- *    device's default stream (aclrtGetStreamResLimit, type 0) — ACL has no
+ *  - device_info: aclrtGetSocName, and the core count of a stream the
+ *    adapter creates and destroys for it (aclrtGetStreamResLimit, type 0,
+ *    init only) — ACL has no
  *    documented attribute id for it (aclrtGetDeviceInfo's ids are not in
  *    the facts); only the calling thread's current device is described.
  *  - streams: aclrtCreateStreamWithConfig(priority 0, flag 0): no AICPU- or
@@ -344,8 +345,15 @@ static int a_device_info(int device, kctx_device_info *info) {
                               "device_info: %s has no aclrtGetStreamResLimit "
                               "(the AICore count)",
                               g_ld.path);
+    /* on a stream of its own (not the default stream, which the runtime
+     * would create for it) */
     uint32_t cores = 0;
-    st = note(ACL(aclrtGetStreamResLimit, NULL, 0, &cores), "aclrtGetStreamResLimit(AICore)");
+    kacl_stream tmp = NULL;
+    st = note(ACL(aclrtCreateStreamWithConfig, &tmp, 0, 0), "aclrtCreateStreamWithConfig");
+    if (st) return st;
+    st = note(ACL(aclrtGetStreamResLimit, tmp, 0, &cores), "aclrtGetStreamResLimit(AICore)");
+    int dst = note(ACL(aclrtDestroyStream, tmp), "aclrtDestroyStream");
+    if (!st) st = dst;
     if (st) return st;
     const char *soc = ACL(aclrtGetSocName);
     snprintf(info->name, sizeof info->name, "%s", soc ? soc : "Ascend");

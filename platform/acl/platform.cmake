@@ -15,10 +15,12 @@ kctx_declare_platform(acl
   FW_SOURCES fw_acl.c
   FW_INCLUDES ${CMAKE_CURRENT_LIST_DIR}
   EXPECTED_NA expected_na.inc
-  # Not yet declared: CONFORMANCE resident:_acl host-ordered:_acl_host_ordered
-  # against the driver double (CONFORMANCE_IF kctx_acl_double, --images
-  # <build>/tests/acl_double/images, KCTX_ACL_LIBRARY=<the double>): three
-  # probes still fail there (docs/acl.md, "Status"); `kctx probe --platform
-  # acl` runs them by hand.
+  # The real adapter against the ACL driver double (tests/acl_double),
+  # with the example images repacked for it.
+  CONFORMANCE resident:_acl host-ordered:_acl_host_ordered
+  CONFORMANCE_IF kctx_acl_double
+  CONFORMANCE_ARGS --images ${PROJECT_BINARY_DIR}/tests/acl_double/images
+  CONFORMANCE_ENV KCTX_ACL_LIBRARY=$<TARGET_FILE:kctx_acl_double>
+  CONFORMANCE_DEPENDS kctx_acl_double_images
   LABEL acl
   DEVICE_UNIT "AICore cores")
