@@ -23,4 +23,5 @@ kctx_declare_platform(acl
   CONFORMANCE_ENV KCTX_ACL_LIBRARY=$<TARGET_FILE:kctx_acl_double>
   CONFORMANCE_DEPENDS kctx_acl_double_images
   LABEL acl
-  DEVICE_UNIT "AICore cores")
+  DEVICE_UNIT "AICore cores"
+  TEST_DIRS tests)
