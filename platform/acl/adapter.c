@@ -403,6 +403,10 @@ static const char *status_name(int st) {
     return st == ACLA_NOT_READY ? "kctx-acl: stream not ready" : a_status_name(st);
 }
 
+static void hooks_observe(kacl_stream s, int cs, kacl_model m);
+static _Thread_local kacl_stream tl_info_stream;
+static _Thread_local kacl_model tl_info_model;
+
 static int a_stream_info(kctx_pstream s, int *device, kctx_pcapture_status *status, uint64_t *id,
                          kctx_pgraph *graph) {
     int32_t dev = 0;
@@ -415,6 +419,15 @@ static int a_stream_info(kctx_pstream s, int *device, kctx_pcapture_status *stat
         if (st) return st;
     }
     if (cs == KACL_MODEL_RI_CAPTURE_STATUS_NONE) m = NULL;
+    if (has_capture()) {
+        hooks_observe(AS_STREAM(s), cs, m);
+        /* the first stream seen in a capture (a launch asks its caller
+         * stream first, then maybe the AICPU stream) */
+        if (m && m != tl_info_model) {
+            tl_info_stream = AS_STREAM(s);
+            tl_info_model = m;
+        }
+    }
     if (device) *device = dev;
     if (status) *status = (kctx_pcapture_status)cs;
     if (id) *id = (uint64_t)(uintptr_t)m;
@@ -658,26 +671,97 @@ static int a_exchange_capture_mode(kctx_pcapture_mode *mode) {
     return st;
 }
 
-/* A graph lifetime hook: one record per attach, freed when its callback
- * runs (K25: once, when the model is destroyed, or — if the runtime fires
- * it there, acl-platform.md D.1 — when its capture is discarded). */
+/* A graph lifetime hook: one record per attach, registered with
+ * aclmdlRIDestroyRegisterCallback (K25: it runs once, when the model is
+ * destroyed). Open question D.1 (acl-platform.md): whether the runtime also
+ * runs it when the capture is discarded (507903) is not known, and if it
+ * does not, a token attached during a capture that ends discarded would
+ * never be released. So the adapter keeps every record whose model is still
+ * capturing on a list, with the stream it was attached through (the caller
+ * stream of the launch, from that thread's stream_info just before), and
+ * whenever stream_info sees that stream again:
+ *  - INVALIDATED with that model (the capture can only end discarded): the
+ *    adapter unregisters the callback (aclmdlRIDestroyUnregisterCallback,
+ *    the model still exists) and runs the hook itself, once;
+ *  - not capturing that model any more (the capture ended): the record
+ *    leaves the list (the runtime's callback owns it from then on).
+ * Not covered (docs/acl.md): a capture invalidated and ended with no kctx
+ * call on its stream in between, on a runtime that answers D.1 "never". */
 typedef struct hook {
     kctx_phook_fn fn;
     void *user;
+    kacl_model model;
+    kacl_stream stream;
+    int tracked; /* on g_hooks (g_hook_lock) */
+    struct hook *next;
 } hook;
+
+static pthread_mutex_t g_hook_lock = PTHREAD_MUTEX_INITIALIZER;
+static hook *g_hooks;
+/* (tl_info_stream, tl_info_model: the last stream_info of the thread) */
+
+static void untrack(hook *h) { /* g_hook_lock held */
+    for (hook **p = &g_hooks; *p; p = &(*p)->next)
+        if (*p == h) {
+            *p = h->next;
+            break;
+        }
+    h->tracked = 0;
+}
 
 static void hook_fire(void *p) {
     hook *h = p;
+    pthread_mutex_lock(&g_hook_lock);
+    if (h->tracked) untrack(h);
+    pthread_mutex_unlock(&g_hook_lock);
     h->fn(h->user);
     free(h);
 }
 
+/* stream_info saw stream `s` in capture status `cs` with model `m`. */
+static void hooks_observe(kacl_stream s, int cs, kacl_model m) {
+    hook *doomed = NULL;
+    pthread_mutex_lock(&g_hook_lock);
+    for (hook **p = &g_hooks; *p;) {
+        hook *h = *p;
+        if (h->stream != s || (cs != KACL_MODEL_RI_CAPTURE_STATUS_NONE && h->model == m &&
+                               cs == KACL_MODEL_RI_CAPTURE_STATUS_ACTIVE)) {
+            p = &h->next;
+            continue;
+        }
+        *p = h->next;
+        h->tracked = 0;
+        if (cs == KACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED && h->model == m &&
+            g_acl.p_aclmdlRIDestroyUnregisterCallback &&
+            ACL(aclmdlRIDestroyUnregisterCallback, h->model, hook_fire) == KACL_SUCCESS) {
+            h->next = doomed; /* ours to run now */
+            doomed = h;
+        }
+    }
+    pthread_mutex_unlock(&g_hook_lock);
+    while (doomed) {
+        hook *h = doomed;
+        doomed = h->next;
+        h->fn(h->user);
+        free(h);
+    }
+}
+
 static int a_graph_attach_hook(kctx_pgraph g, kctx_phook_fn fn, void *user) {
-    hook *h = malloc(sizeof *h);
+    hook *h = calloc(1, sizeof *h);
     if (!h) return kctx__svc_msgf(ACLA_NO_HOST_MEMORY, "graph lifetime hook: out of host memory");
     h->fn = fn;
     h->user = user;
-    int st = ACL(aclmdlRIDestroyRegisterCallback, (kacl_model)(uintptr_t)g, hook_fire, h);
+    h->model = (kacl_model)(uintptr_t)g;
+    h->stream = tl_info_model == h->model ? tl_info_stream : NULL;
+    pthread_mutex_lock(&g_hook_lock);
+    int st = ACL(aclmdlRIDestroyRegisterCallback, h->model, hook_fire, h);
+    if (!st && h->stream) {
+        h->tracked = 1;
+        h->next = g_hooks;
+        g_hooks = h;
+    }
+    pthread_mutex_unlock(&g_hook_lock);
     if (st) {
         free(h);
         return note(st, "aclmdlRIDestroyRegisterCallback");

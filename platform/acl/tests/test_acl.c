@@ -15,6 +15,13 @@
  *   test_acl refuse STRATEGY  KCTX_ACL_DOUBLE_REFUSE_RT=1: the driver refuses
  *        kctx's sim-built runtime programs as a real runtime would: kernel
  *        init is UNSUPPORTED and names what is missing (issue 25 item 4).
+ *   test_acl discard DIR  a captured launch whose capture the framework then
+ *        invalidates (a stream query inside it, 107027), a second launch
+ *        into it (refused: kctx sees the invalidation), and the end (507903:
+ *        the model is discarded): the first launch's K25 lifetime token is
+ *        released — close is OK, not BUSY for ever — whichever answer the
+ *        runtime gives to acl-platform.md D.1 (ctest runs it with
+ *        KCTX_ACL_DOUBLE_DISCARD_FIRES=1 and =0), and released once.
  *   test_acl absent   KCTX_ACL_LIBRARY names no file: unavailable with
  *        dlopen's reason; context creation UNSUPPORTED.
  */
@@ -210,6 +217,54 @@ static void mode_lifecycle(const char *images, const char *strategy) {
     free(img);
 }
 
+static void mode_discard(const char *images) {
+    fw = fw_acl_driver();
+    char path[1024], why[256];
+    snprintf(path, sizeof path, "%s/vector_add.kctx", images);
+    size_t img_size = 0;
+    void *img = ktc_read_file(path, &img_size, why, sizeof why);
+    CHECK(img != NULL, "%s", why);
+    if (!img) return;
+    fw_stream s = 0, t = 0;
+    fw_devptr a = 0, b = 0, out = 0;
+    CHECK_FW(fw->stream_create(&s));
+    CHECK_FW(fw->stream_create(&t));
+    CHECK_FW(fw->mem_alloc(N * 4, &a));
+    CHECK_FW(fw->mem_alloc(N * 4, &b));
+    CHECK_FW(fw->mem_alloc(N * 4, &out));
+    const kctx_arg args[4] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4), KCTX_TENSOR(out, N * 4),
+                              KCTX_SCALAR(N)};
+    kctx_context c = 0;
+    CHECK_K(kctx_context_create("acl", &c), KCTX_OK);
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
+    CHECK_K(kctx_prepare(c, 1, img, img_size), KCTX_OK);
+    for (int round = 0; round < 2; round++) {
+        fw_graph g = 0;
+        CHECK_FW(fw->begin_capture(t));
+        CHECK_K(kctx_launch(c, 1, args, 4, t), KCTX_OK);
+        /* the framework breaks its own capture: discarded at its end */
+        CHECK(fw->stream_query(t) != FW_OK, "a query inside a capture is refused");
+        /* kctx sees the invalidated capture (its next launch there is
+         * refused): the adapter releases the token then. (A capture
+         * invalidated and ended with no kctx call in between is D.1's open
+         * case: docs/acl.md.) */
+        CHECK_K(kctx_launch(c, 1, args, 4, t), KCTX_CAPTURE_BROKEN);
+        fw_status st = fw->end_capture(t, &g);
+        CHECK(st == FW_CAPTURE_INVALIDATED, "end: %s (%s)", fw_status_name(st), fw->last_error());
+    }
+    /* K25: no token is left behind (and none released twice: close's
+     * count would go wrong, and the context would close while one lives) */
+    CHECK_K(kctx_close(c), KCTX_OK);
+    CHECK_K(kctx_destroy(c), KCTX_OK);
+    CHECK_FW(fw->stream_destroy(s));
+    CHECK_FW(fw->stream_destroy(t));
+    CHECK_FW(fw->mem_free(a));
+    CHECK_FW(fw->mem_free(b));
+    CHECK_FW(fw->mem_free(out));
+    free(img);
+}
+
 static void mode_refuse(const char *strategy) {
     fw = fw_acl_driver();
     kctx_context c = 0;
@@ -235,6 +290,8 @@ static void mode_absent(void) {
 int main(int argc, char **argv) {
     if (argc >= 4 && strcmp(argv[1], "lifecycle") == 0)
         mode_lifecycle(argv[2], argv[3]);
+    else if (argc >= 3 && strcmp(argv[1], "discard") == 0)
+        mode_discard(argv[2]);
     else if (argc >= 3 && strcmp(argv[1], "refuse") == 0)
         mode_refuse(argv[2]);
     else if (argc >= 2 && strcmp(argv[1], "absent") == 0)
