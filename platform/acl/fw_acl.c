@@ -51,17 +51,16 @@ typedef kacl_error (*fn_aclrtCreateContext)(kacl_context *, int32_t);
 typedef kacl_error (*fn_aclrtDestroyContext)(kacl_context);
 typedef kacl_error (*fn_aclrtSetCurrentContext)(kacl_context);
 #define FT_(name) typedef kacl_fn_##name fn_##name;
+// clang-format off
 #define FW_TYPED(X)                                                                              \
-    X(aclrtGetDevice)                                                                            \
-    X(aclrtGetDeviceCount)                                                                       \
-    X(aclrtGetSocName)                                                                           \
-    X(aclrtGetStreamResLimit) X(aclrtCreateStreamWithConfig) X(aclrtDestroyStream)               \
-        X(aclrtSynchronizeStreamWithTimeout) X(aclrtStreamQuery) X(aclrtMalloc) X(aclrtFree)     \
-            X(aclrtMemcpy) X(aclrtMemcpyAsync) X(aclrtMemsetAsync) X(aclrtCreateEventExWithFlag) \
-                X(aclrtDestroyEvent) X(aclrtRecordEvent) X(aclrtStreamWaitEvent)                 \
-                    X(aclmdlRICaptureBegin) X(aclmdlRICaptureEnd) X(aclmdlRICaptureGetInfo)      \
-                        X(aclmdlRICaptureThreadExchangeMode) X(aclmdlRIExecuteAsync)             \
-                            X(aclmdlRIDestroy) X(aclGetRecentErrMsg)
+    X(aclrtGetDevice) X(aclrtGetDeviceCount) X(aclrtGetSocName) X(aclrtGetStreamResLimit)       \
+    X(aclrtCreateStreamWithConfig) X(aclrtDestroyStream) X(aclrtSynchronizeStreamWithTimeout)   \
+    X(aclrtStreamQuery) X(aclrtMalloc) X(aclrtFree) X(aclrtMemcpy) X(aclrtMemcpyAsync)          \
+    X(aclrtMemsetAsync) X(aclrtCreateEventExWithFlag) X(aclrtDestroyEvent) X(aclrtRecordEvent)  \
+    X(aclrtStreamWaitEvent) X(aclmdlRICaptureBegin) X(aclmdlRICaptureEnd)                       \
+    X(aclmdlRICaptureGetInfo) X(aclmdlRICaptureThreadExchangeMode) X(aclmdlRIExecuteAsync)      \
+    X(aclmdlRIDestroy) X(aclGetRecentErrMsg)
+// clang-format on
 FW_TYPED(FT_)
 #undef FT_
 
