@@ -166,6 +166,11 @@ int main(void) {
     info.size = sizeof info;
     expect(a_device_info(63, &info), ACLA_INVALID, KCTX_PCLASS_INVALID, "device_info(63)");
 
+    /* the test's objects, before the device is lost */
+    CHECK(a_event_destroy(e) == 0 && ACL(aclrtDestroyEvent, ne) == 0 && a_mem_free(w) == 0 &&
+              a_stream_destroy(o) == 0 && a_stream_destroy(s) == 0,
+          "teardown: %s", a_last_message());
+
     /* DEVICE_LOST: the device made fatal (507899 from the double) */
     CHECK(sim_device_make_fatal(0) == SIM_OK, "make fatal");
     expect(a_mem_alloc(64, &big), KACL_ERROR_RT_DRV_INTERNAL_ERROR, KCTX_PCLASS_DEVICE_LOST,
