@@ -71,9 +71,8 @@
  * aclrtBinaryGetFunction gives an AICore function, aclrtRegisterCpuFunc an
  * AICPU one (its kernelName is not used); a launch of an AICPU function
  * must have 1 block. Every launch runs through the double's device program
- * (call.c, loaded on every device at aclInit and again after a reset),
- * which absorbs a kernel's reported error, as a kctx task's failure lives
- * in its error word and the stream runs on.
+ * (call.c), which absorbs a kernel's reported error, as a kctx task's
+ * failure lives in its error word and the stream runs on.
  *
  * What the double cannot follow (docs/acl.md): AICore/AICPU exceptions
  * (507015/507018: a sim kernel cannot trap; only a lost sim device, 507899,
