@@ -183,7 +183,7 @@ def case_probe_shape(c):
 
 def case_probe_errors(c):
     for argv, env, want in (
-        (["probe", "--platform", "nosuch"], None, "unknown platform 'nosuch' (known: sim, opencl, cuda)"),
+        (["probe", "--platform", "nosuch"], None, "unknown platform 'nosuch' (known: sim, opencl, cuda, acl)"),
         (["probe"], {"KCTX_PLATFORM": "nosuch"}, "unknown platform 'nosuch'"),
         # cuda: not built (no nvcc), or built with no driver here
         (["probe", "--platform=cuda"], {"KCTX_CUDA_DRIVER": "/nonexistent/libcuda.so.1"},
@@ -494,7 +494,7 @@ def case_platforms(c):
     expect_exit(p, 0, "platforms --json")
     doc = parse_json(p, "platforms --json")
     plats = {x["name"]: x for x in doc["platforms"]}
-    check(doc["default"] == "sim" and set(plats) == {"sim", "opencl", "cuda"}, "JSON platforms", p)
+    check(doc["default"] == "sim" and set(plats) == {"sim", "opencl", "cuda", "acl"}, "JSON platforms", p)
     sim = plats["sim"]
     check(sim["built"] and sim["available"] and sim["reason"] == "" and sim["probe_driver"]
           and len(sim["devices"]) == 3, "the sim with KCTX_SIM_DEVICES=3 devices", p)

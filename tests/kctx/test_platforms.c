@@ -291,11 +291,12 @@ KT_TEST(platform_caps_grow_like_every_output_struct) {
 /* the registry                                                              */
 
 KT_TEST(the_registry_lists_every_known_platform_in_order) {
-    REQUIRE_EQ(kctx_platform_count(), 3);
+    REQUIRE_EQ(kctx_platform_count(), 4);
     CHECK(strcmp(kctx_platform_name_at(0), "sim") == 0);
     CHECK(strcmp(kctx_platform_name_at(1), "opencl") == 0);
     CHECK(strcmp(kctx_platform_name_at(2), "cuda") == 0);
-    CHECK(kctx_platform_name_at(3) == NULL);
+    CHECK(strcmp(kctx_platform_name_at(3), "acl") == 0);
+    CHECK(kctx_platform_name_at(4) == NULL);
     CHECK(kctx_platform_name_at(UINT32_MAX) == NULL);
 }
 
@@ -503,7 +504,7 @@ KT_TEST(cuda_is_registered_as_not_built_with_the_reason) {
 KT_TEST(an_unknown_platform_name_is_not_found_everywhere) {
     kctx_context c = 0;
     CHECK_K(kctx_context_create("nosuch", &c), KCTX_NOT_FOUND);
-    CHECK_MSG("known: sim, opencl, cuda");
+    CHECK_MSG("known: sim, opencl, cuda, acl");
     CHECK_K(kctx_context_create("", &c), KCTX_NOT_FOUND);
     kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
     CHECK_K(kctx_get_platform_caps("nosuch", &caps), KCTX_NOT_FOUND);

@@ -1,0 +1,27 @@
+# The ACL (Ascend) platform (docs/acl.md; cmake/Platforms.cmake reads the
+# declaration). Always built: the adapter (adapter.c) uses kctx's own ACL
+# declarations (acl_abi.h), no CANN header, and loads libascendcl.so (or
+# KCTX_ACL_LIBRARY) at run time, so `kctx platforms` lists it everywhere,
+# unavailable with the loader's reason where no ACL runtime is installed.
+# Its runtime programs are the sim build (kctx_rt_sim_blob.c, which libkctx
+# has for the sim): they load only on the driver double (tests/acl_double).
+kctx_declare_platform(acl
+  ORDER 40
+  BUILT TRUE
+  ENTRY kctx_acl_platform_entry
+  SOURCES adapter.c
+  INCLUDES ${CMAKE_CURRENT_LIST_DIR}
+  FW_DRIVERS acl=fw_acl_driver
+  FW_SOURCES fw_acl.c
+  FW_INCLUDES ${CMAKE_CURRENT_LIST_DIR}
+  EXPECTED_NA expected_na.inc
+  # The real adapter against the ACL driver double (tests/acl_double),
+  # with the example images repacked for it.
+  CONFORMANCE resident:_acl host-ordered:_acl_host_ordered
+  CONFORMANCE_IF kctx_acl_double
+  CONFORMANCE_ARGS --images ${PROJECT_BINARY_DIR}/tests/acl_double/images
+  CONFORMANCE_ENV KCTX_ACL_LIBRARY=$<TARGET_FILE:kctx_acl_double>
+  CONFORMANCE_DEPENDS kctx_acl_double_images
+  LABEL acl
+  DEVICE_UNIT "AICore cores"
+  TEST_DIRS tests)
