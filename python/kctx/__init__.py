@@ -20,13 +20,16 @@ else in build/ of the source checkout (see docs/python.md).
 - ``kctx.cuda``: lending the thread's current CUDA context and a framework's
   streams (PyTorch, CuPy) to the ``cuda`` platform (``kctx.cuda.Context``);
   importing it loads no driver.
-- ``kctx.BaseContext``: what ``kctx.Context``, ``kctx.opencl.Context`` and
-  ``kctx.cuda.Context`` all are (the methods and queries of one context).
+- ``kctx.acl``: lending the thread's current NPU and an Ascend framework's
+  streams and tensors (torch_npu) to the ``acl`` platform
+  (``kctx.acl.Context``); importing it loads no ACL library.
+- ``kctx.BaseContext``: what ``kctx.Context``, ``kctx.opencl.Context``,
+  ``kctx.cuda.Context`` and ``kctx.acl.Context`` all are (the methods and queries of one context).
 """
 from __future__ import annotations
 
 from . import _lib, image, interop, sim
-from . import cuda, opencl
+from . import acl, cuda, opencl
 from ._lib import LibraryNotFound, data_path, library_dir
 from .caps import Capabilities, Platform, Strategy, StrategyLike, platform, platform_caps, platforms
 from .faults import Fault, PlatformOp, arm_fault, clear_faults, thread_platform_calls
@@ -86,7 +89,7 @@ from .errors import (
 __version__ = _lib.version_string(_lib.LIBRARY_VERSION)
 
 __all__ = [
-    "image", "interop", "cuda", "opencl", "sim", "Arg", "ScalarLike", "StreamLike", "TensorLike", "LibraryNotFound", "library_dir", "data_path",
+    "image", "interop", "acl", "cuda", "opencl", "sim", "Arg", "ScalarLike", "StreamLike", "TensorLike", "LibraryNotFound", "library_dir", "data_path",
     "Capabilities", "Platform", "Strategy", "StrategyLike", "platform", "platform_caps", "platforms",
     "Fault", "PlatformOp", "arm_fault", "clear_faults", "thread_platform_calls",
     "BaseContext", "CheckReport", "Context", "ErrorSlot", "Executable", "Mode", "Phase", "PreparedCallable", "ResourceInfo", "Tensor",

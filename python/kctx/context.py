@@ -226,7 +226,7 @@ class BaseContext:
 
     def __init__(self) -> None:
         raise KctxTypeError("kctx.BaseContext is not constructed directly: use kctx.Context(platform), "
-                            "kctx.opencl.Context(queue) or kctx.cuda.Context()")
+                            "kctx.opencl.Context(queue), kctx.cuda.Context() or kctx.acl.Context()")
 
     def _init_fields(self) -> None:
         # Guards the Python-side state below, and only that: it is never held

@@ -12,10 +12,12 @@ Streams, first match wins (``stream_handle``):
 1. ``__cuda_stream__`` (cuda-python's ``cuda.core``, CuPy): a method (or
    attribute) giving ``(version, handle)``;
 2. ``.cuda_stream`` (PyTorch's ``torch.cuda.Stream``);
-3. ``.ptr`` (CuPy's ``cupy.cuda.Stream``);
-4. ``.int_ptr`` (PyOpenCL's ``CommandQueue``);
-5. ``.handle`` (kctx's ``sim.Stream``);
-6. an ``int`` or anything with ``__index__``.
+3. ``.npu_stream`` (torch_npu's ``torch_npu.npu.Stream``: the
+   ``aclrtStream`` as an int);
+4. ``.ptr`` (CuPy's ``cupy.cuda.Stream``);
+5. ``.int_ptr`` (PyOpenCL's ``CommandQueue``);
+6. ``.handle`` (kctx's ``sim.Stream``);
+7. an ``int`` or anything with ``__index__``.
 
 Tensors, first match wins (``tensor_arg``):
 
@@ -24,12 +26,18 @@ Tensors, first match wins (``tensor_arg``):
 2. PyOpenCL SVM: ``svm_ptr`` and ``size`` (an ``SVMAllocation`` /
    ``SVMPointer``), or a ``pyopencl.array.Array`` whose ``base_data`` is one
    (``offset``, ``nbytes``, ``flags.c_contiguous``);
-3. ``__cuda_array_interface__`` v2/v3 (PyTorch, CuPy, Numba). Its ``stream``
+3. an NPU tensor (a torch tensor on torch_npu's ``npu`` device: its
+   ``device.type`` is ``"npu"``): ``data_ptr()`` (the storage offset
+   included), ``numel() * element_size()`` bytes, ``is_contiguous()``,
+   ``device.index``, and ``untyped_storage().nbytes()`` to tell a released
+   storage. torch_npu has no array interface, and torch's DLPack export
+   knows no NPU device, so it is read this way (``npu_tensor``);
+4. ``__cuda_array_interface__`` v2/v3 (PyTorch, CuPy, Numba). Its ``stream``
    entry is never synchronised on: that would break a capture. The caller
    orders the producer's work before the launch, as with any stream API;
-4. DLPack: ``__dlpack_device__()`` then ``__dlpack__(stream=-1)`` (-1: no
+5. DLPack: ``__dlpack_device__()`` then ``__dlpack__(stream=-1)`` (-1: no
    synchronisation), read without taking ownership;
-5. an explicit ``(address, nbytes)`` tuple.
+6. an explicit ``(address, nbytes)`` tuple.
 
 Non-contiguous views and arrays on another device than the context's are
 refused with ``kctx.KctxValueError``; a host array (numpy, a DLPack CPU
@@ -39,7 +47,8 @@ the class the library gives a NULL or zero-length tensor (K18), before any C
 call: an object its framework says was released (a PyOpenCL SVM allocation
 whose ``svm_ptr`` reads 0, a ``pyopencl.SVM`` of an array whose allocation
 was released, a ``pyopencl.array.Array`` whose ``base_data`` was, a freed
-``kctx.sim.DeviceBuffer``), any tensor at address 0 (an array interface or
+``kctx.sim.DeviceBuffer``, an NPU tensor whose storage was released:
+``untyped_storage().nbytes()`` is 0), any tensor at address 0 (an array interface or
 DLPack tensor with a NULL data pointer) and any tensor of 0 bytes.
 
 Scalars (``scalar_value``): ``int`` (64-bit; negative as two's
@@ -131,6 +140,42 @@ class TorchStreamLike(Protocol):
 
 
 @runtime_checkable
+class NpuStreamLike(Protocol):
+    """``torch_npu.npu.Stream``: ``npu_stream`` is its ``aclrtStream`` as an
+    int (torch_npu's ``PyLong_FromVoidPtr`` of the stream)."""
+
+    @property
+    def npu_stream(self) -> int: ...
+
+
+@runtime_checkable
+class NpuDevice(Protocol):
+    """``torch.device`` as an NPU tensor has it (``npu:0``)."""
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def index(self) -> Optional[int]: ...
+
+
+@runtime_checkable
+class NpuTensorLike(Protocol):
+    """A torch tensor on torch_npu's ``npu`` device, as the resolver reads it."""
+
+    @property
+    def device(self) -> NpuDevice: ...
+
+    def data_ptr(self) -> int: ...
+
+    def numel(self) -> int: ...
+
+    def element_size(self) -> int: ...
+
+    def is_contiguous(self) -> bool: ...
+
+
+@runtime_checkable
 class CuPyStreamLike(Protocol):
     """``cupy.cuda.Stream``"""
 
@@ -160,7 +205,7 @@ class SVMLike(Protocol):
 #: A tensor argument: kctx's own, a framework's device array, or (address,
 #: nbytes). (An SVM-backed ``pyopencl.array.Array`` is accepted at run time;
 #: pass its ``base_data`` to keep a type checker's help.)
-TensorLike = Union[Tensor, KctxTensorLike, SVMLike, CudaArrayInterface, DLPackTensor, Tuple[int, int]]
+TensorLike = Union[Tensor, KctxTensorLike, SVMLike, NpuTensorLike, CudaArrayInterface, DLPackTensor, Tuple[int, int]]
 #: A scalar argument. numpy integer scalars are SupportsIndex and
 #: numpy.float64 is a float; numpy.float32 is accepted at run time but not by
 #: this type (write ``ctypes.c_float(x)`` to keep a type checker's help).
@@ -170,8 +215,8 @@ ScalarLike = Union[int, float, SupportsIndex, ctypes.c_float, ctypes.c_double, c
 #: One launch argument.
 Arg = Union[TensorLike, ScalarLike]
 #: A stream: a framework's stream object, kctx's sim.Stream, or a native handle.
-StreamLike = Union[int, SupportsIndex, CudaStreamProtocol, TorchStreamLike, CuPyStreamLike, OpenCLQueueLike,
-                   HasHandle]
+StreamLike = Union[int, SupportsIndex, CudaStreamProtocol, TorchStreamLike, NpuStreamLike, CuPyStreamLike,
+                   OpenCLQueueLike, HasHandle]
 
 
 def _index(v: object) -> Optional[int]:
@@ -201,7 +246,7 @@ def stream_handle(stream: StreamLike) -> int:
                                 f"not {got!r}")
         h = _index(got[1])
     else:
-        for attr in ("cuda_stream", "ptr", "int_ptr", "handle"):
+        for attr in ("cuda_stream", "npu_stream", "ptr", "int_ptr", "handle"):
             v = getattr(stream, attr, None)
             if v is not None and not callable(v):
                 h = _index(v)
@@ -212,8 +257,9 @@ def stream_handle(stream: StreamLike) -> int:
             h = _index(stream)
     if h is None:
         raise KctxTypeError(
-            f"stream must be a stream object (__cuda_stream__, torch .cuda_stream, cupy .ptr, pyopencl "
-            f".int_ptr, kctx.sim.Stream) or a native stream handle (int), not {type(stream).__name__}")
+            f"stream must be a stream object (__cuda_stream__, torch .cuda_stream, torch_npu .npu_stream, cupy "
+            f".ptr, pyopencl .int_ptr, kctx.sim.Stream) or a native stream handle (int), not "
+            f"{type(stream).__name__}")
     return check_int("stream", h, 0, U64_MAX, InvalidArgument)
 
 
@@ -221,7 +267,8 @@ def stream_handle(stream: StreamLike) -> int:
 # Tensors
 # ---------------------------------------------------------------------------
 _HOST_HINT = ("copy it to the device first (kctx.sim.DeviceBuffer.copy_from_host on the sim, "
-              "torch.Tensor.cuda() / cupy.asarray() / pyopencl.array.to_device() with a framework)")
+              "torch.Tensor.cuda() / torch.Tensor.npu() / cupy.asarray() / pyopencl.array.to_device() with a "
+              "framework)")
 _DL_CPU, _DL_CUDA_HOST, _DL_CUDA_MANAGED, _DL_ONEAPI, _DL_OPENCL = 1, 3, 13, 14, 4
 
 
@@ -386,6 +433,45 @@ def svm_tensor(obj: object, name: str) -> Optional[Tuple[int, int]]:
     return None
 
 
+def is_npu_tensor(obj: object) -> bool:
+    """`obj` is a tensor on torch_npu's ``npu`` device: its ``device.type``
+    is ``"npu"`` and it has a ``data_ptr()`` method."""
+    d = getattr(obj, "device", None)
+    return (d is not None and not isinstance(d, (int, str)) and getattr(d, "type", None) == "npu"
+            and callable(getattr(obj, "data_ptr", None)))
+
+
+def npu_tensor(obj: object, name: str, device: Callable[[], int]) -> Optional[Tuple[int, int]]:
+    """(address, nbytes) of an NPU tensor (``is_npu_tensor``), None for any
+    other object: ``data_ptr()`` (torch's address of the first element, the
+    storage offset included) and ``numel() * element_size()`` bytes.
+    KctxValueError: a non-contiguous view, a tensor on another NPU than the
+    context's. InvalidArgument (K18): a tensor whose storage was released
+    (``untyped_storage().nbytes()`` reads 0, as after
+    ``untyped_storage().resize_(0)``); a NULL or empty one is refused by
+    ``tensor_arg`` as any tensor is. Nothing here synchronises."""
+    if not is_npu_tensor(obj):
+        return None
+    contiguous = getattr(obj, "is_contiguous", None)
+    if callable(contiguous) and not contiguous():
+        raise KctxValueError(f"{name} is a non-contiguous NPU tensor view: pass a contiguous copy (.contiguous())")
+    _check_device(name, "an NPU tensor", _framework_device(obj), device)
+    storage_of = getattr(obj, "untyped_storage", None)
+    if callable(storage_of):
+        storage_bytes = getattr(storage_of(), "nbytes", None)
+        if callable(storage_bytes) and _index(storage_bytes()) == 0:
+            raise InvalidArgument(f"{name} is an NPU tensor whose storage was released (untyped_storage().nbytes() "
+                                  f"reads 0): {_RELEASED_HINT} (K18)")
+    addr = _index(obj.data_ptr())  # type: ignore[attr-defined]
+    numel, itemsize = getattr(obj, "numel", None), getattr(obj, "element_size", None)
+    if addr is None or not callable(numel) or not callable(itemsize):
+        raise KctxValueError(f"{name}: an NPU tensor needs data_ptr(), numel() and element_size() giving ints")
+    n, size = _index(numel()), _index(itemsize())
+    if n is None or size is None:
+        raise KctxValueError(f"{name}: an NPU tensor's numel() and element_size() must give ints")
+    return addr, n * size
+
+
 def _resolve_tensor(obj: object, name: str, dev: Callable[[], int]) -> Optional[Tuple[int, int]]:
     if isinstance(obj, Tensor):
         return obj.addr, obj.nbytes
@@ -399,6 +485,9 @@ def _resolve_tensor(obj: object, name: str, dev: Callable[[], int]) -> Optional[
     svm = svm_tensor(obj, name)
     if svm is not None:
         return svm
+    npu = npu_tensor(obj, name, dev)
+    if npu is not None:
+        return npu
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
         return _from_cai(name, obj, cai, dev)
@@ -448,8 +537,8 @@ _CTYPES_FLOATS = {ctypes.c_float: "<f", ctypes.c_double: "<d"}
 def _is_device_object(obj: object) -> bool:
     """obj declares itself a device tensor (checked before __index__, which a
     0-d framework tensor also has)."""
-    return any(getattr(obj, attr, None) is not None
-               for attr in ("__kctx_tensor__", "svm_ptr", "__cuda_array_interface__", "__dlpack_device__"))
+    return is_npu_tensor(obj) or any(getattr(obj, attr, None) is not None for attr in (
+        "__kctx_tensor__", "svm_ptr", "__cuda_array_interface__", "__dlpack_device__"))
 
 
 def scalar_value(obj: object, name: str = "scalar") -> Optional[int]:
@@ -511,8 +600,8 @@ def marshal_args(args: Iterable[Arg], device: Optional[Callable[[], int]] = None
         t = tensor_arg(a, name, device)
         if t is None:
             raise KctxTypeError(
-                f"{name} must be a tensor (kctx.Tensor, kctx.sim.DeviceBuffer, a PyOpenCL SVM allocation, an "
-                f"object with __cuda_array_interface__ or __dlpack__, an (address, nbytes) tuple) or a scalar "
-                f"(int, float, numpy or ctypes scalar), not {type(a).__name__}")
+                f"{name} must be a tensor (kctx.Tensor, kctx.sim.DeviceBuffer, a PyOpenCL SVM allocation, an NPU "
+                f"tensor, an object with __cuda_array_interface__ or __dlpack__, an (address, nbytes) tuple) or a "
+                f"scalar (int, float, numpy or ctypes scalar), not {type(a).__name__}")
         arr[i].value, arr[i].size = t
     return arr, len(items)
