@@ -456,12 +456,6 @@ def npu_tensor(obj: object, name: str, device: Callable[[], int]) -> Optional[Tu
     if callable(contiguous) and not contiguous():
         raise KctxValueError(f"{name} is a non-contiguous NPU tensor view: pass a contiguous copy (.contiguous())")
     _check_device(name, "an NPU tensor", _framework_device(obj), device)
-    storage_of = getattr(obj, "untyped_storage", None)
-    if callable(storage_of):
-        storage_bytes = getattr(storage_of(), "nbytes", None)
-        if callable(storage_bytes) and _index(storage_bytes()) == 0:
-            raise InvalidArgument(f"{name} is an NPU tensor whose storage was released (untyped_storage().nbytes() "
-                                  f"reads 0): {_RELEASED_HINT} (K18)")
     addr = _index(obj.data_ptr())  # type: ignore[attr-defined]
     numel, itemsize = getattr(obj, "numel", None), getattr(obj, "element_size", None)
     if addr is None or not callable(numel) or not callable(itemsize):
@@ -469,6 +463,12 @@ def npu_tensor(obj: object, name: str, device: Callable[[], int]) -> Optional[Tu
     n, size = _index(numel()), _index(itemsize())
     if n is None or size is None:
         raise KctxValueError(f"{name}: an NPU tensor's numel() and element_size() must give ints")
+    storage_of = getattr(obj, "untyped_storage", None)
+    if n * size > 0 and callable(storage_of):  # an empty tensor's storage is empty too: tensor_arg refuses it
+        storage_bytes = getattr(storage_of(), "nbytes", None)
+        if callable(storage_bytes) and _index(storage_bytes()) == 0:
+            raise InvalidArgument(f"{name} is an NPU tensor whose storage was released (untyped_storage().nbytes() "
+                                  f"reads 0): {_RELEASED_HINT} (K18)")
     return addr, n * size
 
 

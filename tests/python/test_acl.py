@@ -198,6 +198,19 @@ PRELUDE = STAND_INS + textwrap.dedent("""
     ALL = NEVER + NOT_ON_LAUNCH + ("aclrtGetDevice", "aclrtLaunchKernelWithHostArgs", "aclrtRecordEvent",
                                    "aclrtStreamWaitEvent", "aclmdlRICaptureGetInfo", "aclrtMemcpyAsync")
 
+    def held(binaries=True):
+        # what kctx holds on the double now, from its counters since the last
+        # reset: streams, events, allocations (and loaded binaries)
+        n = acl.calls
+        out = {"streams": n("aclrtCreateStream") + n("aclrtCreateStreamWithConfig") - n("aclrtDestroyStream")
+                          - n("aclrtDestroyStreamForce"),
+               "events": n("aclrtCreateEvent") + n("aclrtCreateEventWithFlag") + n("aclrtCreateEventExWithFlag")
+                         - n("aclrtDestroyEvent"),
+               "allocations": n("aclrtMalloc") - n("aclrtFree")}
+        if binaries:   # a refused load is counted too (the double counts failed calls)
+            out["binaries"] = n("aclrtBinaryLoadFromData") - n("aclrtBinaryUnLoad")
+        return out
+
     def buffers():
         a, b, c = acl.malloc(4 * N), acl.malloc(4 * N), acl.malloc(4 * N)
         acl.to_device(a, struct.pack(f"{N}f", *range(N)))
@@ -444,9 +457,11 @@ def test_bad_streams_and_released_tensors_are_refused_before_any_C_call_K18():
 
 
 @needs_double
-def test_close_and_destroy_lifecycle_K6_K3():
+def test_close_and_destroy_lifecycle_K6_K3_K26():
     """close then destroy: after close a launch is InvalidState and run is
-    InvalidState on a kernel context (K3); a closed context closes again;
+    InvalidState on a kernel context (K3); close released every stream,
+    event, allocation and binary kctx made on the double (K26); a closed
+    context closes again;
     after destroy the handle is None and the queries InvalidHandle. A second
     kernel context on the same device while one lives is Busy (K6) and is
     not left behind; once the first is closed a new one inits. A strategy
@@ -456,8 +471,10 @@ def test_close_and_destroy_lifecycle_K6_K3():
     assert_ok(run_script("""
         a, b, c = buffers()
         s = acl.stream()
+        acl.lib.kacl_double_calls_reset()     # from here on every call is kctx's
         ctx = kctx.acl.Context()
         exe = ctx.prepare(IMAGE)
+        assert held()["streams"] > 0 and held()["allocations"] > 0, held()
         exe(NpuTensor(a, N), NpuTensor(b, N), NpuTensor(c, N), N, stream=NpuStream(s))
         try:
             ctx.run(exe.id, [NpuTensor(a, N), NpuTensor(b, N), NpuTensor(c, N), N])
@@ -475,6 +492,7 @@ def test_close_and_destroy_lifecycle_K6_K3():
         acl.ok("aclrtSynchronizeStream", s)
         ctx.close()
         assert ctx.phase == kctx.Phase.CLOSED and ctx.prepared == {}
+        assert held() == {"streams": 0, "events": 0, "allocations": 0, "binaries": 0}, held()
         try:
             exe(NpuTensor(a, N), NpuTensor(b, N), NpuTensor(c, N), N, stream=NpuStream(s))
         except kctx.InvalidState:
@@ -509,10 +527,12 @@ def test_close_and_destroy_lifecycle_K6_K3():
 
 @needs_double
 @pytest.mark.parametrize("strategy", ["resident", "host-ordered"])
-def test_refused_runtime_programs_are_unsupported_at_init(strategy):
+def test_refused_runtime_programs_are_unsupported_at_init_K26(strategy):
     """KCTX_ACL_DOUBLE_REFUSE_RT=1: the double refuses kctx's sim-built
     runtime programs as a real ACL runtime would; kctx.acl.Context() is
-    Unsupported naming what is missing, and the new context is released."""
+    Unsupported naming what is missing; the refused init released the
+    streams, events and allocations it made on the double (K26), and no
+    context is abandoned."""
     assert_ok(run_script(f"""
         try:
             kctx.acl.Context({strategy!r})
@@ -521,6 +541,8 @@ def test_refused_runtime_programs_are_unsupported_at_init(strategy):
             assert getattr(e, "context", None) is None
         else:
             raise AssertionError("kernel init accepted refused runtime programs")
+        assert acl.calls("aclrtBinaryLoadFromData") > 0 and acl.calls("aclrtCreateStreamWithConfig") > 0
+        assert held(binaries=False) == {{"streams": 0, "events": 0, "allocations": 0}}, held(binaries=False)
         assert kctx.abandoned_contexts() == []
         for e in NEVER:
             assert acl.calls(e) == 0, e
