@@ -2,7 +2,7 @@
 contract it documents. kctx.BaseContext is what every context object is
 (prepare, launch, run, check, capturable, flush_trace, close, destroy,
 with, the queries); kctx.Context adds making a mode-less context and its
-inits; kctx.opencl.Context and kctx.cuda.Context are made kernel-initialised
+inits; kctx.opencl.Context, kctx.cuda.Context and kctx.acl.Context are made kernel-initialised
 by their constructors and so are BaseContexts, not kctx.Contexts (a
 subclass of kctx.Context that refused create/kernel/program broke the
 promises of its base class)."""
@@ -15,11 +15,12 @@ import textwrap
 import pytest
 
 import kctx
+import kctx.acl
 import kctx.cuda
 import kctx.opencl
 
-CLASSES = [kctx.BaseContext, kctx.Context, kctx.opencl.Context, kctx.cuda.Context]
-BORROWING = [kctx.opencl.Context, kctx.cuda.Context]
+CLASSES = [kctx.BaseContext, kctx.Context, kctx.opencl.Context, kctx.cuda.Context, kctx.acl.Context]
+BORROWING = [kctx.opencl.Context, kctx.cuda.Context, kctx.acl.Context]
 
 
 def _public(cls):

@@ -39,8 +39,9 @@ def test_with_returns_the_object_itself():
 
 TYPED_USE = '''
 import ctypes
-from typing import Dict
+from typing import Dict, Optional
 import kctx
+import kctx.acl
 from kctx import sim
 
 
@@ -59,9 +60,36 @@ class SVM:
     size: int = 4
 
 
+class NpuStream:  # torch_npu.npu.Stream
+    npu_stream: int = 6
+
+
+class NpuDevice:
+    type: str = "npu"
+    index: Optional[int] = 0
+
+
+class NpuTensor:  # a torch tensor on npu
+    device: NpuDevice = NpuDevice()
+
+    def data_ptr(self) -> int:
+        return 1
+
+    def numel(self) -> int:
+        return 1
+
+    def element_size(self) -> int:
+        return 4
+
+    def is_contiguous(self) -> bool:
+        return True
+
+
 def f(exe: kctx.Executable, s: sim.Stream, b: sim.DeviceBuffer) -> None:
     exe.launch(b, CuPyArray(), SVM(), (1, 2), 3, 1.5, ctypes.c_float(1.0), stream=TorchStream())
     exe.launch(b, stream=s)
+    exe.launch(NpuTensor(), 3, stream=NpuStream())
+    kctx.acl.stream_handle_of(NpuStream())
     exe.launch("not a tensor", stream=s)   # refused by the type
     exe.launch(b, stream="not a stream")   # refused by the type
 '''
