@@ -68,7 +68,7 @@ EXAMPLES = _examples()
 
 
 def test_the_issue_27_examples_are_there():
-    assert {"strategies", "capabilities", "flush-trace", "opencl-fault-sweep", "cuda"} <= set(EXAMPLES), \
+    assert {"strategies", "capabilities", "flush-trace", "opencl-fault-sweep", "cuda", "acl"} <= set(EXAMPLES), \
         sorted(EXAMPLES)
 
 
@@ -93,6 +93,18 @@ def _needs_cuda(code: str, env: dict) -> None:
     env["KCTX_CUDA_IMAGES"] = os.environ["KCTX_TEST_CUDA_IMAGES"]
 
 
+def _needs_acl(code: str, env: dict) -> None:
+    """`# needs: acl`: run on the ACL driver double (tests/python/CMakeLists.txt
+    names it when it is built)."""
+    if "# needs: acl" not in code:
+        return
+    double = os.environ.get("KCTX_TEST_ACL_DOUBLE", "")
+    if not double:
+        pytest.skip("the acl platform's driver double is not built: KCTX_TEST_ACL_DOUBLE unset")
+    env["KCTX_ACL_LIBRARY"] = double
+    env["KCTX_ACL_IMAGES"] = os.environ["KCTX_TEST_ACL_IMAGES"]
+
+
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_each_example_runs_as_written(libdir, kernels_path, name):
     code = EXAMPLES[name]
@@ -100,6 +112,7 @@ def test_each_example_runs_as_written(libdir, kernels_path, name):
     env = dict(os.environ, KCTX_LIB_DIR=str(libdir), KCTX_TEST_KERNELS=str(kernels_path),
                PYTHONPATH=str(REPO / "python"), PYTHONDONTWRITEBYTECODE="1")
     _needs_cuda(code, env)
+    _needs_acl(code, env)
     env.pop("KCTX_STRATEGY", None)
     env.pop("KCTX_PLATFORM", None)
     r = subprocess.run([sys.executable, "-W", "error::ResourceWarning", "-c", code], env=env,
