@@ -21,7 +21,8 @@ and per-thread default streams, for eager launches only), PyTorch's
 (``.ptr``), an object with the ``__cuda_stream__`` protocol (cuda-python's
 ``cuda.core``), cuda-python's ``CUstream`` (``int()`` of it), or an object
 with ``.handle`` (``kctx.sim.Stream``: on the CUDA driver double a sim
-stream is a CUstream). A PyOpenCL queue (``.int_ptr``) is refused.
+stream is a CUstream). A PyOpenCL queue (``.int_ptr``) and a torch_npu
+stream (``.npu_stream``, an aclrtStream: ``kctx.acl``) are refused.
 Tensors: anything ``kctx.Arg`` is: a CUDA array with
 ``__cuda_array_interface__`` (a torch or CuPy tensor), DLPack, or
 ``(CUdeviceptr, nbytes)``; a released one (address 0) is refused with
@@ -71,11 +72,14 @@ def require() -> Capabilities:
 
 def stream_handle_of(stream: StreamLike) -> int:
     """The ``CUstream`` of `stream` (the module docstring lists what is
-    accepted). KctxTypeError for a PyOpenCL queue, bool, or anything that
+    accepted). KctxTypeError for a PyOpenCL queue, a torch_npu stream, bool, or anything that
     is no stream; InvalidArgument for a handle that is no u64."""
     if getattr(stream, "int_ptr", None) is not None and getattr(stream, "cuda_stream", None) is None:
         raise KctxTypeError(f"stream is a {type(stream).__name__} with .int_ptr (a PyOpenCL queue?), not a CUDA "
                             f"stream: pass a CUstream (int), torch.cuda.Stream or cupy.cuda.Stream")
+    if getattr(stream, "npu_stream", None) is not None and getattr(stream, "cuda_stream", None) is None:
+        raise KctxTypeError(f"stream is a {type(stream).__name__} with .npu_stream (a torch_npu stream: an "
+                            f"aclrtStream), not a CUDA stream: use kctx.acl for NPU streams")
     get_ptr = getattr(type(stream), "getPtr", None)
     to_int = getattr(type(stream), "__int__", None)
     if callable(get_ptr) and callable(to_int) and not isinstance(stream, int):  # cuda-python's CUstream

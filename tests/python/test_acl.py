@@ -26,6 +26,7 @@ import pytest
 
 import kctx
 import kctx.acl
+import kctx.cuda
 from kctx import interop
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,6 +132,8 @@ def test_the_resolver_takes_torch_npu_streams_K18():
         kctx.acl.stream_handle_of(NpuStream("0x5000"))  # noqa: F821
     with pytest.raises(kctx.InvalidArgument):
         kctx.acl.stream_handle_of(NpuStream(-1))  # noqa: F821
+    with pytest.raises(kctx.KctxTypeError, match="torch_npu stream"):
+        kctx.cuda.stream_handle_of(NpuStream(0x5000))  # noqa: F821  (an aclrtStream is no CUstream)
 
 
 # ---------------------------------------------------------------------------
