@@ -835,6 +835,9 @@ static void desc_init(void) {
         .has_epoch = 0,
         .can_check_ranges = 0,
         .device_trace_na = NULL,
+        .note = "runs only where kctx's runtime programs load (they are built for the sim: here, "
+                "the ACL driver double; a real NPU needs them built with CANN's compilers, "
+                "docs/acl.md)",
     };
     g_entry = (kctx_platform_entry){
         .size = sizeof(kctx_platform_entry),

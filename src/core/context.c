@@ -466,11 +466,13 @@ kctx_status kctx_get_resources(kctx_context h, kctx_resource_info *info) {
 /* ------------------------------------------------------------------ */
 /* capabilities (docs/platforms.md, "The capability query")             */
 
-static const size_t k_caps_sizes[] = {sizeof(kctx_platform_caps)};
+/* The published sizes of kctx_platform_caps (kctx.h): before `note`, and now. */
+static const size_t k_caps_sizes[] = {offsetof(kctx_platform_caps, note),
+                                      sizeof(kctx_platform_caps)};
 
 kctx_status kctx_get_platform_caps(const char *name, kctx_platform_caps *caps) {
     if (!caps) return kctx__fail(NULL, KCTX_INVALID_ARGUMENT, "caps is NULL");
-    kctx_status st = kctx__struct_out_check(NULL, "kctx_platform_caps", caps, k_caps_sizes, 1);
+    kctx_status st = kctx__struct_out_check(NULL, "kctx_platform_caps", caps, k_caps_sizes, 2);
     if (st) return st;
     name = kctx__platform_default(name);
     const kctx__platform_facts *f = kctx__platform_lookup(name);
@@ -483,7 +485,7 @@ kctx_status kctx_get_platform_caps(const char *name, kctx_platform_caps *caps) {
 
 kctx_status kctx_get_context_caps(kctx_context h, kctx_platform_caps *caps) {
     QUERY(h, caps ? NULL : "caps is NULL", {
-        st_ = kctx__struct_out_check(c, "kctx_platform_caps", caps, k_caps_sizes, 1);
+        st_ = kctx__struct_out_check(c, "kctx_platform_caps", caps, k_caps_sizes, 2);
         if (!st_) {
             kctx_platform_caps full;
             kctx__platform_caps(kctx__platform_lookup(c->plat->name), &full);

@@ -283,6 +283,10 @@ static void mode_absent(void) {
     CHECK(caps.built && !caps.available, "built, not available");
     CHECK(strstr(caps.reason, "ACL runtime not found") && strstr(caps.reason, "/nonexistent"),
           "the reason: %s", caps.reason);
+    /* the capability query says where it runs, available or not (issue 25) */
+    CHECK(caps.note && strstr(caps.note, "runs only where kctx's runtime programs load") &&
+              strstr(caps.note, "double"),
+          "the note: %s", caps.note ? caps.note : "(null)");
     kctx_context c = 0;
     CHECK_K(kctx_context_create("acl", &c), KCTX_UNSUPPORTED);
 }
