@@ -180,17 +180,18 @@ static kctx_ctx *slot_get(kctx_context h) {
     return g_slots[idx].ctx;
 }
 
-/* Contexts are reference counted: every entry holds a reference while it
- * runs, so destroy can unpublish a handle and the memory goes away only
- * when the last entry that looked it up has left. */
+/* Contexts are reference counted: the handle table holds one reference
+ * while the handle is published, and every entry holds one while it runs,
+ * so destroy can unpublish a handle and the memory goes away only when the
+ * last entry that looked it up has left. An entry takes its reference
+ * under g_ctx_lock while the handle is published (the table's reference is
+ * then still held: the count is never 0 there), so dropping one needs no
+ * lock: whoever brings the count to 0 is the last to look at the context
+ * (the handle is unpublished by then, nobody can find it again) and frees
+ * it. The decrement is acq_rel: the freeing thread sees every write the
+ * others made before they let go. */
 static void ctx_put(kctx_ctx *c) {
-    /* Under the table lock: a thread that drops a reference must not look
-     * at the context afterwards (a racing destroy may free it at once), so
-     * the decrement and the "last one, and dead?" decision are one step. */
-    pthread_mutex_lock(&g_ctx_lock);
-    bool last = atomic_fetch_sub(&c->refs, 1) == 1 && atomic_load(&c->dead);
-    pthread_mutex_unlock(&g_ctx_lock);
-    if (last) {
+    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1) {
         pthread_mutex_destroy(&c->lock);
         free(c);
     }
@@ -247,6 +248,7 @@ kctx_status kctx_context_create(const char *platform, kctx_context *out) {
     kctx_ctx *c = calloc(1, sizeof *c);
     if (!c) return kctx__fail(NULL, KCTX_OUT_OF_MEMORY, "host allocation failed");
     pthread_mutex_init(&c->lock, NULL);
+    atomic_init(&c->refs, 1); /* the handle table's, dropped by destroy */
     c->plat = p;
     c->ops = p->ops;
     c->device = -1;
@@ -294,7 +296,8 @@ kctx_status kctx_destroy(kctx_context h) {
     pthread_mutex_unlock(&g_ctx_lock);
     kctx__callables_free_host(c);
     kctx__trace_free(c);
-    kctx__ctx_release(c); /* frees it once no other entry holds it */
+    kctx__ctx_release(c); /* this entry's reference */
+    ctx_put(c);           /* the table's: frees it once no other entry holds it */
     return KCTX_OK;
 }
 

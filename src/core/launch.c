@@ -61,26 +61,29 @@ static kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg 
                           "bytes with the scheduler's header, K11)",
                           (unsigned long long)bytes, c->max_params);
     for (uint32_t i = 0; i < nargs; i++) {
-        bool tensor = u->pkind[i] != KCTX_PARAM_SCALAR;
-        if (tensor && args[i].size == 0)
+        const uint64_t value = args[i].value, size = args[i].size;
+        if (u->pkind[i] == KCTX_PARAM_SCALAR) {
+            if (size != 0)
+                return kctx__fail(c, KCTX_INVALID_ARGUMENT,
+                                  "argument %u is a scalar: size must be 0", i);
+            continue;
+        }
+        if (size == 0)
             return kctx__fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a tensor: size must be > 0",
                               i);
         /* a tensor at address 0 names no memory on any platform (K18): refused
          * here, not left to a range check some platforms do not have */
-        if (tensor && args[i].value == 0)
+        if (value == 0)
             return kctx__fail(c, KCTX_INVALID_ARGUMENT,
                               "argument %u is a tensor at address 0 (NULL): a tensor must name "
                               "device memory (K18)",
                               i);
-        if (!tensor && args[i].size != 0)
-            return kctx__fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a scalar: size must be 0",
-                              i);
-        if (tensor && args[i].size < u->min_size[i])
+        if (size < u->min_size[i])
             return kctx__fail(
                 c, KCTX_INVALID_ARGUMENT,
                 "argument %u: %llu bytes, but a task binding reads from byte offset %llu", i,
-                (unsigned long long)args[i].size, (unsigned long long)(u->min_size[i] - 1));
-        if (tensor && args[i].value + args[i].size < args[i].value)
+                (unsigned long long)size, (unsigned long long)(u->min_size[i] - 1));
+        if (value + size < value)
             return kctx__fail(c, KCTX_INVALID_ARGUMENT, "argument %u: address range overflows", i);
     }
     return KCTX_OK;
@@ -354,54 +357,74 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
     kctx_ctx *c;
     kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
+    /* Section 0's order: the caller stream 0, the mode, admission, the
+     * current device, the id, the arguments, the caller stream's platform
+     * checks and capture state; the first refusal wins (goto done). */
     uint64_t t0 = c->trace ? kctx__now_ns() : 0;
-    if (!caller && !c->plat->has_null_stream)
+    kctx_callable *cb = NULL;
+    if (!caller && !c->plat->has_null_stream) {
         st = kctx__fail(c, KCTX_INVALID_ARGUMENT,
                         "caller stream is 0 (the %s platform has no NULL stream)", c->plat->name);
-    else if (c->mode != KCTX_MODE_KERNEL)
+        goto done;
+    }
+    if (c->mode != KCTX_MODE_KERNEL) {
         st = kctx__fail(c, KCTX_INVALID_STATE,
                         "launch needs a kernel context (K3; program mode uses kctx_run)");
-    else
-        st = kctx__admit(c, "launch");
-    if (!st) st = kctx__check_device(c);
-    kctx_callable *cb = st ? NULL : kctx__find_callable(c, id);
-    if (!st && !cb)
+        goto done;
+    }
+    if (c->phase != KCTX_PHASE_READY && (st = kctx__admit(c, "launch")) != KCTX_OK) goto done;
+    if ((st = kctx__check_device(c)) != KCTX_OK) goto done;
+    cb = kctx__find_callable(c, id);
+    if (!cb) {
         st = kctx__fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
                         (unsigned long long)id);
-    if (!st) st = check_args(c, cb->up, args, nargs);
+        goto done;
+    }
+    if ((st = check_args(c, cb->up, args, nargs)) != KCTX_OK) goto done;
     /* capture state (K25, K34): the only queries of the launch path; the
      * caller's comes with its device check */
     kctx_pcapture_status ccs = KCTX_PCAPTURE_NONE, xcs = KCTX_PCAPTURE_NONE;
     uint64_t cid = 0, xid = 0;
     kctx_pgraph graph = 0, xgraph = 0;
-    if (!st) st = check_platform_args(c, cb->up, args, nargs, caller, &ccs, &cid, &graph);
+    st = check_platform_args(c, cb->up, args, nargs, caller, &ccs, &cid, &graph);
+    if (st) goto done;
     /* K34: only a captured launch of this context pulls its streams into a
      * capture, so the AICPU stream is asked only while one may hold them */
-    if (!st && c->streams_maybe_captured) {
+    if (c->streams_maybe_captured) {
         st = KP(c, "stream_info(AICPU)", stream_info, c->streams[0].h, NULL, &xcs, &xid, &xgraph);
-        if (!st && xcs == KCTX_PCAPTURE_NONE) c->streams_maybe_captured = false;
+        if (st) goto done;
+        if (xcs == KCTX_PCAPTURE_NONE) c->streams_maybe_captured = false;
     }
-    if (!st && ccs == KCTX_PCAPTURE_INVALIDATED)
+    if (ccs == KCTX_PCAPTURE_INVALIDATED) {
         st = kctx__fail(c, KCTX_CAPTURE_BROKEN,
                         "the caller stream's capture is already invalidated");
-    if (!st && xcs != KCTX_PCAPTURE_NONE && (ccs != KCTX_PCAPTURE_ACTIVE || cid != xid))
+        goto done;
+    }
+    if (xcs != KCTX_PCAPTURE_NONE && (ccs != KCTX_PCAPTURE_ACTIVE || cid != xid)) {
         st = kctx__fail(
             c, KCTX_CAPTURE_ACTIVE,
             "the context's streams belong to another capture until it ends; launch refused (K34)");
-    bool captured = !st && ccs == KCTX_PCAPTURE_ACTIVE;
-    if (captured && !graph)
+        goto done;
+    }
+    const bool captured = ccs == KCTX_PCAPTURE_ACTIVE;
+    if (captured && !graph) {
         st = kctx__fail(c, KCTX_PLATFORM_ERROR,
                         "platform %s reports an active capture of the caller stream without its "
                         "graph",
                         c->plat->name);
+        goto done;
+    }
     /* K25: an exhausted token pool refuses before anything is enqueued. */
-    if (captured && atomic_load(&c->tokens_in_use) >= c->token_capacity)
+    if (captured && atomic_load(&c->tokens_in_use) >= c->token_capacity) {
         st = kctx__fail(c, KCTX_CAPACITY,
                         "all %u graph lifetime tokens are held by live graphs (K25)",
                         c->token_capacity);
-    if (!st) st = enqueue_chain(c, cb->up, args, nargs, caller, captured ? graph : 0);
-    kctx__trace_span(c, KCTX_DFX_LAUNCH, t0, id, st ? 0 : c->launch_seq,
-                     st); /* preallocated: no allocation (K19) */
+        goto done;
+    }
+    st = enqueue_chain(c, cb->up, args, nargs, caller, captured ? graph : 0);
+done:
+    if (c->trace) /* preallocated: no allocation (K19) */
+        kctx__trace_span(c, KCTX_DFX_LAUNCH, t0, id, st ? 0 : c->launch_seq, st);
     kctx__ctx_release(c);
     return st;
 }
