@@ -1,10 +1,11 @@
 /*
  * internal.h — the kernel context's internals, shared by the core's files.
  *
- * Locking: g_ctx_lock (context.c) guards the handle table and the claims;
- * each context's `lock` serialises every entry on that context (K33). The
- * order is context lock, then g_ctx_lock; platform calls are made with the
- * context lock held and g_ctx_lock not held.
+ * Locking: g_ctx_lock (context.c) guards the handle table's writers
+ * (create, destroy; entries look handles up without it, pinning the slot)
+ * and the claims; each context's `lock` serialises every entry on that
+ * context (K33). The order is context lock, then g_ctx_lock; platform
+ * calls are made with the context lock held and g_ctx_lock not held.
  */
 #ifndef KCTX_CORE_INTERNAL_H
 #define KCTX_CORE_INTERNAL_H
@@ -127,7 +128,7 @@ typedef struct kctx_callable {
 typedef struct kctx_ctx {
     pthread_mutex_t lock;
     atomic_uint refs; /* the handle table (while published) and the entries holding the
-                         context (taken under g_ctx_lock); the last one frees it */
+                         context; the last one frees it (context.c) */
     atomic_bool dead; /* destroyed: the handle is unpublished */
     kctx_context handle;
     const kctx_platform_desc *plat; /* the registry's admitted descriptor: no lifecycle member */
@@ -164,6 +165,7 @@ typedef struct kctx_ctx {
     uint32_t ncallables, capcallables;
     uint32_t *id_index;
     uint32_t id_index_cap;
+    uint32_t launch_hint; /* position of the callable launched last (launch.c) */
     /* the registered uploads (refs > 0) by the CRC of their bytes, for K14's
      * identical-bytes check (open addressing, at most half full; emptied
      * when close starts releasing uploads and when they are abandoned
@@ -283,10 +285,15 @@ extern atomic_int kp_nfaults;
  * function instead of once per platform call (in a shared library every
  * access to a thread-local variable is a __tls_get_addr call). */
 uint64_t *kp_thread_calls(void) __attribute__((const));
+/* The counters KP_RAW's calls count in: the calling thread's. A function
+ * that makes many platform calls and is handed the pointer by its caller
+ * (the launch chain) may define KP_TL to its copy for its body (the
+ * compiler cannot share a const call's result across functions). */
+#define KP_TL kp_thread_calls()
 bool kp_enter_armed(int op);
-static inline bool kp_enter(kctx_ctx *c, int op) {
+static inline bool kp_enter_tl(kctx_ctx *c, uint64_t *tl, int op) {
     atomic_fetch_add_explicit(&c->calls, 1, memory_order_relaxed);
-    kp_thread_calls()[op]++;
+    tl[op]++;
     if (__builtin_expect(atomic_load_explicit(&kp_nfaults, memory_order_relaxed) == 0, 1))
         return false;
     return kp_enter_armed(op);
@@ -317,14 +324,15 @@ kctx_pclass kp_classify(kctx_ctx *c, int pst);
 /* "SIM_TIMEOUT: ..." style detail of a platform status, for messages. */
 const char *kp_status_name(kctx_ctx *c, int pst);
 const char *kp_last_message(kctx_ctx *c, int pst);
-#define KP_RAW(c, op, ...) (kp_enter((c), kp_op_##op) ? KP_INJECTED : (c)->ops->op(__VA_ARGS__))
+#define KP_RAW(c, op, ...) \
+    (kp_enter_tl((c), KP_TL, kp_op_##op) ? KP_INJECTED : (c)->ops->op(__VA_ARGS__))
 #define KPL_RAW(c, op, ...) \
-    (kp_enter((c), kp_op_##op) ? KP_INJECTED : (c)->lifecycle->op(__VA_ARGS__))
+    (kp_enter_tl((c), KP_TL, kp_op_##op) ? KP_INJECTED : (c)->lifecycle->op(__VA_ARGS__))
 #define KP(c, what, op, ...) kp_result((c), (what), KP_RAW(c, op, __VA_ARGS__))
 #define KPL(c, what, op, ...) kp_result((c), (what), KPL_RAW(c, op, __VA_ARGS__))
 /* The same for the lifecycle ops that take no argument (C11 wants at least
  * one argument for a macro's `...`). */
-#define KPL0_RAW(c, op) (kp_enter((c), kp_op_##op) ? KP_INJECTED : (c)->lifecycle->op())
+#define KPL0_RAW(c, op) (kp_enter_tl((c), KP_TL, kp_op_##op) ? KP_INJECTED : (c)->lifecycle->op())
 #define KPL0(c, what, op) kp_result((c), (what), KPL0_RAW(c, op))
 /* The device the calling thread works on (K4, K5): the platform's
  * bound_device when it has one (no thread-current device: OpenCL), else
