@@ -228,9 +228,14 @@ static kctx_status enqueue_tasks(kctx_ctx *c, uint64_t *tl, const kctx_upload *u
      * then make the compiler read them again for every binding */
     const kctx_ho_task *const tasks = u->ho_tasks;
     const kctx_ho_binding *const binds = u->ho_binds;
+    h->runtime_image = image; /* the same in every task's header */
+    h->launch_id = id;
+    h->flags = flags;
     for (uint32_t t = 0; t < ntasks; t++) {
         const kctx_ho_task task = tasks[t];
-        *h = (kctx_task_header){image, id, flags, t, task.func_id, task.nbindings};
+        h->task = t;
+        h->func_id = task.func_id;
+        h->nbindings = task.nbindings;
         const kctx_ho_binding *b = binds + task.first_binding;
         for (uint32_t i = 0; i < task.nbindings; i++) {
             if (b[i].kind == KCTX_BIND_TENSOR)
