@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CHECK_MSG(needle)                                                      \
     do {                                                                       \
@@ -602,6 +603,77 @@ close:;
     finish(c);
     CHECK_EQ(calls("clReleaseCommandQueue") - rel0, 4); /* kctx's three and its reference */
     CHECK_EQ(queue_references(o.q), refs);
+done:
+    ocl_close(&o);
+}
+
+/* K25: close refuses while work is in flight on the context's streams,
+ * also work after the latest event an own stream has: a launch whose
+ * records failed (every record from AICORE_DONE on, compensation's too)
+ * leaves its held task kernel on the AICore stream after that stream's
+ * latest event (the launch before's AICORE_DONE, long complete). The
+ * stream's query must see the kernel (the adapter adds a marker), so
+ * close is BUSY until the task ran, then closes with nothing held. */
+KT_TEST(k25_close_sees_a_task_left_after_the_streams_latest_event) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    const kctx_opencl_live base = live(o.kdev);
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    if (!prepare_source(c, 1, k_double, "k_double")) goto close;
+    const size_t n = 16;
+    float *x = svm(&o, n), *y = svm(&o, n);
+    REQUIRE(x && y);
+    for (size_t i = 0; i < n; i++) x[i] = (float)i, y[i] = 0.0f;
+    const kctx_arg args[3] = {KCTX_TENSOR((uintptr_t)x, n * 4), KCTX_TENSOR((uintptr_t)y, n * 4),
+                              KCTX_SCALAR(n)};
+    CHECK_OK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o.q));
+    clFinish(o.q);
+    cl_int err = CL_SUCCESS;
+    cl_event gate = clCreateUserEvent(o.ctx, &err);
+    REQUIRE(gate != NULL);
+    CHECK_OK(kctx_opencl_test_hold(o.kdev, gate));
+    kctx_fault f = KCTX_FAULT_INIT;
+    f.op = KCTX_POP_EVENT_RECORD;
+    f.nth = 3; /* START, AICORE_START, then AICORE_DONE and every later record */
+    f.persistent = 1;
+    int fid = -1;
+    CHECK_OK(kctx_fault_arm(&f, &fid));
+    CHECK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o.q) != KCTX_OK);
+    kctx_fault_clear_all();
+    /* the held task has reached its gate; the AICPU stream's acquire and
+     * finalize (not held) are given time to finish, so that only the
+     * AICore stream is busy */
+    int reached = 0;
+    for (int i = 0; i < 2000 && !reached; i++) {
+        CHECK_OK(kctx_opencl_test_hold_reached(&reached));
+        if (!reached) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    CHECK(reached);
+    nanosleep(&(struct timespec){0, 100000000}, NULL);
+    CHECK_K(kctx_close(c), KCTX_BUSY); /* the held task is on the AICore stream */
+    CHECK_MSG("AICore");
+    CHECK(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
+    kctx_status st = KCTX_BUSY;
+    for (int i = 0; i < 2000 && st == KCTX_BUSY; i++) {
+        st = kctx_close(c);
+        if (st == KCTX_BUSY) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    CHECK_OK(st);
+    kctx_opencl_test_hold_clear();
+    clReleaseEvent(gate);
+    CHECK_OK(kctx_destroy(c));
+    const kctx_opencl_live after = live(o.kdev);
+    CHECK_EQ(after.queues, base.queues);
+    CHECK_EQ(after.events, base.events);
+    CHECK_EQ(after.programs, base.programs);
+    CHECK_EQ(after.kernels, base.kernels);
+    CHECK_EQ(after.allocations, base.allocations);
+    clSVMFree(o.ctx, x);
+    clSVMFree(o.ctx, y);
+    goto done;
+close:
+    finish(c);
 done:
     ocl_close(&o);
 }
