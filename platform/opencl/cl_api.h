@@ -29,6 +29,7 @@
     X(GetContextInfo)                   \
     X(GetCommandQueueInfo)              \
     X(CreateCommandQueueWithProperties) \
+    X(RetainCommandQueue)               \
     X(ReleaseCommandQueue)              \
     X(Flush)                            \
     X(EnqueueMarkerWithWaitList)        \
