@@ -14,8 +14,8 @@
  *   AICPU:  barrier on AICORE_DONE; finalize kernel (24 B); marker (AICPU_DONE)
  *   caller: barrier on AICPU_DONE; marker (SERIAL_TAIL)
  * plus kctx's own check of the caller queue (its context, device and
- * properties: clGetCommandQueueInfo), made at the first launch onto it only
- * (kctx holds the queue it checked).
+ * properties: three clGetCommandQueueInfo), made at every launch (kctx
+ * never holds or remembers a caller's queue).
  *
  * Baseline (by hand): the same 12 commands, in the same order, on three
  * in-order queues of the same context (a caller queue and two of its own),
@@ -194,8 +194,8 @@ static void base_one(bench *B) {
  * SERIAL_TAIL marker returns one too); the record's queue is flushed when
  * another queue first waits on it; the kernels' arguments that change are
  * set (the steps; the task's value stands in for kctx's task header, the
- * counter's address does not change and is set once). The caller queue's
- * check is not made (kctx checks a queue at its first launch only). Not
+ * counter's address does not change and is set once); the caller queue's
+ * check (three clGetCommandQueueInfo, as kctx makes at every launch). Not
  * included: kctx's own logic and the adapter's locks. */
 
 static void ad_record(bench *B, int slot, cl_command_queue q) {
@@ -227,6 +227,15 @@ static void ad_kernel(cl_command_queue q, cl_kernel k) {
 static void adapter_one(bench *B) {
     const oc_step step = {(uint64_t)(uintptr_t)B->guard, ++B->seq, 0, 0};
     const cl_ulong one = 1;
+    cl_context qctx;
+    cl_device_id qdev;
+    cl_command_queue_properties qprops;
+    cl_int qe = clGetCommandQueueInfo(B->bq, CL_QUEUE_CONTEXT, sizeof qctx, &qctx, NULL);
+    if (qe == CL_SUCCESS)
+        qe = clGetCommandQueueInfo(B->bq, CL_QUEUE_DEVICE, sizeof qdev, &qdev, NULL);
+    if (qe == CL_SUCCESS)
+        qe = clGetCommandQueueInfo(B->bq, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops, NULL);
+    if (qe != CL_SUCCESS) kb_cl_check(qe, "clGetCommandQueueInfo");
     ad_record(B, 0, B->bq); /* START */
     ad_wait(B, B->bcpu, 0);
     set_step(B->acquire, &step);

@@ -320,54 +320,14 @@ static void event_end(ocl_stream *o, cl_event ev, uint64_t covered, int owned) {
     if (drop) KCTX_CL(ReleaseEvent, drop);
 }
 
-/* ---- caller queues already checked ----------------------------------- */
-
-/* stream_info checks a caller's queue with three queries (its context and
- * device: a queue of the lent pair, K5/K18; its properties: in order). A
- * queue that passed is remembered for its pair, with a reference
- * (clRetainCommandQueue), so the handle cannot come to name another queue
- * while it is remembered: the queue cannot be deleted, so its address
- * cannot be reused, and a queue's context, device and properties never
- * change (clSetCommandQueueProperty left OpenCL in 1.1). A later launch
- * onto it makes no query. At most OCL_CHECKED_QUEUES per pair (the oldest
- * is released for a new one); only while a kernel context lives on the
- * pair (it has own streams): the last own stream's destroy (close)
- * releases them, so a closed context holds nothing of the caller's. The
- * lookup reads the slots of the calling thread's pair without a lock (the
- * launch's caller passes a live queue: found in a slot, it is the queue
- * that was checked). */
-#define OCL_CHECKED_QUEUES 4
-static _Atomic(cl_command_queue) g_checked[KCTX_OPENCL_MAX_DEVICES][OCL_CHECKED_QUEUES];
-static unsigned g_checked_next[KCTX_OPENCL_MAX_DEVICES]; /* under kctx__ocl_mu */
-
-static int checked_pair(cl_command_queue q) {
-    const int b = kctx__ocl_bound;
-    if (b < 0) return -1;
-    for (int k = 0; k < OCL_CHECKED_QUEUES; k++)
-        if (atomic_load_explicit(&g_checked[b][k], memory_order_relaxed) == q) return b;
-    return -1;
-}
-
-static void remember_checked(cl_command_queue q, int pair) {
-    if (KCTX_CL(RetainCommandQueue, q) != CL_SUCCESS) return; /* not remembered: checked again */
-    cl_command_queue out = q;
-    pthread_mutex_lock(&kctx__ocl_mu);
-    bool known = false;
-    for (int k = 0; k < OCL_CHECKED_QUEUES; k++) known |= atomic_load(&g_checked[pair][k]) == q;
-    if (!known && atomic_load(&kctx__ocl_counts[pair].queues) > 0) {
-        unsigned k = g_checked_next[pair]++ % OCL_CHECKED_QUEUES;
-        out = atomic_exchange(&g_checked[pair][k], q); /* the oldest, or NULL */
-    }
-    pthread_mutex_unlock(&kctx__ocl_mu);
-    if (out) KCTX_CL(ReleaseCommandQueue, out);
-}
-
-/* Under kctx__ocl_mu, when the pair's last own stream goes: out gets the
- * remembered queues, released by the caller after unlocking. */
-static void forget_checked(int pair, cl_command_queue out[OCL_CHECKED_QUEUES]) {
-    for (int k = 0; k < OCL_CHECKED_QUEUES; k++)
-        out[k] = atomic_exchange(&g_checked[pair][k], NULL);
-}
+/* A caller's queue is checked on every launch (stream_info's three
+ * queries) and never retained or remembered: kctx never stores the
+ * caller's stream, and once a launch has returned the caller may release
+ * its queue with no later call of kctx naming it (docs/kernel-mode.md,
+ * "Launch, capture and replay"). A cache of checked queues would have to
+ * hold a reference (else a released handle's address could come to name
+ * another queue), which is exactly that: measured, it saved 3 of 27 calls
+ * per launch (docs/benchmarks.md, opencl_launch_calls). */
 
 static int o_stream_create(kctx_pstream *s) {
     const ocl_dev *d;
@@ -409,15 +369,11 @@ static int o_stream_destroy(kctx_pstream s) {
     if (!o) return kctx__svc_msgf(OCL_BAD_PARAMS, "stream_destroy: not a stream kctx created");
     cl_int err = KCTX_CL(ReleaseCommandQueue, o->q);
     if (err) return clfail(err, "clReleaseCommandQueue");
-    cl_command_queue checked[OCL_CHECKED_QUEUES] = {NULL};
     pthread_mutex_lock(&kctx__ocl_mu);
     for (int i = 0; i < OCL_MAX_OWN; i++)
         if (atomic_load(&g_own[i]) == o) atomic_store(&g_own[i], NULL);
-    if (atomic_fetch_sub(&kctx__ocl_counts[o->dev].queues, 1) == 1)
-        forget_checked(o->dev, checked); /* the pair's kernel context is closing */
+    atomic_fetch_sub(&kctx__ocl_counts[o->dev].queues, 1);
     pthread_mutex_unlock(&kctx__ocl_mu);
-    for (int k = 0; k < OCL_CHECKED_QUEUES; k++)
-        if (checked[k]) KCTX_CL(ReleaseCommandQueue, checked[k]);
     if (o->last && o->last_owned) KCTX_CL(ReleaseEvent, o->last);
     pthread_mutex_destroy(&o->mu);
     free(o);
@@ -533,14 +489,14 @@ static int o_stream_query(kctx_pstream s) {
     return st;
 }
 
-/* A caller's queue: the three queries (K5, K18), or none for a queue
- * already checked (g_checked). kctx's own: its pair. */
+/* A caller's queue: the three queries (K5, K18), on every launch. kctx's
+ * own: its pair. */
 static int o_stream_info(kctx_pstream s, int *device, kctx_pcapture_status *status, uint64_t *id,
                          kctx_pgraph *graph) {
     cl_command_queue q = queue_of(s);
     const ocl_stream *o = kctx__ocl_own_stream(s);
-    int i = o ? o->dev : checked_pair(q);
-    if (i < 0) {
+    int i = o ? o->dev : -1;
+    if (!o) {
         cl_context ctx;
         cl_device_id dev;
         cl_command_queue_properties props;
@@ -564,7 +520,6 @@ static int o_stream_info(kctx_pstream s, int *device, kctx_pcapture_status *stat
                                   "stream 0x%llx is a queue of a cl_context/device that no "
                                   "thread lent (kctx_opencl_bind)",
                                   (unsigned long long)s);
-        remember_checked(q, i);
     }
     if (device) *device = i;
     if (status) *status = KCTX_PCAPTURE_NONE;

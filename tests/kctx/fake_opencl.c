@@ -64,7 +64,6 @@ API cl_int clGetDeviceInfo(cl_device_id d, cl_uint what, size_t size, void *valu
 FAKE_ENTRY(clGetPlatformIDs)
 FAKE_ENTRY(clGetCommandQueueInfo)
 FAKE_ENTRY(clCreateCommandQueueWithProperties)
-FAKE_ENTRY(clRetainCommandQueue)
 FAKE_ENTRY(clReleaseCommandQueue)
 FAKE_ENTRY(clFlush)
 FAKE_ENTRY(clEnqueueMarkerWithWaitList)

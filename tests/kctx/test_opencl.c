@@ -469,11 +469,13 @@ done:
  * finalize step) and their arguments that changed: the acquire's and
  * finalize's parameter blocks and the task's header (the tensors and the
  * scalar are those of the launch before); the five events each record
- * replaces, released. No query: the caller's queue was checked at the
- * launch before (K5/K18) and kctx holds it since. Nothing else: no
- * clFinish, clWaitForEvents or clGetEventInfo, no clSVMAlloc, no queue,
- * program or kernel made, no event retained. */
-static const want_calls k_launch_calls[] = {{"clEnqueueMarkerWithWaitList", 5},
+ * replaces, released; and the caller's queue checked (K5/K18: its context,
+ * device and properties — on every launch, since kctx never holds or
+ * remembers a caller's queue). Nothing else: no clFinish, clWaitForEvents
+ * or clGetEventInfo, no clSVMAlloc, no queue, program or kernel made, no
+ * event or queue retained. */
+static const want_calls k_launch_calls[] = {{"clGetCommandQueueInfo", 3},
+                                            {"clEnqueueMarkerWithWaitList", 5},
                                             {"clFlush", 4},
                                             {"clEnqueueBarrierWithWaitList", 4},
                                             {"clEnqueueNDRangeKernel", 3},
@@ -481,11 +483,9 @@ static const want_calls k_launch_calls[] = {{"clEnqueueMarkerWithWaitList", 5},
                                             {"clReleaseEvent", 5},
                                             {NULL, 0}};
 
-/* The first launch onto a queue: the same, with the queue's check (its
- * context, device and properties; then kctx keeps a reference to it) and
- * the task's other arguments, two tensors (y is another tensor) and n. */
+/* The first launch onto another queue: the same, with the task's other
+ * arguments, two tensors (y is another tensor) and n. */
 static const want_calls k_first_launch_calls[] = {{"clGetCommandQueueInfo", 3},
-                                                  {"clRetainCommandQueue", 1},
                                                   {"clEnqueueMarkerWithWaitList", 5},
                                                   {"clFlush", 4},
                                                   {"clEnqueueBarrierWithWaitList", 4},
@@ -494,12 +494,6 @@ static const want_calls k_first_launch_calls[] = {{"clGetCommandQueueInfo", 3},
                                                   {"clSetKernelArgSVMPointer", 1},
                                                   {"clReleaseEvent", 5},
                                                   {NULL, 0}};
-
-static cl_uint queue_references(cl_command_queue q) {
-    cl_uint n = 0;
-    CHECK(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof n, &n, NULL) == CL_SUCCESS);
-    return n;
-}
 
 /* K19: an eager launch only enqueues (the K20 chain on the caller's queue
  * and kctx's two, and the task kernel), after the K5/K18 preflight reads;
@@ -557,17 +551,15 @@ done:
     ocl_close(&o);
 }
 
-/* K5/K18 without a query per launch: a queue kctx checked stays the queue
- * it checked because kctx holds a reference to it (its handle cannot come
- * to name another queue): one clRetainCommandQueue, however many launches.
- * A queue refused is not held (an out-of-order one is checked and refused
- * again). The reference is kctx's own and ends with the kernel context:
- * close releases the three queues kctx made and the caller's, whose
- * reference count is the caller's alone again. */
-KT_TEST(k5_a_checked_caller_queue_is_held_until_close) {
+/* K5/K18 and "kctx never stores the caller's stream": each launch checks
+ * the caller's queue again (three queries), kctx never retains it
+ * (clRetainCommandQueue is on the loader's never-call list: its zero count
+ * is an answer), and once the launches have returned the caller releases
+ * its queue and kctx names it in no later call — close releases only the
+ * three queues kctx made. An out-of-order queue is refused each time. */
+KT_TEST(k5_a_caller_queue_is_checked_every_launch_and_never_held) {
     ocl o;
     if (!ocl_open(&o)) goto done;
-    const cl_uint refs = queue_references(o.q);
     kctx_context c = kernel_ctx();
     if (!c) goto done;
     if (!prepare_source(c, 1, k_double, "k_double")) goto close;
@@ -577,32 +569,33 @@ KT_TEST(k5_a_checked_caller_queue_is_held_until_close) {
     for (size_t i = 0; i < n; i++) x[i] = (float)i;
     const kctx_arg args[3] = {KCTX_TENSOR((uintptr_t)x, n * 4), KCTX_TENSOR((uintptr_t)y, n * 4),
                               KCTX_SCALAR(n)};
+    cl_int err = CL_SUCCESS;
+    cl_command_queue q2 = clCreateCommandQueueWithProperties(o.ctx, o.dev, NULL, &err);
+    REQUIRE(q2 != NULL);
     uint64_t r0 = calls("clRetainCommandQueue"), q0 = calls("clGetCommandQueueInfo");
-    for (int i = 0; i < 3; i++) CHECK_OK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o.q));
-    CHECK_EQ(calls("clRetainCommandQueue") - r0, 1);
-    CHECK_EQ(calls("clGetCommandQueueInfo") - q0, 3); /* the first launch's check */
+    for (int i = 0; i < 3; i++) CHECK_OK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)q2));
+    CHECK_EQ(calls("clRetainCommandQueue") - r0, 0);
+    CHECK_EQ(calls("clGetCommandQueueInfo") - q0, 9); /* three per launch */
     const cl_queue_properties ooo[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
                                        0};
-    cl_int err = CL_SUCCESS;
     cl_command_queue qo = clCreateCommandQueueWithProperties(o.ctx, o.dev, ooo, &err);
     if (qo) {
-        r0 = calls("clRetainCommandQueue");
         for (int i = 0; i < 2; i++) {
             CHECK_K(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)qo), KCTX_INVALID_ARGUMENT);
             CHECK_MSG("out-of-order");
         }
-        CHECK_EQ(calls("clRetainCommandQueue") - r0, 0);
         clReleaseCommandQueue(qo);
     }
-    clFinish(o.q);
+    clFinish(q2);
+    clReleaseCommandQueue(q2); /* the caller is done with it: kctx must never name it again */
     CHECK_OK(kctx_check(c, NULL));
     clSVMFree(o.ctx, x);
     clSVMFree(o.ctx, y);
 close:;
     const uint64_t rel0 = calls("clReleaseCommandQueue");
     finish(c);
-    CHECK_EQ(calls("clReleaseCommandQueue") - rel0, 4); /* kctx's three and its reference */
-    CHECK_EQ(queue_references(o.q), refs);
+    CHECK_EQ(calls("clReleaseCommandQueue") - rel0, 3); /* kctx's three, nothing of the caller's */
+    CHECK_EQ(calls("clRetainCommandQueue"), 0);
 done:
     ocl_close(&o);
 }
