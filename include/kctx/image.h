@@ -218,7 +218,9 @@ KCTX_IMAGE_API const char *kctx_image_reason_string(kctx_image_reason r); /* one
 /* Validate an image completely: every rule of docs/image-format.md, in the
  * class order above (structure first, the checksum last; per-child and
  * per-task counts are checked against their limits when their entry is
- * first read, in class 5, before they are used). Pure and allocation-free;
+ * first read, in class 5, before they are used; whether the minor is the
+ * lowest the content needs is known only from the variant kinds, so that
+ * BAD_VERSION comes after the children). Pure and allocation-free;
  * linear in the table sizes; reads nothing outside [bytes, bytes + size)
  * and blobs only for the checksum. Returns KCTX_IMAGE_OK or the first
  * rejection; `err` (may be NULL) receives reason, offset and message (for
