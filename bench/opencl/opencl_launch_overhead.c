@@ -13,8 +13,9 @@
  *   AICore: barrier on AICORE_START; the task kernel (header + 2 bindings); marker (AICORE_DONE)
  *   AICPU:  barrier on AICORE_DONE; finalize kernel (24 B); marker (AICPU_DONE)
  *   caller: barrier on AICPU_DONE; marker (SERIAL_TAIL)
- * plus kctx's own checks (the caller queue's context, device and properties,
- * and the AICPU queue's: clGetCommandQueueInfo).
+ * plus kctx's own check of the caller queue (its context, device and
+ * properties: three clGetCommandQueueInfo), made at every launch (kctx
+ * never holds or remembers a caller's queue).
  *
  * Baseline (by hand): the same 12 commands, in the same order, on three
  * in-order queues of the same context (a caller queue and two of its own),
@@ -22,7 +23,9 @@
  * (counter[0] += value), acquire/finalize (a 64-bit compare-and-swap on a
  * guard word, 24 B by value). Only what a careful hand-writer needs: the
  * markers return events, each released once the barrier that waits for it
- * is enqueued; the barriers and kernels return none.
+ * is enqueued; a marker another queue waits on is followed by a clFlush of
+ * its queue (the OpenCL spec's rule for waiting on an event of another
+ * queue: clFlush's reference page); the barriers and kernels return none.
  *
  * Held (headline): before N launches, the caller queue gets a barrier on a
  * user event, so nothing of the N launches runs while they are enqueued —
@@ -38,8 +41,9 @@
  *   metric opencl_launch_overhead value=<ns> unit=ns baseline=<ns> ratio=<kctx/hand> n=<R>
  *   metric opencl_launch_overhead_calls value=<ns> unit=ns n=<R>
  *       the hand sequence making every OpenCL call kctx's adapter makes
- *       (the 6 queue queries, the events of the commands on its own queues,
- *       the event retains and releases; adapter_one): the difference to the
+ *       (adapter_one: each record's event kept until the next record of
+ *       that event, the flush at the first wait from another queue, the
+ *       task's changing argument set every launch): the difference to the
  *       baseline is the adapter's call pattern, the difference to the
  *       headline's value kctx's own logic and the adapter's locks
  *   metric opencl_launch_roundtrip value=<ns> unit=ns baseline=<ns> ratio=<..> n=<R>
@@ -91,7 +95,9 @@ typedef struct bench {
     uint32_t *bcount;
     uint64_t *guard;
     uint64_t seq, blaunches;
-    cl_event rec[5], last[2]; /* the adapter-call variant's events */
+    cl_event rec[5];               /* the adapter-call variant's records */
+    cl_command_queue unflushed[5]; /* their queues, until flushed for a wait */
+    int count_set;                 /* the variant set count's counter argument */
 } bench;
 
 /* ---- the kctx side ---------------------------------------------------------- */
@@ -131,6 +137,14 @@ static void enqueue_marker(cl_command_queue q, cl_event *ev) {
     if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueMarkerWithWaitList");
 }
 
+/* A marker whose event another queue waits on: its queue is flushed (the
+ * spec's rule; PoCL would run without it, a batching driver need not). */
+static void enqueue_marker_for_another_queue(cl_command_queue q, cl_event *ev) {
+    enqueue_marker(q, ev);
+    cl_int e = HAND(Flush, q);
+    if (e != CL_SUCCESS) kb_cl_check(e, "clFlush");
+}
+
 static void enqueue_wait(cl_command_queue q, cl_event ev) {
     cl_int e = HAND(EnqueueBarrierWithWaitList, q, 1, &ev, NULL);
     if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueBarrierWithWaitList");
@@ -153,120 +167,99 @@ static void base_one(bench *B) {
     const oc_step step = {(uint64_t)(uintptr_t)B->guard, ++B->seq, 0, 0};
     const cl_ulong one = 1;
     cl_event ev;
-    enqueue_marker(B->bq, &ev); /* START */
+    enqueue_marker_for_another_queue(B->bq, &ev); /* START */
     enqueue_wait(B->bcpu, ev);
     set_step(B->acquire, &step);
     enqueue_kernel(B->bcpu, B->acquire);
-    enqueue_marker(B->bcpu, &ev); /* AICORE_START */
+    enqueue_marker_for_another_queue(B->bcpu, &ev); /* AICORE_START */
     enqueue_wait(B->bcore, ev);
     cl_int e = HAND(SetKernelArgSVMPointer, B->count, 0, B->bcount);
     if (e == CL_SUCCESS) e = HAND(SetKernelArg, B->count, 1, sizeof one, &one);
     if (e != CL_SUCCESS) kb_cl_check(e, "clSetKernelArg(count)");
     enqueue_kernel(B->bcore, B->count);
-    enqueue_marker(B->bcore, &ev); /* AICORE_DONE */
+    enqueue_marker_for_another_queue(B->bcore, &ev); /* AICORE_DONE */
     enqueue_wait(B->bcpu, ev);
     set_step(B->finalize, &step);
     enqueue_kernel(B->bcpu, B->finalize);
-    enqueue_marker(B->bcpu, &ev); /* AICPU_DONE */
+    enqueue_marker_for_another_queue(B->bcpu, &ev); /* AICPU_DONE */
     enqueue_wait(B->bq, ev);
     enqueue_marker(B->bq, NULL); /* SERIAL_TAIL */
     B->blaunches++;
 }
 
-/* The checks kctx's launch makes besides its commands: the caller queue's
- * context, device and properties, then the AICPU queue's (stream_info). */
-static void queries(bench *B) {
-    cl_context c;
-    cl_device_id d;
-    cl_command_queue_properties p;
-    cl_command_queue qs[2] = {B->bq, B->bcpu};
-    for (int i = 0; i < 2; i++) {
-        cl_int e = clGetCommandQueueInfo(qs[i], CL_QUEUE_CONTEXT, sizeof c, &c, NULL);
-        if (e == CL_SUCCESS) e = clGetCommandQueueInfo(qs[i], CL_QUEUE_DEVICE, sizeof d, &d, NULL);
-        if (e == CL_SUCCESS)
-            e = clGetCommandQueueInfo(qs[i], CL_QUEUE_PROPERTIES, sizeof p, &p, NULL);
-        if (e != CL_SUCCESS) kb_cl_check(e, "clGetCommandQueueInfo");
-    }
-}
-
 /* ---- the baseline with every OpenCL call of kctx's adapter ------------------ */
 /* The same 12 commands, plus every other OpenCL call kctx's opencl adapter
- * makes for them (platform/opencl/adapter.c): the 6 queue queries first;
- * every command on kctx's own queues returns its event, which becomes the
- * queue's latest (the previous one released); a record keeps its marker's
- * event (retained once more on an own queue) until the next record of that
- * event releases it; a wait retains the recorded event around its barrier.
- * Not included: kctx's own logic and the adapter's locks. */
+ * makes for them (platform/opencl/adapter.c), steady state: a record's
+ * event is kept until the next record of that kctx event releases it (the
+ * SERIAL_TAIL marker returns one too); the record's queue is flushed when
+ * another queue first waits on it; the kernels' arguments that change are
+ * set (the steps; the task's value stands in for kctx's task header, the
+ * counter's address does not change and is set once); the caller queue's
+ * check (three clGetCommandQueueInfo, as kctx makes at every launch). Not
+ * included: kctx's own logic and the adapter's locks. */
 
-static void ad_note(bench *B, int own, cl_event ev) {
-    cl_event old = B->last[own];
-    B->last[own] = ev;
-    if (old) clReleaseEvent(old);
-}
-
-static void ad_record(bench *B, int slot, cl_command_queue q, int own) {
+static void ad_record(bench *B, int slot, cl_command_queue q) {
     cl_event ev;
-    enqueue_marker(q, &ev);
-    if (own >= 0) {
-        clRetainEvent(ev);
-        ad_note(B, own, ev);
-    }
+    cl_int e = clEnqueueMarkerWithWaitList(q, 0, NULL, &ev);
+    if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueMarkerWithWaitList");
     cl_event old = B->rec[slot];
     B->rec[slot] = ev;
+    B->unflushed[slot] = q;
     if (old) clReleaseEvent(old);
 }
 
-static void ad_wait(bench *B, cl_command_queue q, int slot, int own) {
-    cl_event ev = B->rec[slot], done = NULL;
-    clRetainEvent(ev);
-    cl_int e = clEnqueueBarrierWithWaitList(q, 1, &ev, own >= 0 ? &done : NULL);
+static void ad_wait(bench *B, cl_command_queue q, int slot) {
+    if (B->unflushed[slot] && B->unflushed[slot] != q) {
+        cl_int e = clFlush(B->unflushed[slot]);
+        if (e != CL_SUCCESS) kb_cl_check(e, "clFlush");
+        B->unflushed[slot] = NULL;
+    }
+    cl_int e = clEnqueueBarrierWithWaitList(q, 1, &B->rec[slot], NULL);
     if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueBarrierWithWaitList");
-    clReleaseEvent(ev);
-    if (own >= 0) ad_note(B, own, done);
 }
 
-static void ad_kernel(bench *B, cl_command_queue q, cl_kernel k, int own) {
+static void ad_kernel(cl_command_queue q, cl_kernel k) {
     const size_t global = 1;
-    cl_event done;
-    cl_int e = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, &done);
+    cl_int e = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL);
     if (e != CL_SUCCESS) kb_cl_check(e, "clEnqueueNDRangeKernel");
-    ad_note(B, own, done);
 }
 
 static void adapter_one(bench *B) {
-    enum {
-        CPU = 0,
-        CORE = 1,
-        CALLER = -1
-    };
     const oc_step step = {(uint64_t)(uintptr_t)B->guard, ++B->seq, 0, 0};
     const cl_ulong one = 1;
-    queries(B);
-    ad_record(B, 0, B->bq, CALLER); /* START */
-    ad_wait(B, B->bcpu, 0, CPU);
+    cl_context qctx;
+    cl_device_id qdev;
+    cl_command_queue_properties qprops;
+    cl_int qe = clGetCommandQueueInfo(B->bq, CL_QUEUE_CONTEXT, sizeof qctx, &qctx, NULL);
+    if (qe == CL_SUCCESS)
+        qe = clGetCommandQueueInfo(B->bq, CL_QUEUE_DEVICE, sizeof qdev, &qdev, NULL);
+    if (qe == CL_SUCCESS)
+        qe = clGetCommandQueueInfo(B->bq, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops, NULL);
+    if (qe != CL_SUCCESS) kb_cl_check(qe, "clGetCommandQueueInfo");
+    ad_record(B, 0, B->bq); /* START */
+    ad_wait(B, B->bcpu, 0);
     set_step(B->acquire, &step);
-    ad_kernel(B, B->bcpu, B->acquire, CPU);
-    ad_record(B, 1, B->bcpu, CPU); /* AICORE_START */
-    ad_wait(B, B->bcore, 1, CORE);
-    cl_int e = clSetKernelArgSVMPointer(B->count, 0, B->bcount);
+    ad_kernel(B->bcpu, B->acquire);
+    ad_record(B, 1, B->bcpu); /* AICORE_START */
+    ad_wait(B, B->bcore, 1);
+    cl_int e = CL_SUCCESS;
+    if (!B->count_set) e = clSetKernelArgSVMPointer(B->count, 0, B->bcount), B->count_set = 1;
     if (e == CL_SUCCESS) e = clSetKernelArg(B->count, 1, sizeof one, &one);
     if (e != CL_SUCCESS) kb_cl_check(e, "clSetKernelArg(count)");
-    ad_kernel(B, B->bcore, B->count, CORE);
-    ad_record(B, 2, B->bcore, CORE); /* AICORE_DONE */
-    ad_wait(B, B->bcpu, 2, CPU);
+    ad_kernel(B->bcore, B->count);
+    ad_record(B, 2, B->bcore); /* AICORE_DONE */
+    ad_wait(B, B->bcpu, 2);
     set_step(B->finalize, &step);
-    ad_kernel(B, B->bcpu, B->finalize, CPU);
-    ad_record(B, 3, B->bcpu, CPU); /* AICPU_DONE */
-    ad_wait(B, B->bq, 3, CALLER);
-    ad_record(B, 4, B->bq, CALLER); /* SERIAL_TAIL */
+    ad_kernel(B->bcpu, B->finalize);
+    ad_record(B, 3, B->bcpu); /* AICPU_DONE */
+    ad_wait(B, B->bq, 3);
+    ad_record(B, 4, B->bq); /* SERIAL_TAIL */
     B->blaunches++;
 }
 
 static void adapter_release(bench *B) {
     for (int i = 0; i < 5; i++)
         if (B->rec[i]) clReleaseEvent(B->rec[i]);
-    for (int i = 0; i < 2; i++)
-        if (B->last[i]) clReleaseEvent(B->last[i]);
 }
 
 /* ---- measurements ----------------------------------------------------------- */

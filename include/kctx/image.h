@@ -10,12 +10,13 @@
  * paths. Every function is safe to call from any thread on distinct
  * objects; a view may be read from many threads at once.
  *
- * Format version 1.0, in brief (all integers little-endian):
+ * Format version 1.1, in brief (all integers little-endian):
  *
  *   offset  size  field
  *   0       8     magic "KCTXIMG\0"
  *   8       2     version_major (1: readers refuse any other)
- *   10      2     version_minor (0: readers refuse higher minors they do not know)
+ *   10      2     version_minor (0 or 1: the lowest minor the content needs;
+ *                 readers refuse higher minors they do not know)
  *   12      4     header_size (144)
  *   16      8     total_size (exactly the image's length)
  *   24      4     checksum: CRC32C (Castagnoli) of bytes [header_size, total_size)
@@ -72,7 +73,10 @@ extern "C" {
 
 #define KCTX_IMAGE_MAGIC "KCTXIMG\0"
 #define KCTX_IMAGE_VERSION_MAJOR 1u
-#define KCTX_IMAGE_VERSION_MINOR 0u
+/* The newest minor this reader knows. Each image carries the lowest minor
+ * its content needs: 1 when a variant is ASCEND_BIN, else 0 (so 1.0 images
+ * read unchanged and keep their bytes); a reader refuses any other minor. */
+#define KCTX_IMAGE_VERSION_MINOR 1u
 #define KCTX_IMAGE_HEADER_SIZE 144u
 #define KCTX_IMAGE_SECTION_ALIGN 8u
 #define KCTX_IMAGE_BLOB_ALIGN 64u
@@ -122,13 +126,17 @@ typedef enum kctx_param_kind {
 
 /* Variant entry, 24 bytes:
  *   0 u32 kind; 4 u32 zero; 8 u64 blob_off (from the image start);
- *   16 u64 blob_size (> 0) */
+ *   16 u64 blob_size (> 0). Kinds 1-5 are format 1.0, kind 6 needs 1.1. */
 typedef enum kctx_variant_kind {
     KCTX_VARIANT_SIM_ELF = 1,  /* x86-64 ELF shared object for the sim */
     KCTX_VARIANT_OPENCL_C = 2, /* OpenCL C source */
     KCTX_VARIANT_CUDA_FATBIN = 3,
     KCTX_VARIANT_CUDA_CUBIN = 4,
-    KCTX_VARIANT_CUDA_PTX = 5
+    KCTX_VARIANT_CUDA_PTX = 5,
+    /* Format 1.1: an Ascend binary, the bytes aclrtBinaryLoadFromData
+     * loads (built with CANN's compilers); the child's entry is its AICore
+     * kernel (aclrtBinaryGetFunction). docs/image-format.md, docs/acl.md. */
+    KCTX_VARIANT_ASCEND_BIN = 6
 } kctx_variant_kind;
 
 /* Task entry, 24 bytes:
@@ -159,7 +167,7 @@ typedef enum kctx_binding_kind {
     X(MISALIGNED, 103, "image start is not 8-byte aligned")                                    \
     /* 2: identity */                                                                          \
     X(BAD_MAGIC, 201, "wrong magic")                                                           \
-    X(BAD_VERSION, 202, "unsupported format version")                                          \
+    X(BAD_VERSION, 202, "unsupported format version, or not the lowest the content needs")     \
     X(BAD_HEADER_SIZE, 203, "unknown header size")                                             \
     X(BAD_FLAGS, 204, "unknown flags or non-zero reserved field")                              \
     /* 3: length */                                                                            \
@@ -210,7 +218,9 @@ KCTX_IMAGE_API const char *kctx_image_reason_string(kctx_image_reason r); /* one
 /* Validate an image completely: every rule of docs/image-format.md, in the
  * class order above (structure first, the checksum last; per-child and
  * per-task counts are checked against their limits when their entry is
- * first read, in class 5, before they are used). Pure and allocation-free;
+ * first read, in class 5, before they are used; whether the minor is the
+ * lowest the content needs is known only from the variant kinds, so that
+ * BAD_VERSION comes after the children). Pure and allocation-free;
  * linear in the table sizes; reads nothing outside [bytes, bytes + size)
  * and blobs only for the checksum. Returns KCTX_IMAGE_OK or the first
  * rejection; `err` (may be NULL) receives reason, offset and message (for

@@ -615,7 +615,7 @@ KCTX_API kctx_status kctx_platform_calls(kctx_context ctx, uint64_t *calls);
 
 /* What a platform declares (its descriptor) and what the registry knows of
  * it. An output struct that grows (see "Structs that grow"; published
- * size: 72). Strings are the registry's: valid for the life of the
+ * sizes: 72, 80). Strings are the registry's: valid for the life of the
  * process. */
 typedef struct kctx_platform_caps {
     size_t size;        /* sizeof(kctx_platform_caps) */
@@ -637,9 +637,14 @@ typedef struct kctx_platform_caps {
      * KCTX_STRATEGY_DEFAULT. */
     uint32_t strategy;
     uint32_t reserved; /* 0 */
+    /* Added with size 80: where the platform runs, when that is narrower
+     * than "available" says (acl: only where kctx's runtime programs load —
+     * here the ACL driver double); "" when it has nothing to add. Set
+     * whether or not it is available. */
+    const char *note;
 } kctx_platform_caps;
 #define KCTX_PLATFORM_CAPS_INIT \
-    { sizeof(kctx_platform_caps), NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    { sizeof(kctx_platform_caps), NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL }
 
 /* The number of platforms this library knows (built or not): the registry,
  * made from the build's options. Never fails. */

@@ -328,6 +328,10 @@ typedef struct kctx_platform_desc {
      * trace records (K32). Else why they cannot (OpenCL C has no device
      * clock): a trace then says so instead of showing empty device lanes. */
     const char *device_trace_na;
+    /* ---- added in version 3 (optional: beyond a smaller size, NULL) ---- */
+    /* NULL, or where the platform runs when that is narrower than its
+     * available() answer says (kctx_platform_caps.note). */
+    const char *note;
 } kctx_platform_desc;
 
 #define KCTX_PLATFORM_DESC_MIN_SIZE offsetof(kctx_platform_desc, device_trace_na)

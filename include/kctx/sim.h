@@ -409,6 +409,12 @@ SIM_API sim_status sim_thread_exchange_capture_mode(sim_capture_mode *mode);
 
 /* Number of nodes (kernels, copies, fills, host functions). */
 SIM_API sim_status sim_graph_node_count(sim_graph graph, size_t *count);
+/* Graph inspection (test support): how many of those nodes were captured
+ * on `stream` (compared by handle: the stream may be destroyed since; 0 for
+ * a stream that took no part in the capture). Lets a test see which
+ * streams a captured graph holds work from, which the node count alone
+ * cannot tell. Not counted, never fault-injected. */
+SIM_API sim_status sim_graph_stream_node_count(sim_graph graph, sim_stream stream, size_t *count);
 SIM_API sim_status sim_graph_destroy(sim_graph graph);
 /* Snapshot the graph into an executable graph. */
 SIM_API sim_status sim_graph_instantiate(sim_graph_exec *exec, sim_graph graph);

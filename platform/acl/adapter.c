@@ -51,8 +51,13 @@
  * what runs where they load, which is the driver double
  * (tests/acl_double). A real runtime refuses them; kernel init is then
  * UNSUPPORTED, naming what is missing (runtime programs built with CANN's
- * compilers, which kctx does not build). The callable variant kind is the
- * sim's (KCTX_VARIANT_SIM_ELF): an Ascend variant kind is not built.
+ * compilers, which kctx does not build). Callables load their
+ * KCTX_VARIANT_ASCEND_BIN variant (image format 1.1): the blob goes to
+ * aclrtBinaryLoadFromData as it is, and the child's entry is an AICore
+ * kernel (aclrtBinaryGetFunction). AICPU functions (aclrtRegisterCpuFunc)
+ * are only the runtime's own programs, told apart by name
+ * (is_aicpu_program): the format has no per-variant flag for the target.
+ * On the double, the ascend_bin blobs are sim modules.
  *
  * Statuses are ACL codes; the adapter's own refusals use its private
  * negative codes below (never INT_MIN).
@@ -823,7 +828,7 @@ static void desc_init(void) {
         .version = KCTX_PLATFORM_VERSION,
         .name = "acl",
         .ops = cap || !loaded() ? &k_ops : &g_ops_nocapture,
-        .variant_kind = KCTX_VARIANT_SIM_ELF, /* no Ascend variant kind is built (docs/acl.md) */
+        .variant_kind = KCTX_VARIANT_ASCEND_BIN, /* AICore kernels (docs/acl.md) */
         .programs = kctx_rt_sim_programs,
         .programs_size = kctx_rt_sim_programs_size,
         .strategies = KCTX_STRATEGY_BIT(KCTX_STRATEGY_RESIDENT) |
@@ -835,6 +840,9 @@ static void desc_init(void) {
         .has_epoch = 0,
         .can_check_ranges = 0,
         .device_trace_na = NULL,
+        .note = "runs only where kctx's runtime programs load (they are built for the sim: here, "
+                "the ACL driver double; a real NPU needs them built with CANN's compilers, "
+                "docs/acl.md)",
     };
     g_entry = (kctx_platform_entry){
         .size = sizeof(kctx_platform_entry),

@@ -20,8 +20,10 @@
  * lifecycle entries. The scheduler hold is not available (every launch of
  * the double runs its own device program, so a hold cannot name kctx's
  * scheduler); fatal devices and owner resets are not either (no device
- * epoch: quarantine is terminal, K30). expected_na.inc lists what that
- * leaves N/A.
+ * epoch: quarantine is terminal, K30), nor which stream a model's tasks
+ * came from (graph_stream_nodes). The graph memory pool is the suite's
+ * framework arena over aclrtMalloc (fw_pool.c). expected_na.inc lists
+ * what that leaves N/A.
  */
 #include "fw.h"
 
@@ -343,6 +345,14 @@ static fw_status a_device_enqueues(int device, uint64_t *n) {
     return st;
 }
 
+/* The graph memory pool: the framework arena (fw_pool.c) over aclrtMalloc,
+ * the way torch_npu's NPUGraph serves a graph's private pool (its caching
+ * allocator sub-allocates blocks of segments reserved before the capture;
+ * acl-platform.md, torch_npu). */
+static fw_status a_pool_create(size_t bytes, fw_pool *pool) {
+    return fw_arena_create(a_mem_alloc, a_mem_free, bytes, pool);
+}
+
 static const char *const k_lc_entries[] = {"aclInit", "aclrtSetDevice", "aclrtCreateContext",
                                            "aclrtDestroyContext", "aclrtSetCurrentContext"};
 #define N_LC (sizeof k_lc_entries / sizeof k_lc_entries[0])
@@ -415,6 +425,15 @@ static void make_driver(void) {
         .graph_launch = a_graph_launch,
         .graph_destroy = a_graph_destroy,
         .exec_destroy = a_exec_destroy,
+        .pool_create = a_pool_create,
+        .pool_alloc = fw_arena_alloc,
+        .pool_free = fw_arena_free,
+        .pool_destroy = fw_arena_destroy,
+        .pool_last_error = fw_arena_last_error,
+        /* graph_stream_nodes: NULL. A model (aclmdlRI) is opaque to the
+         * framework; CANN's aclmdlRIGetStreams is not resolved (the double
+         * does not implement it, and no task-per-stream count was checked
+         * against a real runtime): the probe is an expected N/A. */
         .device_info = a_device_info,
         .device_count = a_device_count,
         .begin_capture_mode = a_begin_capture_mode,

@@ -17,7 +17,11 @@
  * kctx_cuda_double_calls symbol), which runs on the sim, the holds and the
  * counters are the sim's (fw_sim.c's hooks: the double's handles are the
  * sim's), and the K4 lifecycle counters are the double's counts of the
- * context and device lifecycle entries. Fatal devices and owner resets
+ * context and device lifecycle entries, and graph_stream_nodes is the
+ * sim's graph inspection (a real CUgraph does not record the streams its
+ * nodes were captured on). The graph memory pool is the suite's framework
+ * arena over cuMemAlloc (fw_pool.c), on the double and on a real driver.
+ * Fatal devices and owner resets
  * stay NULL on CUDA: without a device epoch a quarantined context can
  * never close (K30), which those probes need (expected_na.c).
  */
@@ -283,6 +287,15 @@ static fw_status c_exec_destroy(fw_exec x) {
 static fw_status c_graph_node_count(fw_graph g, size_t *n) {
     return CALL(cuGraphGetNodes, (CUgraph)(uintptr_t)g, NULL, n);
 }
+/* The graph memory pool: the framework arena (fw_pool.c) over cuMemAlloc,
+ * the way torch's CUDA caching allocator serves a graph's private pool.
+ * (CUDA's own graph allocations, cuMemAllocAsync inside a capture, would
+ * add allocation nodes to the graph; the driver double implements no
+ * stream-ordered allocation, so they are not used.) */
+static fw_status c_pool_create(size_t bytes, fw_pool *pool) {
+    return fw_arena_create(c_mem_alloc, c_mem_free, bytes, pool);
+}
+
 static fw_status c_device_info(int device, char *name, size_t name_size, unsigned *cores) {
     int sms = 0;
     fw_status st = CALL(cuDeviceGetName, name, (int)name_size, (CUdevice)device);
@@ -374,6 +387,11 @@ static void make_driver(void) {
         .graph_destroy = c_graph_destroy,
         .exec_destroy = c_exec_destroy,
         .graph_node_count = c_graph_node_count,
+        .pool_create = c_pool_create,
+        .pool_alloc = fw_arena_alloc,
+        .pool_free = fw_arena_free,
+        .pool_destroy = fw_arena_destroy,
+        .pool_last_error = fw_arena_last_error,
         .device_info = c_device_info,
         .device_count = c_device_count,
         .begin_capture_mode = c_begin_capture_mode,
@@ -394,6 +412,9 @@ static void make_driver(void) {
         g_driver.live_counts = sim->live_counts;
         g_driver.device_allocs = sim->device_allocs;
         g_driver.device_enqueues = sim->device_enqueues;
+        /* the double's graphs and streams are the sim's: it can tell which
+         * stream each node came from (a real CUgraph cannot) */
+        g_driver.graph_stream_nodes = sim->graph_stream_nodes;
         g_driver.lifecycle = &k_double_lifecycle;
     }
 }

@@ -11,11 +11,15 @@
  *    platform's bound_device.
  *  - Streams are in-order cl_command_queues of the pair's context. kctx's
  *    own are created here; a caller's is identified by its context and
- *    device (stream_info).
+ *    device (stream_info: three queries at the first launch onto it, then
+ *    none while kctx holds it, until the pair's kernel context closes).
  *  - Events: OpenCL's events are one-shot (every enqueue makes a new one).
  *    A kctx event is an adapter object holding the cl_event of its latest
- *    record (a marker); a wait is a barrier on it. The cl_events are the
- *    driver's bookkeeping; the adapter allocates nothing per launch.
+ *    record (a marker); a wait is a barrier on it, after a flush of the
+ *    record's queue when the wait is on another queue. Kernels and
+ *    barriers return no event. The cl_events are the driver's
+ *    bookkeeping; the adapter allocates nothing per launch. A steady-state
+ *    launch makes 24 OpenCL calls (docs/opencl.md, "What a launch calls").
  *  - Memory: fine-grained buffer SVM with atomics. The host reads and
  *    writes device words with C11 atomics on the shared address.
  *  - Modules: OPENCL_C sources, built for the pair's device after the
@@ -27,10 +31,12 @@
  *    per binding) or a kernel with one by-value parameter block (the
  *    runtime's programs).
  *  - Waits with a timeout (stream_sync) and queries read an event's status:
- *    on kctx's own queues the event of the latest command enqueued there
- *    (so they enqueue nothing), on a caller's queue a marker's (sync polls
- *    it: OpenCL's waits have no timeout). A record flushes its queue (the
- *    spec's rule for an event another queue waits on).
+ *    on kctx's own queues the latest event enqueued there (a record's, a
+ *    copy's), which covers the stream's work unless kernels or barriers
+ *    came after it (then a marker is added), on a caller's queue a
+ *    marker's (sync polls it: OpenCL's waits have no timeout).
+ *  - Kernel arguments: a task's binding arguments are set only when they
+ *    differ from those the kernel object holds.
  *  - No capture, no epoch (quarantine is terminal), no range checks (the
  *    caller's SVM allocations are the framework's), HOST_ORDERED only, no
  *    program mode.
@@ -231,18 +237,30 @@ static int o_device_info(int device, kctx_device_info *info) {
 /* ------------------------------------------------------------------ */
 /* streams: in-order command queues                                     */
 
-/* kctx's own streams: the queue and the event of the latest command the
- * adapter enqueued on it (in order: when it completes, everything before
- * it has), so a query or a sync of an own stream enqueues nothing and
- * reports the real commands' state. (Asking OpenCL for an event only at
- * markers and adding a marker when a query finds later commands was
- * measured and dropped: a marker just enqueued is not complete yet, so the
- * first query after any work said "busy" — close answered BUSY after a
- * failed init upload whose copies were long done.) Enqueues on an own
- * stream hold its lock, which also keeps `last` exact. Every stream handle
- * is the cl_command_queue itself (what kctx_get_resources reports is a
- * queue a framework can use); the own ones are found in g_own, a short
- * list (three per kernel context) read without a lock. */
+/* kctx's own streams. A query or a sync of one reports the state of the
+ * real commands enqueued there, without enqueueing anything in the usual
+ * case: `last` is the event of the latest command there that returned one,
+ * and it covers the stream's work when no command without an event came
+ * after it (`plain` counts those: kernels and barriers). A launch's
+ * kernels and barriers return no event (an event per command, and the
+ * release of the one it replaced, was most of the adapter's calls per
+ * launch); every launch ends each own stream with a record (AICORE_DONE,
+ * AICPU_DONE), whose marker's event is `last` without a reference of the
+ * stream's own: the kctx event holds it, and hands it to the stream
+ * (hand_over) instead of releasing it while the stream still needs it.
+ * Copies and fills return their event (the stream's own reference). When
+ * plain commands follow the latest event (a launch that failed before its
+ * records), a query or sync enqueues a marker; a query then gives it up to
+ * 1 ms, as on a caller's queue. (Asking for a marker at every query was
+ * measured and dropped earlier: a marker just enqueued is not complete yet,
+ * so the first query after any work said "busy".) Commands that return an
+ * event are enqueued under the stream's lock, which keeps `last` the
+ * latest; a plain command counts itself after its enqueue, and an
+ * event-returning one reads the count before its own, so `covered` never
+ * counts a command enqueued after `last`. Every stream handle is the
+ * cl_command_queue itself (what kctx_get_resources reports is a queue a
+ * framework can use); the own ones are found in g_own, a short list (three
+ * per kernel context) read without a lock. */
 #define OCL_MAX_OWN (8 * KCTX_OPENCL_MAX_DEVICES)
 static _Atomic(ocl_stream *) g_own[OCL_MAX_OWN]; /* slots written under kctx__ocl_mu */
 static _Atomic int g_own_hi;                     /* slots in use are below it */
@@ -256,42 +274,60 @@ ocl_stream *kctx__ocl_own_stream(kctx_pstream s) {
     return NULL;
 }
 
+/* Under kctx__ocl_mu: o is still an own stream (not destroyed). */
+static bool own_registered(const ocl_stream *o) {
+    const int hi = atomic_load(&g_own_hi);
+    for (int i = 0; i < hi; i++)
+        if (atomic_load(&g_own[i]) == o) return true;
+    return false;
+}
+
 static cl_command_queue queue_of(kctx_pstream s) { return (cl_command_queue)(uintptr_t)s; }
 
-/* Around every enqueue on s: counts it (a caller's queue: on the calling
- * thread's pair); for an own stream, holds its lock and gives the event
- * out-parameter the enqueue fills (*slot; NULL for a caller's queue). */
-static ocl_stream *enqueue_begin(kctx_pstream s, cl_event *ev, cl_event **slot) {
+/* Counts an enqueue on s (a caller's queue: on the calling thread's pair);
+ * the own stream, or NULL for a caller's queue. */
+static ocl_stream *count_enqueue(kctx_pstream s) {
     ocl_stream *o = kctx__ocl_own_stream(s);
     int dev = o ? o->dev : kctx__ocl_bound;
     if (dev >= 0) atomic_fetch_add(&kctx__ocl_counts[dev].enqueues, 1);
-    *ev = NULL;
-    *slot = o ? ev : NULL;
-    if (o) pthread_mutex_lock(&o->mu);
     return o;
 }
 
-/* After it: a successful enqueue's event becomes the own stream's latest
- * command (the one it replaces is released after unlocking). */
-static void enqueue_end(ocl_stream *o, cl_event ev) {
-    if (!o) return;
-    cl_event old = NULL;
-    if (ev) {
-        old = o->last;
-        o->last = ev;
-    }
-    pthread_mutex_unlock(&o->mu);
-    if (old) KCTX_CL(ReleaseEvent, old);
+/* After a plain command (no event) was enqueued on an own stream. */
+static void plain_done(ocl_stream *o) {
+    if (o) atomic_fetch_add_explicit(&o->plain, 1, memory_order_release);
 }
 
-/* The own stream's latest command (retained), or NULL. */
-static int latest(ocl_stream *o, cl_event *out) {
+/* Around an event-returning command on an own stream: the lock, and the
+ * plain commands its event covers (those counted before its enqueue). */
+static uint64_t event_begin(ocl_stream *o) {
     pthread_mutex_lock(&o->mu);
-    *out = o->last;
-    if (*out) KCTX_CL(RetainEvent, *out);
-    pthread_mutex_unlock(&o->mu);
-    return 0;
+    return atomic_load_explicit(&o->plain, memory_order_acquire);
 }
+
+/* ev (NULL: the enqueue failed) becomes the stream's latest; `owned`: the
+ * stream holds a reference of its own, else a record's kctx event does.
+ * An own reference it replaces is released after unlocking. */
+static void event_end(ocl_stream *o, cl_event ev, uint64_t covered, int owned) {
+    cl_event drop = NULL;
+    if (ev) {
+        if (o->last_owned) drop = o->last;
+        o->last = ev;
+        o->last_owned = owned;
+        o->covered = covered;
+    }
+    pthread_mutex_unlock(&o->mu);
+    if (drop) KCTX_CL(ReleaseEvent, drop);
+}
+
+/* A caller's queue is checked on every launch (stream_info's three
+ * queries) and never retained or remembered: kctx never stores the
+ * caller's stream, and once a launch has returned the caller may release
+ * its queue with no later call of kctx naming it (docs/kernel-mode.md,
+ * "Launch, capture and replay"). A cache of checked queues would have to
+ * hold a reference (else a released handle's address could come to name
+ * another queue), which is exactly that: measured, it saved 3 of 27 calls
+ * per launch (docs/benchmarks.md, opencl_launch_calls). */
 
 static int o_stream_create(kctx_pstream *s) {
     const ocl_dev *d;
@@ -314,6 +350,7 @@ static int o_stream_create(kctx_pstream *s) {
     if (slot >= 0) {
         atomic_store(&g_own[slot], o);
         if (slot >= atomic_load(&g_own_hi)) atomic_store(&g_own_hi, slot + 1);
+        atomic_fetch_add(&kctx__ocl_counts[o->dev].queues, 1);
     }
     pthread_mutex_unlock(&kctx__ocl_mu);
     if (slot < 0) {
@@ -323,7 +360,6 @@ static int o_stream_create(kctx_pstream *s) {
         return kctx__svc_msgf(OCL_HOST_OOM, "stream_create: kctx holds %d queues already",
                               OCL_MAX_OWN);
     }
-    atomic_fetch_add(&kctx__ocl_counts[o->dev].queues, 1);
     *s = (kctx_pstream)(uintptr_t)o->q;
     return 0;
 }
@@ -336,21 +372,44 @@ static int o_stream_destroy(kctx_pstream s) {
     pthread_mutex_lock(&kctx__ocl_mu);
     for (int i = 0; i < OCL_MAX_OWN; i++)
         if (atomic_load(&g_own[i]) == o) atomic_store(&g_own[i], NULL);
-    pthread_mutex_unlock(&kctx__ocl_mu);
-    if (o->last) KCTX_CL(ReleaseEvent, o->last);
     atomic_fetch_sub(&kctx__ocl_counts[o->dev].queues, 1);
+    pthread_mutex_unlock(&kctx__ocl_mu);
+    if (o->last && o->last_owned) KCTX_CL(ReleaseEvent, o->last);
     pthread_mutex_destroy(&o->mu);
     free(o);
     return 0;
 }
 
-/* The event that completes when everything enqueued on s so far has: an
- * own stream's latest command (NULL: idle), else a marker. */
-static int completion_event(kctx_pstream s, cl_event *ev) {
+/* The event that completes when everything enqueued on s so far has
+ * (retained; NULL: an own stream that never had work); *fresh when it was
+ * just enqueued (a marker). Own stream: its latest event when that covers
+ * its work, else a marker, which becomes the latest. */
+static int completion_event(kctx_pstream s, cl_event *ev, bool *fresh) {
     ocl_stream *o = kctx__ocl_own_stream(s);
-    if (o) return latest(o, ev);
+    *ev = NULL;
+    *fresh = false;
+    if (o) {
+        uint64_t plain = event_begin(o);
+        if (plain == o->covered) {
+            *ev = o->last;
+            if (*ev) KCTX_CL(RetainEvent, *ev);
+            pthread_mutex_unlock(&o->mu);
+            return 0;
+        }
+        count_enqueue(s);
+        cl_event m = NULL;
+        cl_int err = KCTX_CL(EnqueueMarkerWithWaitList, o->q, 0, NULL, &m);
+        if (!err) {
+            KCTX_CL(RetainEvent, m); /* the caller's; the stream keeps its own */
+            *ev = m;
+            *fresh = true;
+        }
+        event_end(o, err ? NULL : m, plain, 1);
+        return err ? clfail(err, "clEnqueueMarkerWithWaitList") : 0;
+    }
     cl_int err = KCTX_CL(EnqueueMarkerWithWaitList, queue_of(s), 0, NULL, ev);
     if (err) return clfail(err, "clEnqueueMarkerWithWaitList");
+    *fresh = true;
     err = KCTX_CL(Flush, queue_of(s));
     if (err) {
         KCTX_CL(ReleaseEvent, *ev);
@@ -397,7 +456,8 @@ static int wait_event(cl_event ev, uint32_t timeout_ms, const char *what) {
 
 static int o_stream_sync(kctx_pstream s, uint32_t timeout_ms) {
     cl_event ev;
-    int st = completion_event(s, &ev);
+    bool fresh;
+    int st = completion_event(s, &ev, &fresh);
     if (st || !ev) return st;
     KCTX_CL(Flush, queue_of(s));
     st = wait_event(ev, timeout_ms, "stream_sync");
@@ -405,14 +465,18 @@ static int o_stream_sync(kctx_pstream s, uint32_t timeout_ms) {
     return st;
 }
 
-/* An own stream's query enqueues nothing; a caller's queue gets a marker,
+/* A query reads the state of the latest event once; a marker it had to
+ * enqueue (a caller's queue, an own stream with plain commands last) is
  * given up to 1 ms to complete (a marker after finished work completes in
- * microseconds). */
+ * microseconds). An own stream is flushed first (records do not flush:
+ * its commands must reach the device to complete). */
 static int o_stream_query(kctx_pstream s) {
     cl_event ev;
-    int st = completion_event(s, &ev);
+    bool fresh;
+    int st = completion_event(s, &ev, &fresh);
     if (st || !ev) return st;
-    if (kctx__ocl_own_stream(s)) {
+    if (kctx__ocl_own_stream(s)) KCTX_CL(Flush, queue_of(s));
+    if (!fresh) {
         cl_int state;
         st = event_state(ev, &state);
         if (!st) st = state_status(state, "stream_query");
@@ -425,32 +489,38 @@ static int o_stream_query(kctx_pstream s) {
     return st;
 }
 
+/* A caller's queue: the three queries (K5, K18), on every launch. kctx's
+ * own: its pair. */
 static int o_stream_info(kctx_pstream s, int *device, kctx_pcapture_status *status, uint64_t *id,
                          kctx_pgraph *graph) {
     cl_command_queue q = queue_of(s);
-    cl_context ctx;
-    cl_device_id dev;
-    cl_command_queue_properties props;
-    cl_int err = KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
-    if (err == CL_INVALID_COMMAND_QUEUE)
-        return kctx__svc_msgf(OCL_NOT_A_QUEUE, "stream 0x%llx is not an OpenCL command queue",
-                              (unsigned long long)s);
-    if (!err) err = KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
-    if (!err)
-        err = KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
-    if (err) return clfail(err, "clGetCommandQueueInfo");
-    if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
-        return kctx__svc_msgf(OCL_OUT_OF_ORDER,
-                              "stream 0x%llx is an out-of-order queue: kctx orders a "
-                              "launch after the queue's earlier work, which needs an "
-                              "in-order queue",
-                              (unsigned long long)s);
-    int i = kctx__ocl_lookup_pair(ctx, dev);
-    if (i < 0)
-        return kctx__svc_msgf(OCL_FOREIGN_QUEUE,
-                              "stream 0x%llx is a queue of a cl_context/device that no "
-                              "thread lent (kctx_opencl_bind)",
-                              (unsigned long long)s);
+    const ocl_stream *o = kctx__ocl_own_stream(s);
+    int i = o ? o->dev : -1;
+    if (!o) {
+        cl_context ctx;
+        cl_device_id dev;
+        cl_command_queue_properties props;
+        cl_int err = KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
+        if (err == CL_INVALID_COMMAND_QUEUE)
+            return kctx__svc_msgf(OCL_NOT_A_QUEUE, "stream 0x%llx is not an OpenCL command queue",
+                                  (unsigned long long)s);
+        if (!err) err = KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+        if (!err)
+            err = KCTX_CL(GetCommandQueueInfo, q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+        if (err) return clfail(err, "clGetCommandQueueInfo");
+        if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+            return kctx__svc_msgf(OCL_OUT_OF_ORDER,
+                                  "stream 0x%llx is an out-of-order queue: kctx orders a "
+                                  "launch after the queue's earlier work, which needs an "
+                                  "in-order queue",
+                                  (unsigned long long)s);
+        i = kctx__ocl_lookup_pair(ctx, dev);
+        if (i < 0)
+            return kctx__svc_msgf(OCL_FOREIGN_QUEUE,
+                                  "stream 0x%llx is a queue of a cl_context/device that no "
+                                  "thread lent (kctx_opencl_bind)",
+                                  (unsigned long long)s);
+    }
     if (device) *device = i;
     if (status) *status = KCTX_PCAPTURE_NONE;
     if (id) *id = 0;
@@ -461,11 +531,41 @@ static int o_stream_info(kctx_pstream s, int *device, kctx_pcapture_status *stat
 /* ------------------------------------------------------------------ */
 /* events: the latest record's marker                                   */
 
+/* A kctx event holds the one reference to its latest record's marker
+ * event. Recorded on an own stream, that event is also the stream's
+ * latest (`rec_on`), without a reference of the stream's: when the event
+ * is recorded again elsewhere or destroyed while the stream still has it
+ * as its latest, the reference is handed to the stream instead of being
+ * released. The marker's queue is flushed when a command of another queue
+ * first waits on it (`unflushed`; the spec's rule for an event another
+ * queue waits on), not at the record: a record nothing waits on from
+ * another queue (SERIAL_TAIL) is not flushed by kctx. kctx's core waits on
+ * a record of a caller's queue only in the launch that recorded it, while
+ * that queue is live. */
 typedef struct ocl_event {
     int dev; /* the pair of the thread that created it */
     pthread_mutex_t mu;
-    cl_event ev; /* NULL until recorded */
+    cl_event ev;                /* NULL until recorded */
+    ocl_stream *rec_on;         /* the own stream it was recorded on, or NULL */
+    cl_command_queue unflushed; /* the record's queue, until flushed for a wait */
 } ocl_event;
+
+/* ev, the latest event of own stream o maybe, is about to be released by
+ * its kctx event: if o still has it as its latest, o takes the reference
+ * over (NULL returned), else ev is the caller's to release. */
+static cl_event hand_over(ocl_stream *o, cl_event ev) {
+    pthread_mutex_lock(&kctx__ocl_mu); /* o cannot be destroyed meanwhile */
+    if (own_registered(o)) {
+        pthread_mutex_lock(&o->mu);
+        if (o->last == ev && !o->last_owned) {
+            o->last_owned = 1;
+            ev = NULL;
+        }
+        pthread_mutex_unlock(&o->mu);
+    }
+    pthread_mutex_unlock(&kctx__ocl_mu);
+    return ev;
+}
 
 static int o_event_create(kctx_pevent *e) {
     int dev = -1;
@@ -482,47 +582,68 @@ static int o_event_create(kctx_pevent *e) {
 
 static int o_event_destroy(kctx_pevent e) {
     ocl_event *x = (ocl_event *)(uintptr_t)e;
-    if (x->ev) KCTX_CL(ReleaseEvent, x->ev);
+    cl_event ev = x->ev;
+    if (ev && x->rec_on) ev = hand_over(x->rec_on, ev);
+    if (ev) KCTX_CL(ReleaseEvent, ev);
     atomic_fetch_sub(&kctx__ocl_counts[x->dev].events, 1);
     pthread_mutex_destroy(&x->mu);
     free(x);
     return 0;
 }
 
+/* A marker returning its event, which replaces the kctx event's (and, on
+ * an own stream, becomes the stream's latest). Lock order: event, then
+ * stream. */
 static int o_event_record(kctx_pevent e, kctx_pstream s) {
     ocl_event *x = (ocl_event *)(uintptr_t)e;
-    cl_event ev, mine, *unused; /* the marker's own event is asked for below */
-    ocl_stream *o = enqueue_begin(s, &mine, &unused);
-    cl_int err = KCTX_CL(EnqueueMarkerWithWaitList, queue_of(s), 0, NULL, &ev);
-    if (!err && o) KCTX_CL(RetainEvent, ev); /* the stream's latest command too */
-    /* OpenCL: an event another queue waits on needs its own queue flushed
-     * (the spec's rule for cross-queue waits; PoCL does not need it, a GPU
-     * driver may) */
-    cl_int ferr = err ? CL_SUCCESS : KCTX_CL(Flush, queue_of(s));
-    enqueue_end(o, err ? NULL : ev);
-    if (err) return clfail(err, "clEnqueueMarkerWithWaitList(event record)");
+    ocl_stream *o = count_enqueue(s);
+    cl_event ev = NULL;
     pthread_mutex_lock(&x->mu);
+    cl_int err;
+    if (o) {
+        uint64_t covered = event_begin(o);
+        err = KCTX_CL(EnqueueMarkerWithWaitList, o->q, 0, NULL, &ev);
+        event_end(o, err ? NULL : ev, covered, 0);
+    } else {
+        err = KCTX_CL(EnqueueMarkerWithWaitList, queue_of(s), 0, NULL, &ev);
+    }
+    if (err) {
+        pthread_mutex_unlock(&x->mu);
+        return clfail(err, "clEnqueueMarkerWithWaitList(event record)");
+    }
     cl_event old = x->ev;
+    ocl_stream *old_on = x->rec_on;
     x->ev = ev;
+    x->rec_on = o;
+    x->unflushed = queue_of(s);
     pthread_mutex_unlock(&x->mu);
+    /* recorded on the same own stream: that stream's latest is ev now */
+    if (old && old_on && old_on != o) old = hand_over(old_on, old);
     if (old) KCTX_CL(ReleaseEvent, old);
-    return ferr ? clfail(ferr, "clFlush(after an event record)") : 0;
+    return 0;
 }
 
 static int o_stream_wait_event(kctx_pstream s, kctx_pevent e) {
     ocl_event *x = (ocl_event *)(uintptr_t)e;
     /* the event's lock is held across the barrier's enqueue (which copies
-     * the wait list), so its cl_event cannot be replaced meanwhile; lock
-     * order: event, then stream */
+     * the wait list), so its cl_event cannot be replaced meanwhile */
     pthread_mutex_lock(&x->mu);
     if (!x->ev) { /* never recorded: nothing to wait for (as CUDA) */
         pthread_mutex_unlock(&x->mu);
         return 0;
     }
-    cl_event done, *slot;
-    ocl_stream *o = enqueue_begin(s, &done, &slot);
-    cl_int err = KCTX_CL(EnqueueBarrierWithWaitList, queue_of(s), 1, &x->ev, slot);
-    enqueue_end(o, err ? NULL : done);
+    cl_int err = CL_SUCCESS;
+    if (x->unflushed && x->unflushed != queue_of(s)) {
+        err = KCTX_CL(Flush, x->unflushed);
+        if (err) {
+            pthread_mutex_unlock(&x->mu);
+            return clfail(err, "clFlush(the queue of the event waited for)");
+        }
+        x->unflushed = NULL;
+    }
+    ocl_stream *o = count_enqueue(s);
+    err = KCTX_CL(EnqueueBarrierWithWaitList, queue_of(s), 1, &x->ev, NULL);
+    if (!err) plain_done(o);
     pthread_mutex_unlock(&x->mu);
     return err ? clfail(err, "clEnqueueBarrierWithWaitList(event wait)") : 0;
 }
@@ -585,31 +706,44 @@ static int o_mem_free(kctx_pdevptr ptr) {
     return 0;
 }
 
+/* Copies and fills return their event on an own stream (its latest, the
+ * stream's own reference); on a caller's queue none. */
+typedef struct copy_step {
+    ocl_stream *o;
+    cl_event ev;
+    uint64_t covered;
+} copy_step;
+
+static copy_step copy_begin(kctx_pstream s) {
+    copy_step c = {count_enqueue(s), NULL, 0};
+    if (c.o) c.covered = event_begin(c.o);
+    return c;
+}
+
+static int copy_end(copy_step *c, cl_int err, const char *what) {
+    if (c->o) event_end(c->o, err ? NULL : c->ev, c->covered, 1);
+    return err ? clfail(err, what) : 0;
+}
+
 static int o_memcpy_htod_async(kctx_pdevptr dst, const void *src, size_t size, kctx_pstream s) {
-    cl_event done, *slot;
-    ocl_stream *o = enqueue_begin(s, &done, &slot);
+    copy_step c = copy_begin(s);
     cl_int err = KCTX_CL(EnqueueSVMMemcpy, queue_of(s), CL_FALSE, (void *)(uintptr_t)dst, src, size,
-                         0, NULL, slot);
-    enqueue_end(o, err ? NULL : done);
-    return err ? clfail(err, "clEnqueueSVMMemcpy(host to device)") : 0;
+                         0, NULL, c.o ? &c.ev : NULL);
+    return copy_end(&c, err, "clEnqueueSVMMemcpy(host to device)");
 }
 
 static int o_memset_async(kctx_pdevptr dst, uint8_t value, size_t size, kctx_pstream s) {
-    cl_event done, *slot;
-    ocl_stream *o = enqueue_begin(s, &done, &slot);
+    copy_step c = copy_begin(s);
     cl_int err = KCTX_CL(EnqueueSVMMemFill, queue_of(s), (void *)(uintptr_t)dst, &value, 1, size, 0,
-                         NULL, slot);
-    enqueue_end(o, err ? NULL : done);
-    return err ? clfail(err, "clEnqueueSVMMemFill") : 0;
+                         NULL, c.o ? &c.ev : NULL);
+    return copy_end(&c, err, "clEnqueueSVMMemFill");
 }
 
 static int o_memcpy_dtoh_async(void *dst, kctx_pdevptr src, size_t size, kctx_pstream s) {
-    cl_event done, *slot;
-    ocl_stream *o = enqueue_begin(s, &done, &slot);
+    copy_step c = copy_begin(s);
     cl_int err = KCTX_CL(EnqueueSVMMemcpy, queue_of(s), CL_FALSE, dst, (const void *)(uintptr_t)src,
-                         size, 0, NULL, slot);
-    enqueue_end(o, err ? NULL : done);
-    return err ? clfail(err, "clEnqueueSVMMemcpy(device to host)") : 0;
+                         size, 0, NULL, c.o ? &c.ev : NULL);
+    return copy_end(&c, err, "clEnqueueSVMMemcpy(device to host)");
 }
 
 /* Fine-grained SVM with atomics: the host's atomics are the device's. */
@@ -641,6 +775,11 @@ typedef enum ocl_fn_kind {
     FN_TASK = 2    /* kctx_task_header, then one argument per binding */
 } ocl_fn_kind;
 
+/* A kernel object keeps the arguments last set on it (OpenCL copies them
+ * at each enqueue), and only the adapter sets this one's, under its lock:
+ * a binding argument (a tensor's address, a scalar) whose value is the one
+ * set last is not set again. The header and the parameter blocks carry the
+ * launch's identity and are set at every launch. */
 typedef struct ocl_fn {
     pthread_mutex_t mu; /* setting arguments and enqueueing is one step */
     int dev;
@@ -648,6 +787,8 @@ typedef struct ocl_fn {
     ocl_fn_kind kind;
     cl_uint nargs;
     uint8_t is_ptr[OCL_MAX_ARGS];
+    uint8_t arg_set[OCL_MAX_ARGS]; /* 1: argument i holds arg_value[i] */
+    uint64_t arg_value[OCL_MAX_ARGS];
     struct ocl_fn *next;
 } ocl_fn;
 
@@ -852,8 +993,11 @@ static int set_task_args(ocl_fn *f, const void *params, size_t size) {
     for (cl_uint i = 1; !err && i < f->nargs; i++, b += 8) {
         uint64_t v;
         memcpy(&v, b, 8);
+        if (f->arg_set[i] && f->arg_value[i] == v) continue; /* the kernel holds it already */
+        f->arg_set[i] = 0;
         err = f->is_ptr[i] ? KCTX_CL(SetKernelArgSVMPointer, f->k, i, (const void *)(uintptr_t)v)
                            : KCTX_CL(SetKernelArg, f->k, i, 8, &v);
+        if (!err) f->arg_set[i] = 1, f->arg_value[i] = v;
     }
     return err ? clfail(err, "clSetKernelArg") : 0;
 }
@@ -877,12 +1021,13 @@ static int o_launch(kctx_pstream s, kctx_pfunction fn, kctx_ptarget target, uint
             f->kind == FN_TASK && atomic_load_explicit(&kctx__ocl_hold_armed, memory_order_relaxed)
                 ? kctx__ocl_take_hold(s)
                 : NULL;
-        cl_event done, *slot;
-        ocl_stream *o = enqueue_begin(s, &done, &slot);
+        ocl_stream *o = count_enqueue(s);
         cl_int err = KCTX_CL(EnqueueNDRangeKernel, queue_of(s), f->k, 1, NULL, &global, NULL,
-                             gate ? 1 : 0, gate ? &gate : NULL, slot);
-        enqueue_end(o, err ? NULL : done);
-        if (err) st = clfail(err, "clEnqueueNDRangeKernel");
+                             gate ? 1 : 0, gate ? &gate : NULL, NULL);
+        if (err)
+            st = clfail(err, "clEnqueueNDRangeKernel");
+        else
+            plain_done(o);
     }
     pthread_mutex_unlock(&f->mu);
     return st;

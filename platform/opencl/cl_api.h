@@ -59,8 +59,9 @@
     X(Finish)
 
 /* Entries never resolved, never called: listed so that their counters exist
- * and a zero is an answer (K19: OpenCL's host waits). */
-#define KCTX_CL_NEVER(X) X(WaitForEvents)
+ * and a zero is an answer (K19: OpenCL's host waits; clRetainCommandQueue:
+ * kctx never holds a caller's queue). */
+#define KCTX_CL_NEVER(X) X(WaitForEvents) X(RetainCommandQueue)
 
 /* The counters' indices: KCTX_CL_E_<name>. */
 enum {

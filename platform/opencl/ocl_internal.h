@@ -45,11 +45,18 @@ int kctx__ocl_lookup_pair(cl_context ctx, cl_device_id dev);
 
 /* ---- kctx's own streams (adapter.c) ---- */
 
+/* What a query or a sync of an own stream waits for (adapter.c, "own
+ * streams"): `last`, the event of the latest command enqueued there that
+ * returned one, covers the stream's work when no command without an event
+ * (a kernel, a barrier: counted in `plain`) was enqueued after it. */
 typedef struct ocl_stream {
     cl_command_queue q;
-    int dev; /* the pair it belongs to */
-    pthread_mutex_t mu;
-    cl_event last; /* the latest command's event; NULL: nothing enqueued yet */
+    int dev;            /* the pair it belongs to */
+    pthread_mutex_t mu; /* last, last_owned, covered; held across an event-returning enqueue */
+    cl_event last;      /* NULL: no event-returning command yet */
+    int last_owned;     /* 1: the stream's own reference; 0: a record's, held by its kctx event */
+    uint64_t covered;   /* `plain` when `last` was enqueued */
+    _Atomic uint64_t plain; /* commands enqueued without an event, counted after each */
 } ocl_stream;
 
 /* The own stream whose queue is s, or NULL (a caller's queue). */

@@ -17,6 +17,11 @@
  * host-ordered launch runs its kernels in a fixed order (acquire, the tasks,
  * finalize), so the driver holds the second kernel execution on the device
  * after arming, whatever its function.
+ *
+ * The graph memory pool is the suite's framework arena (fw_pool.c) over
+ * sim_malloc: the sim offers no stream-ordered allocation, and sim_malloc
+ * is refused while a capture restricts the thread. graph_stream_nodes is
+ * the sim's graph inspection (sim_graph_stream_node_count).
  */
 #include "fw.h"
 
@@ -134,6 +139,22 @@ static fw_status s_graph_destroy(fw_graph g) { return map(sim_graph_destroy(g));
 static fw_status s_exec_destroy(fw_exec x) { return map(sim_graph_exec_destroy(x)); }
 static fw_status s_graph_node_count(fw_graph g, size_t *n) {
     return map(sim_graph_node_count(g, n));
+}
+
+static fw_status s_graph_stream_nodes(fw_graph g, const fw_stream *streams, size_t n,
+                                      size_t *counts) {
+    for (size_t i = 0; i < n; i++) {
+        sim_status st = sim_graph_stream_node_count(g, streams[i], &counts[i]);
+        if (st) return map(st);
+    }
+    return FW_OK;
+}
+
+/* The graph memory pool: the sim has no stream-ordered allocation (and
+ * sim_malloc is refused while a capture restricts the thread), so the
+ * pool is the framework-side arena (fw_pool.c) over sim_malloc. */
+static fw_status s_pool_create(size_t bytes, fw_pool *pool) {
+    return fw_arena_create(s_mem_alloc, s_mem_free, bytes, pool);
 }
 
 static fw_status s_hold_arm(fw_hold_point point, int device, kctx_context ctx, int *hold) {
@@ -293,6 +314,12 @@ static const fw_driver k_sim_driver = {
     .graph_destroy = s_graph_destroy,
     .exec_destroy = s_exec_destroy,
     .graph_node_count = s_graph_node_count,
+    .pool_create = s_pool_create,
+    .pool_alloc = fw_arena_alloc,
+    .pool_free = fw_arena_free,
+    .pool_destroy = fw_arena_destroy,
+    .pool_last_error = fw_arena_last_error,
+    .graph_stream_nodes = s_graph_stream_nodes,
     .hold_arm = s_hold_arm,
     .hold_wait_reached = s_hold_wait_reached,
     .hold_release = s_hold_release,
@@ -328,6 +355,7 @@ static void make_sim_nocapture(void) {
     g_sim_nocapture.graph_destroy = NULL;
     g_sim_nocapture.exec_destroy = NULL;
     g_sim_nocapture.graph_node_count = NULL;
+    g_sim_nocapture.graph_stream_nodes = NULL;
     g_sim_nocapture.begin_capture_mode = NULL;
     g_sim_nocapture.exchange_capture_mode = NULL;
 }

@@ -18,6 +18,7 @@
 typedef struct gnode {
     simi_op *op;
     int lane;
+    sim_stream stream; /* the stream it was captured on (sim_graph_stream_node_count) */
     uint32_t *deps;
     uint32_t ndeps;
 } gnode;
@@ -175,7 +176,8 @@ sim_status simi_capture_add(simi_stream *s, simi_op *op) {
         free(deps);
         return simi_fail(SIM_OUT_OF_MEMORY, "host allocation failed");
     }
-    g->nodes[g->n++] = (gnode){.op = op, .lane = s->lane, .deps = deps, .ndeps = ndeps};
+    g->nodes[g->n++] =
+        (gnode){.op = op, .lane = s->lane, .stream = s->handle, .deps = deps, .ndeps = ndeps};
     return SIM_OK;
 }
 
@@ -460,6 +462,21 @@ sim_status sim_graph_node_count(sim_graph graph, size_t *count) {
     return g ? SIM_OK
              : simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live graph",
                          (unsigned long long)graph);
+}
+
+sim_status sim_graph_stream_node_count(sim_graph graph, sim_stream stream, size_t *count) {
+    if (!count) return simi_fail(SIM_INVALID_VALUE, "count is NULL");
+    pthread_mutex_lock(&g_sim.lock);
+    simi_graph *g = simi_handle_get(graph, SIMI_T_GRAPH);
+    size_t n = 0;
+    if (g)
+        for (uint32_t i = 0; i < g->n; i++) n += g->nodes[i].stream == stream;
+    pthread_mutex_unlock(&g_sim.lock);
+    if (!g)
+        return simi_fail(SIM_INVALID_HANDLE, "0x%llx is not a live graph",
+                         (unsigned long long)graph);
+    *count = n;
+    return SIM_OK;
 }
 
 sim_status sim_graph_destroy(sim_graph graph) {

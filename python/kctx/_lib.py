@@ -145,6 +145,7 @@ class PlatformCaps(ctypes.Structure):
         ("program_mode", c_int),
         ("strategy", c_uint32),
         ("reserved", c_uint32),
+        ("note", c_char_p),
     ]
 
 

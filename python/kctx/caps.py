@@ -86,13 +86,16 @@ class Capabilities:
 class Platform:
     """A platform of libkctx's registry (kctx_get_platform_caps): ``built``
     into this libkctx, ``available`` on this machine, ``reason`` why not
-    ("" when available), and ``caps`` (None unless available)."""
+    ("" when available), ``caps`` (None unless available), and ``note``:
+    where it runs when that is narrower than ``available`` says (acl: only
+    where kctx's runtime programs load), "" when nothing."""
 
     name: str
     built: bool
     available: bool
     reason: str
     caps: Optional[Capabilities]
+    note: str = ""
 
 
 def _strategy(value: int) -> Strategy:
@@ -132,7 +135,7 @@ def platform(name: Optional[str] = None) -> Platform:
     if st != 0:
         raise error(st, _lib.decode(_lib.kctx().kctx_thread_last_error()))
     return Platform(_lib.decode(c.name), bool(c.built), bool(c.available), _lib.decode(c.reason),
-                    capabilities(c) if c.available else None)
+                    capabilities(c) if c.available else None, _lib.decode(c.note) if c.note else "")
 
 
 def platform_caps(name: Optional[str] = None) -> Capabilities:

@@ -36,7 +36,7 @@ from ._util import U32_MAX, U64_MAX, BytesLike, check_int, readable, writable
 
 MAGIC = b"KCTXIMG\0"
 VERSION_MAJOR = 1
-VERSION_MINOR = 0
+VERSION_MINOR = 1  # the newest minor the library reads; images carry the lowest they need
 HEADER_SIZE = 144
 
 
@@ -58,6 +58,7 @@ class VariantKind(NamedIntEnum):
     CUDA_FATBIN = 3
     CUDA_CUBIN = 4
     CUDA_PTX = 5
+    ASCEND_BIN = 6  # format 1.1: an Ascend binary (aclrtBinaryLoadFromData), docs/acl.md
 
 
 class BindingKind(NamedIntEnum):

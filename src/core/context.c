@@ -1,12 +1,13 @@
 /*
  * context.c — context handles, statuses, error slots, claims and the
- * queries. Handles are a table index plus a generation, validated under
- * g_ctx_lock without touching freed memory.
+ * queries. Handles are a table index plus a generation, validated without
+ * touching freed memory (see "handle table").
  */
 #include "internal.h"
 
 #include "../platforms/registry.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,44 +164,79 @@ void kctx__struct_out(void *dst, const void *full, size_t full_size) {
 /* handle table                                                        */
 
 #define CT_MAX (KCTX_MAX_CONTEXTS + 1u) /* slot 0 is never used */
+/* A slot of the handle table. Writers (create, destroy) hold g_ctx_lock;
+ * entries look a handle up without it: they pin the slot, read its
+ * context, take a reference on it when its handle matches, and unpin. A
+ * destroy clears the slot and then waits until no lookup pins it before it
+ * drops the table's reference, so a lookup that read the context before
+ * the slot was cleared holds its reference (or has given up) by then. */
 typedef struct ctx_slot {
-    uint32_t gen;
-    kctx_ctx *ctx;
+    uint32_t gen;            /* under g_ctx_lock */
+    _Atomic(kctx_ctx *) ctx; /* published context, NULL when free */
+    atomic_uint pins;        /* lookups between reading ctx and taking a reference */
 } ctx_slot;
 
 static pthread_mutex_t g_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static ctx_slot g_slots[CT_MAX];
 static const uint64_t CTX_TAG = 0x4bull << 56; /* 'K' */
 
-static kctx_ctx *slot_get(kctx_context h) {
-    if ((h & (0xffull << 56)) != CTX_TAG) return NULL;
-    uint32_t idx = (uint32_t)(h & 0xffffffu);
-    uint32_t gen = (uint32_t)((h >> 24) & 0xffffffffu);
-    if (idx == 0 || idx >= CT_MAX || g_slots[idx].gen != gen) return NULL;
-    return g_slots[idx].ctx;
+static bool handle_slot(kctx_context h, uint32_t *idx) {
+    if ((h & (0xffull << 56)) != CTX_TAG) return false;
+    *idx = (uint32_t)(h & 0xffffffu);
+    return *idx != 0 && *idx < CT_MAX;
 }
 
-/* Contexts are reference counted: every entry holds a reference while it
- * runs, so destroy can unpublish a handle and the memory goes away only
- * when the last entry that looked it up has left. */
+/* Under g_ctx_lock: the context published under `h`, or NULL. */
+static kctx_ctx *slot_get(kctx_context h) {
+    uint32_t idx;
+    if (!handle_slot(h, &idx)) return NULL;
+    uint32_t gen = (uint32_t)((h >> 24) & 0xffffffffu);
+    if (g_slots[idx].gen != gen) return NULL;
+    return atomic_load(&g_slots[idx].ctx);
+}
+
+/* Contexts are reference counted: the handle table holds one reference
+ * while the handle is published, and every entry holds one while it runs,
+ * so destroy can unpublish a handle and the memory goes away only when the
+ * last entry that looked it up has left. An entry takes its reference
+ * while the handle is published or within its pinned lookup (the table's
+ * reference is then still held: the count is never 0 there), so dropping
+ * one needs no lock: whoever brings the count to 0 is the last to look at
+ * the context (the handle is unpublished by then, nobody can find it
+ * again) and frees it. The decrement is acq_rel: the freeing thread sees
+ * every write the others made before they let go. */
 static void ctx_put(kctx_ctx *c) {
-    /* Under the table lock: a thread that drops a reference must not look
-     * at the context afterwards (a racing destroy may free it at once), so
-     * the decrement and the "last one, and dead?" decision are one step. */
-    pthread_mutex_lock(&g_ctx_lock);
-    bool last = atomic_fetch_sub(&c->refs, 1) == 1 && atomic_load(&c->dead);
-    pthread_mutex_unlock(&g_ctx_lock);
-    if (last) {
+    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1) {
         pthread_mutex_destroy(&c->lock);
         free(c);
     }
 }
 
+/* The lookup of an entry: the context published under `h` with a
+ * reference taken, or NULL. No lock: the pin keeps the context alive
+ * between reading the slot and taking the reference (destroy waits for
+ * the slot's pins after clearing it). The pin's increment and the slot's
+ * read are sequentially consistent against destroy's clearing and its
+ * read of the pins: either this read sees the slot cleared, or destroy
+ * sees the pin. The handle is compared on the context itself (set before
+ * it was published, never changed), so a slot reused by a newer context
+ * never validates an older handle. */
+static kctx_ctx *lookup_ref(kctx_context h) {
+    uint32_t idx;
+    if (!handle_slot(h, &idx)) return NULL;
+    ctx_slot *s = &g_slots[idx];
+    atomic_fetch_add(&s->pins, 1);
+    kctx_ctx *c = atomic_load(&s->ctx);
+    if (c && c->handle == h)
+        atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+    else
+        c = NULL;
+    atomic_fetch_sub_explicit(&s->pins, 1, memory_order_release);
+    return c;
+}
+
 kctx_status kctx__ctx_acquire(kctx_context h, kctx_ctx **out) {
-    pthread_mutex_lock(&g_ctx_lock);
-    kctx_ctx *c = slot_get(h);
-    if (c) atomic_fetch_add(&c->refs, 1);
-    pthread_mutex_unlock(&g_ctx_lock);
+    kctx_ctx *c = lookup_ref(h);
     if (!c)
         return kctx__fail(NULL, KCTX_INVALID_HANDLE, "0x%llx is not a live context",
                           (unsigned long long)h);
@@ -247,6 +283,7 @@ kctx_status kctx_context_create(const char *platform, kctx_context *out) {
     kctx_ctx *c = calloc(1, sizeof *c);
     if (!c) return kctx__fail(NULL, KCTX_OUT_OF_MEMORY, "host allocation failed");
     pthread_mutex_init(&c->lock, NULL);
+    atomic_init(&c->refs, 1); /* the handle table's, dropped by destroy */
     c->plat = p;
     c->ops = p->ops;
     c->device = -1;
@@ -254,7 +291,8 @@ kctx_status kctx_context_create(const char *platform, kctx_context *out) {
     uint32_t idx = 1;
     /* A slot whose generation is exhausted is retired: a destroyed handle
      * must never validate again. */
-    while (idx < CT_MAX && (g_slots[idx].ctx || g_slots[idx].gen == UINT32_MAX)) idx++;
+    while (idx < CT_MAX && (atomic_load(&g_slots[idx].ctx) || g_slots[idx].gen == UINT32_MAX))
+        idx++;
     if (idx == CT_MAX) {
         pthread_mutex_unlock(&g_ctx_lock);
         pthread_mutex_destroy(&c->lock);
@@ -263,8 +301,8 @@ kctx_status kctx_context_create(const char *platform, kctx_context *out) {
                           CT_MAX - 1);
     }
     g_slots[idx].gen++; /* 1.. UINT32_MAX: never wraps (see above) */
-    g_slots[idx].ctx = c;
-    c->handle = CTX_TAG | ((uint64_t)g_slots[idx].gen << 24) | idx;
+    c->handle = CTX_TAG | ((uint64_t)g_slots[idx].gen << 24) | idx; /* before it is published */
+    atomic_store(&g_slots[idx].ctx, c);
     *out = c->handle;
     pthread_mutex_unlock(&g_ctx_lock);
     return KCTX_OK;
@@ -288,13 +326,19 @@ kctx_status kctx_destroy(kctx_context h) {
         return st;
     }
     /* No platform calls here (K28). */
+    ctx_slot *s = &g_slots[(uint32_t)(h & 0xffffffu)];
     pthread_mutex_lock(&g_ctx_lock);
-    g_slots[(uint32_t)(h & 0xffffffu)].ctx = NULL;
+    atomic_store(&s->ctx, NULL);
     atomic_store(&c->dead, true);
     pthread_mutex_unlock(&g_ctx_lock);
+    /* A lookup that read the slot before it was cleared is a few
+     * instructions from holding its reference or giving up (lookup_ref):
+     * wait for it before the table's reference may go. */
+    while (atomic_load(&s->pins) != 0) sched_yield();
     kctx__callables_free_host(c);
     kctx__trace_free(c);
-    kctx__ctx_release(c); /* frees it once no other entry holds it */
+    kctx__ctx_release(c); /* this entry's reference */
+    ctx_put(c);           /* the table's: frees it once no other entry holds it */
     return KCTX_OK;
 }
 
@@ -466,11 +510,13 @@ kctx_status kctx_get_resources(kctx_context h, kctx_resource_info *info) {
 /* ------------------------------------------------------------------ */
 /* capabilities (docs/platforms.md, "The capability query")             */
 
-static const size_t k_caps_sizes[] = {sizeof(kctx_platform_caps)};
+/* The published sizes of kctx_platform_caps (kctx.h): before `note`, and now. */
+static const size_t k_caps_sizes[] = {offsetof(kctx_platform_caps, note),
+                                      sizeof(kctx_platform_caps)};
 
 kctx_status kctx_get_platform_caps(const char *name, kctx_platform_caps *caps) {
     if (!caps) return kctx__fail(NULL, KCTX_INVALID_ARGUMENT, "caps is NULL");
-    kctx_status st = kctx__struct_out_check(NULL, "kctx_platform_caps", caps, k_caps_sizes, 1);
+    kctx_status st = kctx__struct_out_check(NULL, "kctx_platform_caps", caps, k_caps_sizes, 2);
     if (st) return st;
     name = kctx__platform_default(name);
     const kctx__platform_facts *f = kctx__platform_lookup(name);
@@ -483,7 +529,7 @@ kctx_status kctx_get_platform_caps(const char *name, kctx_platform_caps *caps) {
 
 kctx_status kctx_get_context_caps(kctx_context h, kctx_platform_caps *caps) {
     QUERY(h, caps ? NULL : "caps is NULL", {
-        st_ = kctx__struct_out_check(c, "kctx_platform_caps", caps, k_caps_sizes, 1);
+        st_ = kctx__struct_out_check(c, "kctx_platform_caps", caps, k_caps_sizes, 2);
         if (!st_) {
             kctx_platform_caps full;
             kctx__platform_caps(kctx__platform_lookup(c->plat->name), &full);

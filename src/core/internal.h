@@ -1,10 +1,11 @@
 /*
  * internal.h — the kernel context's internals, shared by the core's files.
  *
- * Locking: g_ctx_lock (context.c) guards the handle table and the claims;
- * each context's `lock` serialises every entry on that context (K33). The
- * order is context lock, then g_ctx_lock; platform calls are made with the
- * context lock held and g_ctx_lock not held.
+ * Locking: g_ctx_lock (context.c) guards the handle table's writers
+ * (create, destroy; entries look handles up without it, pinning the slot)
+ * and the claims; each context's `lock` serialises every entry on that
+ * context (K33). The order is context lock, then g_ctx_lock; platform
+ * calls are made with the context lock held and g_ctx_lock not held.
  */
 #ifndef KCTX_CORE_INTERNAL_H
 #define KCTX_CORE_INTERNAL_H
@@ -127,7 +128,8 @@ typedef struct kctx_callable {
 
 typedef struct kctx_ctx {
     pthread_mutex_t lock;
-    atomic_uint refs; /* entries holding the context (taken under g_ctx_lock) */
+    atomic_uint refs; /* the handle table (while published) and the entries holding the
+                         context; the last one frees it (context.c) */
     atomic_bool dead; /* destroyed: the handle is unpublished */
     kctx_context handle;
     const kctx_platform_desc *plat; /* the registry's admitted descriptor: no lifecycle member */
@@ -164,6 +166,7 @@ typedef struct kctx_ctx {
     uint32_t ncallables, capcallables;
     uint32_t *id_index;
     uint32_t id_index_cap;
+    uint32_t launch_hint; /* position of the callable launched last (launch.c) */
     /* the registered uploads (refs > 0) by the CRC of their bytes, for K14's
      * identical-bytes check (open addressing, at most half full; emptied
      * when close starts releasing uploads and when they are abandoned
@@ -277,15 +280,31 @@ enum {
  * launch path makes a dozen of these (no armed fault: two increments and a
  * load). */
 extern atomic_int kp_nfaults;
-extern _Thread_local uint64_t kp_tl_calls[KCTX_POP_COUNT];
+/* The calling thread's per-op call counters (kctx_thread_platform_calls).
+ * Declared const like glibc's __errno_location: the address is the same
+ * for the whole life of a thread, so the compiler computes it once per
+ * function instead of once per platform call (in a shared library every
+ * access to a thread-local variable is a __tls_get_addr call). */
+uint64_t *kp_thread_calls(void) __attribute__((const));
+/* The counters KP_RAW's calls count in: the calling thread's. A function
+ * that makes many platform calls and is handed the pointer by its caller
+ * (the launch chain) may define KP_TL to its copy for its body (the
+ * compiler cannot share a const call's result across functions). */
+#define KP_TL kp_thread_calls()
 bool kp_enter_armed(int op);
-static inline bool kp_enter(kctx_ctx *c, int op) {
+static inline bool kp_enter_tl(kctx_ctx *c, uint64_t *tl, int op) {
     atomic_fetch_add_explicit(&c->calls, 1, memory_order_relaxed);
-    kp_tl_calls[op]++;
-    if (atomic_load_explicit(&kp_nfaults, memory_order_relaxed) == 0) return false;
+    tl[op]++;
+    if (__builtin_expect(atomic_load_explicit(&kp_nfaults, memory_order_relaxed) == 0, 1))
+        return false;
     return kp_enter_armed(op);
 }
 kctx_status kp_map(kctx_ctx *c, const char *what, int pst);
+/* KP's result: the success test inline, the mapping (a message, K29's
+ * consequences) out of line; the same as kp_map(c, what, pst). */
+static inline kctx_status kp_result(kctx_ctx *c, const char *what, int pst) {
+    return __builtin_expect(pst == 0, 1) ? KCTX_OK : kp_map(c, what, pst);
+}
 /* kp_map's status and message, with no consequence: a fatal status neither
  * quarantines nor recovers (for a check that runs before an entry knows it
  * may act on the context, so that its refusal changes nothing: K9). */
@@ -306,21 +325,25 @@ kctx_pclass kp_classify(kctx_ctx *c, int pst);
 /* "SIM_TIMEOUT: ..." style detail of a platform status, for messages. */
 const char *kp_status_name(kctx_ctx *c, int pst);
 const char *kp_last_message(kctx_ctx *c, int pst);
-#define KP_RAW(c, op, ...) (kp_enter((c), kp_op_##op) ? KP_INJECTED : (c)->ops->op(__VA_ARGS__))
+#define KP_RAW(c, op, ...) \
+    (kp_enter_tl((c), KP_TL, kp_op_##op) ? KP_INJECTED : (c)->ops->op(__VA_ARGS__))
 #define KPL_RAW(c, op, ...) \
-    (kp_enter((c), kp_op_##op) ? KP_INJECTED : (c)->lifecycle->op(__VA_ARGS__))
-#define KP(c, what, op, ...) kp_map((c), (what), KP_RAW(c, op, __VA_ARGS__))
-#define KPL(c, what, op, ...) kp_map((c), (what), KPL_RAW(c, op, __VA_ARGS__))
+    (kp_enter_tl((c), KP_TL, kp_op_##op) ? KP_INJECTED : (c)->lifecycle->op(__VA_ARGS__))
+#define KP(c, what, op, ...) kp_result((c), (what), KP_RAW(c, op, __VA_ARGS__))
+#define KPL(c, what, op, ...) kp_result((c), (what), KPL_RAW(c, op, __VA_ARGS__))
 /* The same for the lifecycle ops that take no argument (C11 wants at least
  * one argument for a macro's `...`). */
-#define KPL0_RAW(c, op) (kp_enter((c), kp_op_##op) ? KP_INJECTED : (c)->lifecycle->op())
-#define KPL0(c, what, op) kp_map((c), (what), KPL0_RAW(c, op))
+#define KPL0_RAW(c, op) (kp_enter_tl((c), KP_TL, kp_op_##op) ? KP_INJECTED : (c)->lifecycle->op())
+#define KPL0(c, what, op) kp_result((c), (what), KPL0_RAW(c, op))
 /* The device the calling thread works on (K4, K5): the platform's
  * bound_device when it has one (no thread-current device: OpenCL), else
  * its current_device. kp_current_device_raw counts the call and returns the
  * platform status (for paths that must not map or quarantine). */
 kctx_status kp_current_device(kctx_ctx *c, int *device);
-int kp_current_device_raw(kctx_ctx *c, int *device);
+static inline int kp_current_device_raw(kctx_ctx *c, int *device) {
+    if (c->ops->bound_device) return KP_RAW(c, bound_device, device);
+    return KP_RAW(c, current_device, device);
+}
 /* Capture-mode hygiene: switch the thread to relaxed for an entry's
  * platform calls and restore afterwards (nothing on a platform without
  * capture). */
@@ -390,6 +413,16 @@ void kctx__trace_free(kctx_ctx *c);
 void kctx__device_poison(kctx_ctx *c);
 
 /* Common entry checks. */
-kctx_status kctx__check_device(kctx_ctx *c);
+/* K5: the calling thread's device (kp_current_device_raw) is the
+ * context's. The read inline; anything but a plain match goes to
+ * kctx__check_device_verdict (pcall.c) with the platform status and the
+ * device read, which maps the status (or the mismatch) to the refusal. */
+kctx_status kctx__check_device_verdict(kctx_ctx *c, int pst, int cur);
+static inline kctx_status kctx__check_device(kctx_ctx *c) {
+    int cur = -1;
+    int pst = kp_current_device_raw(c, &cur);
+    if (__builtin_expect(pst == 0 && cur == c->device, 1)) return KCTX_OK;
+    return kctx__check_device_verdict(c, pst, cur);
+}
 
 #endif

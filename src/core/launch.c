@@ -43,8 +43,38 @@ static void token_hook(void *user) { kctx__token_release((kctx_context)(uintptr_
 
 /* ------------------------------------------------------------------ */
 
-static kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args,
-                              uint32_t nargs) {
+/* The platform's free counter is a plain uint64_t read as an atomic one. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
+
+/* K18's range cache: [ptr, ptr+size) lies inside a range mem_range_check
+ * accepted since the device's free counter last moved (so inside one live
+ * allocation still). Only with the platform's free counter. */
+static bool range_known(const kctx_ctx *c, uint64_t ptr, uint64_t size) {
+    const uint64_t end = ptr + size;
+    const uint32_t n = c->nranges;
+    for (uint32_t i = 0; i < n; i++)
+        if (ptr >= c->ranges[i].lo && end <= c->ranges[i].hi) return true;
+    return false;
+}
+
+static void range_remember(kctx_ctx *c, uint64_t ptr, uint64_t size) {
+    if (!c->free_counter) return;
+    uint32_t at = c->nranges < KCTX_RANGE_CACHE ? c->nranges++ : c->next_range++ % KCTX_RANGE_CACHE;
+    c->ranges[at].lo = ptr;
+    c->ranges[at].hi = ptr + size;
+}
+
+/* check_args' findings for check_platform_args: which arguments are
+ * tensors, and which of those the range cache did not know when the
+ * arguments were checked (bit i: argument i; KCTX_IMAGE_MAX_PARAMS <= 64). */
+typedef struct arg_masks {
+    uint64_t tensors, unknown;
+} arg_masks;
+_Static_assert(KCTX_IMAGE_MAX_PARAMS <= 64, "arg_masks holds one bit per parameter");
+
+/* The count and sizes of the arguments (check_args' first part). */
+static kctx_status check_arg_count(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args,
+                                   uint32_t nargs) {
     if (nargs != u->nparams)
         return kctx__fail(c, KCTX_INVALID_ARGUMENT, "the callable takes %u arguments, %u given",
                           u->nparams, nargs);
@@ -60,58 +90,63 @@ static kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg 
                           "%llu bytes of arguments exceed the device's kernel parameter limit (%u "
                           "bytes with the scheduler's header, K11)",
                           (unsigned long long)bytes, c->max_params);
+    return KCTX_OK;
+}
+
+/* Each argument against its parameter (check_args' second part), out of
+ * line: a launch without arguments does not pay for its frame. */
+__attribute__((noinline)) static kctx_status check_arg_values(kctx_ctx *c, const kctx_upload *u,
+                                                              const kctx_arg *args, uint32_t nargs,
+                                                              arg_masks *m) {
+    uint64_t tensors = 0, unknown = 0;
     for (uint32_t i = 0; i < nargs; i++) {
-        bool tensor = u->pkind[i] != KCTX_PARAM_SCALAR;
-        if (tensor && args[i].size == 0)
+        const uint64_t value = args[i].value, size = args[i].size;
+        if (u->pkind[i] == KCTX_PARAM_SCALAR) {
+            if (size != 0)
+                return kctx__fail(c, KCTX_INVALID_ARGUMENT,
+                                  "argument %u is a scalar: size must be 0", i);
+            continue;
+        }
+        if (size == 0)
             return kctx__fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a tensor: size must be > 0",
                               i);
         /* a tensor at address 0 names no memory on any platform (K18): refused
          * here, not left to a range check some platforms do not have */
-        if (tensor && args[i].value == 0)
+        if (value == 0)
             return kctx__fail(c, KCTX_INVALID_ARGUMENT,
                               "argument %u is a tensor at address 0 (NULL): a tensor must name "
                               "device memory (K18)",
                               i);
-        if (!tensor && args[i].size != 0)
-            return kctx__fail(c, KCTX_INVALID_ARGUMENT, "argument %u is a scalar: size must be 0",
-                              i);
-        if (tensor && args[i].size < u->min_size[i])
+        if (size < u->min_size[i])
             return kctx__fail(
                 c, KCTX_INVALID_ARGUMENT,
                 "argument %u: %llu bytes, but a task binding reads from byte offset %llu", i,
-                (unsigned long long)args[i].size, (unsigned long long)(u->min_size[i] - 1));
-        if (tensor && args[i].value + args[i].size < args[i].value)
+                (unsigned long long)size, (unsigned long long)(u->min_size[i] - 1));
+        if (value + size < value)
             return kctx__fail(c, KCTX_INVALID_ARGUMENT, "argument %u: address range overflows", i);
+        tensors |= UINT64_C(1) << i;
+        if (!range_known(c, value, size)) unknown |= UINT64_C(1) << i;
     }
+    m->tensors = tensors;
+    m->unknown = unknown;
     return KCTX_OK;
 }
 
-/* The platform's free counter is a plain uint64_t read as an atomic one. */
-_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
-
-/* K18's range cache: [ptr, ptr+size) lies inside a range mem_range_check
- * accepted since the device's free counter last moved (so inside one live
- * allocation still). Only with the platform's free counter. */
-static bool range_known(const kctx_ctx *c, uint64_t ptr, uint64_t size) {
-    for (uint32_t i = 0; i < c->nranges; i++)
-        if (ptr >= c->ranges[i].lo && ptr + size <= c->ranges[i].hi) return true;
-    return false;
-}
-
-static void range_remember(kctx_ctx *c, uint64_t ptr, uint64_t size) {
-    if (!c->free_counter) return;
-    uint32_t at = c->nranges < KCTX_RANGE_CACHE ? c->nranges++ : c->next_range++ % KCTX_RANGE_CACHE;
-    c->ranges[at].lo = ptr;
-    c->ranges[at].hi = ptr + size;
+/* K11 and K18's host-side checks of a launch's (or a run's) arguments, in
+ * order: the count, the capacities, then each argument. */
+static inline kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args,
+                                     uint32_t nargs, arg_masks *m) {
+    kctx_status st = check_arg_count(c, u, args, nargs);
+    if (st || nargs == 0) return st;
+    return check_arg_values(c, u, args, nargs, m);
 }
 
 /* Everything of K18 that needs the platform: the caller stream (its device
  * and, in the same query, its capture state for K25/K34) and the tensor
  * ranges. */
-static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args,
-                                       uint32_t nargs, kctx_pstream caller,
-                                       kctx_pcapture_status *ccs, uint64_t *cid,
-                                       kctx_pgraph *graph) {
+static kctx_status check_platform_args(kctx_ctx *c, const kctx_arg *args, const arg_masks *m,
+                                       kctx_pstream caller, kctx_pcapture_status *ccs,
+                                       uint64_t *cid, kctx_pgraph *graph) {
     if (caller == c->streams[KCTX_STREAM_AICPU].h || caller == c->streams[KCTX_STREAM_AICORE].h ||
         caller == c->streams[KCTX_STREAM_UPLOAD].h)
         return kctx__fail(c, KCTX_INVALID_ARGUMENT,
@@ -132,18 +167,29 @@ static kctx_status check_platform_args(kctx_ctx *c, const kctx_upload *u, const 
         return kctx__fail(c, KCTX_INVALID_ARGUMENT,
                           "the caller stream is on device %d, the context on %d", dev, c->device);
     if (!c->ops->mem_range_check) return KCTX_OK;
+    /* The tensors to look up, in argument order: those the cache did not
+     * know when check_args looked (the cache is unchanged since, unless it
+     * is forgotten here) */
+    uint64_t todo = m->unknown;
     if (c->free_counter) {
         /* an allocation ended since the cached ranges were checked: forget them */
         uint64_t frees =
             atomic_load_explicit((const _Atomic uint64_t *)c->free_counter, memory_order_acquire);
-        if (frees != c->ranges_seen) c->nranges = c->next_range = 0, c->ranges_seen = frees;
+        if (frees != c->ranges_seen) {
+            c->nranges = c->next_range = 0, c->ranges_seen = frees;
+            todo = m->tensors;
+        }
     }
-    for (uint32_t i = 0; i < nargs; i++) {
-        if (u->pkind[i] == KCTX_PARAM_SCALAR) continue;
+    while (todo) {
+        const uint32_t i = (uint32_t)__builtin_ctzll(todo);
+        todo &= todo - 1;
         if (range_known(c, args[i].value, args[i].size)) continue;
         pst = KP_RAW(c, mem_range_check, c->device, args[i].value, args[i].size);
         if (pst == 0) {
             range_remember(c, args[i].value, args[i].size);
+            /* the cache changed (a range added, maybe one evicted): every
+             * later tensor is looked up again in the cache as it is now */
+            todo |= m->tensors & ~((UINT64_C(2) << i) - 1);
             continue;
         }
         if (kp_classify(c, pst) == KCTX_PCLASS_INVALID)
@@ -161,32 +207,47 @@ typedef struct chain {
         scheduler, aicpu_joined, aicpu_done, caller_joined;
 } chain;
 
+/* The chain's platform calls count in the thread's counters its caller
+ * looked up (`tl`, from kp_thread_calls): one look-up per launch. */
+#undef KP_TL
+#define KP_TL tl
+
 /* HOST_ORDERED: enqueue the callable's task kernels on the AICore stream,
  * in the image's (topological) order, each with its parameter block built
  * here from the args by value (K22): the task ABI's header, then one u64
  * per binding. `buf` is the launch's stack buffer (no allocation, K19). */
-static kctx_status enqueue_tasks(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args,
-                                 kctx_pstream core, uint64_t id, unsigned char *buf,
-                                 bool *started) {
+static kctx_status enqueue_tasks(kctx_ctx *c, uint64_t *tl, const kctx_upload *u,
+                                 const kctx_arg *args, kctx_pstream core, uint64_t id,
+                                 unsigned char *buf, bool *started) {
     kctx_task_header *h = (kctx_task_header *)buf;
     uint64_t *arg = (uint64_t *)(h + 1);
-    uint32_t flags = KCTX_TASK_GATED | (c->trace ? KCTX_TASK_TRACE : 0u);
-    for (uint32_t t = 0; t < u->ho_ntasks; t++) {
-        const kctx_ho_task *task = &u->ho_tasks[t];
-        *h = (kctx_task_header){
-            c->mem[KCTX_MEM_RUNTIME_IMAGE].h, id, flags, t, task->func_id, task->nbindings};
-        for (uint32_t i = 0; i < task->nbindings; i++) {
-            const kctx_ho_binding *b = &u->ho_binds[task->first_binding + i];
-            if (b->kind == KCTX_BIND_TENSOR)
-                arg[i] = args[b->param].value + b->value; /* tensor + byte offset */
-            else if (b->kind == KCTX_BIND_SCALAR)
-                arg[i] = args[b->param].value;
+    const uint32_t flags = KCTX_TASK_GATED | (c->trace ? KCTX_TASK_TRACE : 0u);
+    const kctx_pdevptr image = c->mem[KCTX_MEM_RUNTIME_IMAGE].h;
+    const uint32_t ntasks = u->ho_ntasks;
+    /* the upload's tables in locals: the stores into `buf` below cannot
+     * then make the compiler read them again for every binding */
+    const kctx_ho_task *const tasks = u->ho_tasks;
+    const kctx_ho_binding *const binds = u->ho_binds;
+    h->runtime_image = image; /* the same in every task's header */
+    h->launch_id = id;
+    h->flags = flags;
+    for (uint32_t t = 0; t < ntasks; t++) {
+        const kctx_ho_task task = tasks[t];
+        h->task = t;
+        h->func_id = task.func_id;
+        h->nbindings = task.nbindings;
+        const kctx_ho_binding *b = binds + task.first_binding;
+        for (uint32_t i = 0; i < task.nbindings; i++) {
+            if (b[i].kind == KCTX_BIND_TENSOR)
+                arg[i] = args[b[i].param].value + b[i].value; /* tensor + byte offset */
+            else if (b[i].kind == KCTX_BIND_SCALAR)
+                arg[i] = args[b[i].param].value;
             else
-                arg[i] = b->value; /* immediate */
+                arg[i] = b[i].value; /* immediate */
         }
         kctx_status st =
-            KP(c, "launch(task)", launch, core, task->fn, KCTX_PTARGET_AICORE, task->block_dim, buf,
-               sizeof *h + (size_t)task->nbindings * sizeof(uint64_t));
+            KP(c, "launch(task)", launch, core, task.fn, KCTX_PTARGET_AICORE, task.block_dim, buf,
+               sizeof *h + (size_t)task.nbindings * sizeof(uint64_t));
         if (st) return st;
         *started = true;
     }
@@ -195,27 +256,33 @@ static kctx_status enqueue_tasks(kctx_ctx *c, const kctx_upload *u, const kctx_a
 
 /* Enqueue the K20 sequence (§0b under HOST_ORDERED); on failure,
  * compensate (K24). */
-static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_arg *args,
-                                 uint32_t nargs, kctx_pstream caller, kctx_pgraph graph) {
+static kctx_status enqueue_chain(kctx_ctx *c, uint64_t *tl, const kctx_upload *u,
+                                 const kctx_arg *args, uint32_t nargs, kctx_pstream caller,
+                                 kctx_pgraph graph) {
     bool captured = graph != 0;
     kctx_pstream cpu = c->streams[0].h, core = c->streams[1].h;
-    kctx_pevent ev[KCTX_EVENT_COUNT];
-    for (int i = 0; i < KCTX_EVENT_COUNT; i++) ev[i] = c->events[i].h;
+    /* the context's events, read where used (no copy: they change only
+     * when program mode's recovery abandons the handles, K31, after which
+     * nothing below runs) */
+#define ev(i) c->events[i].h
     uint64_t id = ++c->launch_seq;
     uint64_t arch = c->mem[KCTX_MEM_ARCH_TABLE].h;
-    kctx_rt_acquire_params ap = {arch, id};
     uint32_t flags =
         c->trace ? KCTX_RT_FLAG_TRACE : 0; /* travels by value into every replay (K32) */
     const bool ho = c->strategy == KCTX_STRATEGY_HOST_ORDERED;
     kctx_rt_step_params step = {arch, id, flags, 0}; /* host-ordered acquire and finalize */
-    kctx_rt_worker_params wp = {arch, id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h, flags, 0};
     _Alignas(16) unsigned char sbuf[SNAPSHOT_LIMIT]; /* args by value, on the stack (K19, K22) */
+    /* RESIDENT: the scheduler's block (its header, then the args snapshot);
+     * HOST_ORDERED builds the tasks' blocks in the same buffer instead */
     kctx_rt_scheduler_params *sp = (kctx_rt_scheduler_params *)sbuf;
-    *sp = (kctx_rt_scheduler_params){
-        arch, id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h, KCTX_RT_SCHED_RUN, nargs, flags, 0};
-    for (uint32_t i = 0; i < nargs; i++)
-        sp->snapshot[i] = (kctx_rt_arg){args[i].value, args[i].size};
     size_t ssize = sizeof *sp + (size_t)nargs * sizeof(kctx_rt_arg);
+    if (!ho) {
+        *sp = (kctx_rt_scheduler_params){
+            arch,  id,    u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h, KCTX_RT_SCHED_RUN,
+            nargs, flags, 0};
+        for (uint32_t i = 0; i < nargs; i++)
+            sp->snapshot[i] = (kctx_rt_arg){args[i].value, args[i].size};
+    }
 
     chain ch = {0};
     kctx_status st;
@@ -227,7 +294,7 @@ static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_a
         if (st) goto failed;               \
         ch.flag = true;                    \
     } while (0)
-    STEP(caller_started, "event_record(START, caller)", event_record, ev[KCTX_EV_START], caller);
+    STEP(caller_started, "event_record(START, caller)", event_record, ev(KCTX_EV_START), caller);
     if (captured) {
         /* K25: the graph now holds a node of this launch, so it holds the
          * context: attach its lifetime token. Not earlier: a launch refused
@@ -241,19 +308,21 @@ static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_a
         }
     }
     STEP(aicpu_waited, "stream_wait_event(AICPU, START)", stream_wait_event, cpu,
-         ev[KCTX_EV_START]);
+         ev(KCTX_EV_START));
     if (ho)
         STEP(acquire, "launch(acquire)", launch, cpu, c->prog_fn[KCTX_PROG_ACQUIRE],
              KCTX_PTARGET_AICPU, 1, &step, sizeof step);
-    else
+    else {
+        const kctx_rt_acquire_params ap = {arch, id};
         STEP(acquire, "launch(acquire)", launch, cpu, c->prog_fn[KCTX_PROG_ACQUIRE],
              KCTX_PTARGET_AICPU, 1, &ap, sizeof ap);
+    }
     STEP(aicore_started, "event_record(AICORE_START, AICPU)", event_record,
-         ev[KCTX_EV_AICORE_START], cpu);
+         ev(KCTX_EV_AICORE_START), cpu);
     STEP(aicore_waited, "stream_wait_event(AICore, AICORE_START)", stream_wait_event, core,
-         ev[KCTX_EV_AICORE_START]);
+         ev(KCTX_EV_AICORE_START));
     if (ho) {
-        st = enqueue_tasks(c, u, args, core, id, sbuf, &ch.worker);
+        st = enqueue_tasks(c, tl, u, args, core, id, sbuf, &ch.worker);
         if (st) goto failed;
     } else {
         /* one worker per core, but never more than the callable has blocks:
@@ -261,23 +330,25 @@ static kctx_status enqueue_chain(kctx_ctx *c, const kctx_upload *u, const kctx_a
          * would only report in and leave */
         uint32_t workers =
             u->total_blocks < c->core_count ? (uint32_t)u->total_blocks : c->core_count;
+        const kctx_rt_worker_params wp = {arch,  id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h,
+                                          flags, 0};
         STEP(worker, "launch(worker)", launch, core, c->prog_fn[KCTX_PROG_WORKER],
              KCTX_PTARGET_AICORE, workers ? workers : 1, &wp, sizeof wp);
     }
-    STEP(aicore_done, "event_record(AICORE_DONE, AICore)", event_record, ev[KCTX_EV_AICORE_DONE],
+    STEP(aicore_done, "event_record(AICORE_DONE, AICore)", event_record, ev(KCTX_EV_AICORE_DONE),
          core);
     if (!ho)
         STEP(scheduler, "launch(scheduler)", launch, cpu, c->prog_fn[KCTX_PROG_SCHEDULER],
              KCTX_PTARGET_AICPU, 1, sp, ssize);
     STEP(aicpu_joined, "stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event, cpu,
-         ev[KCTX_EV_AICORE_DONE]);
+         ev(KCTX_EV_AICORE_DONE));
     if (ho) /* after the tasks: the holder's guard is released only once they ran */
         STEP(scheduler, "launch(finalize)", launch, cpu, c->prog_fn[KCTX_PROG_FINALIZE],
              KCTX_PTARGET_AICPU, 1, &step, sizeof step);
-    STEP(aicpu_done, "event_record(AICPU_DONE, AICPU)", event_record, ev[KCTX_EV_AICPU_DONE], cpu);
+    STEP(aicpu_done, "event_record(AICPU_DONE, AICPU)", event_record, ev(KCTX_EV_AICPU_DONE), cpu);
     STEP(caller_joined, "stream_wait_event(caller, AICPU_DONE)", stream_wait_event, caller,
-         ev[KCTX_EV_AICPU_DONE]);
-    st = KP(c, "event_record(SERIAL_TAIL, caller)", event_record, ev[KCTX_EV_SERIAL_TAIL], caller);
+         ev(KCTX_EV_AICPU_DONE));
+    st = KP(c, "event_record(SERIAL_TAIL, caller)", event_record, ev(KCTX_EV_SERIAL_TAIL), caller);
     if (st) goto failed;
     return KCTX_OK;
 #undef STEP
@@ -316,10 +387,10 @@ failed:;
             COMP("atomic_write_u32(abort word)", atomic_write_u32, abort_word, (uint32_t)id);
     }
     if (ch.aicore_waited && !ch.aicore_done)
-        COMP("event_record(AICORE_DONE, AICore)", event_record, ev[KCTX_EV_AICORE_DONE], core);
+        COMP("event_record(AICORE_DONE, AICore)", event_record, ev(KCTX_EV_AICORE_DONE), core);
     if (ch.aicore_waited && !ch.aicpu_joined)
         COMP("stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event, cpu,
-             ev[KCTX_EV_AICORE_DONE]);
+             ev(KCTX_EV_AICORE_DONE));
     if (ho && ch.acquire && !ch.scheduler) {
         /* Host-ordered: the finalize releases the guard after the tasks
          * that were enqueued (gated: the context is poisoned below). If it
@@ -331,11 +402,12 @@ failed:;
             COMP("atomic_write_u32(abort word)", atomic_write_u32, abort_word, (uint32_t)id);
     }
     if (ch.aicpu_waited && !ch.aicpu_done)
-        COMP("event_record(AICPU_DONE, AICPU)", event_record, ev[KCTX_EV_AICPU_DONE], cpu);
+        COMP("event_record(AICPU_DONE, AICPU)", event_record, ev(KCTX_EV_AICPU_DONE), cpu);
     if (ch.aicpu_waited && !ch.caller_joined)
         COMP("stream_wait_event(caller, AICPU_DONE)", stream_wait_event, caller,
-             ev[KCTX_EV_AICPU_DONE]);
+             ev(KCTX_EV_AICPU_DONE));
 #undef COMP
+#undef ev
     char msg[3 * KCTX_MSG];
     snprintf(msg, sizeof msg, "launch failed after enqueueing started: %s%s%s", sub,
              comp ? "; compensation also failed: " : "", comp ? kctx_thread_last_error() : "");
@@ -349,59 +421,96 @@ failed:;
     return st;
 }
 
+#undef KP_TL
+#define KP_TL kp_thread_calls()
+
+/* The callable under `id` for a launch: the one launched last when it has
+ * that id (a launch loop's case: one comparison), else the index's answer
+ * (kctx__find_callable). The hint is a position in c->callables, which
+ * only grows (or empties at close), and ids are unique there (K14), so a
+ * position within the count holding `id` is the index's answer too. */
+static inline kctx_callable *launch_callable(kctx_ctx *c, uint64_t id) {
+    const uint32_t i = c->launch_hint;
+    if (i < c->ncallables && c->callables[i].id == id) return &c->callables[i];
+    kctx_callable *cb = kctx__find_callable(c, id);
+    if (cb) c->launch_hint = (uint32_t)(cb - c->callables);
+    return cb;
+}
+
 kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t nargs,
                         uint64_t caller) {
     kctx_ctx *c;
     kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
+    /* Section 0's order: the caller stream 0, the mode, admission, the
+     * current device, the id, the arguments, the caller stream's platform
+     * checks and capture state; the first refusal wins (goto done). */
     uint64_t t0 = c->trace ? kctx__now_ns() : 0;
-    if (!caller && !c->plat->has_null_stream)
+    kctx_callable *cb = NULL;
+    if (!caller && !c->plat->has_null_stream) {
         st = kctx__fail(c, KCTX_INVALID_ARGUMENT,
                         "caller stream is 0 (the %s platform has no NULL stream)", c->plat->name);
-    else if (c->mode != KCTX_MODE_KERNEL)
+        goto done;
+    }
+    if (c->mode != KCTX_MODE_KERNEL) {
         st = kctx__fail(c, KCTX_INVALID_STATE,
                         "launch needs a kernel context (K3; program mode uses kctx_run)");
-    else
-        st = kctx__admit(c, "launch");
-    if (!st) st = kctx__check_device(c);
-    kctx_callable *cb = st ? NULL : kctx__find_callable(c, id);
-    if (!st && !cb)
+        goto done;
+    }
+    if (c->phase != KCTX_PHASE_READY && (st = kctx__admit(c, "launch")) != KCTX_OK) goto done;
+    if ((st = kctx__check_device(c)) != KCTX_OK) goto done;
+    cb = launch_callable(c, id);
+    if (!cb) {
         st = kctx__fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
                         (unsigned long long)id);
-    if (!st) st = check_args(c, cb->up, args, nargs);
+        goto done;
+    }
+    arg_masks masks = {0, 0};
+    if ((st = check_args(c, cb->up, args, nargs, &masks)) != KCTX_OK) goto done;
     /* capture state (K25, K34): the only queries of the launch path; the
      * caller's comes with its device check */
     kctx_pcapture_status ccs = KCTX_PCAPTURE_NONE, xcs = KCTX_PCAPTURE_NONE;
     uint64_t cid = 0, xid = 0;
     kctx_pgraph graph = 0, xgraph = 0;
-    if (!st) st = check_platform_args(c, cb->up, args, nargs, caller, &ccs, &cid, &graph);
+    st = check_platform_args(c, args, &masks, caller, &ccs, &cid, &graph);
+    if (st) goto done;
     /* K34: only a captured launch of this context pulls its streams into a
      * capture, so the AICPU stream is asked only while one may hold them */
-    if (!st && c->streams_maybe_captured) {
+    if (c->streams_maybe_captured) {
         st = KP(c, "stream_info(AICPU)", stream_info, c->streams[0].h, NULL, &xcs, &xid, &xgraph);
-        if (!st && xcs == KCTX_PCAPTURE_NONE) c->streams_maybe_captured = false;
+        if (st) goto done;
+        if (xcs == KCTX_PCAPTURE_NONE) c->streams_maybe_captured = false;
     }
-    if (!st && ccs == KCTX_PCAPTURE_INVALIDATED)
+    if (ccs == KCTX_PCAPTURE_INVALIDATED) {
         st = kctx__fail(c, KCTX_CAPTURE_BROKEN,
                         "the caller stream's capture is already invalidated");
-    if (!st && xcs != KCTX_PCAPTURE_NONE && (ccs != KCTX_PCAPTURE_ACTIVE || cid != xid))
+        goto done;
+    }
+    if (xcs != KCTX_PCAPTURE_NONE && (ccs != KCTX_PCAPTURE_ACTIVE || cid != xid)) {
         st = kctx__fail(
             c, KCTX_CAPTURE_ACTIVE,
             "the context's streams belong to another capture until it ends; launch refused (K34)");
-    bool captured = !st && ccs == KCTX_PCAPTURE_ACTIVE;
-    if (captured && !graph)
+        goto done;
+    }
+    const bool captured = ccs == KCTX_PCAPTURE_ACTIVE;
+    if (captured && !graph) {
         st = kctx__fail(c, KCTX_PLATFORM_ERROR,
                         "platform %s reports an active capture of the caller stream without its "
                         "graph",
                         c->plat->name);
+        goto done;
+    }
     /* K25: an exhausted token pool refuses before anything is enqueued. */
-    if (captured && atomic_load(&c->tokens_in_use) >= c->token_capacity)
+    if (captured && atomic_load(&c->tokens_in_use) >= c->token_capacity) {
         st = kctx__fail(c, KCTX_CAPACITY,
                         "all %u graph lifetime tokens are held by live graphs (K25)",
                         c->token_capacity);
-    if (!st) st = enqueue_chain(c, cb->up, args, nargs, caller, captured ? graph : 0);
-    kctx__trace_span(c, KCTX_DFX_LAUNCH, t0, id, st ? 0 : c->launch_seq,
-                     st); /* preallocated: no allocation (K19) */
+        goto done;
+    }
+    st = enqueue_chain(c, kp_thread_calls(), cb->up, args, nargs, caller, captured ? graph : 0);
+done:
+    if (c->trace) /* preallocated: no allocation (K19) */
+        kctx__trace_span(c, KCTX_DFX_LAUNCH, t0, id, st ? 0 : c->launch_seq, st);
     kctx__ctx_release(c);
     return st;
 }
@@ -540,7 +649,8 @@ kctx_status kctx_run(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t
     if (!st && !cb)
         st = kctx__fail(c, KCTX_UNKNOWN_ID, "no callable is prepared under id %llu",
                         (unsigned long long)id);
-    if (!st) st = check_args(c, cb->up, args, nargs);
+    arg_masks masks = {0, 0}; /* program mode checks no ranges */
+    if (!st) st = check_args(c, cb->up, args, nargs, &masks);
     if (!st) st = kp_relaxed_begin(c);
     if (st) {
         kctx__ctx_release(c);
@@ -548,7 +658,7 @@ kctx_status kctx_run(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t
     }
     /* The program context owns its streams: its AICPU stream plays the
      * caller (the chain's caller steps are then in-stream no-ops). */
-    st = enqueue_chain(c, cb->up, args, nargs, c->streams[0].h, 0);
+    st = enqueue_chain(c, kp_thread_calls(), cb->up, args, nargs, c->streams[0].h, 0);
     if (!st)
         st = KP(c, "stream_sync(AICPU, run)", stream_sync, c->streams[0].h, c->prepare_timeout_ms);
     kp_relaxed_end(c);

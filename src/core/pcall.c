@@ -50,7 +50,9 @@ typedef struct seam_fault {
 static pthread_mutex_t g_fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static seam_fault g_faults[KCTX_MAX_FAULTS];
 atomic_int kp_nfaults; /* armed faults and holds: the fast path looks at nothing else */
-_Thread_local uint64_t kp_tl_calls[KCTX_POP_COUNT];
+static _Thread_local uint64_t kp_tl_calls[KCTX_POP_COUNT];
+
+uint64_t *kp_thread_calls(void) { return kp_tl_calls; }
 static _Thread_local kctx_pclass tl_injected; /* the class of the thread's last injected failure */
 
 static uint64_t thread_id(void) {
@@ -363,11 +365,6 @@ void kp_fatal(kctx_ctx *c, kctx_status st) {
     }
 }
 
-int kp_current_device_raw(kctx_ctx *c, int *device) {
-    if (c->ops->bound_device) return KP_RAW(c, bound_device, device);
-    return KP_RAW(c, current_device, device);
-}
-
 kctx_status kp_current_device(kctx_ctx *c, int *device) {
     if (c->ops->bound_device) return KP(c, "bound_device", bound_device, device);
     return KP(c, "current_device", current_device, device);
@@ -411,9 +408,8 @@ kctx_status kp_capture_status(kctx_ctx *c, kctx_pstream s, kctx_pcapture_status 
     return KP(c, "stream_info", stream_info, s, NULL, st, &id, &g);
 }
 
-kctx_status kctx__check_device(kctx_ctx *c) {
-    int cur = -1;
-    kctx_status st = kp_current_device(c, &cur);
+kctx_status kctx__check_device_verdict(kctx_ctx *c, int pst, int cur) {
+    kctx_status st = kp_result(c, c->ops->bound_device ? "bound_device" : "current_device", pst);
     if (st == KCTX_PLATFORM_ERROR && c->ops->bound_device) {
         /* a thread that lent no device has no current device to compare:
          * the caller's state, not a platform failure (K5; platform.h) */

@@ -308,7 +308,14 @@ static void write_image(const kctx_image_builder *b, uint8_t *img, const uint32_
                         const uint64_t offs[SEC_COUNT + 1], uint64_t total) {
     memcpy(img + HDR_MAGIC, KCTX_IMAGE_MAGIC, 8);
     img_put16(img + HDR_VERSION_MAJOR, KCTX_IMAGE_VERSION_MAJOR);
-    img_put16(img + HDR_VERSION_MINOR, KCTX_IMAGE_VERSION_MINOR);
+    /* The lowest minor the content needs (docs/image-format.md "Versions");
+     * a kind no minor defines adds nothing (the validator refuses it). */
+    uint32_t minor = 0;
+    for (size_t i = 0; i < b->variants.len; i++) {
+        uint32_t m = img_variant_kind_minor(VEC_AT(b->variants, bvariant, i).kind);
+        if (m != UINT32_MAX && m > minor) minor = m;
+    }
+    img_put16(img + HDR_VERSION_MINOR, (uint16_t)minor);
     img_put32(img + HDR_HEADER_SIZE, KCTX_IMAGE_HEADER_SIZE);
     img_put64(img + HDR_TOTAL_SIZE, total);
     for (int i = 0; i < SEC_COUNT; i++) img_put32(img + hdr_count_pos(i), counts[i]);

@@ -1,5 +1,5 @@
 /*
- * layout.h — the byte layout of format 1.0 as the validator, the view and
+ * layout.h — the byte layout of format 1.1 (and 1.0) as the validator, the view and
  * the builder share it: field positions, section order, entry sizes, the
  * limit of every count, and the canonical placement of the sections. One
  * definition, so the writer and the reader cannot disagree about where
@@ -71,6 +71,14 @@ enum {
     BIND_PARAM = 4,
     BIND_VALUE = 8
 };
+
+/* The lowest format minor that has variant `kind`; UINT32_MAX for a kind no
+ * minor up to KCTX_IMAGE_VERSION_MINOR defines. */
+static inline uint32_t img_variant_kind_minor(uint32_t kind) {
+    if (kind >= KCTX_VARIANT_SIM_ELF && kind <= KCTX_VARIANT_CUDA_PTX) return 0;
+    if (kind == KCTX_VARIANT_ASCEND_BIN) return 1;
+    return UINT32_MAX;
+}
 
 static inline uint64_t hdr_count_pos(int sec) { return HDR_COUNTS + 4u * (uint64_t)sec; }
 static inline uint64_t hdr_offset_pos(int sec) { return HDR_OFFSETS + 8u * (uint64_t)sec; }

@@ -36,6 +36,8 @@ typedef struct vstate {
     uint32_t n[SEC_COUNT];       /* header counts (n[SEC_STRTAB] = strtab_size) */
     uint64_t off[SEC_COUNT + 1]; /* section offsets, canonical once class 5 passed */
     uint64_t strtab_end;
+    uint32_t minor;        /* the image's version_minor (class 2) */
+    uint32_t needed_minor; /* the lowest minor its variant kinds need (class 8) */
     /* func id -> position in the child table (class 8, used by class 9). */
     uint16_t child_of_func[KCTX_IMAGE_MAX_CHILDREN];
     /* deps of the current task, as a bitmap over earlier task indices. */
@@ -93,6 +95,7 @@ static kctx_image_reason check_identity(vstate *v) {
                     "format version %u.%u at 0xa: minor version %u is newer than this reader's "
                     "%u.%u",
                     major, minor, minor, KCTX_IMAGE_VERSION_MAJOR, KCTX_IMAGE_VERSION_MINOR);
+    v->minor = minor;
     uint32_t header_size = img_u32(&v->r, HDR_HEADER_SIZE);
     if (header_size != KCTX_IMAGE_HEADER_SIZE)
         return fail(v, KCTX_IMAGE_BAD_HEADER_SIZE, HDR_HEADER_SIZE,
@@ -435,10 +438,18 @@ static kctx_image_reason check_child_variants(vstate *v, uint32_t c, uint32_t fi
     for (uint32_t k = 0; k < count; k++) {
         uint64_t e = entry_pos(v, SEC_VARIANTS, (uint64_t)first + k);
         uint32_t kind = img_u32(&v->r, e + VARIANT_KIND);
-        if (kind < KCTX_VARIANT_SIM_ELF || kind > KCTX_VARIANT_CUDA_PTX)
+        uint32_t kind_minor = img_variant_kind_minor(kind);
+        if (kind_minor == UINT32_MAX)
             return fail(v, KCTX_IMAGE_BAD_VARIANT_KIND, e + VARIANT_KIND,
                         "child %u variant %u: kind at 0x%llx is %u, not a known variant kind", c, k,
                         (ull)(e + VARIANT_KIND), kind);
+        if (kind_minor > v->minor)
+            return fail(v, KCTX_IMAGE_BAD_VARIANT_KIND, e + VARIANT_KIND,
+                        "child %u variant %u: kind at 0x%llx is %u, which format %u.%u lacks (it "
+                        "needs %u.%u)",
+                        c, k, (ull)(e + VARIANT_KIND), kind, KCTX_IMAGE_VERSION_MAJOR, v->minor,
+                        KCTX_IMAGE_VERSION_MAJOR, kind_minor);
+        if (kind_minor > v->needed_minor) v->needed_minor = kind_minor;
         uint32_t reserved = img_u32(&v->r, e + VARIANT_RESERVED);
         if (reserved != 0)
             return fail(v, KCTX_IMAGE_BAD_VARIANT_KIND, e + VARIANT_RESERVED,
@@ -526,6 +537,14 @@ static kctx_image_reason check_children(vstate *v) {
         return fail(v, KCTX_IMAGE_BAD_BLOB, last_size_pos,
                     "the last blob ends at 0x%llx but the image continues to 0x%llx", (ull)blob_at,
                     (ull)v->size);
+    /* One encoding per content: the version is the lowest the content
+     * needs (known only now, from the variant kinds; higher minors than
+     * this reader's were refused in class 2). */
+    if (v->minor != v->needed_minor)
+        return fail(v, KCTX_IMAGE_BAD_VERSION, HDR_VERSION_MINOR,
+                    "format version %u.%u at 0xa: the content needs only %u.%u, and images carry "
+                    "the lowest version their content needs",
+                    KCTX_IMAGE_VERSION_MAJOR, v->minor, KCTX_IMAGE_VERSION_MAJOR, v->needed_minor);
     return KCTX_IMAGE_OK;
 }
 
@@ -676,6 +695,8 @@ static kctx_image_reason check_checksum(vstate *v) {
 kctx_image_reason kctx_image_validate(const void *bytes, size_t size, kctx_image_error *err) {
     vstate v;
     v.err = err;
+    v.minor = 0;
+    v.needed_minor = 0;
     v.size = size;
     v.r = img_reader_make(bytes, size);
     kctx_image_reason r;

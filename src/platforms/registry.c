@@ -81,6 +81,7 @@ static void probe(size_t i) {
                  r->tables.desc.name, k_known[i].name);
         return;
     }
+    r->facts.note = r->tables.desc.note; /* said whether or not it is available */
     if (e->available && !e->available(why, sizeof why)) {
         snprintf(r->reason, sizeof r->reason, "unavailable on this machine: %s", why);
         return;
@@ -145,6 +146,7 @@ void kctx__platform_caps(const kctx__platform_facts *f, kctx_platform_caps *caps
     caps->reason = f->reason;
     caps->built = f->built;
     caps->available = f->available;
+    caps->note = f->note ? f->note : "";
     if (!f->available) return;
     const kctx_platform_desc *d = f->desc;
     caps->strategies = d->strategies;

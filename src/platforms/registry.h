@@ -27,6 +27,7 @@ typedef struct kctx__platform_facts {
      * desc->ops included); NULL unless available. No lifecycle member. */
     const kctx_platform_desc *desc;
     bool program_mode; /* a lifecycle table is registered */
+    const char *note;  /* the descriptor's note (kctx_platform_caps.note); NULL: none */
 } kctx__platform_facts;
 
 /* Every known platform, in a fixed order. */

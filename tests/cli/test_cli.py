@@ -250,6 +250,7 @@ def case_features(c):
     check(os.stat(out).st_mode & 0o777 == 0o666 & ~mask,
           "the image gets the permissions of an ordinary new file")
     j = inspect_json(c, out)
+    check(j["format_version"] == "1.0", "no 1.1 content: written as format 1.0")
     check([q["kind"] for q in j["params"]] == ["tensor_inout", "tensor_out", "tensor_in", "scalar"],
           "parameter kinds")
     fill, noop = j["children"]
@@ -279,6 +280,26 @@ def case_features(c):
     p = c.run("inspect", out)
     expect_exit(p, 0, "inspect features")
     check("0xbfc00000" in p.out and "buf + 4096" in p.out, "text shows bindings", p)
+
+
+def case_ascend_bin(c):
+    """An ascend_bin variant (docs/image-format.md "Versions": format 1.1):
+    packed, validated, and printed by name in both forms of inspect."""
+    manifest = os.path.join(c.tests, "good", "ascend.yaml")
+    out = os.path.join(c.tmp, "ascend.kctx")
+    p = c.run("pack", manifest, "-o", out)
+    expect_exit(p, 0, "pack ascend")
+    j = inspect_json(c, out)
+    check(j["format_version"] == "1.1", f"ascend_bin makes it format 1.1: {j['format_version']}")
+    fill, tail = j["children"]
+    check([v["kind"] for v in fill["variants"]] == ["opencl_c", "ascend_bin"], "variant kinds")
+    check([v["kind"] for v in tail["variants"]] == ["ascend_bin"], "ascend-only child")
+    size = os.path.getsize(os.path.join(c.tests, "good", "fill.ascend"))
+    check(tail["variants"][0]["size"] == size, "the blob is the whole file")
+    p = c.run("inspect", out)
+    expect_exit(p, 0, "inspect ascend")
+    check("format 1.1" in p.out, "text shows format 1.1", p)
+    check(re.search(r"variant  ascend_bin +%d bytes" % size, p.out), "text names the kind", p)
 
 
 def pack_fails(c, manifest, expect, at=None, extra=()):
@@ -509,13 +530,14 @@ def main():
     ap.add_argument("--examples", required=True, help="examples/callables in the source tree")
     ap.add_argument("--search-dir", required=True, help="where the example kernel modules are")
     ap.add_argument("--tests", required=True, help="tests/cli in the source tree")
-    ap.add_argument("case", help="help | usage | features | variant_files | corrupt | "
+    ap.add_argument("case", help="help | usage | features | ascend_bin | variant_files | corrupt | "
                                  "json_escaping | limits | output_errors | roundtrip:NAME | "
                                  "bad:NAME")
     args = ap.parse_args()
 
     kind, _, name = args.case.partition(":")
     cases = {"help": case_help, "usage": case_usage, "features": case_features,
+             "ascend_bin": case_ascend_bin,
              "variant_files": case_variant_files, "corrupt": case_corrupt,
              "json_escaping": case_json_escaping, "limits": case_limits,
              "output_errors": case_output_errors,

@@ -18,6 +18,9 @@
  *    without capture (OpenCL) leaves them all NULL; the probes that need
  *    capture (PROBE_NEEDS_CAPTURE in probe_list.h) are then N/A, as an
  *    expected consequence, and every probe that does not still runs.
+ *  - GRAPH MEMORY POOL, as a group: the framework's own stream-ordered
+ *    allocations inside a capture (fw_has_pool); NULL: the pool probe is
+ *    N/A, and must be on the platform's expected list.
  *  - OPTIONAL TEST HOOKS: holds, fatal devices, owner resets, counters,
  *    fault injection, device lifecycle counters, device information. A hook
  *    may be NULL, or return FW_NA at run time, when the platform cannot do
@@ -47,6 +50,7 @@ typedef uint64_t fw_event;
 typedef uint64_t fw_graph;
 typedef uint64_t fw_exec;
 typedef uint64_t fw_devptr;
+typedef uint64_t fw_pool;
 
 #define FW_STATUS_MAP(X)                                                                \
     X(OK, "success")                                                                    \
@@ -208,6 +212,40 @@ typedef struct fw_driver {
     fw_status (*begin_capture_mode)(fw_stream s, fw_capture_mode mode);
     fw_status (*exchange_capture_mode)(fw_capture_mode *mode);
 
+    /* ---- GRAPH MEMORY POOL (optional, all or none: fw_has_pool) ------ */
+    /* The framework's own graph memory pool: stream-ordered device
+     * allocations a framework makes while it captures (torch's private
+     * graph pool, CUDA's graph allocations), so that a captured graph's
+     * outputs and intermediates get their addresses inside the capture.
+     * pool_create reserves `bytes` on the current device (outside any
+     * capture: it may allocate); pool_alloc and pool_free are legal inside
+     * a capture in every capture mode — they make no restricted runtime
+     * call — and are stream-ordered: a block freed on stream s is handed
+     * out again only to a later pool_alloc on s, whose work s orders after
+     * everything enqueued on s before the free (a replayed graph keeps
+     * that order, since it is the graph's own). Pool memory stays valid
+     * for every graph captured with it until pool_destroy, which comes
+     * after those graphs are destroyed. On failure pool_last_error gives
+     * the message. Every driver with capture fills the group with the
+     * arena below (fw_pool.c) over its own mem_alloc/mem_free: the
+     * arena is what torch's caching allocators do for a graph's private
+     * pool (sub-allocation from reserved segments; torch_npu's NPUGraph
+     * the same), and neither the sim, the CUDA driver double nor the ACL
+     * double offers a stream-ordered allocation usable in a capture
+     * (cuMemAllocAsync graph allocation nodes are not modelled). */
+    fw_status (*pool_create)(size_t bytes, fw_pool *pool);
+    fw_status (*pool_alloc)(fw_pool pool, size_t bytes, fw_stream s, fw_devptr *p);
+    fw_status (*pool_free)(fw_pool pool, fw_devptr p, fw_stream s);
+    fw_status (*pool_destroy)(fw_pool pool);
+    const char *(*pool_last_error)(void);
+
+    /* How many work nodes (as graph_node_count counts them) of graph g were
+     * captured on each of streams[0..n): counts[i]; 0 for a stream that
+     * took no part in the capture (handles compared by value: a stream may
+     * be gone since). NULL or FW_NA: the platform's graphs do not record
+     * the streams their nodes came from (a real CUDA graph, an ACL model). */
+    fw_status (*graph_stream_nodes)(fw_graph g, const fw_stream *streams, size_t n, size_t *counts);
+
     /* 1: a task kernel's failure stays on the device: it is recorded in
      * the runtime's error word (which check reports) and no stream takes
      * an error (CUDA: a kernel has no non-fatal error, kctx/cuda.h;
@@ -221,6 +259,28 @@ static inline int fw_has_capture(const fw_driver *fw) {
     return fw->begin_capture && fw->end_capture && fw->capture_status && fw->graph_instantiate &&
            fw->graph_launch && fw->graph_destroy && fw->exec_destroy;
 }
+
+/* The driver offers a graph memory pool (the POOL group is filled). */
+static inline int fw_has_pool(const fw_driver *fw) {
+    return fw->pool_create && fw->pool_alloc && fw->pool_free && fw->pool_destroy &&
+           fw->pool_last_error;
+}
+
+/* The graph memory pool as a framework-side arena (fw_pool.c): pool_create
+ * makes one allocation of `bytes` (rounded up to 256) through `alloc` and
+ * pool_destroy frees it through `release`; in between, pool_alloc and
+ * pool_free only do bookkeeping on the host, so they make no runtime call
+ * at all (legal in any capture). Blocks are 256-byte aligned; a freed
+ * block is reused first-fit, whole, by a later pool_alloc on the stream it
+ * was freed on; otherwise the arena grows into its unused tail; full:
+ * FW_ERROR. Thread-safe. A driver's pool_create wraps fw_arena_create with
+ * its own mem_alloc/mem_free; the other entries are these. */
+fw_status fw_arena_create(fw_status (*alloc)(size_t bytes, fw_devptr *p),
+                          fw_status (*release)(fw_devptr p), size_t bytes, fw_pool *pool);
+fw_status fw_arena_alloc(fw_pool pool, size_t bytes, fw_stream s, fw_devptr *p);
+fw_status fw_arena_free(fw_pool pool, fw_devptr p, fw_stream s);
+fw_status fw_arena_destroy(fw_pool pool);
+const char *fw_arena_last_error(void);
 
 /* Device lifecycle counters (optional hook `lifecycle`). */
 #define FW_LIFECYCLE_MAX_OPS 8

@@ -41,6 +41,9 @@ PROBE(enqueue_failure_poison_stops_graphs, "K35", 0, CAPTURE, "a failed partial 
 /* Resident resources (item 13) */
 PROBE(launches_allocate_nothing_and_addresses_stay, "K11", 0, EAGER, "10,000 launches: no allocations")
 PROBE(captured_graphs_share_the_five_events, "K12", 0, CAPTURE, "no per-graph events")
+/* What a captured launch leaves in the framework's graph (issue 25, item 5) */
+PROBE(captured_launches_use_the_framework_graph_pool, "K11,K19,K20", 0, CAPTURE, "outputs and workspaces from the framework's graph pool inside the capture, a freed block reused: no allocation, 8 replays correct")
+PROBE(captured_launch_holds_nodes_from_both_private_streams, "K20,K21", 0, CAPTURE, "the graph holds AICPU- and AICore-stream nodes, none from the upload stream; replays correct")
 /* Correctness of the work itself */
 PROBE(vector_add_matches_host_reference, "K22", 0, EAGER, "eager launches, several sizes")
 PROBE(vector_add_replays_match_host_reference, "K22", 0, CAPTURE, "replayed, several sizes")

@@ -42,30 +42,7 @@
 #include <string.h>
 #include <time.h>
 
-static unsigned g_passed, g_failed;
-
-#define CHECK(cond, ...)                                           \
-    do {                                                           \
-        if (cond) {                                                \
-            g_passed++;                                            \
-        } else {                                                   \
-            g_failed++;                                            \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            printf(__VA_ARGS__);                                   \
-            printf("\n");                                          \
-        }                                                          \
-    } while (0)
-#define CHECK_K(call, want)                                                            \
-    do {                                                                               \
-        kctx_status st_ = (call);                                                      \
-        CHECK(st_ == (want), "%s: %s, expected %s (%s)", #call, kctx_status_name(st_), \
-              kctx_status_name(want), kctx_thread_last_error());                       \
-    } while (0)
-#define CHECK_FW(call)                                                                    \
-    do {                                                                                  \
-        fw_status st_ = (call);                                                           \
-        CHECK(st_ == FW_OK, "%s: %s (%s)", #call, fw_status_name(st_), fw->last_error()); \
-    } while (0)
+#include "kctx_test_check.h"
 
 static uint64_t calls(const char *entry) {
     uint64_t n = UINT64_MAX;

@@ -61,6 +61,7 @@
  */
 #include <cuda.h>
 
+#include "kctx_test_common.h" /* ktc_read_file */
 #include <kctx/cuda.h>
 #include <kctx/sim.h>
 
@@ -595,18 +596,8 @@ static pthread_once_t g_call_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t g_call_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void call_read(void) {
-    FILE *f = fopen(KCTX_DOUBLE_CALL_SIM, "rb");
-    if (!f) return;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (g_call_bytes = malloc((size_t)n)) != NULL) {
-            if (fread(g_call_bytes, 1, (size_t)n, f) == (size_t)n)
-                g_call_size = (size_t)n;
-            else
-                free(g_call_bytes), g_call_bytes = NULL;
-        }
-    }
-    fclose(f);
+    g_call_bytes =
+        ktc_read_file(KCTX_DOUBLE_CALL_SIM, &g_call_size, NULL, 0); /* NULL: reported at use */
 }
 
 /* Load the device program on `device` (g_call_lock held, or at cuInit);

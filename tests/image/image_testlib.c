@@ -157,7 +157,35 @@ static void build_matmul(kctx_image_builder *b) {
     kctx_image_builder_dep(b, 6);
 }
 
-static const char *const example_names[EXAMPLE_COUNT] = {"vector_add", "dag", "matmul", "empty"};
+/* An image for two platforms, one of them Ascend (format 1.1):
+ *   t0 scale x -> y    (sim_elf and ascend_bin variants)
+ *   t1 sum y -> s      (ascend_bin only; after t0) */
+static void build_ascend(kctx_image_builder *b) {
+    uint32_t scale, sum;
+    kctx_image_builder_param(b, "x", KCTX_PARAM_TENSOR_IN);
+    kctx_image_builder_param(b, "y", KCTX_PARAM_TENSOR_INOUT);
+    kctx_image_builder_param(b, "s", KCTX_PARAM_TENSOR_OUT);
+    kctx_image_builder_param(b, "n", KCTX_PARAM_SCALAR);
+    kctx_image_builder_child(b, "scale", "kctx_scale", &scale);
+    kctx_image_builder_child_param(b, "in", KCTX_PARAM_TENSOR);
+    kctx_image_builder_child_param(b, "out", KCTX_PARAM_TENSOR);
+    kctx_image_builder_child_param(b, "n", KCTX_PARAM_SCALAR);
+    add_blob(b, KCTX_VARIANT_SIM_ELF, 211, 20);
+    add_blob(b, KCTX_VARIANT_ASCEND_BIN, 300, 21);
+    kctx_image_builder_child(b, "sum", "kctx_sum", &sum);
+    kctx_image_builder_child_param(b, "in", KCTX_PARAM_TENSOR);
+    kctx_image_builder_child_param(b, "out", KCTX_PARAM_TENSOR);
+    kctx_image_builder_child_param(b, "n", KCTX_PARAM_SCALAR);
+    add_blob(b, KCTX_VARIANT_ASCEND_BIN, 97, 22);
+    kctx_image_builder_task(b, scale, 8, NULL);
+    bind_t(b, 0, 0), bind_t(b, 1, 0), bind_s(b, 3);
+    kctx_image_builder_task(b, sum, 1, NULL);
+    bind_t(b, 1, 0), bind_t(b, 2, 0), bind_s(b, 3);
+    kctx_image_builder_dep(b, 0);
+}
+
+static const char *const example_names[EXAMPLE_COUNT] = {"vector_add", "dag", "matmul", "empty",
+                                                         "ascend"};
 
 const char *example_name(int which) {
     return which >= 0 && which < EXAMPLE_COUNT ? example_names[which] : "?";
@@ -176,6 +204,9 @@ kctx_build_status example_build(int which, void **out, size_t *size) {
         break;
     case EXAMPLE_MATMUL:
         build_matmul(b);
+        break;
+    case EXAMPLE_ASCEND:
+        build_ascend(b);
         break;
     default:
         break;
@@ -236,7 +267,7 @@ uint64_t walk_view(const kctx_image_view *v, const char **problem) {
         for (uint32_t k = 0; k < ch.variant_count; k++) {
             kctx_image_variant var = kctx_image_variant_at(v, c, k);
             if (var.blob == NULL || var.blob_size == 0 || var.kind < KCTX_VARIANT_SIM_ELF ||
-                var.kind > KCTX_VARIANT_CUDA_PTX || var.blob_offset % KCTX_IMAGE_BLOB_ALIGN != 0)
+                var.kind > KCTX_VARIANT_ASCEND_BIN || var.blob_offset % KCTX_IMAGE_BLOB_ALIGN != 0)
                 PROBLEM("bad variant");
             const uint8_t *blob = var.blob;
             for (uint64_t i = 0; i < var.blob_size; i++) h = mix(h, blob[i]);

@@ -15,12 +15,16 @@
  *   dag         a scale-and-add chain, fan-out/fan-in: 2 children, 6 tasks
  *   matmul      a blocked matrix multiply: 3 children with 1-4 variants of
  *               every kind and odd blob sizes, 8 tasks
- *   empty       no parameters, children or tasks (no blobs at all) */
+ *   empty       no parameters, children or tasks (no blobs at all)
+ *   ascend      format 1.1: 2 children, one with a SIM_ELF and an ASCEND_BIN
+ *               variant, one with only an ASCEND_BIN variant; 2 tasks
+ * All but `ascend` are format 1.0 images. */
 enum {
     EXAMPLE_VECTOR_ADD,
     EXAMPLE_DAG,
     EXAMPLE_MATMUL,
     EXAMPLE_EMPTY,
+    EXAMPLE_ASCEND,
     EXAMPLE_COUNT
 };
 

@@ -156,6 +156,10 @@ static void c_empty_blob(kctx_image_builder *b) {
     kctx_image_builder_child(b, "k", "kctx_k", NULL);
     kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, NULL, 0);
 }
+static void c_empty_ascend_blob(kctx_image_builder *b) {
+    kctx_image_builder_child(b, "k", "kctx_k", NULL);
+    kctx_image_builder_variant(b, KCTX_VARIANT_ASCEND_BIN, NULL, 0);
+}
 static void c_no_variant(kctx_image_builder *b) {
     kctx_image_builder_child(b, "k", "kctx_k", NULL);
     kctx_image_builder_child(b, "k2", "kctx_k2", NULL);
@@ -204,7 +208,7 @@ static void make_all(void) {
     add("c2_bad_magic", im, 1, KCTX_IMAGE_BAD_MAGIC, 0, 0);
     im = base(VA), put16(im.bytes, 8, 2);
     add("c2_major_version", im, 1, KCTX_IMAGE_BAD_VERSION, 8, 0);
-    im = base(VA), put16(im.bytes, 10, 1);
+    im = base(VA), put16(im.bytes, 10, KCTX_IMAGE_VERSION_MINOR + 1);
     add("c2_newer_minor_version", im, 1, KCTX_IMAGE_BAD_VERSION, 10, 0);
     im = base(VA), put32(im.bytes, 12, 152);
     add("c2_header_size", im, 1, KCTX_IMAGE_BAD_HEADER_SIZE, 12, 0);
@@ -332,8 +336,28 @@ static void make_all(void) {
     uint64_t child1 = entry(im.bytes, CHILDREN, 1);
     put32(im.bytes, child1, 0);
     add("c8_func_id_repeated", im, 1, KCTX_IMAGE_BAD_FUNC_ID, child1, 0);
-    im = base(VA), v0 = entry(im.bytes, VARIANTS, 0), put32(im.bytes, v0, 6);
+    im = base(VA), v0 = entry(im.bytes, VARIANTS, 0),
+    put32(im.bytes, v0, KCTX_VARIANT_ASCEND_BIN + 1);
     add("c8_variant_kind", im, 1, KCTX_IMAGE_BAD_VARIANT_KIND, v0, 0);
+    /* Format 1.1: ASCEND_BIN. A 1.0 image cannot carry it; a 1.1 image
+     * must (the version is the lowest the content needs). */
+    im = base(VA), put32(im.bytes, v0, KCTX_VARIANT_ASCEND_BIN);
+    add("c8_variant_kind_newer_than_image", im, 1, KCTX_IMAGE_BAD_VARIANT_KIND, v0, 0);
+    im = base(EXAMPLE_ASCEND);
+    uint64_t av1 = entry(im.bytes, VARIANTS, 1); /* child 0's ascend_bin */
+    if (get32(im.bytes, av1) != KCTX_VARIANT_ASCEND_BIN || im.bytes[10] != 1)
+        die("ascend: variant 1 is not ASCEND_BIN in a 1.1 image");
+    put16(im.bytes, 10, 0);
+    add("c8_ascend_bin_in_1_0_image", im, 1, KCTX_IMAGE_BAD_VARIANT_KIND, av1, 0);
+    im = base(VA), put16(im.bytes, 10, 1);
+    add("c8_minor_above_content", im, 1, KCTX_IMAGE_BAD_VERSION, 10, 0);
+    im = base(EXAMPLE_ASCEND), put32(im.bytes, av1 + 4, 1);
+    add("c8_ascend_bin_reserved", im, 1, KCTX_IMAGE_BAD_VARIANT_KIND, av1 + 4, 0);
+    im = base(EXAMPLE_ASCEND), put64(im.bytes, av1 + 8, get64(im.bytes, av1 + 8) + 64);
+    add("c8_ascend_bin_blob_not_canonical", im, 1, KCTX_IMAGE_BAD_BLOB, av1 + 8, 0);
+    im = unvalidated("empty_ascend_blob", c_empty_ascend_blob);
+    add("c8_ascend_bin_blob_empty", im, 1, KCTX_IMAGE_BAD_BLOB, entry(im.bytes, VARIANTS, 0) + 16,
+        0);
     im = base(VA), put32(im.bytes, v0, 0);
     add("c8_variant_kind_zero", im, 1, KCTX_IMAGE_BAD_VARIANT_KIND, v0, 0);
     im = base(VA), put32(im.bytes, v0 + 4, 1);

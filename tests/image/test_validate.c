@@ -326,6 +326,117 @@ static void test_checksum_rule(void) {
     CHECK(kctx_image_reseal(small, sizeof small) == -1); /* total_size > size */
 }
 
+/* ---- format 1.1: the ASCEND_BIN variant kind ---------------------------- */
+
+static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+
+/* Validates a copy of `src` with the u16 at `at16` (if not SIZE_MAX) and the
+ * u32 at `at32` (if not SIZE_MAX) replaced, resealed; returns the reason and
+ * *offset. */
+static kctx_image_reason patched(const example *src, size_t at16, uint16_t v16, size_t at32,
+                                 uint32_t v32, uint64_t *offset) {
+    uint8_t *m = malloc(src->size);
+    if (m == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    memcpy(m, src->bytes, src->size);
+    if (at16 != SIZE_MAX) m[at16] = (uint8_t)v16, m[at16 + 1] = (uint8_t)(v16 >> 8);
+    if (at32 != SIZE_MAX) wr32(m + at32, v32);
+    kctx_image_reseal(m, src->size);
+    kctx_image_error err;
+    kctx_image_reason r = kctx_image_validate(m, src->size, &err);
+    *offset = err.offset;
+    free(m);
+    return r;
+}
+
+/* image-format.md, variant kinds: ASCEND_BIN (6) is a variant like every
+ * other (a non-empty blob at its canonical 64-aligned place, found by kind);
+ * "Versions": it is format 1.1, and the 1.0 images read unchanged. */
+static void test_ascend_bin_variant_validates_and_reads_back(void) {
+    const example *e = &ex[EXAMPLE_ASCEND];
+    kctx_image_view v;
+    kctx_image_error err;
+    REQUIRE(kctx_image_view_open(&v, e->bytes, e->size, &err) == KCTX_IMAGE_OK);
+    const uint8_t *h = e->bytes;
+    CHECK(rd16(h + 8) == 1 && rd16(h + 10) == 1); /* format 1.1 */
+    REQUIRE(kctx_image_child_count(&v) == 2);
+    kctx_image_variant a = kctx_image_variant_at(&v, 0, 0), b = kctx_image_variant_at(&v, 0, 1);
+    CHECK(a.kind == KCTX_VARIANT_SIM_ELF && a.blob_size == 211);
+    CHECK(b.kind == KCTX_VARIANT_ASCEND_BIN && b.blob_size == 300);
+    CHECK(b.blob_offset % KCTX_IMAGE_BLOB_ALIGN == 0 && b.blob_offset >= a.blob_offset + 211);
+    uint8_t want[300];
+    example_fill(want, sizeof want, 21);
+    CHECK(memcmp(b.blob, want, sizeof want) == 0);
+    kctx_image_variant found;
+    CHECK(kctx_image_find_variant(&v, 1, KCTX_VARIANT_ASCEND_BIN, &found) == 0 &&
+          found.blob_size == 97 && found.blob_offset + 97 == e->size);
+    CHECK(kctx_image_find_variant(&v, 1, KCTX_VARIANT_SIM_ELF, &found) == -1);
+    /* The 1.0 examples stay 1.0 (byte for byte what 1.0 writers wrote: the
+     * checked-in 1.0 fixtures are unchanged) and still read. */
+    for (int i = 0; i < EXAMPLE_COUNT; i++) {
+        if (i == EXAMPLE_ASCEND) continue;
+        CHECK_MSG(rd16((const uint8_t *)ex[i].bytes + 10) == 0, "%s: minor %u", example_name(i),
+                  rd16((const uint8_t *)ex[i].bytes + 10));
+        CHECK(kctx_image_validate(ex[i].bytes, ex[i].size, NULL) == KCTX_IMAGE_OK);
+    }
+}
+
+/* image-format.md "Versions": an image carries the lowest minor its content
+ * needs (one encoding per content), and a reader refuses newer minors. */
+static void test_version_is_the_lowest_the_content_needs(void) {
+    const example *va = &ex[EXAMPLE_VECTOR_ADD], *as = &ex[EXAMPLE_ASCEND];
+    kctx_image_view v;
+    REQUIRE(kctx_image_view_open(&v, va->bytes, va->size, NULL) == KCTX_IMAGE_OK);
+    const size_t v0 = (size_t)v.offs[3]; /* vector_add's only variant */
+    REQUIRE(kctx_image_view_open(&v, as->bytes, as->size, NULL) == KCTX_IMAGE_OK);
+    const size_t av1 = (size_t)v.offs[3] + KCTX_IMAGE_VARIANT_SIZE; /* child 0's ascend_bin */
+    uint64_t off = 0;
+    /* 1.0 content written as 1.1: refused, at the minor. */
+    CHECK(patched(va, 10, 1, SIZE_MAX, 0, &off) == KCTX_IMAGE_BAD_VERSION && off == 10);
+    /* 1.1 content written as 1.0: the kind is one 1.0 lacks. */
+    CHECK(patched(as, 10, 0, SIZE_MAX, 0, &off) == KCTX_IMAGE_BAD_VARIANT_KIND && off == av1);
+    /* ASCEND_BIN put into a 1.0 image without raising the minor: refused;
+     * with the minor raised, the same bytes are a valid 1.1 image. */
+    CHECK(patched(va, SIZE_MAX, 0, v0, KCTX_VARIANT_ASCEND_BIN, &off) ==
+              KCTX_IMAGE_BAD_VARIANT_KIND &&
+          off == v0);
+    CHECK(patched(va, 10, 1, v0, KCTX_VARIANT_ASCEND_BIN, &off) == KCTX_IMAGE_OK);
+    /* Minors this reader does not know: refused in class 2, before a
+     * later rule (here an unknown kind) is looked at. Then kinds no minor
+     * defines. */
+    CHECK(patched(as, 10, KCTX_IMAGE_VERSION_MINOR + 1, SIZE_MAX, 0, &off) ==
+              KCTX_IMAGE_BAD_VERSION &&
+          off == 10);
+    CHECK(patched(as, 10, KCTX_IMAGE_VERSION_MINOR + 1, av1, KCTX_VARIANT_ASCEND_BIN + 1, &off) ==
+              KCTX_IMAGE_BAD_VERSION &&
+          off == 10);
+    CHECK(patched(as, SIZE_MAX, 0, av1, KCTX_VARIANT_ASCEND_BIN + 1, &off) ==
+              KCTX_IMAGE_BAD_VARIANT_KIND &&
+          off == av1);
+    CHECK(patched(as, SIZE_MAX, 0, av1 + 4, 1, &off) == KCTX_IMAGE_BAD_VARIANT_KIND &&
+          off == av1 + 4);
+    /* The builder writes the lowest version: 1.0 until an ASCEND_BIN
+     * variant joins, 1.1 after. */
+    kctx_image_builder *b = kctx_image_builder_new("versions");
+    REQUIRE(b != NULL);
+    uint8_t blob[3] = {1, 2, 3};
+    kctx_image_builder_child(b, "k", "kctx_k", NULL);
+    kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, blob, sizeof blob);
+    void *img = NULL;
+    size_t size = 0;
+    REQUIRE(kctx_image_builder_finish(b, &img, &size, NULL, 0) == KCTX_BUILD_OK);
+    CHECK(rd16((const uint8_t *)img + 10) == 0);
+    free(img);
+    kctx_image_builder_variant(b, KCTX_VARIANT_ASCEND_BIN, blob, sizeof blob);
+    REQUIRE(kctx_image_builder_finish(b, &img, &size, NULL, 0) == KCTX_BUILD_OK);
+    CHECK(rd16((const uint8_t *)img + 10) == 1);
+    CHECK(kctx_image_validate(img, size, NULL) == KCTX_IMAGE_OK);
+    free(img);
+    kctx_image_builder_free(b);
+}
+
 /* ---- the buffer rules --------------------------------------------------- */
 
 static void test_null_small_and_misaligned_buffers(void) {
@@ -532,6 +643,10 @@ static void c_empty_blob(kctx_image_builder *b) {
     kctx_image_builder_child(b, "k", "kctx_k", NULL);
     kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, NULL, 0);
 }
+static void c_empty_ascend_blob(kctx_image_builder *b) {
+    kctx_image_builder_child(b, "k", "kctx_k", NULL);
+    kctx_image_builder_variant(b, KCTX_VARIANT_ASCEND_BIN, NULL, 0);
+}
 static void c_empty_name(kctx_image_builder *b) {
     kctx_image_builder_param(b, "", KCTX_PARAM_SCALAR);
 }
@@ -562,6 +677,7 @@ static void test_builder_refuses_invalid_content(void) {
         {"zero block count", c_block_dim, "BAD_BLOCK_DIM"},
         {"child without variant", c_no_variant, "NO_VARIANT"},
         {"empty blob", c_empty_blob, "BAD_BLOB"},
+        {"empty ascend_bin blob", c_empty_ascend_blob, "BAD_BLOB"},
         {"empty name", c_empty_name, "BAD_STRING"},
         {"unknown parameter kind", c_bad_kind, "BAD_PARAM_KIND"},
         {"child-only kind in the signature", c_child_kind_in_signature, "BAD_PARAM_KIND"},
@@ -702,6 +818,8 @@ int main(int argc, char **argv) {
     RUN(test_appending_any_byte_is_rejected);
     RUN(test_every_single_byte_change_is_rejected_or_consistent);
     RUN(test_checksum_rule);
+    RUN(test_ascend_bin_variant_validates_and_reads_back);
+    RUN(test_version_is_the_lowest_the_content_needs);
     RUN(test_null_small_and_misaligned_buffers);
     RUN(test_images_above_4_gib_are_refused);
     RUN(test_reason_names_and_strings);

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CHECK_MSG(needle)                                                      \
     do {                                                                       \
@@ -460,34 +461,46 @@ done:
     ocl_close(&o);
 }
 
-/* One eager launch of a one-task callable (docs/opencl.md, "What a launch
- * calls"): the K18 preflight's three reads of the caller queue (context,
- * device, properties: K5 and in-order); the K20 chain's five records (a
- * marker each, flushed: the spec's rule for an event another queue waits on)
- * and four waits (a barrier each); three kernels (the acquire step, the task,
- * the finalize step) whose arguments are the acquire's and finalize's
- * parameter blocks, the task's header and scalar, and its two tensors; and
- * the events' bookkeeping: each record on one of kctx's queues retains its
- * marker as the queue's latest command (3), and each enqueue there and each
- * record releases the event it replaces (9 + 5). Nothing else: no clFinish,
- * clWaitForEvents or clGetEventInfo, no clSVMAlloc, no queue, program or
- * kernel made. */
+/* One eager launch of a one-task callable, steady state (docs/opencl.md,
+ * "What a launch calls"): the K20 chain's five records (a marker each,
+ * returning its event) and four waits (a barrier each, after a flush of
+ * the queue of the record it waits for: the spec's rule for an event
+ * another queue waits on); three kernels (the acquire step, the task, the
+ * finalize step) and their arguments that changed: the acquire's and
+ * finalize's parameter blocks and the task's header (the tensors and the
+ * scalar are those of the launch before); the five events each record
+ * replaces, released; and the caller's queue checked (K5/K18: its context,
+ * device and properties — on every launch, since kctx never holds or
+ * remembers a caller's queue). Nothing else: no clFinish, clWaitForEvents
+ * or clGetEventInfo, no clSVMAlloc, no queue, program or kernel made, no
+ * event or queue retained. */
 static const want_calls k_launch_calls[] = {{"clGetCommandQueueInfo", 3},
                                             {"clEnqueueMarkerWithWaitList", 5},
-                                            {"clFlush", 5},
+                                            {"clFlush", 4},
                                             {"clEnqueueBarrierWithWaitList", 4},
                                             {"clEnqueueNDRangeKernel", 3},
-                                            {"clSetKernelArg", 4},
-                                            {"clSetKernelArgSVMPointer", 2},
-                                            {"clRetainEvent", 3},
-                                            {"clReleaseEvent", 14},
+                                            {"clSetKernelArg", 3},
+                                            {"clReleaseEvent", 5},
                                             {NULL, 0}};
+
+/* The first launch onto another queue: the same, with the task's other
+ * arguments, two tensors (y is another tensor) and n. */
+static const want_calls k_first_launch_calls[] = {{"clGetCommandQueueInfo", 3},
+                                                  {"clEnqueueMarkerWithWaitList", 5},
+                                                  {"clFlush", 4},
+                                                  {"clEnqueueBarrierWithWaitList", 4},
+                                                  {"clEnqueueNDRangeKernel", 3},
+                                                  {"clSetKernelArg", 3},
+                                                  {"clSetKernelArgSVMPointer", 1},
+                                                  {"clReleaseEvent", 5},
+                                                  {NULL, 0}};
 
 /* K19: an eager launch only enqueues (the K20 chain on the caller's queue
  * and kctx's two, and the task kernel), after the K5/K18 preflight reads;
  * no host wait (clFinish, clWaitForEvents), no event or status query
  * (clGetEventInfo), no allocation, no queue or program made, no flush but
- * the records'. Pinned call by call. */
+ * those of the waits across queues. Pinned call by call, for a launch onto
+ * a queue already checked and for the first onto another. */
 KT_TEST(k19_an_eager_launch_makes_only_these_opencl_calls) {
     ocl o;
     if (!ocl_open(&o)) goto done;
@@ -495,9 +508,9 @@ KT_TEST(k19_an_eager_launch_makes_only_these_opencl_calls) {
     if (!c) goto done;
     if (!prepare_source(c, 1, k_double, "k_double")) goto close;
     const size_t n = 64;
-    float *x = svm(&o, n), *y = svm(&o, n);
-    REQUIRE(x && y);
-    for (size_t i = 0; i < n; i++) x[i] = (float)i, y[i] = 0.0f;
+    float *x = svm(&o, n), *y = svm(&o, n), *z = svm(&o, n);
+    REQUIRE(x && y && z);
+    for (size_t i = 0; i < n; i++) x[i] = (float)i, y[i] = z[i] = 0.0f;
     const kctx_arg args[3] = {KCTX_TENSOR((uintptr_t)x, n * 4), KCTX_TENSOR((uintptr_t)y, n * 4),
                               KCTX_SCALAR(n)};
     CHECK_OK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o.q)); /* the first, warm */
@@ -514,9 +527,144 @@ KT_TEST(k19_an_eager_launch_makes_only_these_opencl_calls) {
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) bad += y[i] != 2.0f * (float)i;
     CHECK_EQ(bad, 0);
+    /* another queue of the pair, and y's place taken by z */
+    cl_int err = CL_SUCCESS;
+    cl_command_queue q2 = clCreateCommandQueueWithProperties(o.ctx, o.dev, NULL, &err);
+    REQUIRE(q2 != NULL);
+    const kctx_arg args2[3] = {args[0], KCTX_TENSOR((uintptr_t)z, n * 4), args[2]};
+    snapshot(before);
+    CHECK_OK(kctx_launch(c, 1, args2, 3, (uint64_t)(uintptr_t)q2));
+    snapshot(after);
+    check_calls(before, after, k_first_launch_calls, "the first launch onto a queue");
+    clFinish(q2);
+    bad = 0;
+    for (size_t i = 0; i < n; i++) bad += z[i] != 2.0f * (float)i;
+    CHECK_EQ(bad, 0);
+    CHECK_OK(kctx_check(c, NULL));
+    clReleaseCommandQueue(q2);
+    clSVMFree(o.ctx, x);
+    clSVMFree(o.ctx, y);
+    clSVMFree(o.ctx, z);
+close:
+    finish(c);
+done:
+    ocl_close(&o);
+}
+
+/* K5/K18 and "kctx never stores the caller's stream": each launch checks
+ * the caller's queue again (three queries), kctx never retains it
+ * (clRetainCommandQueue is on the loader's never-call list: its zero count
+ * is an answer), and once the launches have returned the caller releases
+ * its queue and kctx names it in no later call — close releases only the
+ * three queues kctx made. An out-of-order queue is refused each time. */
+KT_TEST(k5_a_caller_queue_is_checked_every_launch_and_never_held) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    if (!prepare_source(c, 1, k_double, "k_double")) goto close;
+    const size_t n = 16;
+    float *x = svm(&o, n), *y = svm(&o, n);
+    REQUIRE(x && y);
+    for (size_t i = 0; i < n; i++) x[i] = (float)i;
+    const kctx_arg args[3] = {KCTX_TENSOR((uintptr_t)x, n * 4), KCTX_TENSOR((uintptr_t)y, n * 4),
+                              KCTX_SCALAR(n)};
+    cl_int err = CL_SUCCESS;
+    cl_command_queue q2 = clCreateCommandQueueWithProperties(o.ctx, o.dev, NULL, &err);
+    REQUIRE(q2 != NULL);
+    uint64_t r0 = calls("clRetainCommandQueue"), q0 = calls("clGetCommandQueueInfo");
+    for (int i = 0; i < 3; i++) CHECK_OK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)q2));
+    CHECK_EQ(calls("clRetainCommandQueue") - r0, 0);
+    CHECK_EQ(calls("clGetCommandQueueInfo") - q0, 9); /* three per launch */
+    const cl_queue_properties ooo[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+                                       0};
+    cl_command_queue qo = clCreateCommandQueueWithProperties(o.ctx, o.dev, ooo, &err);
+    if (qo) {
+        for (int i = 0; i < 2; i++) {
+            CHECK_K(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)qo), KCTX_INVALID_ARGUMENT);
+            CHECK_MSG("out-of-order");
+        }
+        clReleaseCommandQueue(qo);
+    }
+    clFinish(q2);
+    clReleaseCommandQueue(q2); /* the caller is done with it: kctx must never name it again */
     CHECK_OK(kctx_check(c, NULL));
     clSVMFree(o.ctx, x);
     clSVMFree(o.ctx, y);
+close:;
+    const uint64_t rel0 = calls("clReleaseCommandQueue");
+    finish(c);
+    CHECK_EQ(calls("clReleaseCommandQueue") - rel0, 3); /* kctx's three, nothing of the caller's */
+    CHECK_EQ(calls("clRetainCommandQueue"), 0);
+done:
+    ocl_close(&o);
+}
+
+/* K25: close refuses while work is in flight on the context's streams,
+ * also work after the latest event an own stream has: a launch whose
+ * records failed (every record from AICORE_DONE on, compensation's too)
+ * leaves its held task kernel on the AICore stream after that stream's
+ * latest event (the launch before's AICORE_DONE, long complete). The
+ * stream's query must see the kernel (the adapter adds a marker), so
+ * close is BUSY until the task ran, then closes with nothing held. */
+KT_TEST(k25_close_sees_a_task_left_after_the_streams_latest_event) {
+    ocl o;
+    if (!ocl_open(&o)) goto done;
+    const kctx_opencl_live base = live(o.kdev);
+    kctx_context c = kernel_ctx();
+    if (!c) goto done;
+    if (!prepare_source(c, 1, k_double, "k_double")) goto close;
+    const size_t n = 16;
+    float *x = svm(&o, n), *y = svm(&o, n);
+    REQUIRE(x && y);
+    for (size_t i = 0; i < n; i++) x[i] = (float)i, y[i] = 0.0f;
+    const kctx_arg args[3] = {KCTX_TENSOR((uintptr_t)x, n * 4), KCTX_TENSOR((uintptr_t)y, n * 4),
+                              KCTX_SCALAR(n)};
+    CHECK_OK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o.q));
+    clFinish(o.q);
+    cl_int err = CL_SUCCESS;
+    cl_event gate = clCreateUserEvent(o.ctx, &err);
+    REQUIRE(gate != NULL);
+    CHECK_OK(kctx_opencl_test_hold(o.kdev, gate));
+    kctx_fault f = KCTX_FAULT_INIT;
+    f.op = KCTX_POP_EVENT_RECORD;
+    f.nth = 3; /* START, AICORE_START, then AICORE_DONE and every later record */
+    f.persistent = 1;
+    int fid = -1;
+    CHECK_OK(kctx_fault_arm(&f, &fid));
+    CHECK(kctx_launch(c, 1, args, 3, (uint64_t)(uintptr_t)o.q) != KCTX_OK);
+    kctx_fault_clear_all();
+    /* the held task has reached its gate; the AICPU stream's acquire and
+     * finalize (not held) are given time to finish, so that only the
+     * AICore stream is busy */
+    int reached = 0;
+    for (int i = 0; i < 2000 && !reached; i++) {
+        CHECK_OK(kctx_opencl_test_hold_reached(&reached));
+        if (!reached) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    CHECK(reached);
+    nanosleep(&(struct timespec){0, 100000000}, NULL);
+    CHECK_K(kctx_close(c), KCTX_BUSY); /* the held task is on the AICore stream */
+    CHECK_MSG("AICore");
+    CHECK(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS);
+    kctx_status st = KCTX_BUSY;
+    for (int i = 0; i < 2000 && st == KCTX_BUSY; i++) {
+        st = kctx_close(c);
+        if (st == KCTX_BUSY) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    CHECK_OK(st);
+    kctx_opencl_test_hold_clear();
+    clReleaseEvent(gate);
+    CHECK_OK(kctx_destroy(c));
+    const kctx_opencl_live after = live(o.kdev);
+    CHECK_EQ(after.queues, base.queues);
+    CHECK_EQ(after.events, base.events);
+    CHECK_EQ(after.programs, base.programs);
+    CHECK_EQ(after.kernels, base.kernels);
+    CHECK_EQ(after.allocations, base.allocations);
+    clSVMFree(o.ctx, x);
+    clSVMFree(o.ctx, y);
+    goto done;
 close:
     finish(c);
 done:

@@ -39,7 +39,8 @@ KT_TEST(the_first_config_version_is_48_bytes_and_ends_with_trace_path) {
     CHECK_EQ(sizeof(kctx_program_config), 56);
     CHECK_EQ(sizeof(kctx_resource_info), 152);
     CHECK_EQ(offsetof(kctx_resource_info, upload_stream), 144);
-    CHECK_EQ(sizeof(kctx_platform_caps), 72);
+    CHECK_EQ(offsetof(kctx_platform_caps, note), 72);
+    CHECK_EQ(sizeof(kctx_platform_caps), 80);
 }
 
 KT_TEST(an_older_kernel_config_is_taken_over_the_defaults) {
@@ -281,10 +282,26 @@ KT_TEST(platform_caps_grow_like_every_output_struct) {
     CHECK_EQ(n.known.size, sizeof n);
     CHECK(n.known.available);
     for (int i = 0; i < 6; i++) CHECK_EQ(n.future[i], 0);
+    /* the first published size (72, before `note`) is filled only as far
+     * as it reaches: the bytes beyond are the caller's */
+    struct {
+        kctx_platform_caps caps;
+    } old;
+    memset(&old, 0x55, sizeof old);
+    old.caps.size = offsetof(kctx_platform_caps, note);
+    CHECK_OK(kctx_get_platform_caps("sim", &old.caps));
+    CHECK(old.caps.available);
+    unsigned char tail[sizeof old.caps - offsetof(kctx_platform_caps, note)];
+    memcpy(tail, (unsigned char *)&old.caps + offsetof(kctx_platform_caps, note), sizeof tail);
+    for (size_t i = 0; i < sizeof tail; i++) CHECK_EQ(tail[i], 0x55);
     kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
-    caps.size = sizeof caps - 8; /* there is no older version */
+    caps.size = offsetof(kctx_platform_caps, note) - 8; /* no such version */
     CHECK_K(kctx_get_platform_caps("sim", &caps), KCTX_INVALID_ARGUMENT);
     CHECK_MSG("kctx_platform_caps size 64");
+    /* the note: "" where the platform has nothing to add */
+    caps = (kctx_platform_caps)KCTX_PLATFORM_CAPS_INIT;
+    CHECK_OK(kctx_get_platform_caps("sim", &caps));
+    CHECK(caps.note && caps.note[0] == '\0');
 }
 
 /* ======================================================================== */

@@ -5,6 +5,9 @@
  */
 #include "kt.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -166,6 +169,67 @@ KT_TEST(racing_closes_and_destroys_leave_no_half_state) { /* K33, K27 */
         }
         kctx_phase p;
         CHECK_K(kctx_get_phase(c, &p), KCTX_INVALID_HANDLE);
+        if (kt_failures()) break;
+    }
+}
+
+/* Entries look a handle up without the table lock (context.c: a pinned
+ * slot): lookups racing a destroy get OK or INVALID_HANDLE, never a freed
+ * context (TSan/ASan see one), and once the destroy returned, the old
+ * handle never validates again, also not after a new context took the
+ * slot. */
+typedef struct lookup_racer {
+    kctx_context old;
+    atomic_int *phase; /* 0: before the destroy, 1: destroyed, 2: stop */
+    int bad_status, stale_ok;
+    atomic_int calls; /* read by the main thread while it runs */
+} lookup_racer;
+
+static void *lookup_loop(void *p) {
+    lookup_racer *r = p;
+    for (int ph, n = 0; (ph = atomic_load(r->phase)) != 2; n = atomic_fetch_add(&r->calls, 1) + 1) {
+        kctx_phase got;
+        kctx_status st = kctx_get_phase(r->old, &got);
+        if (st != KCTX_OK && st != KCTX_INVALID_HANDLE) r->bad_status++;
+        if (ph == 1 && st == KCTX_OK) r->stale_ok++; /* destroyed before this call began */
+        if ((n & 63) == 0) sched_yield();
+    }
+    return NULL;
+}
+
+KT_TEST(lookups_racing_a_destroy_never_see_it_again_nor_its_slot_reused) { /* K33 */
+    enum {
+        NR = 4
+    };
+    for (int round = 0; round < ROUNDS; round++) {
+        kctx_context c = 0;
+        CHECK_OK(kctx_context_create(NULL, &c));
+        atomic_int phase = 0;
+        lookup_racer rs[NR];
+        pthread_t th[NR];
+        for (int i = 0; i < NR; i++) {
+            rs[i] = (lookup_racer){c, &phase, 0, 0, 0};
+            atomic_init(&rs[i].calls, 0);
+            REQUIRE(pthread_create(&th[i], NULL, lookup_loop, &rs[i]) == 0);
+        }
+        for (int spin = 0; spin < 1000 && atomic_load(&rs[0].calls) < 200; spin++) sched_yield();
+        CHECK_OK(kctx_destroy(c));
+        atomic_store(&phase, 1);
+        kctx_context fresh[4] = {0}; /* likely the same slot, a newer generation */
+        for (int i = 0; i < 4; i++) {
+            CHECK_OK(kctx_context_create(NULL, &fresh[i]));
+            for (int spin = 0; spin < 50; spin++) sched_yield();
+            CHECK_OK(kctx_destroy(fresh[i]));
+        }
+        CHECK_OK(kctx_context_create(NULL, &fresh[0]));
+        for (int spin = 0; spin < 200; spin++) sched_yield();
+        atomic_store(&phase, 2);
+        for (int i = 0; i < NR; i++) pthread_join(th[i], NULL);
+        CHECK_OK(kctx_destroy(fresh[0]));
+        for (int i = 0; i < NR; i++) {
+            CHECK_EQ(rs[i].bad_status, 0);
+            CHECK_EQ(rs[i].stale_ok, 0);
+        }
         if (kt_failures()) break;
     }
 }

@@ -80,7 +80,7 @@ def test_size_prefixed_structs_have_the_c_sizes():
     # sizes of the C structs on LP64 (x86-64), from the header declarations
     expected = {
         _lib.KernelConfig: 56, _lib.ProgramConfig: 56, _lib.Arg: 16, _lib.CheckReport: 32,
-        _lib.ResourceInfo: 8 + 8 * 14 + 16 + 8 + 8, _lib.PlatformCaps: 72, _lib.ImageError: 176,
+        _lib.ResourceInfo: 8 + 8 * 14 + 16 + 8 + 8, _lib.PlatformCaps: 80, _lib.ImageError: 176,
         _lib.SimDeviceProps: 104,
         _lib.KctxFault: 40, _lib.SimFault: 40, _lib.SimHold: 32, _lib.SimObjectCounts: 56,
     }

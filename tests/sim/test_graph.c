@@ -1,7 +1,7 @@
 /*
  * Graphs: replay equals eager execution, back-to-back replays, fork/join
  * across streams, concurrent branches, exclusive launches of one executable
- * graph, lifetime hooks, node counts and snapshots.
+ * graph, lifetime hooks, node counts (per stream too) and snapshots.
  */
 #include "harness.h"
 #include "kernels.h"
@@ -561,6 +561,14 @@ TEST(graph_node_count_counts_kernels_copies_fills_and_host_functions) {
     CHECK_EQ(ended, graph);
     CHECK_OK(sim_graph_node_count(ended, &n));
     CHECK_EQ(n, 6);
+    /* which stream each node came from: 4 on s0, 2 on s1, none on s2 */
+    size_t on[3] = {99, 99, 99};
+    CHECK_OK(sim_graph_stream_node_count(ended, g.s0, &on[0]));
+    CHECK_OK(sim_graph_stream_node_count(ended, g.s1, &on[1]));
+    CHECK_OK(sim_graph_stream_node_count(ended, g.s2, &on[2]));
+    CHECK(on[0] == 4 && on[1] == 2 && on[2] == 0);
+    CHECK_STATUS(sim_graph_stream_node_count(ended, g.s0, NULL), SIM_INVALID_VALUE);
+    CHECK_STATUS(sim_graph_stream_node_count(g.s0, g.s0, &on[0]), SIM_INVALID_HANDLE);
     CHECK_EQ(calls, 0); /* captured, not run */
     sim_graph_exec x = 0;
     if (CHECK_OK(sim_graph_instantiate(&x, ended))) {

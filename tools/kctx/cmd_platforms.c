@@ -109,6 +109,7 @@ static int run_platforms(const cli_command *cmd, int argc, char **argv) {
             json_bool(&jw, "built", caps.built);
             json_bool(&jw, "available", caps.available);
             json_string(&jw, "reason", caps.reason);
+            json_string(&jw, "note", caps.note ? caps.note : "");
             if (caps.available) print_caps_json(&jw, &caps);
             json_bool(&jw, "probe_driver", pl->driver != NULL);
             if (caps.available && platforms_devices(pl, stdout, &jw) < 0) rc = CLI_EXIT_FAILURE;
@@ -117,6 +118,7 @@ static int run_platforms(const cli_command *cmd, int argc, char **argv) {
             printf("platform %-7s %-10s %s%s%s\n", caps.name, caps.built ? "built" : "not built",
                    caps.available ? "available" : "not available", caps.reason[0] ? "  " : "",
                    caps.reason);
+            if (caps.note && caps.note[0]) printf("  note           %s\n", caps.note);
             if (!caps.available) continue;
             print_caps_text(&caps);
             int listed = platforms_devices(pl, stdout, NULL);

@@ -38,10 +38,13 @@ static const kind_name callable_param_kinds[] = {{"tensor_in", KCTX_PARAM_TENSOR
                                                  {NULL, 0}};
 static const kind_name child_param_kinds[] = {
     {"tensor", KCTX_PARAM_TENSOR}, {"scalar", KCTX_PARAM_SCALAR}, {NULL, 0}};
-static const kind_name variant_kinds[] = {
-    {"sim_elf", KCTX_VARIANT_SIM_ELF},         {"opencl_c", KCTX_VARIANT_OPENCL_C},
-    {"cuda_fatbin", KCTX_VARIANT_CUDA_FATBIN}, {"cuda_cubin", KCTX_VARIANT_CUDA_CUBIN},
-    {"cuda_ptx", KCTX_VARIANT_CUDA_PTX},       {NULL, 0}};
+static const kind_name variant_kinds[] = {{"sim_elf", KCTX_VARIANT_SIM_ELF},
+                                          {"opencl_c", KCTX_VARIANT_OPENCL_C},
+                                          {"cuda_fatbin", KCTX_VARIANT_CUDA_FATBIN},
+                                          {"cuda_cubin", KCTX_VARIANT_CUDA_CUBIN},
+                                          {"cuda_ptx", KCTX_VARIANT_CUDA_PTX},
+                                          {"ascend_bin", KCTX_VARIANT_ASCEND_BIN},
+                                          {NULL, 0}};
 
 static const char *kind_to_name(const kind_name *table, int value) {
     for (const kind_name *k = table; k->name != NULL; k++)

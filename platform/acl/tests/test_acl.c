@@ -38,30 +38,7 @@
 
 const fw_driver *fw_acl_driver(void);
 
-static unsigned g_passed, g_failed;
-
-#define CHECK(cond, ...)                                           \
-    do {                                                           \
-        if (cond) {                                                \
-            g_passed++;                                            \
-        } else {                                                   \
-            g_failed++;                                            \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            printf(__VA_ARGS__);                                   \
-            printf("\n");                                          \
-        }                                                          \
-    } while (0)
-#define CHECK_K(call, want)                                                            \
-    do {                                                                               \
-        kctx_status st_ = (call);                                                      \
-        CHECK(st_ == (want), "%s: %s, expected %s (%s)", #call, kctx_status_name(st_), \
-              kctx_status_name(want), kctx_thread_last_error());                       \
-    } while (0)
-#define CHECK_FW(call)                                                                    \
-    do {                                                                                  \
-        fw_status st_ = (call);                                                           \
-        CHECK(st_ == FW_OK, "%s: %s (%s)", #call, fw_status_name(st_), fw->last_error()); \
-    } while (0)
+#include "kctx_test_check.h"
 
 static const fw_driver *fw;
 static uint64_t (*g_calls)(const char *);
@@ -283,6 +260,10 @@ static void mode_absent(void) {
     CHECK(caps.built && !caps.available, "built, not available");
     CHECK(strstr(caps.reason, "ACL runtime not found") && strstr(caps.reason, "/nonexistent"),
           "the reason: %s", caps.reason);
+    /* the capability query says where it runs, available or not (issue 25) */
+    CHECK(caps.note && strstr(caps.note, "runs only where kctx's runtime programs load") &&
+              strstr(caps.note, "double"),
+          "the note: %s", caps.note ? caps.note : "(null)");
     kctx_context c = 0;
     CHECK_K(kctx_context_create("acl", &c), KCTX_UNSUPPORTED);
 }

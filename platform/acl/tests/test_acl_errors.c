@@ -25,19 +25,7 @@ uint64_t kctx__svc_now_ns(void) {
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-static unsigned g_passed, g_failed;
-
-#define CHECK(cond, ...)                                           \
-    do {                                                           \
-        if (cond) {                                                \
-            g_passed++;                                            \
-        } else {                                                   \
-            g_failed++;                                            \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            printf(__VA_ARGS__);                                   \
-            printf("\n");                                          \
-        }                                                          \
-    } while (0)
+#include "kctx_test_check.h"
 
 /* st is `code`, classified `cls`, and the message names it with the
  * double's own text. */
