@@ -279,6 +279,21 @@ class BaseContext:
         cfg.prepare_timeout_ms = check_int("prepare_timeout_ms", prepare_timeout_ms, 0, U32_MAX, InvalidArgument)
         _check(_lib.kctx().kctx_kernel_init(self._h(), byref(cfg)))
 
+    def _borrow_and_init(self, platform: str, strategy: StrategyLike, **config: Any) -> None:
+        """A kernel context on ``platform`` borrowing the calling thread's
+        current device (kctx.cuda.Context, kctx.acl.Context): the strategy
+        parsed first, then kctx_context_create and kctx_kernel_init with
+        ``config`` (``_kernel_init``'s fields); a refused init releases the
+        new context (``_release_refused_init``) and raises. The caller ran
+        ``_init_fields`` first."""
+        self._strategy = Strategy.parse(strategy)
+        self._create(platform)
+        try:
+            self._kernel_init(**config)
+        except BaseException as e:  # released as kctx.Context.kernel releases it
+            self._release_refused_init(e, config.get("prepare_timeout_ms", 10000))
+            raise
+
     def _release_refused_init(self, exc: BaseException, timeout_ms: int) -> None:
         """After a constructor's init was refused: release the new context,
         then let `exc` go on. A refused init leaves it NEW (destroy makes no

@@ -133,16 +133,11 @@ class Context(BaseContext):
                  prepare_timeout_ms: int = 10000, trace_path: Optional[PathLike] = None,
                  trace_device_records: int = 65536, trace_host_records: int = 16384) -> None:
         self._init_fields()
-        self._strategy = Strategy.parse(strategy)
+        Strategy.parse(strategy)  # refused before the platform is asked for
         require()
-        self._create(PLATFORM)
-        try:
-            self._kernel_init(args_capacity=args_capacity, token_capacity=token_capacity,
+        self._borrow_and_init(PLATFORM, strategy, args_capacity=args_capacity, token_capacity=token_capacity,
                               prepare_timeout_ms=prepare_timeout_ms, trace_path=trace_path,
                               trace_device_records=trace_device_records, trace_host_records=trace_host_records)
-        except BaseException as e:  # released as kctx.Context.kernel releases it
-            self._release_refused_init(e, prepare_timeout_ms)
-            raise
 
     def launch(self, id: int, args: Iterable[Arg], stream: StreamLike) -> None:
         """``kctx.BaseContext.launch`` onto a CUDA stream of the borrowed
