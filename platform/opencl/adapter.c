@@ -11,8 +11,8 @@
  *    platform's bound_device.
  *  - Streams are in-order cl_command_queues of the pair's context. kctx's
  *    own are created here; a caller's is identified by its context and
- *    device (stream_info: three queries at the first launch onto it, then
- *    none while kctx holds it, until the pair's kernel context closes).
+ *    device (stream_info: three queries at every launch onto it; kctx
+ *    never holds or remembers a caller's queue).
  *  - Events: OpenCL's events are one-shot (every enqueue makes a new one).
  *    A kctx event is an adapter object holding the cl_event of its latest
  *    record (a marker); a wait is a barrier on it, after a flush of the
