@@ -700,16 +700,13 @@ static kacl_error record(kacl_event ev, kacl_stream s, const char *what) {
                         "(use aclrtCreateEventExWithFlag)",
                         what);
     }
-    pthread_mutex_lock(&g_lock);
-    st = sim_event_record(e->h, d->h);
-    if (!st) {
-        e->recorded = 1;
-        e->last_cap = cs == SIM_CAPTURE_STATUS_NONE ? 0 : cid;
-    }
-    pthread_mutex_unlock(&g_lock);
-    if (st) return DONE(st, what);
     if (cs == SIM_CAPTURE_STATUS_NONE) {
-        /* count the record for captured external waits */
+        /* count the record for captured external waits: a host function
+         * just before the record (in stream order its completion is the
+         * record's point), so that the record stays the stream's last work
+         * and a stream whose record a framework waited for is idle, as on
+         * a real stream (a trailing host function made close after the
+         * caller's sync see kctx's streams busy) */
         pthread_mutex_lock(&g_ext_lock);
         e->issued++;
         pthread_mutex_unlock(&g_ext_lock);
@@ -720,6 +717,14 @@ static kacl_error record(kacl_event ev, kacl_stream s, const char *what) {
             return DONE(st, what);
         }
     }
+    pthread_mutex_lock(&g_lock);
+    st = sim_event_record(e->h, d->h);
+    if (!st) {
+        e->recorded = 1;
+        e->last_cap = cs == SIM_CAPTURE_STATUS_NONE ? 0 : cid;
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (st) return DONE(st, what);
     return KACL_SUCCESS;
 }
 API kacl_error aclrtRecordEvent(kacl_event e, kacl_stream s);
