@@ -44,7 +44,14 @@
  * Locking (every op unless its comment says more): the core calls an op
  * from any thread, holding the calling context's lock and no lock of the
  * core's tables; two contexts of one platform call it concurrently. The
- * platform serialises internally. No operation may call back into kctx, and
+ * platform serialises internally what contexts share (caller streams, the
+ * device, its own tables). Objects of one context are not shared: the ops
+ * naming one event (event_record, stream_wait_event, event_destroy) or one
+ * function (launch) are never called concurrently, since the core calls
+ * them only with the owning context's lock held, so an adapter need not
+ * lock an event or a function of its own. A context's own stream is not
+ * covered: a prepare uploads on the context's upload stream without the
+ * context's lock (K15), two prepares at once. No operation may call back into kctx, and
  * none may block except the ones that say they wait (stream_sync).
  * "Calling thread" state (current device, capture mode, last message) is
  * per thread, as in CUDA and CANN.

@@ -541,10 +541,11 @@ static int o_stream_info(kctx_pstream s, int *device, kctx_pcapture_status *stat
  * queue waits on), not at the record: a record nothing waits on from
  * another queue (SERIAL_TAIL) is not flushed by kctx. kctx's core waits on
  * a record of a caller's queue only in the launch that recorded it, while
- * that queue is live. */
+ * that queue is live. No lock: the seam calls the ops naming one event one
+ * at a time (include/kctx/platform.h, "Locking": an event belongs to one
+ * context, whose lock the core holds for each of them). */
 typedef struct ocl_event {
-    int dev; /* the pair of the thread that created it */
-    pthread_mutex_t mu;
+    int dev;                    /* the pair of the thread that created it */
     cl_event ev;                /* NULL until recorded */
     ocl_stream *rec_on;         /* the own stream it was recorded on, or NULL */
     cl_command_queue unflushed; /* the record's queue, until flushed for a wait */
@@ -573,7 +574,6 @@ static int o_event_create(kctx_pevent *e) {
     if (st) return st;
     ocl_event *x = calloc(1, sizeof *x);
     if (!x) return kctx__svc_msgf(OCL_HOST_OOM, "event_create: host allocation failed");
-    pthread_mutex_init(&x->mu, NULL);
     x->dev = dev;
     atomic_fetch_add(&kctx__ocl_counts[dev].events, 1);
     *e = (kctx_pevent)(uintptr_t)x;
@@ -586,19 +586,16 @@ static int o_event_destroy(kctx_pevent e) {
     if (ev && x->rec_on) ev = hand_over(x->rec_on, ev);
     if (ev) KCTX_CL(ReleaseEvent, ev);
     atomic_fetch_sub(&kctx__ocl_counts[x->dev].events, 1);
-    pthread_mutex_destroy(&x->mu);
     free(x);
     return 0;
 }
 
 /* A marker returning its event, which replaces the kctx event's (and, on
- * an own stream, becomes the stream's latest). Lock order: event, then
- * stream. */
+ * an own stream, becomes the stream's latest, under the stream's lock). */
 static int o_event_record(kctx_pevent e, kctx_pstream s) {
     ocl_event *x = (ocl_event *)(uintptr_t)e;
     ocl_stream *o = count_enqueue(s);
     cl_event ev = NULL;
-    pthread_mutex_lock(&x->mu);
     cl_int err;
     if (o) {
         uint64_t covered = event_begin(o);
@@ -607,16 +604,12 @@ static int o_event_record(kctx_pevent e, kctx_pstream s) {
     } else {
         err = KCTX_CL(EnqueueMarkerWithWaitList, queue_of(s), 0, NULL, &ev);
     }
-    if (err) {
-        pthread_mutex_unlock(&x->mu);
-        return clfail(err, "clEnqueueMarkerWithWaitList(event record)");
-    }
+    if (err) return clfail(err, "clEnqueueMarkerWithWaitList(event record)");
     cl_event old = x->ev;
     ocl_stream *old_on = x->rec_on;
     x->ev = ev;
     x->rec_on = o;
     x->unflushed = queue_of(s);
-    pthread_mutex_unlock(&x->mu);
     /* recorded on the same own stream: that stream's latest is ev now */
     if (old && old_on && old_on != o) old = hand_over(old_on, old);
     if (old) KCTX_CL(ReleaseEvent, old);
@@ -625,26 +618,16 @@ static int o_event_record(kctx_pevent e, kctx_pstream s) {
 
 static int o_stream_wait_event(kctx_pstream s, kctx_pevent e) {
     ocl_event *x = (ocl_event *)(uintptr_t)e;
-    /* the event's lock is held across the barrier's enqueue (which copies
-     * the wait list), so its cl_event cannot be replaced meanwhile */
-    pthread_mutex_lock(&x->mu);
-    if (!x->ev) { /* never recorded: nothing to wait for (as CUDA) */
-        pthread_mutex_unlock(&x->mu);
-        return 0;
-    }
+    if (!x->ev) return 0; /* never recorded: nothing to wait for (as CUDA) */
     cl_int err = CL_SUCCESS;
     if (x->unflushed && x->unflushed != queue_of(s)) {
         err = KCTX_CL(Flush, x->unflushed);
-        if (err) {
-            pthread_mutex_unlock(&x->mu);
-            return clfail(err, "clFlush(the queue of the event waited for)");
-        }
+        if (err) return clfail(err, "clFlush(the queue of the event waited for)");
         x->unflushed = NULL;
     }
     ocl_stream *o = count_enqueue(s);
     err = KCTX_CL(EnqueueBarrierWithWaitList, queue_of(s), 1, &x->ev, NULL);
     if (!err) plain_done(o);
-    pthread_mutex_unlock(&x->mu);
     return err ? clfail(err, "clEnqueueBarrierWithWaitList(event wait)") : 0;
 }
 
@@ -776,12 +759,13 @@ typedef enum ocl_fn_kind {
 } ocl_fn_kind;
 
 /* A kernel object keeps the arguments last set on it (OpenCL copies them
- * at each enqueue), and only the adapter sets this one's, under its lock:
- * a binding argument (a tensor's address, a scalar) whose value is the one
- * set last is not set again. The header and the parameter blocks carry the
+ * at each enqueue), and only the adapter sets this one's, in launch, which
+ * the seam calls for one function at a time (include/kctx/platform.h,
+ * "Locking"), so setting the arguments and enqueueing is one step without
+ * a lock: a binding argument (a tensor's address, a scalar) whose value is
+ * the one set last is not set again. The header and the parameter blocks carry the
  * launch's identity and are set at every launch. */
 typedef struct ocl_fn {
-    pthread_mutex_t mu; /* setting arguments and enqueueing is one step */
     int dev;
     cl_kernel k;
     ocl_fn_kind kind;
@@ -879,7 +863,6 @@ static int o_module_load(const void *bytes, size_t size, kctx_pmodule *module) {
 static void fn_free(ocl_fn *f) {
     KCTX_CL(ReleaseKernel, f->k);
     atomic_fetch_sub(&kctx__ocl_counts[f->dev].kernels, 1);
-    pthread_mutex_destroy(&f->mu);
     free(f);
 }
 
@@ -963,7 +946,6 @@ static int o_module_function(kctx_pmodule module, const char *name, kctx_pfuncti
     f->k = k;
     f->dev = m->dev;
     atomic_fetch_add(&kctx__ocl_counts[f->dev].kernels, 1);
-    pthread_mutex_init(&f->mu, NULL);
     int st = classify_kernel(f, name);
     if (st) {
         fn_free(f);
@@ -1006,7 +988,6 @@ static int o_launch(kctx_pstream s, kctx_pfunction fn, kctx_ptarget target, uint
                     const void *params, size_t params_size) {
     ocl_fn *f = (ocl_fn *)(uintptr_t)fn;
     size_t global = target == KCTX_PTARGET_AICPU ? 1 : (block_dim ? block_dim : 1);
-    pthread_mutex_lock(&f->mu);
     int st = 0;
     if (f->kind == FN_TASK)
         st = set_task_args(f, params, params_size);
@@ -1029,7 +1010,6 @@ static int o_launch(kctx_pstream s, kctx_pfunction fn, kctx_ptarget target, uint
         else
             plain_done(o);
     }
-    pthread_mutex_unlock(&f->mu);
     return st;
 }
 

@@ -66,7 +66,7 @@ ocl_stream *kctx__ocl_own_stream(kctx_pstream s);
 
 /* 1 while a test's hold is armed: the launch then asks test_hold.c. */
 extern _Atomic int kctx__ocl_hold_armed;
-/* Called with the function's lock held, before a task kernel's enqueue on
+/* Called from launch (one at a time per function), before a task kernel's enqueue on
  * s: the gate it must also wait for, or NULL. */
 cl_event kctx__ocl_take_hold(kctx_pstream s);
 
