@@ -25,6 +25,28 @@ void lb_sim_check(sim_status s, const char *what) {
 
 static void *g_module;
 static size_t g_module_size;
+/* The callables' variant (lb_set_variant): the sim module as SIM_ELF unless
+ * a benchmark names another. */
+static kctx_variant_kind g_kind = KCTX_VARIANT_SIM_ELF;
+static const void *g_variant;
+static size_t g_variant_size;
+
+void lb_set_variant(kctx_variant_kind kind, const void *bytes, size_t size) {
+    g_kind = kind;
+    g_variant = bytes;
+    g_variant_size = size;
+}
+
+/* The kernel module and kind the callables' children carry. */
+static kctx_variant_kind child_variant(const void **bytes, size_t *size) {
+    if (g_variant) {
+        *bytes = g_variant;
+        *size = g_variant_size;
+    } else {
+        lb_kernels_module(bytes, size);
+    }
+    return g_kind;
+}
 
 void lb_kernels_module(const void **bytes, size_t *size) {
     char why[512];
@@ -49,9 +71,9 @@ uint32_t lb_add_noop_child(kctx_image_builder *b) {
     const void *mod;
     size_t mod_size;
     uint32_t fid = 0;
-    lb_kernels_module(&mod, &mod_size);
+    kctx_variant_kind kind = child_variant(&mod, &mod_size);
     kctx_image_builder_child(b, "noop", "t_noop", &fid);
-    kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod, mod_size);
+    kctx_image_builder_variant(b, kind, mod, mod_size);
     return fid;
 }
 
@@ -70,7 +92,7 @@ lb_image lb_image_vadd(uint32_t block_dim) {
         const void *mod;
         size_t mod_size;
         uint32_t fid = 0;
-        lb_kernels_module(&mod, &mod_size);
+        kctx_variant_kind kind = child_variant(&mod, &mod_size);
         kctx_image_builder_param(b, "a", KCTX_PARAM_TENSOR_IN);
         kctx_image_builder_param(b, "b", KCTX_PARAM_TENSOR_IN);
         kctx_image_builder_param(b, "c", KCTX_PARAM_TENSOR_OUT);
@@ -80,7 +102,7 @@ lb_image lb_image_vadd(uint32_t block_dim) {
         kctx_image_builder_child_param(b, "b", KCTX_PARAM_TENSOR);
         kctx_image_builder_child_param(b, "c", KCTX_PARAM_TENSOR);
         kctx_image_builder_child_param(b, "n", KCTX_PARAM_SCALAR);
-        kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod, mod_size);
+        kctx_image_builder_variant(b, kind, mod, mod_size);
         kctx_image_builder_task(b, fid, block_dim, NULL);
         kctx_image_builder_bind(b, KCTX_BIND_TENSOR, 0, 0);
         kctx_image_builder_bind(b, KCTX_BIND_TENSOR, 1, 0);
@@ -94,11 +116,11 @@ uint32_t lb_add_count_child(kctx_image_builder *b) {
     const void *mod;
     size_t mod_size;
     uint32_t fid = 0;
-    lb_kernels_module(&mod, &mod_size);
+    kctx_variant_kind kind = child_variant(&mod, &mod_size);
     kctx_image_builder_child(b, "count", "t_add_u32", &fid);
     kctx_image_builder_child_param(b, "buf", KCTX_PARAM_TENSOR);
     kctx_image_builder_child_param(b, "n_value", KCTX_PARAM_SCALAR);
-    kctx_image_builder_variant(b, KCTX_VARIANT_SIM_ELF, mod, mod_size);
+    kctx_image_builder_variant(b, kind, mod, mod_size);
     return fid;
 }
 

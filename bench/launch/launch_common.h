@@ -38,6 +38,13 @@ typedef struct lb_image {
 /* The sim test kernels module (KCTX_BENCH_KERNEL_MODULE) bytes, read once. */
 void lb_kernels_module(const void **bytes, size_t *size);
 
+/* The variant the callables below carry: kind and module bytes (kept by
+ * the caller until the images are built). Default: the sim test kernels
+ * module as KCTX_VARIANT_SIM_ELF. A platform benchmark names its own (the
+ * driver doubles' kinds carry the same sim module; a real GPU a fatbin
+ * with the same entries). */
+void lb_set_variant(kctx_variant_kind kind, const void *bytes, size_t size);
+
 /* One task running the empty kernel k_noop (block_dim 1), no parameters.
  * Distinct names give distinct bytes (so distinct uploads). */
 lb_image lb_image_noop(const char *name);

@@ -24,4 +24,7 @@ kctx_declare_platform(acl
   CONFORMANCE_DEPENDS kctx_acl_double_images
   LABEL acl
   DEVICE_UNIT "AICore cores"
-  TEST_DIRS tests)
+  TEST_DIRS tests
+  # launch_overhead against the ACL calls by hand (bench/acl)
+  BENCH_PREFIX acl_
+  BENCHMARKS acl_launch_overhead)

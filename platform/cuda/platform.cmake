@@ -58,12 +58,18 @@ if(NOT _archs)
   set(_archs 75 80 86 89 90)
 endif()
 set(KCTX_CUDA_ARCHS "${_archs}" CACHE STRING "SM architectures of the CUDA fatbins (default: every one nvcc supports from sm_75)")
-set(_gencode "")
-foreach(a IN LISTS KCTX_CUDA_ARCHS)
-  list(APPEND _gencode -gencode arch=compute_${a},code=sm_${a})
-endforeach()
-list(GET KCTX_CUDA_ARCHS -1 _ptx)
-list(APPEND _gencode -gencode arch=compute_${_ptx},code=compute_${_ptx})
+# kctx_cuda_gencode(<var>): nvcc's -gencode options for every fatbin of the
+# build: real code for each of KCTX_CUDA_ARCHS, plus PTX of the newest.
+function(kctx_cuda_gencode var)
+  set(opts "")
+  foreach(a IN LISTS KCTX_CUDA_ARCHS)
+    list(APPEND opts -gencode arch=compute_${a},code=sm_${a})
+  endforeach()
+  list(GET KCTX_CUDA_ARCHS -1 ptx)
+  list(APPEND opts -gencode arch=compute_${ptx},code=compute_${ptx})
+  set(${var} ${opts} PARENT_SCOPE)
+endfunction()
+kctx_cuda_gencode(_gencode)
 set(_fatbin ${CMAKE_BINARY_DIR}/kctx_rt_cuda.fatbin)
 add_custom_command(
   OUTPUT ${_fatbin}
@@ -105,4 +111,7 @@ kctx_declare_platform(cuda
   CONFORMANCE_ARGS --images ${PROJECT_BINARY_DIR}/tests/cuda_double/images
   CONFORMANCE_ENV KCTX_CUDA_DRIVER=$<TARGET_FILE:kctx_cuda_double>
   CONFORMANCE_DEPENDS kctx_cuda_double_images
-  DEVICE_UNIT "multiprocessors")
+  DEVICE_UNIT "multiprocessors"
+  # launch_overhead against the driver calls by hand (bench/cuda)
+  BENCH_PREFIX cuda_
+  BENCHMARKS cuda_launch_overhead)

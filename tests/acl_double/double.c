@@ -124,7 +124,7 @@
     X(aclrtMemsetAsync)                                                                          \
     X(aclrtBinaryLoadFromData) X(aclrtBinaryUnLoad) X(aclrtBinaryGetFunction)                    \
     X(aclrtRegisterCpuFunc) X(aclrtGetFunctionAddr) X(aclrtLaunchKernelWithHostArgs)             \
-    X(aclrtLaunchKernel)                                                                         \
+    X(aclrtLaunchKernel) X(aclrtLaunchHostFunc)                                                  \
     X(aclmdlRICaptureBegin) X(aclmdlRICaptureEnd) X(aclmdlRICaptureGetInfo)                      \
     X(aclmdlRICaptureThreadExchangeMode) X(aclmdlRIExecuteAsync) X(aclmdlRIExecute)              \
     X(aclmdlRIDestroy) X(aclmdlRIGetId) X(aclmdlRIDestroyRegisterCallback)                       \
@@ -726,6 +726,42 @@ static kacl_error record(kacl_event ev, kacl_stream s, const char *what) {
     pthread_mutex_unlock(&g_lock);
     if (st) return DONE(st, what);
     return KACL_SUCCESS;
+}
+/* aclrtLaunchHostFunc (CANN 8.3+: a host task in stream order that blocks
+ * the stream's later work until it returns; not inside a capture): the
+ * function on the sim stream's thread. kctx never calls it; the acl
+ * benchmarks hold a stream with it (bench/acl). */
+typedef struct host_op {
+    void (*fn)(void *);
+    void *user;
+} host_op;
+
+static void host_run(void *user, sim_status status) {
+    (void)status;
+    host_op *h = user;
+    h->fn(h->user);
+    free(h);
+}
+
+API kacl_error aclrtLaunchHostFunc(kacl_stream s, void (*fn)(void *), void *user);
+API kacl_error aclrtLaunchHostFunc(kacl_stream s, void (*fn)(void *), void *user) {
+    COUNT(aclrtLaunchHostFunc);
+    if (!fn) return fail(KACL_ERROR_RT_PARAM_INVALID, "aclrtLaunchHostFunc: fn is NULL");
+    STREAM(d, s);
+    sim_capture_status cs = SIM_CAPTURE_STATUS_NONE;
+    uint64_t cid = 0;
+    sim_status st = cap_info(d, &cs, &cid);
+    if (st) return DONE(st, "aclrtLaunchHostFunc");
+    if (cs != SIM_CAPTURE_STATUS_NONE)
+        return fail(KACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    "aclrtLaunchHostFunc: not supported while the stream is captured");
+    host_op *op = malloc(sizeof *op);
+    if (!op)
+        return fail(KACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtLaunchHostFunc: out of host memory");
+    *op = (host_op){fn, user};
+    st = sim_launch_host_func(d->h, host_run, op);
+    if (st) free(op);
+    return st ? DONE(st, "aclrtLaunchHostFunc") : KACL_SUCCESS;
 }
 API kacl_error aclrtRecordEvent(kacl_event e, kacl_stream s);
 API kacl_error aclrtRecordEvent(kacl_event e, kacl_stream s) {

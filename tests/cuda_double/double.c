@@ -52,6 +52,9 @@
  *    address, __trap) makes the context's sticky 700-series error; a sim
  *    kernel cannot trap, so the double has no such error but the lost
  *    device.
+ *  - cuLaunchHostFunc runs the function in stream order on the sim
+ *    stream's thread (kctx never calls it; the cuda benchmarks hold a
+ *    stream with it, bench/cuda).
  *  - An aligned 4-byte asynchronous copy is atomic (as a DMA of an aligned
  *    word is): the double performs it in stream order with an atomic load
  *    or store, as a sim host function.
@@ -436,6 +439,31 @@ static CUresult word_copy(CUdeviceptr d, uint32_t *host, int to_device, sim_stre
     *w = (word_op){host, (uint32_t *)(uintptr_t)d, to_device};
     st = sim_launch_host_func(h, word_run, w);
     if (st) free(w);
+    return done(st);
+}
+/* cuLaunchHostFunc: the function in stream order on the sim stream's
+ * thread (later work of the stream waits for it to return); as on CUDA, it
+ * is not called once the context has an error (a lost device), and a
+ * kernel's reported error is none (see above). */
+typedef struct host_op {
+    CUhostFn fn;
+    void *user;
+} host_op;
+
+static void host_run(void *user, sim_status status) {
+    host_op *h = user;
+    if (status == SIM_OK || status == SIM_KERNEL_ERROR) h->fn(h->user);
+    free(h);
+}
+
+static CUresult d_cuLaunchHostFunc(CUstream s, CUhostFn fn, void *user) {
+    STREAM(h, s);
+    if (!fn) return fail(CUDA_ERROR_INVALID_VALUE, "cuLaunchHostFunc: fn is NULL");
+    host_op *op = malloc(sizeof *op);
+    if (!op) return fail(CUDA_ERROR_OUT_OF_MEMORY, "cuLaunchHostFunc: out of host memory");
+    *op = (host_op){fn, user};
+    sim_status st = sim_launch_host_func(h, host_run, op);
+    if (st) free(op);
     return done(st);
 }
 static int is_word(uintptr_t a, uintptr_t b, size_t n) {
@@ -876,6 +904,7 @@ static const struct {
     E_(cuModuleUnload),
     E_(cuModuleGetFunction),
     E_(cuLaunchKernel),
+    E_(cuLaunchHostFunc),
     E_(cuGraphInstantiate),
     E_(cuGraphLaunch),
     E_(cuGraphDestroy),
