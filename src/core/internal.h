@@ -78,9 +78,13 @@ typedef struct kctx_ho_task {
     uint32_t nbindings;
 } kctx_ho_task;
 
+/* A task binding as the launch evaluates it, without a branch:
+ * (args[param].value & (int64_t)keep) + value. TENSOR: keep -1, value the
+ * byte offset; SCALAR: keep -1, value 0; IMMEDIATE: keep 0, param 0, value
+ * the constant. */
 typedef struct kctx_ho_binding {
-    uint32_t kind; /* kctx_binding_kind */
     uint32_t param;
+    int32_t keep; /* -1: the argument's value counts; 0: it does not */
     uint64_t value;
 } kctx_ho_binding;
 

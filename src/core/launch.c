@@ -99,9 +99,13 @@ __attribute__((noinline)) static kctx_status check_arg_values(kctx_ctx *c, const
                                                               const kctx_arg *args, uint32_t nargs,
                                                               arg_masks *m) {
     uint64_t tensors = 0, unknown = 0;
+    /* the upload's arrays, read once (the loop's calls could otherwise make
+     * the compiler load the pointers again per argument) */
+    const uint8_t *const pkind = u->pkind;
+    const uint64_t *const min_size = u->min_size;
     for (uint32_t i = 0; i < nargs; i++) {
         const uint64_t value = args[i].value, size = args[i].size;
-        if (u->pkind[i] == KCTX_PARAM_SCALAR) {
+        if (pkind[i] == KCTX_PARAM_SCALAR) {
             if (size != 0)
                 return kctx__fail(c, KCTX_INVALID_ARGUMENT,
                                   "argument %u is a scalar: size must be 0", i);
@@ -117,11 +121,11 @@ __attribute__((noinline)) static kctx_status check_arg_values(kctx_ctx *c, const
                               "argument %u is a tensor at address 0 (NULL): a tensor must name "
                               "device memory (K18)",
                               i);
-        if (size < u->min_size[i])
+        if (size < min_size[i])
             return kctx__fail(
                 c, KCTX_INVALID_ARGUMENT,
                 "argument %u: %llu bytes, but a task binding reads from byte offset %llu", i,
-                (unsigned long long)size, (unsigned long long)(u->min_size[i] - 1));
+                (unsigned long long)size, (unsigned long long)(min_size[i] - 1));
         if (value + size < value)
             return kctx__fail(c, KCTX_INVALID_ARGUMENT, "argument %u: address range overflows", i);
         tensors |= UINT64_C(1) << i;
@@ -228,6 +232,10 @@ static kctx_status enqueue_tasks(kctx_ctx *c, uint64_t *tl, const kctx_upload *u
      * then make the compiler read them again for every binding */
     const kctx_ho_task *const tasks = u->ho_tasks;
     const kctx_ho_binding *const binds = u->ho_binds;
+    /* immediates read argument 0 and drop it: a callable without
+     * parameters reads this one instead of `args` (which may be NULL) */
+    static const kctx_arg k_no_arg = {0, 0};
+    const kctx_arg *const a = u->nparams ? args : &k_no_arg;
     h->runtime_image = image; /* the same in every task's header */
     h->launch_id = id;
     h->flags = flags;
@@ -237,14 +245,9 @@ static kctx_status enqueue_tasks(kctx_ctx *c, uint64_t *tl, const kctx_upload *u
         h->func_id = task.func_id;
         h->nbindings = task.nbindings;
         const kctx_ho_binding *b = binds + task.first_binding;
-        for (uint32_t i = 0; i < task.nbindings; i++) {
-            if (b[i].kind == KCTX_BIND_TENSOR)
-                arg[i] = args[b[i].param].value + b[i].value; /* tensor + byte offset */
-            else if (b[i].kind == KCTX_BIND_SCALAR)
-                arg[i] = args[b[i].param].value;
-            else
-                arg[i] = b[i].value; /* immediate */
-        }
+        /* tensor + byte offset, scalar, or immediate (kctx_ho_binding) */
+        for (uint32_t i = 0; i < task.nbindings; i++)
+            arg[i] = (a[b[i].param].value & (uint64_t)(int64_t)b[i].keep) + b[i].value;
         kctx_status st =
             KP(c, "launch(task)", launch, core, task.fn, KCTX_PTARGET_AICORE, task.block_dim, buf,
                sizeof *h + (size_t)task.nbindings * sizeof(uint64_t));

@@ -310,7 +310,9 @@ static kctx_status build_ho_tasks(kctx_ctx *c, kctx_upload *u) {
                               t, task.binding_count, c->max_params);
         for (uint32_t i = 0; i < task.binding_count; i++, bi++) {
             kctx_image_binding b = kctx_image_binding_at(v, t, i);
-            u->ho_binds[bi] = (kctx_ho_binding){(uint32_t)b.kind, b.param, b.value};
+            const bool imm = b.kind == KCTX_BIND_IMMEDIATE;
+            u->ho_binds[bi] = (kctx_ho_binding){imm ? 0u : b.param, imm ? 0 : -1,
+                                                b.kind == KCTX_BIND_SCALAR ? 0 : b.value};
         }
     }
     u->ho_ntasks = nt;
