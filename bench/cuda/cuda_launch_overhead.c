@@ -24,6 +24,7 @@
  * double's test images do). Without a usable driver: "not measured".
  */
 #include "hand_launch.h"
+#include "kctx_test_common.h" /* ktc_read_file */
 #include "launch_common.h"
 
 #include <cuda.h>
@@ -58,7 +59,7 @@ static struct { HC_ENTRIES(HC_MEMBER_) } g_cu;
 
 static void *g_lib;
 static CUmodule g_module;
-static void *g_fatbin; /* the GPU's module bytes (malloc'd) */
+static void *g_fatbin; /* the GPU's module bytes (ktc_read_file) */
 
 /* The hand kernels by the parameter block's size. */
 static struct hand_fns { CUfunction step, task0, task4; } g_fns;
@@ -106,19 +107,9 @@ static int hc_open(const void **module, size_t *size, char *why, size_t why_size
     if (on_double) {
         lb_kernels_module(module, size); /* the sim test kernels */
     } else {
-        FILE *f = fopen(KCTX_BENCH_CUDA_FATBIN, "rb");
-        long n = -1;
-        if (f && fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-        if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (g_fatbin = malloc((size_t)n)) != NULL &&
-            fread(g_fatbin, 1, (size_t)n, f) != (size_t)n) {
-            free(g_fatbin);
-            g_fatbin = NULL;
-        }
-        if (f) fclose(f);
-        if (!g_fatbin)
-            return snprintf(why, why_size, "reading %s failed", KCTX_BENCH_CUDA_FATBIN), -1;
+        if ((g_fatbin = ktc_read_file(KCTX_BENCH_CUDA_FATBIN, size, why, why_size)) == NULL)
+            return -1;
         *module = g_fatbin;
-        *size = (size_t)n;
     }
     CUresult st = g_cu.cuModuleLoadData(&g_module, *module);
     if (st != CUDA_SUCCESS)

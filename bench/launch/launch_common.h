@@ -111,9 +111,13 @@ int lb_print_value(const char *name, kctx_strategy s, const double *v, const cha
  * launch. */
 const kctx_platform_ops *lb_sim_ops(void);
 
-/* The resident objects of the baseline: what a context owns, made of plain
- * sim objects — two streams, five sync-only events, and k_noop from the
- * sim test kernels standing in for the three device programs. */
+/* The resident objects of the baseline: what a context owns — two streams,
+ * five sync-only events, and k_noop from the sim test kernels standing in
+ * for the three device programs. lb_chain_open makes them of plain sim
+ * objects; the platform benchmarks of hand_launch.h fill the fields with
+ * their own platform's handles (and `noop` with a handle their `ops`
+ * launch understands), since lb_chain_enqueue(_ho) reach them only
+ * through `ops`. */
 typedef struct lb_chain {
     sim_stream cpu, core;
     sim_event ev[5];
