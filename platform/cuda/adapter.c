@@ -386,6 +386,7 @@ typedef struct word_home {
 typedef struct owned_stream {
     CUstream s;
     int home;
+    int released; /* its word-stream reference is released; destroying s failed */
     struct owned_stream *next;
 } owned_stream;
 static word_home g_homes[MAX_WORD_HOMES];
@@ -399,13 +400,42 @@ static int home_find(CUcontext ctx) {
     return -1;
 }
 
-/* g_home_lock held. One reference less; the last destroys the stream. */
+/* g_home_lock held. One reference less; the last destroys the stream. A
+ * failed destroy keeps the last reference (and the stream): whoever
+ * released it retries (stream_destroy's retry, K26), or the context's next
+ * kctx stream takes the stream over. */
 static int home_release(int i) {
-    if (--g_homes[i].refs) return CUDA_SUCCESS;
+    if (g_homes[i].refs > 1) {
+        g_homes[i].refs--;
+        return CUDA_SUCCESS;
+    }
     int st = note(CU(cuStreamDestroy, g_homes[i].s), "cuStreamDestroy(word stream)");
-    g_homes[i].s = NULL;
-    g_homes[i].ctx = NULL;
-    return st;
+    if (st) return st;
+    g_homes[i] = (word_home){NULL, NULL, 0};
+    return CUDA_SUCCESS;
+}
+
+/* Streams the adapter made and could not destroy where no caller holds
+ * them any more (a rollback inside stream_create, a word access's own
+ * stream): destroyed again at the next stream_create or stream_destroy, so
+ * that a non-fatal failure leaks nothing (each is destroyed by exactly one
+ * successful call). */
+#define MAX_GRAVE 16
+static CUstream g_grave[MAX_GRAVE];
+static unsigned g_grave_n;
+
+/* g_home_lock held. */
+static void grave_add(CUstream s) {
+    if (g_grave_n < MAX_GRAVE) g_grave[g_grave_n++] = s;
+}
+static void grave_drain(void) {
+    pthread_mutex_lock(&g_home_lock);
+    for (unsigned i = 0; i < g_grave_n;)
+        if (CU(cuStreamDestroy, g_grave[i]) == CUDA_SUCCESS)
+            g_grave[i] = g_grave[--g_grave_n];
+        else
+            i++;
+    pthread_mutex_unlock(&g_home_lock);
 }
 
 /* Record kctx stream `h` of the current context, creating the context's
@@ -436,7 +466,7 @@ static int home_attach(CUstream h) {
     }
     if (!st) {
         g_homes[i].refs++;
-        *o = (owned_stream){h, i, g_owned};
+        *o = (owned_stream){h, i, 0, g_owned};
         g_owned = o;
     }
     pthread_mutex_unlock(&g_home_lock);
@@ -444,36 +474,69 @@ static int home_attach(CUstream h) {
     return st;
 }
 
-/* Forget kctx stream `h`; its context's last destroys the word stream. */
+/* g_home_lock held. The record of kctx stream `h`, or NULL. */
+static owned_stream **owned_find(CUstream h) {
+    for (owned_stream **p = &g_owned; *p; p = &(*p)->next)
+        if ((*p)->s == h) return p;
+    return NULL;
+}
+
+/* Release kctx stream `h`'s word-stream reference (its context's last
+ * destroys the word stream), once: the record stays, marked released,
+ * until h itself is destroyed (home_forget). */
 static int home_detach(CUstream h) {
     int st = CUDA_SUCCESS;
     pthread_mutex_lock(&g_home_lock);
-    for (owned_stream **p = &g_owned; *p; p = &(*p)->next)
-        if ((*p)->s == h) {
-            owned_stream *o = *p;
-            *p = o->next;
-            st = home_release(o->home);
-            free(o);
-            break;
-        }
+    owned_stream **p = owned_find(h);
+    if (p && !(*p)->released) {
+        st = home_release((*p)->home);
+        if (!st) (*p)->released = 1;
+    }
     pthread_mutex_unlock(&g_home_lock);
     return st;
 }
 
+/* h is destroyed: forget its record. */
+static void home_forget(CUstream h) {
+    pthread_mutex_lock(&g_home_lock);
+    owned_stream **p = owned_find(h);
+    if (p) {
+        owned_stream *o = *p;
+        *p = o->next;
+        free(o);
+    }
+    pthread_mutex_unlock(&g_home_lock);
+}
+
 static int a_stream_create(kctx_pstream *s) {
+    grave_drain();
     CUstream h = NULL;
     int st = note(CU(cuStreamCreate, &h, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     if (!st) {
         st = home_attach(h);
-        if (st) (void)CU(cuStreamDestroy, h);
+        if (st && CU(cuStreamDestroy, h) != CUDA_SUCCESS) {
+            pthread_mutex_lock(&g_home_lock);
+            grave_add(h);
+            pthread_mutex_unlock(&g_home_lock);
+        }
     }
     if (!st) *s = (kctx_pstream)(uintptr_t)h;
     return st;
 }
+
+/* Retryable (K26): the stream's word-stream reference goes first (with
+ * the context's last kctx stream, the word stream itself), then the
+ * stream. Either failure returns with the rest undone, and the retry
+ * makes exactly the calls that remain: a released reference is not
+ * released again, so each handle is destroyed by exactly one successful
+ * call and never named after it. */
 static int a_stream_destroy(kctx_pstream s) {
-    int st = note(CU(cuStreamDestroy, AS_STREAM(s)), "cuStreamDestroy");
-    int hst = home_detach(AS_STREAM(s));
-    return st ? st : hst;
+    CUstream h = AS_STREAM(s);
+    grave_drain();
+    int st = home_detach(h);
+    if (!st) st = note(CU(cuStreamDestroy, h), "cuStreamDestroy");
+    if (!st) home_forget(h);
+    return st;
 }
 
 /* A bounded wait: poll cuStreamQuery, pausing 20 us doubling to about 1 ms
@@ -616,18 +679,30 @@ static int word_copy(kctx_pdevptr ptr, uint32_t *host, int to_device) {
         /* the copy reads or writes `host`: it must be done before we return */
         int wst = poll_stream(s, WORD_TIMEOUT_MS, "cuStreamQuery(device word)");
         if (!st) st = wst;
-        int dst = CUDA_SUCCESS;
+        /* The access is done either way: a stream that cannot be destroyed
+         * now goes to the grave (destroyed at the next stream op). */
         if (home < 0) {
-            dst = note(CU(cuStreamDestroy, s), "cuStreamDestroy(word access)");
+            if (CU(cuStreamDestroy, s) != CUDA_SUCCESS) {
+                pthread_mutex_lock(&g_home_lock);
+                grave_add(s);
+                pthread_mutex_unlock(&g_home_lock);
+            }
         } else {
             pthread_mutex_lock(&g_home_lock);
-            dst = home_release(home);
+            if (home_release(home) != CUDA_SUCCESS) {
+                /* the context's last kctx stream went during the access:
+                 * the word stream is nobody's now */
+                grave_add(g_homes[home].s);
+                g_homes[home] = (word_home){NULL, NULL, 0};
+            }
             pthread_mutex_unlock(&g_home_lock);
         }
-        if (!st) st = dst;
     }
+    /* The thread's mode is the framework's: a failed restore is tried once
+     * more before it is reported. */
     CUstreamCaptureMode back = mode;
     int rst = CU(cuThreadExchangeStreamCaptureMode, &back);
+    if (rst != CUDA_SUCCESS) back = mode, rst = CU(cuThreadExchangeStreamCaptureMode, &back);
     if (!st) st = note(rst, "cuThreadExchangeStreamCaptureMode(restore)");
     return st;
 }

@@ -31,6 +31,7 @@
 #include <kctx/cuda.h>
 
 #include "driver_table.h"
+#include "fault_layer.h" /* tests/common: the failing layer's control table */
 
 #include <pthread.h>
 #include <stdio.h>
@@ -95,6 +96,7 @@ KCTX_LOADER_TABLE(FW_CU);
 
 static char g_load_error[300];
 static uint64_t (*g_double_calls)(const char *); /* the double's counters, or NULL */
+static kfl_control_fn g_layer; /* the failing layer's control, when it is the driver */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static _Thread_local char tl_msg[400];
 
@@ -118,6 +120,7 @@ static void load(void) {
     FW_CU(S_)
 #undef S_
     *(void **)&g_double_calls = kctx__loader_sym(&kctx_loader_table, "kctx_cuda_double_calls");
+    *(void **)&g_layer = kctx__loader_sym(&kctx_loader_table, "kctx_fault_layer_control");
     CUresult st = C(cuInit, 0); /* the framework initialises the driver */
     if (st != CUDA_SUCCESS) {
         snprintf(g_load_error, sizeof g_load_error, "fw_cuda: cuInit: CUresult %d", (int)st);
@@ -358,6 +361,8 @@ static const fw_lifecycle k_double_lifecycle = {
 static fw_driver g_driver;
 static pthread_once_t g_driver_once = PTHREAD_ONCE_INIT;
 
+static const kfl_control *c_fault_layer(void) { return ready() && g_layer ? g_layer() : NULL; }
+
 static void make_driver(void) {
     g_driver = (fw_driver){
         .name = "cuda-driver", /* the expected N/A list keys its hook-less N/As on it */
@@ -397,6 +402,7 @@ static void make_driver(void) {
         .begin_capture_mode = c_begin_capture_mode,
         .exchange_capture_mode = c_exchange_capture_mode,
         .task_failure_leaves_streams_ok = 1, /* kctx/cuda.h: the CUDA task ABI */
+        .fault_layer = c_fault_layer,
     };
     /* KCTX_FW_CUDA_AS_DRIVER=1 plays a real driver on the double (no test
      * hooks), to rehearse what a GPU run reports */

@@ -105,12 +105,16 @@ kctx_declare_platform(cuda
   FW_INCLUDES ${KCTX_CUDA_INCLUDE_DIR} ${CMAKE_CURRENT_LIST_DIR}
   EXPECTED_NA expected_na.inc
   # The real adapter against the CUDA driver double (tests/cuda_double),
-  # with the example images repacked for it.
+  # with the example images repacked for it, through the failing layer in
+  # front of the double (tests/cuda_double/fault_layer.c: transparent until
+  # a driver sweep arms it; the sweeps need it, KCTX_FAULT_LAYER_REQUIRED).
   CONFORMANCE host-ordered:_cuda
   CONFORMANCE_IF kctx_cuda_double
   CONFORMANCE_ARGS --images ${PROJECT_BINARY_DIR}/tests/cuda_double/images
-  CONFORMANCE_ENV KCTX_CUDA_DRIVER=$<TARGET_FILE:kctx_cuda_double>
-  CONFORMANCE_DEPENDS kctx_cuda_double_images
+  CONFORMANCE_ENV KCTX_CUDA_DRIVER=$<TARGET_FILE:kctx_cuda_fault_layer>
+                  KCTX_FAULT_LAYER_UNDER=$<TARGET_FILE:kctx_cuda_double>
+                  KCTX_FAULT_LAYER_REQUIRED=1
+  CONFORMANCE_DEPENDS kctx_cuda_double_images kctx_cuda_fault_layer
   DEVICE_UNIT "multiprocessors"
   # launch_overhead against the driver calls by hand (bench/cuda)
   BENCH_PREFIX cuda_

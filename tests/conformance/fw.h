@@ -204,6 +204,15 @@ typedef struct fw_driver {
      * it cannot say. */
     int (*device_count)(void);
 
+    /* The failing layer below kctx's adapter (tests/common/fault_layer.h),
+     * when the runtime library kctx loaded is one: its control table; NULL
+     * (the hook, or its answer) otherwise. A user's runtime never has one:
+     * the driver sweeps (probes_driver.c) are then N/A as a capability
+     * (PROBE_NEEDS_FAULT_LAYER), like capture; the test runs put the layer
+     * in front and set KCTX_FAULT_LAYER_REQUIRED=1, so that a layer gone
+     * missing fails them instead. */
+    const struct kfl_control *(*fault_layer)(void);
+
     /* Capture modes beyond begin_capture's GLOBAL: begin a capture in
      * `mode`; exchange the calling thread's own capture mode (*mode gets
      * the old one). NULL: the platform captures in global mode only / has

@@ -59,4 +59,9 @@ PROBE(kernel_lifecycle_makes_no_lifecycle_calls, "K4", 0, EAGER, "counters prove
 PROBE(init_fault_sweep, "K7", 0, EAGER, "fail each platform call of kernel init: rolled back, claim released")
 PROBE(prepare_fault_sweep, "K17", 0, EAGER, "fail each platform call of prepare: nothing kept, or poisoned")
 PROBE(close_fault_sweep, "K26", 0, EAGER, "fail each platform call of close: retry releases the rest")
+/* Fault sweeps below the adapter (issue 34): a failing layer in front of the runtime fails each driver call */
+PROBE(driver_fault_sweep_lifecycle, "K10,K11,K26,K27", 0, LAYER, "fail each driver call of init, prepare, launch and close: retried close finishes, each handle destroyed once, claim released")
+PROBE(driver_fault_sweep_fatal, "K29,K30,K36", 0, LAYER, "fail each driver call with a fatal code: quarantined, no driver call until the owner's reset, then released")
+PROBE(driver_fault_sweep_launch_eager, "K9,K24,K35", 0, LAYER, "fail each driver call of an eager launch: error, caller stream drains, next launch runs or is refused without a call")
+PROBE(driver_fault_sweep_launch_captured, "K9,K24,K35", 0, LAYER_CAPTURE, "fail each driver call of a captured launch: error, capture ends, caller stream drains")
 /* clang-format on */

@@ -14,6 +14,8 @@
 /* the `needs` column of probe_list.h */
 #define EAGER 0u
 #define CAPTURE PROBE_NEEDS_CAPTURE
+#define LAYER PROBE_NEEDS_FAULT_LAYER
+#define LAYER_CAPTURE (PROBE_NEEDS_FAULT_LAYER | PROBE_NEEDS_CAPTURE)
 
 static const probe_def k_probes[] = {
 #define PROBE(name, rule, threads, needs, summary) \
@@ -24,6 +26,8 @@ static const probe_def k_probes[] = {
 
 #undef EAGER
 #undef CAPTURE
+#undef LAYER
+#undef LAYER_CAPTURE
 
 const probe_def *suite_probes(size_t *count) {
     *count = sizeof k_probes / sizeof k_probes[0];
@@ -135,6 +139,20 @@ void suite_run(const probe_env *env, const probe_def *def, suite_outcome *o) {
               "no capture: the %s framework driver has none (this probe replays captured graphs)",
               env->fw->name);
         capability_na = 1;
+    } else if ((def->needs & PROBE_NEEDS_FAULT_LAYER) &&
+               !(env->fw->fault_layer && env->fw->fault_layer())) {
+        const char *required = getenv("KCTX_FAULT_LAYER_REQUIRED");
+        if (required && *required == '1') {
+            pr_check(&p, 0, __FILE__, __LINE__,
+                     "KCTX_FAULT_LAYER_REQUIRED=1, but the %s framework driver finds no failing "
+                     "layer in front of the runtime (fw.h, fault_layer)",
+                     env->fw->name);
+        } else {
+            /* a user's runtime: nothing below the adapter can be failed */
+            pr_na(&p, "no failing layer below the adapter (a test build's fault layer, "
+                      "tests/common/fault_layer.h); the seam's fault sweeps still run");
+            capability_na = 1;
+        }
     } else {
         def->fn(&p);
     }

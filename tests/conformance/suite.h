@@ -62,6 +62,8 @@ typedef void (*probe_fn)(probe *p);
 
 /* What a probe needs of the platform beyond the required driver entries. */
 #define PROBE_NEEDS_CAPTURE 1u /* graphs: capture, instantiate, replay */
+/* a failing layer below the adapter (fw.h, fault_layer): the driver sweeps */
+#define PROBE_NEEDS_FAULT_LAYER 2u
 
 typedef struct probe_def {
     const char *name;

@@ -1,0 +1,87 @@
+/*
+ * fault_layer.h — a failing layer below a platform adapter (tests only,
+ * never installed): a library that stands in front of a device runtime
+ * (the CUDA driver double, the OpenCL ICD loader with PoCL, the ACL double),
+ * exports the entries kctx's adapter resolves, and passes each call through
+ * to the runtime behind it, so that a test can
+ *  - count the calls kctx makes (the calls of "watched" threads: a test
+ *    watches its own thread around kctx's entries, so the framework's own
+ *    calls, made by the test between them, are neither counted nor failed);
+ *  - fail the Nth watched call with a code of the runtime (the runtime is
+ *    then not called: the call failed and changed nothing);
+ *  - follow every handle: made by a watched call (kctx's) or not (the
+ *    framework's); destroyed; named by a later call.
+ * Violations it records: a kctx handle destroyed twice, or named by any call
+ * after its successful destroy (or after the owner's device reset); a handle
+ * kctx did not make destroyed by a watched call (kctx touched the
+ * framework's objects). `live` counts kctx's handles not yet destroyed.
+ *
+ * The layer for one API is a thin file of typed wrappers (the entries, their
+ * handle arguments) over this core: tests/cuda_double/fault_layer.c, ...
+ * Each exports kctx_fault_layer_control() returning its kfl_control; the
+ * framework drivers (fw.h, fault_layer) find it in the library kctx loaded.
+ */
+#ifndef KCTX_TEST_FAULT_LAYER_H
+#define KCTX_TEST_FAULT_LAYER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KFL_VERSION 1u
+
+/* The kinds of handle the layer follows (for messages). */
+typedef enum kfl_kind {
+    KFL_STREAM = 1,
+    KFL_EVENT,
+    KFL_MODULE,
+    KFL_MEMORY,
+    KFL_OBJECT, /* anything else with a create and a destroy */
+} kfl_kind;
+
+typedef struct kfl_control {
+    uint32_t version;  /* KFL_VERSION */
+    const char *api;   /* "cuda", "opencl", "acl" */
+    int nonfatal_code; /* a code that fails one call and nothing else */
+    int fatal_code;    /* a code the adapter classifies as a lost device; 0: none */
+    /* Forget every handle, count and violation; disarm. */
+    void (*reset)(void);
+    /* The calling thread's calls are kctx's (1) or not (0). */
+    void (*watch)(int on);
+    /* Watched calls since reset. */
+    uint64_t (*calls)(void);
+    /* Fail the nth watched call since reset (1-based) with `code`, once;
+     * nth 0 disarms. */
+    void (*arm)(uint64_t nth, int code);
+    /* The entry that failed ("" while the armed call has not happened). */
+    const char *(*fired)(void);
+    /* kctx's handles (made by watched calls since reset) not destroyed. */
+    uint64_t (*live)(void);
+    /* The number of violations since reset, and the first one's text. */
+    uint64_t (*violations)(char *first, size_t size);
+    /* The device's owner reset it: every handle is gone (a later call
+     * naming one of kctx's is a violation). */
+    void (*device_reset)(void);
+} kfl_control;
+
+typedef const kfl_control *(*kfl_control_fn)(void);
+
+/* ---- the core, for the layers' wrappers ------------------------------- */
+
+/* At the top of every wrapper: counts a watched call; returns the code the
+ * call must fail with (0: pass it through). */
+int kfl_enter(const char *entry);
+/* A call made handle h (after the runtime succeeded). */
+void kfl_made(uint64_t h, kfl_kind kind, const char *entry);
+/* A call names handle h (before passing it through). */
+void kfl_use(uint64_t h, const char *entry);
+/* A call is about to destroy h: checks it (before passing it through). */
+void kfl_destroying(uint64_t h, const char *entry);
+/* The destroy of h succeeded (after the runtime): for a reference-counted
+ * handle, one reference less; the last makes it gone. */
+void kfl_gone(uint64_t h);
+/* A call took one more reference to h (a retain; OpenCL). */
+void kfl_retain(uint64_t h, const char *entry);
+/* The core's side of kfl_control (the layer fills api and the codes). */
+void kfl_fill(kfl_control *c);
+
+#endif
