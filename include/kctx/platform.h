@@ -28,6 +28,15 @@
  * the same seam and classify its result where they are made. A platform's
  * statuses must not use INT_MIN (the seam's "injected" status).
  *
+ * Releases (stream_destroy, event_destroy, mem_free, module_unload) are
+ * retried: a release that fails keeps its handle in the core, and the
+ * retried close calls the op again with it (K26). An op that makes several
+ * runtime calls must therefore be retryable after a failure half-way: it
+ * remembers what it already released, so that the retry makes exactly the
+ * calls that remain and never names a runtime handle after its successful
+ * destroy (the driver sweeps of the conformance suite check this below the
+ * adapter, docs/conformance.md).
+ *
  * Native handles (streams, events, modules, functions, graphs, device
  * addresses) are opaque 64-bit values; 0 means "none". A platform that uses
  * pointers stores them in the 64 bits.
