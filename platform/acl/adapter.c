@@ -20,7 +20,7 @@
  *  - current_device: aclrtGetDevice (the borrow, K4/K5).
  *  - device_info: aclrtGetSocName, and the core count of a stream the
  *    adapter creates and destroys for it (aclrtGetStreamResLimit, type 0,
- *    init only) — ACL has no
+ *    init only; one it cannot destroy goes to a grave, below) — ACL has no
  *    documented attribute id for it (aclrtGetDeviceInfo's ids are not in
  *    the facts); only the calling thread's current device is described.
  *  - streams: aclrtCreateStreamWithConfig(priority 0, flag 0): no AICPU- or
@@ -582,14 +582,19 @@ static int a_module_load(const void *bytes, size_t size, kctx_pmodule *m) {
         free(b);
         note(st, programs ? "aclrtBinaryLoadFromData(kctx's runtime programs)"
                           : "aclrtBinaryLoadFromData");
-        if (programs) {
+        /* A lost device, exhaustion, a timeout or a device error is that,
+         * also for the runtime programs (K29: a fatal code must reach the
+         * core as one); any other refusal of them is the missing build. */
+        const kctx_pclass cls = a_classify(st);
+        if (programs && cls != KCTX_PCLASS_DEVICE_LOST && cls != KCTX_PCLASS_NO_MEMORY &&
+            cls != KCTX_PCLASS_TIMEOUT && cls != KCTX_PCLASS_DEVICE_ERROR) {
             kctx__svc_msg_append(
                 0, "; kctx's runtime programs are built for the sim only: this ACL runtime "
                    "needs them built with CANN's compilers for its AICPU/AICore (not built by "
                    "kctx), so kernel mode is unsupported here (docs/acl.md)");
             return ACLA_NO_PROGRAMS;
         }
-        if (a_classify(st) == KCTX_PCLASS_INVALID) {
+        if (!programs && cls == KCTX_PCLASS_INVALID) {
             kctx__svc_msg_append(0, "; the runtime refused the module (ACL %d)", st);
             return ACLA_BAD_MODULE;
         }
