@@ -20,7 +20,7 @@
  *  - current_device: aclrtGetDevice (the borrow, K4/K5).
  *  - device_info: aclrtGetSocName, and the core count of a stream the
  *    adapter creates and destroys for it (aclrtGetStreamResLimit, type 0,
- *    init only) — ACL has no
+ *    init only; one it cannot destroy goes to a grave, below) — ACL has no
  *    documented attribute id for it (aclrtGetDeviceInfo's ids are not in
  *    the facts); only the calling thread's current device is described.
  *  - streams: aclrtCreateStreamWithConfig(priority 0, flag 0): no AICPU- or
@@ -322,6 +322,32 @@ static int a_available(char *why, size_t why_size) {
 
 static int has_capture(void) { return loaded() && !g_no_capture[0]; }
 
+/* ---- streams nobody holds --------------------------------------------------------- */
+
+/* Streams the adapter made for itself and could not destroy (device_info's
+ * temporary stream, after two failed destroys): destroyed again at the
+ * next stream_create, stream_destroy or device_info, so that a failure
+ * leaks nothing (each stream is destroyed by exactly one successful call). */
+#define MAX_GRAVE 16
+static pthread_mutex_t g_grave_lock = PTHREAD_MUTEX_INITIALIZER;
+static kacl_stream g_grave[MAX_GRAVE];
+static unsigned g_grave_n;
+
+static void grave_add(kacl_stream s) {
+    pthread_mutex_lock(&g_grave_lock);
+    if (g_grave_n < MAX_GRAVE) g_grave[g_grave_n++] = s;
+    pthread_mutex_unlock(&g_grave_lock);
+}
+static void grave_drain(void) {
+    pthread_mutex_lock(&g_grave_lock);
+    for (unsigned i = 0; i < g_grave_n;)
+        if (ACL(aclrtDestroyStream, g_grave[i]) == KACL_SUCCESS)
+            g_grave[i] = g_grave[--g_grave_n];
+        else
+            i++;
+    pthread_mutex_unlock(&g_grave_lock);
+}
+
 /* ---- devices ------------------------------------------------------------------ */
 
 static int a_current_device(int *d) {
@@ -351,14 +377,20 @@ static int a_device_info(int device, kctx_device_info *info) {
                               "(the AICore count)",
                               g_ld.path);
     /* on a stream of its own (not the default stream, which the runtime
-     * would create for it) */
+     * would create for it); streams of earlier calls that could not be
+     * destroyed go first */
+    grave_drain();
     uint32_t cores = 0;
     kacl_stream tmp = NULL;
     st = note(ACL(aclrtCreateStreamWithConfig, &tmp, 0, 0), "aclrtCreateStreamWithConfig");
     if (st) return st;
     st = note(ACL(aclrtGetStreamResLimit, tmp, 0, &cores), "aclrtGetStreamResLimit(AICore)");
-    int dst = note(ACL(aclrtDestroyStream, tmp), "aclrtDestroyStream");
-    if (!st) st = dst;
+    /* The stream is nobody's but this call's: a failed destroy is tried
+     * once more, then the stream goes to the grave (destroyed at the next
+     * stream op), and the answer stands (the count was read or not). */
+    if (ACL(aclrtDestroyStream, tmp) != KACL_SUCCESS &&
+        ACL(aclrtDestroyStream, tmp) != KACL_SUCCESS)
+        grave_add(tmp);
     if (st) return st;
     const char *soc = ACL(aclrtGetSocName);
     snprintf(info->name, sizeof info->name, "%s", soc ? soc : "Ascend");
@@ -378,6 +410,7 @@ static int a_device_info(int device, kctx_device_info *info) {
 #define AS_EVENT(e) ((kacl_event)(uintptr_t)(e))
 
 static int a_stream_create(kctx_pstream *s) {
+    grave_drain();
     kacl_stream h = NULL;
     /* flag 0: no AICPU- or persistent-class stream (507000 in a capture) */
     int st = note(ACL(aclrtCreateStreamWithConfig, &h, 0, 0), "aclrtCreateStreamWithConfig");
@@ -385,6 +418,7 @@ static int a_stream_create(kctx_pstream *s) {
     return st;
 }
 static int a_stream_destroy(kctx_pstream s) {
+    grave_drain();
     return note(ACL(aclrtDestroyStream, AS_STREAM(s)), "aclrtDestroyStream");
 }
 static int a_stream_sync(kctx_pstream s, uint32_t ms) {
@@ -548,14 +582,19 @@ static int a_module_load(const void *bytes, size_t size, kctx_pmodule *m) {
         free(b);
         note(st, programs ? "aclrtBinaryLoadFromData(kctx's runtime programs)"
                           : "aclrtBinaryLoadFromData");
-        if (programs) {
+        /* A lost device, exhaustion, a timeout or a device error is that,
+         * also for the runtime programs (K29: a fatal code must reach the
+         * core as one); any other refusal of them is the missing build. */
+        const kctx_pclass cls = a_classify(st);
+        if (programs && cls != KCTX_PCLASS_DEVICE_LOST && cls != KCTX_PCLASS_NO_MEMORY &&
+            cls != KCTX_PCLASS_TIMEOUT && cls != KCTX_PCLASS_DEVICE_ERROR) {
             kctx__svc_msg_append(
                 0, "; kctx's runtime programs are built for the sim only: this ACL runtime "
                    "needs them built with CANN's compilers for its AICPU/AICore (not built by "
                    "kctx), so kernel mode is unsupported here (docs/acl.md)");
             return ACLA_NO_PROGRAMS;
         }
-        if (a_classify(st) == KCTX_PCLASS_INVALID) {
+        if (!programs && cls == KCTX_PCLASS_INVALID) {
             kctx__svc_msg_append(0, "; the runtime refused the module (ACL %d)", st);
             return ACLA_BAD_MODULE;
         }

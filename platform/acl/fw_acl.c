@@ -24,10 +24,15 @@
  * came from (graph_stream_nodes). The graph memory pool is the suite's
  * framework arena over aclrtMalloc (fw_pool.c). expected_na.inc lists
  * what that leaves N/A.
+ *
+ * When the library is the failing layer in front of the double
+ * (tests/acl_double/fault_layer.c, which passes the double's hooks through),
+ * fault_layer is its control table (the driver sweeps, probes_driver.c).
  */
 #include "fw.h"
 
 #include "acl_abi.h"
+#include "fault_layer.h" /* tests/common: the failing layer's control table */
 #include "loader.h"
 
 #include <pthread.h>
@@ -78,6 +83,7 @@ KCTX_LOADER_TABLE(FW_ACL);
 
 static char g_load_error[300];
 static uint64_t (*g_double_calls)(const char *); /* the double's counters, or NULL */
+static kfl_control_fn g_layer; /* the failing layer's control, when it is the library */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static _Thread_local char tl_msg[600];
 
@@ -98,6 +104,7 @@ static void load(void) {
     FW_ACL(S_)
 #undef S_
     *(void **)&g_double_calls = kctx__loader_sym(&kctx_loader_table, "kacl_double_calls");
+    *(void **)&g_layer = kctx__loader_sym(&kctx_loader_table, "kctx_fault_layer_control");
     kacl_error st = C(aclInit, NULL); /* the framework initialises ACL */
     if (st != KACL_SUCCESS && st != KACL_ERROR_REPEAT_INITIALIZE) {
         snprintf(g_load_error, sizeof g_load_error, "fw_acl: aclInit: ACL %d", st);
@@ -397,6 +404,8 @@ static const fw_lifecycle k_double_lifecycle = {
 static fw_driver g_driver;
 static pthread_once_t g_driver_once = PTHREAD_ONCE_INIT;
 
+static const kfl_control *a_fault_layer(void) { return ready() && g_layer ? g_layer() : NULL; }
+
 static void make_driver(void) {
     g_driver = (fw_driver){
         .name = "acl-runtime", /* the expected N/A list keys its hook-less N/As on it */
@@ -441,6 +450,7 @@ static void make_driver(void) {
         /* a kctx task's failure lives in the error word; the double's device
          * program absorbs a kernel's report, so no stream takes an error */
         .task_failure_leaves_streams_ok = 1,
+        .fault_layer = a_fault_layer,
     };
     if (ready() && g_double_calls) {
         const fw_driver *sim = fw_sim_driver();

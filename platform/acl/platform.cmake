@@ -16,12 +16,17 @@ kctx_declare_platform(acl
   FW_INCLUDES ${CMAKE_CURRENT_LIST_DIR}
   EXPECTED_NA expected_na.inc
   # The real adapter against the ACL driver double (tests/acl_double),
-  # with the example images repacked for it.
+  # with the example images repacked for it, through the failing layer in
+  # front of the double (tests/acl_double/fault_layer.c: transparent until
+  # a driver sweep arms it; the sweeps need it, KCTX_FAULT_LAYER_REQUIRED),
+  # under both strategies.
   CONFORMANCE resident:_acl host-ordered:_acl_host_ordered
   CONFORMANCE_IF kctx_acl_double
   CONFORMANCE_ARGS --images ${PROJECT_BINARY_DIR}/tests/acl_double/images
-  CONFORMANCE_ENV KCTX_ACL_LIBRARY=$<TARGET_FILE:kctx_acl_double>
-  CONFORMANCE_DEPENDS kctx_acl_double_images
+  CONFORMANCE_ENV KCTX_ACL_LIBRARY=$<TARGET_FILE:kctx_acl_fault_layer>
+                  KCTX_FAULT_LAYER_UNDER=$<TARGET_FILE:kctx_acl_double>
+                  KCTX_FAULT_LAYER_REQUIRED=1
+  CONFORMANCE_DEPENDS kctx_acl_double_images kctx_acl_fault_layer
   LABEL acl
   DEVICE_UNIT "AICore cores"
   TEST_DIRS tests
