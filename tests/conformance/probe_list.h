@@ -59,4 +59,8 @@ PROBE(kernel_lifecycle_makes_no_lifecycle_calls, "K4", 0, EAGER, "counters prove
 PROBE(init_fault_sweep, "K7", 0, EAGER, "fail each platform call of kernel init: rolled back, claim released")
 PROBE(prepare_fault_sweep, "K17", 0, EAGER, "fail each platform call of prepare: nothing kept, or poisoned")
 PROBE(close_fault_sweep, "K26", 0, EAGER, "fail each platform call of close: retry releases the rest")
+/* Upstream runtimes' kernel-mode scenarios (issue 34, item 2) */
+PROBE(two_threads_one_context_device_failure, "K23,K34,K19,K35", 1, EAGER, "thread B launches while A is held (no host wait, runs after A), is CAPTURE_ACTIVE with 0 enqueues during A's capture, then fails on the device: B sees it, A's work as K35 says")
+PROBE(stale_completion_report, "K23,K21", 1, EAGER, "round N held after its acquire step, round N+1 submitted: no stream completes early, both correct; 0 fills/copies/writes per launch")
+PROBE(init_first_device_program_fails, "K11,K17", 0, EAGER, "init's first device work fails on the device: DEVICE_ERROR, rolled back, prepare/launch make no call, close OK, baseline")
 /* clang-format on */
