@@ -528,6 +528,21 @@ SIM_API sim_status sim_hold_release(int hold_id);
 /* Release and disarm every hold. */
 SIM_API sim_status sim_hold_release_all(void);
 
+/* Execution failures (test support): the nth (1-based) execution, on the
+ * device, of an operation matching `where` after arming (its kind, device,
+ * nth and, for kernels, function: the hold's fields) does not run and
+ * fails ON THE DEVICE with `error` (!= SIM_OK; SIM_KERNEL_ERROR is what a
+ * kernel reporting a failure gives). Its enqueue already succeeded: the
+ * failure is the stream's, sticky as a failed kernel's (later work on the
+ * stream is skipped, event waits carry it on, a sync returns it). A fill
+ * or copy that fails this way writes nothing. An execution that a hold
+ * also matches is held first. At most SIM_MAX_HOLDS armed at once;
+ * sim_exec_fail_hits says whether (1) or not (0) it fired; clear_all
+ * disarms them all. */
+SIM_API sim_status sim_exec_fail_arm(const sim_hold *where, sim_status error, int *fail_id);
+SIM_API sim_status sim_exec_fail_hits(int fail_id, uint64_t *hits);
+SIM_API sim_status sim_exec_fail_clear_all(void);
+
 /* Make a device lost: every later operation on it fails with
  * SIM_DEVICE_LOST, pending work completes at once with SIM_DEVICE_LOST,
  * kernels blocked in the wait service return SIM_DEVICE_LOST, until the

@@ -189,6 +189,19 @@ static fw_status s_hold_release(int hold) { return map(sim_hold_release(hold)); 
 static fw_status s_hold_release_all(void) { return map(sim_hold_release_all()); }
 
 static fw_status s_make_fatal(int device) { return map(sim_device_make_fatal(device)); }
+/* A fill that fails on the device: the sim's execution failure
+ * (sim_exec_fail_arm), with the status a failed kernel gives. */
+static fw_status s_fill_fault_arm(int device, int *fault) {
+    sim_hold where = SIM_HOLD_INIT;
+    where.kind = SIM_EXEC_FILL;
+    where.device = device;
+    where.nth = 1;
+    return map(sim_exec_fail_arm(&where, SIM_KERNEL_ERROR, fault));
+}
+static fw_status s_fill_fault_hits(int fault, uint64_t *hits) {
+    return map(sim_exec_fail_hits(fault, hits));
+}
+static fw_status s_fill_fault_clear(void) { return map(sim_exec_fail_clear_all()); }
 /* The sim resets the calling thread's current device (CUDA choice): make
  * `device` current for the reset, then restore. */
 static fw_status s_owner_reset(int device) {
@@ -324,6 +337,9 @@ static const fw_driver k_sim_driver = {
     .hold_wait_reached = s_hold_wait_reached,
     .hold_release = s_hold_release,
     .hold_release_all = s_hold_release_all,
+    .fill_fault_arm = s_fill_fault_arm,
+    .fill_fault_hits = s_fill_fault_hits,
+    .fill_fault_clear = s_fill_fault_clear,
     .make_fatal = s_make_fatal,
     .owner_reset = s_owner_reset,
     .live_counts = s_live_counts,

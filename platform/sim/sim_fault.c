@@ -1,5 +1,6 @@
 /*
- * sim_fault.c — call counters, fault injection and execution holds.
+ * sim_fault.c — call counters, fault injection, execution holds and
+ * execution failures.
  */
 #include "sim_internal.h"
 
@@ -281,4 +282,76 @@ void simi_hold_release_device(int device) {
             g_holds[i].released = 1;
     pthread_cond_broadcast(&g_hold_cond);
     pthread_mutex_unlock(&g_hold_lock);
+}
+
+/* ---- execution failures ---- */
+typedef struct fail_slot {
+    int armed;
+    sim_hold h;
+    sim_status error;
+    uint64_t seen;
+    uint64_t hits;
+} fail_slot;
+
+static pthread_mutex_t g_fail_lock = PTHREAD_MUTEX_INITIALIZER;
+static fail_slot g_fails[SIM_MAX_HOLDS];
+static atomic_int g_fails_armed;
+
+sim_status simi_exec_fail_point(simi_device *dev, int kind, sim_function fn) {
+    if (atomic_load_explicit(&g_fails_armed, memory_order_acquire) == 0) return SIM_OK;
+    sim_status st = SIM_OK;
+    pthread_mutex_lock(&g_fail_lock);
+    for (int i = 0; i < SIM_MAX_HOLDS && st == SIM_OK; i++) {
+        fail_slot *s = &g_fails[i];
+        if (!s->armed || s->hits) continue;
+        if (s->h.kind != SIM_EXEC_ANY && s->h.kind != kind) continue;
+        if (s->h.device >= 0 && s->h.device != dev->index) continue;
+        if (s->h.fn && s->h.fn != fn) continue;
+        if (++s->seen == s->h.nth) {
+            s->hits = 1;
+            st = s->error;
+        }
+    }
+    pthread_mutex_unlock(&g_fail_lock);
+    return st;
+}
+
+sim_status sim_exec_fail_arm(const sim_hold *where, sim_status error, int *fail_id) {
+    simi_ensure_init();
+    if (!where || where->size < sizeof(sim_hold) || !fail_id)
+        return simi_fail(SIM_INVALID_VALUE, "where or fail_id is NULL, or where->size too small");
+    if (where->kind < SIM_EXEC_ANY || where->kind > SIM_EXEC_GRAPH || where->nth == 0 ||
+        where->device >= g_sim.ndevices || error == SIM_OK)
+        return simi_fail(SIM_INVALID_VALUE,
+                         "bad execution failure: kind %d nth %llu device %d error %d", where->kind,
+                         (unsigned long long)where->nth, where->device, (int)error);
+    pthread_mutex_lock(&g_fail_lock);
+    for (int i = 0; i < SIM_MAX_HOLDS; i++) {
+        if (g_fails[i].armed) continue;
+        g_fails[i] = (fail_slot){.armed = 1, .h = *where, .error = error};
+        atomic_fetch_add(&g_fails_armed, 1);
+        pthread_mutex_unlock(&g_fail_lock);
+        *fail_id = i;
+        return SIM_OK;
+    }
+    pthread_mutex_unlock(&g_fail_lock);
+    return simi_fail(SIM_OUT_OF_MEMORY, "all %d execution failure slots are armed", SIM_MAX_HOLDS);
+}
+
+sim_status sim_exec_fail_hits(int fail_id, uint64_t *hits) {
+    if (fail_id < 0 || fail_id >= SIM_MAX_HOLDS || !hits)
+        return simi_fail(SIM_INVALID_VALUE, "bad execution failure id %d, or hits is NULL",
+                         fail_id);
+    pthread_mutex_lock(&g_fail_lock);
+    *hits = g_fails[fail_id].hits;
+    pthread_mutex_unlock(&g_fail_lock);
+    return SIM_OK;
+}
+
+sim_status sim_exec_fail_clear_all(void) {
+    pthread_mutex_lock(&g_fail_lock);
+    for (int i = 0; i < SIM_MAX_HOLDS; i++) g_fails[i].armed = 0;
+    atomic_store(&g_fails_armed, 0);
+    pthread_mutex_unlock(&g_fail_lock);
+    return SIM_OK;
 }

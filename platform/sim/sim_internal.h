@@ -287,6 +287,9 @@ void simi_count(sim_op op, int device);
 void simi_watch_arg(uint64_t h);
 /* Execution hold point: blocks while a matching hold is armed and reached. */
 void simi_hold_point(simi_device *dev, int kind, sim_function fn);
+/* Execution failure point (sim_exec_fail_arm): SIM_OK, or the error the
+ * matching armed failure makes this execution fail with (it must not run). */
+sim_status simi_exec_fail_point(simi_device *dev, int kind, sim_function fn);
 void simi_hold_release_device(int device);
 
 /* ---- memory (sim_memory.c) ---- */

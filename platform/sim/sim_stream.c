@@ -362,6 +362,7 @@ void simi_exec_op(simi_device *dev, simi_op *op, sim_status *err) {
     case SIMI_OP_KERNEL:
         if (*err) return;
         simi_hold_point(dev, SIM_EXEC_KERNEL, op->u.k.fnh);
+        if ((*err = simi_exec_fail_point(dev, SIM_EXEC_KERNEL, op->u.k.fnh)) != SIM_OK) return;
         /* Past its hold a kernel is in flight: it runs (and sees a lost
          * device through its services) rather than being abandoned. */
         *err = run_kernel(dev, op);
@@ -369,6 +370,7 @@ void simi_exec_op(simi_device *dev, simi_op *op, sim_status *err) {
     case SIMI_OP_COPY:
         if (*err) return;
         simi_hold_point(dev, SIM_EXEC_COPY, 0);
+        if ((*err = simi_exec_fail_point(dev, SIM_EXEC_COPY, 0)) != SIM_OK) return;
         if (simi_dev_dead(dev))
             *err = SIM_DEVICE_LOST;
         else
@@ -377,6 +379,7 @@ void simi_exec_op(simi_device *dev, simi_op *op, sim_status *err) {
     case SIMI_OP_FILL:
         if (*err) return;
         simi_hold_point(dev, SIM_EXEC_FILL, 0);
+        if ((*err = simi_exec_fail_point(dev, SIM_EXEC_FILL, 0)) != SIM_OK) return;
         if (simi_dev_dead(dev))
             *err = SIM_DEVICE_LOST;
         else

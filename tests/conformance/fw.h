@@ -178,6 +178,19 @@ typedef struct fw_driver {
     fw_status (*make_fatal)(int device);
     fw_status (*owner_reset)(int device);
 
+    /* A device-side failure of the next fill (memset) the device executes
+     * after arming, on `device`: the fill's enqueue succeeds, the fill
+     * itself fails ON THE DEVICE and writes nothing, and its stream takes
+     * the error (FW_DEVICE_ERROR at its sync, sticky), as from a kernel
+     * that reports a failure. fill_fault_hits: 1 once it fired, else 0;
+     * fill_fault_clear disarms every such fault. For the K11 probe of a
+     * kernel init whose first device work fails on the device (kctx's
+     * init launches no kernel: its first device work is the runtime
+     * image's fill on the AICPU stream, then copies, all waited for). */
+    fw_status (*fill_fault_arm)(int device, int *fault);
+    fw_status (*fill_fault_hits)(int fault, uint64_t *hits);
+    fw_status (*fill_fault_clear)(void);
+
     /* Counters. live_counts: objects and memory alive on the device.
      * device_allocs: device allocation calls made on the device by anyone
      * since the process started. device_enqueues: operations enqueued on

@@ -64,4 +64,8 @@ PROBE(driver_fault_sweep_lifecycle, "K10,K11,K26,K27", 0, LAYER, "fail each driv
 PROBE(driver_fault_sweep_fatal, "K29,K30,K36", 0, LAYER, "fail each driver call with a fatal code: quarantined, no driver call until the owner's reset, then released")
 PROBE(driver_fault_sweep_launch_eager, "K9,K24,K35", 0, LAYER, "fail each driver call of an eager launch: error, caller stream drains, next launch runs or is refused without a call")
 PROBE(driver_fault_sweep_launch_captured, "K9,K24,K35", 0, LAYER_CAPTURE, "fail each driver call of a captured launch: error, capture ends, caller stream drains")
+/* Upstream runtimes' kernel-mode scenarios (issue 34, item 2) */
+PROBE(two_threads_one_context_device_failure, "K23,K34,K19,K35", 1, EAGER, "thread B launches while A is held (no host wait, runs after A), is CAPTURE_ACTIVE with 0 enqueues during A's capture, then fails on the device: B sees it, A's work as K35 says")
+PROBE(stale_completion_report, "K23,K21", 1, EAGER, "round N held after its acquire step, round N+1 submitted: no stream completes early, both correct; 0 fills/copies/writes per launch")
+PROBE(init_first_device_program_fails, "K11,K17", 0, EAGER, "init's first device work fails on the device: DEVICE_ERROR, rolled back, prepare/launch make no call, close OK, baseline")
 /* clang-format on */

@@ -235,6 +235,7 @@ static void check_baseline(const device_baseline *before, int ndev) {
 static void restore_test_state(void) {
     sim_hold_release_all();
     sim_fault_clear_all();
+    sim_exec_fail_clear_all();
     sim_capture_mode mode = SIM_CAPTURE_MODE_GLOBAL;
     sim_thread_exchange_capture_mode(&mode);
     int dev = -1;
@@ -245,6 +246,7 @@ static void restore_test_state(void) {
 static void recover(int ndev) {
     sim_hold_release_all();
     sim_fault_clear_all();
+    sim_exec_fail_clear_all();
     for (int d = 0; d < ndev; d++) {
         if (sim_set_device(d) == SIM_OK) sim_device_reset();
     }

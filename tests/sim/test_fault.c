@@ -529,6 +529,44 @@ TEST(hold_arm_rejects_bad_holds) {
     CHECK_OK(sim_hold_release_all());
 }
 
+/* ---- execution failures -------------------------------------------------------------- */
+
+TEST(exec_fail_fails_the_nth_fill_on_the_device_after_its_enqueue_succeeded) {
+    sim_stream s = 0, t = 0;
+    REQUIRE_OK(sim_stream_create(&s));
+    REQUIRE_OK(sim_stream_create(&t));
+    sim_devptr a = dev_alloc(64), b = dev_alloc(64);
+    sim_hold where = SIM_HOLD_INIT;
+    where.kind = SIM_EXEC_FILL;
+    where.device = 0;
+    where.nth = 2;
+    int id = -1;
+    CHECK_OK(sim_exec_fail_arm(&where, SIM_KERNEL_ERROR, &id));
+    /* the 1st fill runs; the 2nd is enqueued fine and fails on the device,
+     * writing nothing; the stream keeps the error and skips later work */
+    CHECK_OK(sim_memset_async(a, 0x11, 64, s));
+    CHECK_OK(sim_memset_async(b, 0x22, 64, s));
+    CHECK_OK(sim_memset_async(a, 0x33, 64, s));
+    CHECK_STATUS(sim_stream_synchronize(s), SIM_KERNEL_ERROR);
+    CHECK_EQ(dev_peek_u32(a), 0x11111111u);
+    CHECK_EQ(dev_peek_u32(b), 0u);
+    uint64_t hits = 0;
+    CHECK_OK(sim_exec_fail_hits(id, &hits));
+    CHECK_EQ(hits, 1);
+    /* once fired it is spent: later fills on another stream run */
+    CHECK_OK(sim_memset_async(b, 0x44, 64, t));
+    CHECK_OK(sim_stream_synchronize(t));
+    CHECK_EQ(dev_peek_u32(b), 0x44444444u);
+    CHECK_OK(sim_exec_fail_clear_all());
+    CHECK_STATUS(sim_exec_fail_arm(NULL, SIM_KERNEL_ERROR, &id), SIM_INVALID_VALUE);
+    CHECK_STATUS(sim_exec_fail_arm(&where, SIM_OK, &id), SIM_INVALID_VALUE);
+    CHECK(sim_exec_fail_hits(-1, &hits) != SIM_OK);
+    CHECK_OK(sim_stream_destroy(s));
+    CHECK_OK(sim_stream_destroy(t));
+    dev_free(a);
+    dev_free(b);
+}
+
 /* ---- fatal devices ------------------------------------------------------------------ */
 
 TEST(fatal_device_fails_operations_completes_pending_work_and_reset_recovers) {
