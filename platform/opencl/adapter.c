@@ -118,6 +118,52 @@ static int clfail(cl_int err, const char *call) {
                           (int)err);
 }
 
+/* ------------------------------------------------------------------ */
+/* event references the adapter failed to release                       */
+
+/* A clReleaseEvent that fails where the op cannot keep the reference for
+ * a retry of its own (a stream's replaced latest event, a record's
+ * replaced marker, a sync's or query's own reference): the op still
+ * reports the failure (naming clReleaseEvent), and the reference waits
+ * here until the next stream_destroy releases it (grave_drain). kctx's
+ * close destroys its streams last, so a close that finishes leaves none
+ * behind; a drain that fails fails that stream_destroy, whose retry drains
+ * again. */
+#define OCL_GRAVE 64
+static cl_event g_grave[OCL_GRAVE];
+static int g_ngrave; /* under g_grave_mu */
+static pthread_mutex_t g_grave_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Release one reference to ev; on failure it goes to the grave and the
+ * failure is the thread's message (what: whose reference). */
+static int release_event(cl_event ev, const char *what) {
+    cl_int err = KCTX_CL(ReleaseEvent, ev);
+    if (err == CL_SUCCESS) return 0;
+    pthread_mutex_lock(&g_grave_mu);
+    const int kept = g_ngrave < OCL_GRAVE;
+    if (kept) g_grave[g_ngrave++] = ev;
+    pthread_mutex_unlock(&g_grave_mu);
+    return kctx__svc_msgf((int)err, "clReleaseEvent(%s) returned %s (%d)%s", what,
+                          kctx__opencl_error_name(err), (int)err,
+                          kept ? "; released again at the next stream_destroy"
+                               : "; the reference is lost (64 failed releases pending)");
+}
+
+/* Release the grave's references (stream_destroy). */
+static int grave_drain(void) {
+    int st = 0;
+    pthread_mutex_lock(&g_grave_mu);
+    while (g_ngrave > 0 && !st) {
+        cl_int err = KCTX_CL(ReleaseEvent, g_grave[g_ngrave - 1]);
+        if (err)
+            st = clfail(err, "clReleaseEvent(a reference whose release failed earlier)");
+        else
+            g_ngrave--;
+    }
+    pthread_mutex_unlock(&g_grave_mu);
+    return st;
+}
+
 static kctx_pclass o_classify(int st) {
     switch (st) {
     case CL_SUCCESS:
@@ -307,8 +353,9 @@ static uint64_t event_begin(ocl_stream *o) {
 
 /* ev (NULL: the enqueue failed) becomes the stream's latest; `owned`: the
  * stream holds a reference of its own, else a record's kctx event does.
- * An own reference it replaces is released after unlocking. */
-static void event_end(ocl_stream *o, cl_event ev, uint64_t covered, int owned) {
+ * An own reference it replaces is released after unlocking: the release's
+ * failure is returned (the reference goes to the grave). */
+static int event_end(ocl_stream *o, cl_event ev, uint64_t covered, int owned) {
     cl_event drop = NULL;
     if (ev) {
         if (o->last_owned) drop = o->last;
@@ -317,7 +364,7 @@ static void event_end(ocl_stream *o, cl_event ev, uint64_t covered, int owned) {
         o->covered = covered;
     }
     pthread_mutex_unlock(&o->mu);
-    if (drop) KCTX_CL(ReleaseEvent, drop);
+    return drop ? release_event(drop, "the stream's replaced latest event") : 0;
 }
 
 /* A caller's queue is checked on every launch (stream_info's three
@@ -364,17 +411,29 @@ static int o_stream_create(kctx_pstream *s) {
     return 0;
 }
 
+/* Three releases, each done once: the grave's references, the stream's
+ * own reference to its latest event, the queue. A failure returns with the
+ * rest undone, and a retry makes exactly the calls that remain (K26). */
 static int o_stream_destroy(kctx_pstream s) {
     ocl_stream *o = kctx__ocl_own_stream(s);
     if (!o) return kctx__svc_msgf(OCL_BAD_PARAMS, "stream_destroy: not a stream kctx created");
-    cl_int err = KCTX_CL(ReleaseCommandQueue, o->q);
+    int st = grave_drain();
+    if (st) return st;
+    pthread_mutex_lock(&o->mu);
+    cl_int err = CL_SUCCESS;
+    if (o->last && o->last_owned) {
+        err = KCTX_CL(ReleaseEvent, o->last);
+        if (!err) o->last = NULL;
+    }
+    pthread_mutex_unlock(&o->mu);
+    if (err) return clfail(err, "clReleaseEvent(the stream's latest event)");
+    err = KCTX_CL(ReleaseCommandQueue, o->q);
     if (err) return clfail(err, "clReleaseCommandQueue");
     pthread_mutex_lock(&kctx__ocl_mu);
     for (int i = 0; i < OCL_MAX_OWN; i++)
         if (atomic_load(&g_own[i]) == o) atomic_store(&g_own[i], NULL);
     atomic_fetch_sub(&kctx__ocl_counts[o->dev].queues, 1);
     pthread_mutex_unlock(&kctx__ocl_mu);
-    if (o->last && o->last_owned) KCTX_CL(ReleaseEvent, o->last);
     pthread_mutex_destroy(&o->mu);
     free(o);
     return 0;
@@ -391,30 +450,37 @@ static int completion_event(kctx_pstream s, cl_event *ev, bool *fresh) {
     if (o) {
         uint64_t plain = event_begin(o);
         if (plain == o->covered) {
-            *ev = o->last;
-            if (*ev) KCTX_CL(RetainEvent, *ev);
+            cl_int err = o->last ? KCTX_CL(RetainEvent, o->last) : CL_SUCCESS;
+            if (!err) *ev = o->last;
             pthread_mutex_unlock(&o->mu);
-            return 0;
+            return err ? clfail(err, "clRetainEvent(the stream's latest event)") : 0;
         }
         count_enqueue(s);
         cl_event m = NULL;
         cl_int err = KCTX_CL(EnqueueMarkerWithWaitList, o->q, 0, NULL, &m);
-        if (!err) {
-            KCTX_CL(RetainEvent, m); /* the caller's; the stream keeps its own */
-            *ev = m;
-            *fresh = true;
+        /* the caller's reference; the stream keeps its own */
+        cl_int rerr = err ? CL_SUCCESS : KCTX_CL(RetainEvent, m);
+        int st = event_end(o, err ? NULL : m, plain, 1);
+        if (err) return clfail(err, "clEnqueueMarkerWithWaitList");
+        if (rerr) return clfail(rerr, "clRetainEvent(a marker)");
+        if (st) {
+            (void)release_event(m, "a marker's second reference");
+            return st;
         }
-        event_end(o, err ? NULL : m, plain, 1);
-        return err ? clfail(err, "clEnqueueMarkerWithWaitList") : 0;
+        *ev = m;
+        *fresh = true;
+        return 0;
     }
     cl_int err = KCTX_CL(EnqueueMarkerWithWaitList, queue_of(s), 0, NULL, ev);
     if (err) return clfail(err, "clEnqueueMarkerWithWaitList");
-    *fresh = true;
     err = KCTX_CL(Flush, queue_of(s));
     if (err) {
-        KCTX_CL(ReleaseEvent, *ev);
-        return clfail(err, "clFlush");
+        int st = clfail(err, "clFlush");
+        (void)release_event(*ev, "a marker on a caller's queue");
+        *ev = NULL;
+        return st;
     }
+    *fresh = true;
     return 0;
 }
 
@@ -459,10 +525,10 @@ static int o_stream_sync(kctx_pstream s, uint32_t timeout_ms) {
     bool fresh;
     int st = completion_event(s, &ev, &fresh);
     if (st || !ev) return st;
-    KCTX_CL(Flush, queue_of(s));
-    st = wait_event(ev, timeout_ms, "stream_sync");
-    KCTX_CL(ReleaseEvent, ev);
-    return st;
+    cl_int err = KCTX_CL(Flush, queue_of(s));
+    st = err ? clfail(err, "clFlush") : wait_event(ev, timeout_ms, "stream_sync");
+    int rst = release_event(ev, "stream_sync's");
+    return st ? st : rst;
 }
 
 /* A query reads the state of the latest event once; a marker it had to
@@ -475,8 +541,10 @@ static int o_stream_query(kctx_pstream s) {
     bool fresh;
     int st = completion_event(s, &ev, &fresh);
     if (st || !ev) return st;
-    if (kctx__ocl_own_stream(s)) KCTX_CL(Flush, queue_of(s));
-    if (!fresh) {
+    cl_int err = kctx__ocl_own_stream(s) ? KCTX_CL(Flush, queue_of(s)) : CL_SUCCESS;
+    if (err) {
+        st = clfail(err, "clFlush");
+    } else if (!fresh) {
         cl_int state;
         st = event_state(ev, &state);
         if (!st) st = state_status(state, "stream_query");
@@ -485,8 +553,8 @@ static int o_stream_query(kctx_pstream s) {
         if (st == OCL_TIMEOUT)
             st = kctx__svc_msgf(OCL_NOT_READY, "stream_query: the queue still has work");
     }
-    KCTX_CL(ReleaseEvent, ev);
-    return st;
+    int rst = release_event(ev, "stream_query's");
+    return st ? st : rst;
 }
 
 /* A caller's queue: the three queries (K5, K18), on every launch. kctx's
@@ -580,27 +648,36 @@ static int o_event_create(kctx_pevent *e) {
     return 0;
 }
 
+/* A failed release keeps the event whole: the retry hands over or
+ * releases its reference again (K26). */
 static int o_event_destroy(kctx_pevent e) {
     ocl_event *x = (ocl_event *)(uintptr_t)e;
     cl_event ev = x->ev;
     if (ev && x->rec_on) ev = hand_over(x->rec_on, ev);
-    if (ev) KCTX_CL(ReleaseEvent, ev);
+    if (ev) {
+        cl_int err = KCTX_CL(ReleaseEvent, ev);
+        if (err) return clfail(err, "clReleaseEvent(event_destroy)");
+    }
     atomic_fetch_sub(&kctx__ocl_counts[x->dev].events, 1);
     free(x);
     return 0;
 }
 
 /* A marker returning its event, which replaces the kctx event's (and, on
- * an own stream, becomes the stream's latest, under the stream's lock). */
+ * an own stream, becomes the stream's latest, under the stream's lock).
+ * Once the marker is enqueued the record has happened; a release after it
+ * that fails (the stream's replaced latest, the event's previous record)
+ * is still the record's error, its reference in the grave. */
 static int o_event_record(kctx_pevent e, kctx_pstream s) {
     ocl_event *x = (ocl_event *)(uintptr_t)e;
     ocl_stream *o = count_enqueue(s);
     cl_event ev = NULL;
     cl_int err;
+    int st = 0;
     if (o) {
         uint64_t covered = event_begin(o);
         err = KCTX_CL(EnqueueMarkerWithWaitList, o->q, 0, NULL, &ev);
-        event_end(o, err ? NULL : ev, covered, 0);
+        st = event_end(o, err ? NULL : ev, covered, 0);
     } else {
         err = KCTX_CL(EnqueueMarkerWithWaitList, queue_of(s), 0, NULL, &ev);
     }
@@ -612,8 +689,8 @@ static int o_event_record(kctx_pevent e, kctx_pstream s) {
     x->unflushed = queue_of(s);
     /* recorded on the same own stream: that stream's latest is ev now */
     if (old && old_on && old_on != o) old = hand_over(old_on, old);
-    if (old) KCTX_CL(ReleaseEvent, old);
-    return 0;
+    int rst = old ? release_event(old, "the event's previous record") : 0;
+    return st ? st : rst;
 }
 
 static int o_stream_wait_event(kctx_pstream s, kctx_pevent e) {
@@ -704,8 +781,8 @@ static copy_step copy_begin(kctx_pstream s) {
 }
 
 static int copy_end(copy_step *c, cl_int err, const char *what) {
-    if (c->o) event_end(c->o, err ? NULL : c->ev, c->covered, 1);
-    return err ? clfail(err, what) : 0;
+    int st = c->o ? event_end(c->o, err ? NULL : c->ev, c->covered, 1) : 0;
+    return err ? clfail(err, what) : st;
 }
 
 static int o_memcpy_htod_async(kctx_pdevptr dst, const void *src, size_t size, kctx_pstream s) {
@@ -866,17 +943,24 @@ static void fn_free(ocl_fn *f) {
     free(f);
 }
 
+/* The kernels one at a time, then the program: a failure returns with
+ * the rest kept, and a retry releases exactly what remains (K26). */
 static int o_module_unload(kctx_pmodule module) {
     ocl_module *m = (ocl_module *)(uintptr_t)module;
-    for (ocl_fn *f = m->fns, *next; f; f = next) {
-        next = f->next;
-        fn_free(f);
+    while (m->fns) {
+        ocl_fn *f = m->fns;
+        cl_int err = KCTX_CL(ReleaseKernel, f->k);
+        if (err) return clfail(err, "clReleaseKernel");
+        m->fns = f->next;
+        atomic_fetch_sub(&kctx__ocl_counts[f->dev].kernels, 1);
+        free(f);
     }
     cl_int err = KCTX_CL(ReleaseProgram, m->prog);
+    if (err) return clfail(err, "clReleaseProgram");
     atomic_fetch_sub(&kctx__ocl_counts[m->dev].programs, 1);
     pthread_mutex_destroy(&m->mu);
     free(m);
-    return err ? clfail(err, "clReleaseProgram") : 0;
+    return 0;
 }
 
 /* How the adapter sets a kernel's arguments, from their declarations. */
@@ -970,6 +1054,7 @@ static int set_task_args(ocl_fn *f, const void *params, size_t size) {
             OCL_BAD_PARAMS,
             "launch: the task kernel takes %u bindings; the block carries %u (%zu bytes)",
             f->nargs - 1, h.nbindings, size);
+    const char *call = "clSetKernelArg(task header)";
     cl_int err = KCTX_CL(SetKernelArg, f->k, 0, sizeof h, &h);
     const unsigned char *b = (const unsigned char *)params + sizeof h;
     for (cl_uint i = 1; !err && i < f->nargs; i++, b += 8) {
@@ -977,11 +1062,12 @@ static int set_task_args(ocl_fn *f, const void *params, size_t size) {
         memcpy(&v, b, 8);
         if (f->arg_set[i] && f->arg_value[i] == v) continue; /* the kernel holds it already */
         f->arg_set[i] = 0;
+        call = f->is_ptr[i] ? "clSetKernelArgSVMPointer" : "clSetKernelArg";
         err = f->is_ptr[i] ? KCTX_CL(SetKernelArgSVMPointer, f->k, i, (const void *)(uintptr_t)v)
                            : KCTX_CL(SetKernelArg, f->k, i, 8, &v);
         if (!err) f->arg_set[i] = 1, f->arg_value[i] = v;
     }
-    return err ? clfail(err, "clSetKernelArg") : 0;
+    return err ? clfail(err, call) : 0;
 }
 
 static int o_launch(kctx_pstream s, kctx_pfunction fn, kctx_ptarget target, uint32_t block_dim,

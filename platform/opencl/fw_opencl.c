@@ -33,7 +33,8 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
-#include "cl_errors.h" /* kctx__opencl_error_name */
+#include "cl_errors.h"   /* kctx__opencl_error_name */
+#include "fault_layer.h" /* tests/common: the failing layer's control table */
 #include "loader.h"
 
 #include <pthread.h>
@@ -88,6 +89,7 @@ static struct {
 static fw_cl_dev g_dev[FW_CL_MAX_DEVICES];
 static int g_ndev;
 static char g_init_error[512];
+static kfl_control_fn g_layer; /* the failing layer's control, when it is the library */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static _Thread_local char tl_err[512];
 static _Thread_local int tl_dev = -1;
@@ -115,6 +117,7 @@ static void init_devices(void) {
 #define FW_CL_SET_(name) *(void **)&g_cl.name = kctx_loader_table_fns[KCTX_LE_##name];
     FW_CL(FW_CL_SET_)
 #undef FW_CL_SET_
+    *(void **)&g_layer = kctx__loader_sym(&kctx_loader_table, "kctx_fault_layer_control");
     cl_platform_id plats[8];
     cl_uint np = 0;
     if (KCTX_CL(GetPlatformIDs, 8, plats, &np) != CL_SUCCESS || np == 0) {
@@ -572,6 +575,12 @@ static fw_status o_device_info(int device, char *name, size_t name_size, unsigne
 
 static int o_device_count(void) { return ready() ? g_ndev : 0; }
 
+/* The library both sides loaded (KCTX_OPENCL_LIBRARY) is the failing layer
+ * (tests/kctx/opencl_fault_layer.c): its control. The driver's own calls go
+ * through it too, unwatched: the layer knows the framework's objects as
+ * not kctx's. */
+static const kfl_control *o_fault_layer(void) { return ready() && g_layer ? g_layer() : NULL; }
+
 static const fw_driver k_opencl_driver = {
     .name = "opencl",
     .platform = "opencl",
@@ -606,6 +615,7 @@ static const fw_driver k_opencl_driver = {
     .task_failure_leaves_streams_ok = 1, /* an OpenCL kernel cannot fail its command */
     .device_info = o_device_info,
     .device_count = o_device_count,
+    .fault_layer = o_fault_layer,
 };
 
 const fw_driver *fw_opencl_driver(void) { return &k_opencl_driver; }

@@ -35,7 +35,14 @@ kctx_declare_platform(opencl
   FW_SOURCES fw_opencl.c cl_errors.c
   FW_INCLUDES ${KCTX_OPENCL_INCLUDE_DIR} ${CMAKE_CURRENT_LIST_DIR}
   EXPECTED_NA expected_na.inc
+  # On the machine's OpenCL (PoCL), through the failing layer in front of the
+  # ICD loader (tests/kctx/opencl_fault_layer.c: transparent until a driver
+  # sweep arms it; the sweeps need it, KCTX_FAULT_LAYER_REQUIRED). The layer
+  # loads libOpenCL.so.1 behind it (KCTX_FAULT_LAYER_UNDER may name another).
   CONFORMANCE host-ordered:_opencl
+  CONFORMANCE_ENV KCTX_OPENCL_LIBRARY=$<TARGET_FILE:kctx_opencl_fault_layer>
+                  KCTX_FAULT_LAYER_REQUIRED=1
+  CONFORMANCE_DEPENDS kctx_opencl_fault_layer
   DEVICE_UNIT "compute units"
   BENCH_PREFIX opencl_
   BENCHMARKS opencl_launch_overhead opencl_dag_dispatch)

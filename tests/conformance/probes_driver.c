@@ -241,9 +241,10 @@ static void lifecycle_sweep(probe *p, int fatal) {
     int fired = 0;
     if (!life_run(p, L, &w, 0, 0, &total, &fired)) goto done;
     CHECK(p, total > 0, "the lifecycle made no call below the adapter: is the layer in front?");
-    /* Until a run makes fewer calls than k: the count moves by a few from
-     * run to run (the bounded waits poll the driver until the work is
-     * done), so the calibration only bounds the sweep. */
+    /* Until a run makes fewer calls than k: the count moves from run to
+     * run, with the machine's load (the bounded waits poll the driver until
+     * the work is done: on PoCL a clean lifecycle made 92 calls alone and
+     * 109 beside another test), so the calibration only caps the sweep. */
     uint64_t k = 1;
     for (; k <= 4 * total + 16 && p->failures == 0; k++) {
         uint64_t calls = 0;
@@ -251,7 +252,9 @@ static void lifecycle_sweep(probe *p, int fatal) {
         if (!fired) break; /* past the last call: the run was clean */
     }
     if (p->failures == 0) {
-        CHECK(p, !fired && k + 8 > total, "the sweep stopped at call %llu, the clean run made %llu",
+        /* It ends with a run that made fewer calls than k (a clean run);
+         * the cap is only a guard against a run that never ends. */
+        CHECK(p, !fired, "the sweep reached its cap, call %llu (the clean run made %llu)",
               (unsigned long long)k, (unsigned long long)total);
         pr_note(p,
                 "%llu %s calls below the adapter (init, prepare, launch, close), each failed "
