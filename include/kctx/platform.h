@@ -48,7 +48,10 @@
  * counted: they are not operations (no device, no handle, no state), so
  * the seam neither counts nor fails them; every other member of both
  * tables is reached only through the counting seam (K28's "no platform
- * call" is checked against its total over all ops).
+ * call" is checked against its total over all ops, and against what the
+ * platform itself counts serving the calling thread: the sim's
+ * sim_thread_calls(SIM_OP_ANY), the CUDA and ACL driver doubles' totals,
+ * which also see a call that went around the seam).
  *
  * Locking (every op unless its comment says more): the core calls an op
  * from any thread, holding the calling context's lock and no lock of the

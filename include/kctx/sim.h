@@ -150,8 +150,8 @@ SIM_API sim_status sim_finalize(void);
 SIM_API sim_status sim_device_count(int *count);
 /* Set the calling thread's current device (counted). Default: device 0. */
 SIM_API sim_status sim_set_device(int device);
-/* The calling thread's current device. Works on a lost device; not counted
- * as a lifecycle call and never fault-injected. */
+/* The calling thread's current device. Works on a lost device; counted (as
+ * SIM_OP_GET_DEVICE, not as a lifecycle call) and never fault-injected. */
 SIM_API sim_status sim_get_device(int *device);
 /* Reset the calling thread's current device (counted): abandons pending work
  * (it completes at once with SIM_DEVICE_LOST), waits for running kernels to
@@ -161,7 +161,7 @@ SIM_API sim_status sim_get_device(int *device);
  * cudaDeviceReset it acts on the current device. */
 SIM_API sim_status sim_device_reset(void);
 /* The device's epoch: 0 at first use, +1 per reset. Works on a lost device;
- * never fault-injected. */
+ * counted (SIM_OP_DEVICE_EPOCH) and never fault-injected. */
 SIM_API sim_status sim_device_epoch(int device, uint64_t *epoch);
 /* Number of lifecycle calls of kind `op` attributed to `device` since the
  * process started or the last sim_lifecycle_reset_counts(). */
@@ -207,8 +207,9 @@ SIM_API sim_status sim_mem_lookup(int device, sim_devptr ptr, size_t size, sim_d
  * an owner reset), before that memory can be allocated again, and stays
  * valid until the process exits. Read it with an atomic acquire load: while
  * it has not moved, a range sim_mem_lookup accepted is still inside a live
- * allocation. No fault injection, no error state: SIM_INVALID_VALUE only for
- * a device out of range or a NULL counter. */
+ * allocation. Counted (SIM_OP_MEM_FREE_COUNTER); no fault injection, no
+ * error state: SIM_INVALID_VALUE only for a device out of range or a NULL
+ * counter. */
 SIM_API sim_status sim_mem_free_counter(int device, const uint64_t **counter);
 
 typedef enum sim_copy_kind {
@@ -440,7 +441,11 @@ SIM_API sim_status sim_graph_attach_hook(sim_graph graph, sim_hook_fn fn, void *
  * Fault injection, call counters and holds (test support; part of the API
  * so that tests and tools of kctx can prove its contract).
  * ---------------------------------------------------------------------- */
-/* Every counted API operation. */
+/* Every counted API operation. The last three are queries that are counted
+ * but can never be injected (a fault armed on one of them is refused, and a
+ * SIM_OP_ANY fault never matches them): they are counted so that the
+ * counters see every call a platform adapter makes (kctx's rule K28, "no
+ * platform call", is checked against sim_thread_calls(SIM_OP_ANY)). */
 // clang-format off
 #define SIM_OP_MAP(X) \
     X(INIT) X(FINALIZE) X(DEVICE_COUNT) X(SET_DEVICE) X(DEVICE_RESET) \
@@ -453,7 +458,7 @@ SIM_API sim_status sim_graph_attach_hook(sim_graph graph, sim_hook_fn fn, void *
     X(MODULE_GET_FUNCTION) X(FUNCTION_ADDRESS) X(BEGIN_CAPTURE) X(END_CAPTURE) \
     X(GET_CAPTURE_INFO) X(EXCHANGE_CAPTURE_MODE) X(GRAPH_NODE_COUNT) \
     X(GRAPH_DESTROY) X(GRAPH_INSTANTIATE) X(GRAPH_LAUNCH) X(GRAPH_EXEC_DESTROY) \
-    X(GRAPH_ATTACH_HOOK)
+    X(GRAPH_ATTACH_HOOK) X(GET_DEVICE) X(DEVICE_EPOCH) X(MEM_FREE_COUNTER)
 // clang-format on
 
 typedef enum sim_op {
@@ -470,8 +475,10 @@ SIM_API const char *sim_op_name(sim_op op);
  * the arming thread if `this_thread_only` — fails with `error` before doing
  * anything. With `persistent`, that call and every later matching call
  * fail. At most SIM_MAX_FAULTS faults are armed at once. Calls that can
- * never be injected: sim_get_device, sim_device_epoch, sim_status_*,
- * sim_last_error_message, and the fault/counter/hold API itself. */
+ * never be injected: sim_get_device, sim_device_epoch, sim_mem_free_counter
+ * (counted: a fault armed on their ops is refused with SIM_INVALID_VALUE),
+ * and the uncounted sim_status_*, sim_last_error_message, sim_op_name and
+ * the test-support API (faults, counters, holds, watches, statistics). */
 #define SIM_MAX_FAULTS 16
 typedef struct sim_fault {
     size_t size; /* sizeof(sim_fault) */
@@ -492,7 +499,12 @@ SIM_API sim_status sim_fault_clear_all(void);
 /* Call counters: calls of `op` (SIM_OP_ANY: all ops) made in the process
  * (device -1) or attributed to `device`, or made by the calling thread.
  * A call is attributed to the device of its handle or, without one, to the
- * calling thread's current device. Refused and failed calls count too. */
+ * calling thread's current device. Refused and failed calls count too.
+ * Every API function is counted except the pure names and messages
+ * (sim_status_name, sim_status_string, sim_op_name, sim_last_error_message)
+ * and the test support below (faults, counters, holds, handle ageing and
+ * watch, sim_device_make_fatal, sim_lifecycle_count*, sim_mem_stats,
+ * sim_object_counts_get, sim_graph_stream_node_count). */
 SIM_API uint64_t sim_calls(int op, int device);
 SIM_API uint64_t sim_thread_calls(int op);
 SIM_API void sim_calls_reset(void); /* process and per-device counters */

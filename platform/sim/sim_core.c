@@ -206,6 +206,12 @@ sim_status simi_enter(sim_op op, int device) {
     return simi_fault_check(op, device);
 }
 
+void simi_count_query(sim_op op, int device) {
+    simi_ensure_init();
+    if (device < 0 || device >= g_sim.ndevices) device = tl_device;
+    simi_count(op, device);
+}
+
 /* ------------------------------------------------------------------ */
 /* handle table: index (24 bits), generation (24), device (8), type (8)
  *
@@ -417,7 +423,7 @@ sim_status sim_set_device(int device) {
 }
 
 sim_status sim_get_device(int *device) {
-    simi_ensure_init();
+    simi_count_query(SIM_OP_GET_DEVICE, -1);
     if (!device) return simi_fail(SIM_INVALID_VALUE, "device is NULL");
     *device = tl_device;
     return SIM_OK;
@@ -432,7 +438,7 @@ sim_status sim_device_reset(void) {
 }
 
 sim_status sim_device_epoch(int device, uint64_t *epoch) {
-    simi_ensure_init();
+    simi_count_query(SIM_OP_DEVICE_EPOCH, device);
     if (!epoch) return simi_fail(SIM_INVALID_VALUE, "epoch is NULL");
     if (device < 0 || device >= g_sim.ndevices)
         return simi_fail(SIM_INVALID_VALUE, "device %d out of range", device);

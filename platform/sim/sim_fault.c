@@ -123,7 +123,9 @@ sim_status sim_fault_arm(const sim_fault *fault, int *fault_id) {
     if (!fault || fault->size < sizeof(sim_fault) || !fault_id)
         return simi_fail(SIM_INVALID_VALUE, "fault or fault_id is NULL, or fault->size too small");
     if ((fault->op != SIM_OP_ANY && (fault->op < 0 || fault->op >= SIM_OP_COUNT_)) ||
-        fault->nth == 0 || fault->error == SIM_OK || fault->device >= g_sim.ndevices)
+        fault->op == SIM_OP_GET_DEVICE || fault->op == SIM_OP_DEVICE_EPOCH ||
+        fault->op == SIM_OP_MEM_FREE_COUNTER || fault->nth == 0 || fault->error == SIM_OK ||
+        fault->device >= g_sim.ndevices)
         return simi_fail(SIM_INVALID_VALUE, "bad fault: op %d nth %llu error %d device %d",
                          fault->op, (unsigned long long)fault->nth, (int)fault->error,
                          fault->device);

@@ -265,6 +265,10 @@ void simi_ensure_init(void);
  * SIM_OK or the status the call must return at once. `device` is the
  * device the call is attributed to (-1: the thread's current device). */
 sim_status simi_enter(sim_op op, int device);
+/* Entry of a counted query that is never refused and never fault-injected
+ * (sim_get_device, sim_device_epoch, sim_mem_free_counter: sim.h): init and
+ * the counters only. `device` out of range: the thread's current device. */
+void simi_count_query(sim_op op, int device);
 simi_device *simi_cur_dev(void);
 /* Set the thread's last error message and return s. */
 sim_status simi_fail(sim_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -280,7 +280,7 @@ sim_status sim_mem_lookup(int device, sim_devptr ptr, size_t size, sim_devptr *b
 }
 
 sim_status sim_mem_free_counter(int device, const uint64_t **counter) {
-    simi_ensure_init();
+    simi_count_query(SIM_OP_MEM_FREE_COUNTER, device);
     if (device < 0 || device >= g_sim.ndevices || !counter)
         return simi_fail(SIM_INVALID_VALUE, "device %d out of range, or counter NULL", device);
     *counter = (const uint64_t *)&g_sim.dev[device].heap.frees;

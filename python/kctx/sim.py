@@ -139,6 +139,9 @@ class Op(NamedIntEnum):
     GRAPH_LAUNCH = 40
     GRAPH_EXEC_DESTROY = 41
     GRAPH_ATTACH_HOOK = 42
+    GET_DEVICE = 43
+    DEVICE_EPOCH = 44
+    MEM_FREE_COUNTER = 45
 
 
 OP_NAMES: Tuple[str, ...] = tuple(op.name for op in Op if op >= 0)  # SIM_OP_MAP order

@@ -85,7 +85,9 @@
  *
  * Test hooks (not ACL): kacl_double_calls(name) — the calls of entry `name`
  * received so far (every exported entry is counted, failed calls too), or
- * UINT64_MAX for a name the double does not export; kacl_double_calls_reset.
+ * UINT64_MAX for a name the double does not export; kacl_double_calls_reset;
+ * kacl_double_thread_calls() — every entry served to the calling thread
+ * (K28: a kernel context's destroy is served none).
  */
 #include "acl_abi.h"
 
@@ -142,7 +144,10 @@ enum {
 static const char *const k_counted[C_COUNT_] = {D_ENTRIES(C_NAME_)};
 #undef C_NAME_
 static _Atomic uint64_t g_counts[C_COUNT_];
-#define COUNT(name) atomic_fetch_add_explicit(&g_counts[C_##name], 1, memory_order_relaxed)
+static _Thread_local uint64_t tl_served; /* entries served to this thread */
+/* The first statement of every exported ACL entry (D_ENTRIES). */
+#define COUNT(name) \
+    (tl_served++, atomic_fetch_add_explicit(&g_counts[C_##name], 1, memory_order_relaxed))
 
 API uint64_t kacl_double_calls(const char *name);
 API uint64_t kacl_double_calls(const char *name) {
@@ -154,6 +159,11 @@ API void kacl_double_calls_reset(void);
 API void kacl_double_calls_reset(void) {
     for (int i = 0; i < C_COUNT_; i++) atomic_store(&g_counts[i], 0);
 }
+/* Entries of D_ENTRIES served to the calling thread so far, failed and
+ * refused calls too (K28's ruler: a kernel context's destroy calls none).
+ * Not reset by kacl_double_calls_reset: a test compares two readings. */
+API uint64_t kacl_double_thread_calls(void);
+API uint64_t kacl_double_thread_calls(void) { return tl_served; }
 
 /* ---- the thread's last error ------------------------------------------------ */
 

@@ -60,7 +60,9 @@
  *    or store, as a sim host function.
  *
  * Test hooks (not CUDA): kctx_cuda_double_calls(name) counts the calls of
- * the context and device lifecycle entries (the K4 probe's counters).
+ * the context and device lifecycle entries (the K4 probe's counters);
+ * kctx_cuda_double_thread_calls() counts every entry the double served to
+ * the calling thread (K28's ruler: a kernel context's destroy calls none).
  */
 #include <cuda.h>
 
@@ -854,72 +856,97 @@ static CUresult d_cuGetErrorString(CUresult st, const char **s) {
     return CUDA_SUCCESS;
 }
 
+/* ---- what the double serves, counted (test hook) ------------------------------
+ * D_ENTRIES lists every entry cuGetProcAddress_v2 resolves, with its
+ * parameters and the arguments that forward them. cuGetProcAddress_v2
+ * hands out the served_ wrapper of each, never the d_ function itself, so
+ * no entry is served without being counted in the calling thread's total
+ * (kctx_cuda_double_thread_calls: the ruler of rule K28, "destroy makes no
+ * platform call", seen from the driver's side). */
+// clang-format off
+#define D_ENTRIES(X) \
+    X(cuInit, (unsigned int flags), (flags)) \
+    X(cuDriverGetVersion, (int *v), (v)) \
+    X(cuDeviceGetCount, (int *n), (n)) \
+    X(cuDeviceGet, (CUdevice *d, int ordinal), (d, ordinal)) \
+    X(cuDeviceGetName, (char *name, int len, CUdevice d), (name, len, d)) \
+    X(cuDeviceGetAttribute, (int *v, CUdevice_attribute a, CUdevice d), (v, a, d)) \
+    X(cuDeviceTotalMem, (size_t *bytes, CUdevice d), (bytes, d)) \
+    X(cuCtxGetCurrent, (CUcontext *c), (c)) \
+    X(cuCtxGetDevice, (CUdevice *d), (d)) \
+    X(cuCtxSetCurrent, (CUcontext c), (c)) \
+    X(cuCtxCreate, (CUcontext *c, CUctxCreateParams *params, unsigned int flags, CUdevice d), (c, params, flags, d)) \
+    X(cuCtxDestroy, (CUcontext c), (c)) \
+    X(cuDevicePrimaryCtxRetain, (CUcontext *c, CUdevice d), (c, d)) \
+    X(cuDevicePrimaryCtxRelease, (CUdevice d), (d)) \
+    X(cuDevicePrimaryCtxReset, (CUdevice d), (d)) \
+    X(cuStreamCreate, (CUstream *s, unsigned int flags), (s, flags)) \
+    X(cuStreamDestroy, (CUstream s), (s)) \
+    X(cuStreamSynchronize, (CUstream s), (s)) \
+    X(cuStreamQuery, (CUstream s), (s)) \
+    X(cuStreamGetDevice, (CUstream s, CUdevice *d), (s, d)) \
+    X(cuStreamGetCaptureInfo, (CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps), (s, status, id, graph, deps, edges, ndeps)) \
+    X(cuStreamBeginCapture, (CUstream s, CUstreamCaptureMode mode), (s, mode)) \
+    X(cuStreamEndCapture, (CUstream s, CUgraph *g), (s, g)) \
+    X(cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode *mode), (mode)) \
+    X(cuEventCreate, (CUevent *e, unsigned int flags), (e, flags)) \
+    X(cuEventDestroy, (CUevent e), (e)) \
+    X(cuEventRecord, (CUevent e, CUstream s), (e, s)) \
+    X(cuStreamWaitEvent, (CUstream s, CUevent e, unsigned int flags), (s, e, flags)) \
+    X(cuMemAlloc, (CUdeviceptr *p, size_t n), (p, n)) \
+    X(cuMemFree, (CUdeviceptr p), (p)) \
+    X(cuMemcpyHtoD, (CUdeviceptr dst, const void *src, size_t n), (dst, src, n)) \
+    X(cuMemcpyDtoH, (void *dst, CUdeviceptr src, size_t n), (dst, src, n)) \
+    X(cuLaunchHostFunc, (CUstream s, CUhostFn fn, void *user), (s, fn, user)) \
+    X(cuMemcpyHtoDAsync, (CUdeviceptr dst, const void *src, size_t n, CUstream s), (dst, src, n, s)) \
+    X(cuMemcpyDtoHAsync, (void *dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s)) \
+    X(cuMemcpyDtoDAsync, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s)) \
+    X(cuMemsetD8Async, (CUdeviceptr dst, unsigned char v, size_t n, CUstream s), (dst, v, n, s)) \
+    X(cuModuleLoadData, (CUmodule *m, const void *image), (m, image)) \
+    X(cuModuleUnload, (CUmodule m), (m)) \
+    X(cuModuleGetFunction, (CUfunction *f, CUmodule m, const char *name), (f, m, name)) \
+    X(cuLaunchKernel, (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, void **kernel_params, void **extra), (f, gx, gy, gz, bx, by, bz, shmem, s, kernel_params, extra)) \
+    X(cuGraphInstantiate, (CUgraphExec *x, CUgraph g, unsigned long long flags), (x, g, flags)) \
+    X(cuGraphLaunch, (CUgraphExec x, CUstream s), (x, s)) \
+    X(cuGraphDestroy, (CUgraph g), (g)) \
+    X(cuGraphExecDestroy, (CUgraphExec x), (x)) \
+    X(cuGraphGetNodes, (CUgraph g, CUgraphNode *nodes, size_t *n), (g, nodes, n)) \
+    X(cuUserObjectCreate, (CUuserObject *o, void *ptr, CUhostFn destroy, unsigned refs, unsigned flags), (o, ptr, destroy, refs, flags)) \
+    X(cuUserObjectRelease, (CUuserObject o, unsigned n), (o, n)) \
+    X(cuGraphRetainUserObject, (CUgraph g, CUuserObject o, unsigned n, unsigned flags), (g, o, n, flags)) \
+    X(cuGetErrorName, (CUresult st, const char **s), (st, s)) \
+    X(cuGetErrorString, (CUresult st, const char **s), (st, s))
+// clang-format on
+
+static _Thread_local uint64_t tl_served; /* entries served to this thread */
+
+/* Entries served to the calling thread so far: every entry of D_ENTRIES and
+ * cuGetProcAddress_v2, failed and refused calls too. */
+API uint64_t kctx_cuda_double_thread_calls(void);
+API uint64_t kctx_cuda_double_thread_calls(void) { return tl_served; }
+
+#define SERVED_(name, params, args)        \
+    static CUresult served_##name params { \
+        tl_served++;                       \
+        return d_##name args;              \
+    }
+D_ENTRIES(SERVED_)
+#undef SERVED_
+
 /* ---- cuGetProcAddress ------------------------------------------------------- */
 
-#define E_(name) \
-    { #name, (void *)d_##name }
+#define E_(name, params, args) {#name, (void *)served_##name},
 static const struct {
     const char *name;
     void *fn;
-} k_table[] = {
-    E_(cuInit),
-    E_(cuDriverGetVersion),
-    E_(cuGetErrorName),
-    E_(cuGetErrorString),
-    E_(cuDeviceGetCount),
-    E_(cuDeviceGet),
-    E_(cuDeviceGetName),
-    E_(cuDeviceGetAttribute),
-    E_(cuDeviceTotalMem),
-    E_(cuCtxGetCurrent),
-    E_(cuCtxGetDevice),
-    E_(cuCtxSetCurrent),
-    E_(cuCtxCreate),
-    E_(cuCtxDestroy),
-    E_(cuDevicePrimaryCtxRetain),
-    E_(cuDevicePrimaryCtxRelease),
-    E_(cuDevicePrimaryCtxReset),
-    E_(cuStreamCreate),
-    E_(cuStreamDestroy),
-    E_(cuStreamSynchronize),
-    E_(cuStreamQuery),
-    E_(cuStreamGetDevice),
-    E_(cuStreamGetCaptureInfo),
-    E_(cuStreamBeginCapture),
-    E_(cuStreamEndCapture),
-    E_(cuThreadExchangeStreamCaptureMode),
-    E_(cuEventCreate),
-    E_(cuEventDestroy),
-    E_(cuEventRecord),
-    E_(cuStreamWaitEvent),
-    E_(cuMemAlloc),
-    E_(cuMemFree),
-    E_(cuMemcpyHtoD),
-    E_(cuMemcpyDtoH),
-    E_(cuMemcpyHtoDAsync),
-    E_(cuMemcpyDtoHAsync),
-    E_(cuMemcpyDtoDAsync),
-    E_(cuMemsetD8Async),
-    E_(cuModuleLoadData),
-    E_(cuModuleUnload),
-    E_(cuModuleGetFunction),
-    E_(cuLaunchKernel),
-    E_(cuLaunchHostFunc),
-    E_(cuGraphInstantiate),
-    E_(cuGraphLaunch),
-    E_(cuGraphDestroy),
-    E_(cuGraphExecDestroy),
-    E_(cuGraphGetNodes),
-    E_(cuUserObjectCreate),
-    E_(cuUserObjectRelease),
-    E_(cuGraphRetainUserObject),
-};
+} k_table[] = {D_ENTRIES(E_)};
 #undef E_
 
 API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
                                  CUdriverProcAddressQueryResult *found);
 API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
                                  CUdriverProcAddressQueryResult *found) {
+    tl_served++;
     (void)flags;
     if (!symbol || !pfn) return fail(CUDA_ERROR_INVALID_VALUE, "cuGetProcAddress_v2: NULL");
     if (version < 12080) {

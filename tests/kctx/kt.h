@@ -232,8 +232,19 @@ unsigned kt_count(const char *hay, const char *needle);
 void kt_run_threads(int n, void *(*fn)(void *), void *const *args);
 
 /* ---- sim call counting ----------------------------------------------------------- */
-/* Calls of `op` made by the calling thread so far (sim_thread_calls). */
+/* Calls of `op` made by the calling thread so far (sim_thread_calls).
+ * kt_calls(SIM_OP_ANY) counts every entry the sim served, its queries of
+ * the current device, a device epoch and a free counter included (K28's
+ * ruler: "no platform call at all"). */
 static inline uint64_t kt_calls(sim_op op) { return sim_thread_calls((int)op); }
+/* The calling thread's calls but those three queries, which the sim never
+ * fails and which change nothing: the calls a SIM_OP_ANY fault counts (a
+ * fault sweep's length), and what "no call but reading the device's state"
+ * leaves at zero (K36's abandoning close reads the epoch, nothing else). */
+static inline uint64_t kt_injectable_calls(void) {
+    return kt_calls(SIM_OP_ANY) - kt_calls(SIM_OP_GET_DEVICE) - kt_calls(SIM_OP_DEVICE_EPOCH) -
+           kt_calls(SIM_OP_MEM_FREE_COUNTER);
+}
 
 /* Arm one fault for the calling thread's calls only. */
 int kt_fault(sim_op op, uint64_t nth, int persistent);

@@ -20,8 +20,11 @@
  *    test for the split inside kctx__claim_take, where no call lies between
  *    check and insert (see its comment for why no hold point exists there);
  *  - K18: a NULL tensor address, refused before any range lookup;
- *  - K28: destroy's calls counted over every op by the seam, including the
- *    ones the sim does not count.
+ *  - K28: destroy's calls counted on both sides: by the seam over every op,
+ *    and by the sim itself over every entry it serves, so that a call
+ *    kctx_destroy makes straight through the ops table, bypassing the seam,
+ *    fails the test too (the sim counts every entry its adapter calls, the
+ *    queries included: the_sim_counts_every_call_of_its_adapter).
  */
 #include "kt.h"
 
@@ -436,9 +439,14 @@ static uint64_t kctx_calls(kctx_context c) {
     return n;
 }
 
-/* A destroy that must be refused: kctx's own call counter (which also
- * counts the calls the sim does not, like reading the current device) and
- * the sim's counters of this thread stay put, and nothing changes. */
+/* Two rulers, two sides of the seam: kctx's counters (the context's, and
+ * the thread's over every op of both tables) count what went through the
+ * seam's wrapper; the sim's counter of this thread over every entry
+ * (SIM_OP_ANY, the current-device and epoch queries included) counts what
+ * reached the platform, however it got there (a raw c->ops->op call in
+ * kctx_destroy bypasses the wrapper and moves only the sim's). */
+
+/* A destroy that must be refused: both rulers stay put, nothing changes. */
 static void refused_destroy_calls_nothing(kctx_context c, const char *what) {
     kt_state before = kt_state_take(c);
     uint64_t k = kctx_calls(c), s = kt_calls(SIM_OP_ANY),
@@ -450,23 +458,106 @@ static void refused_destroy_calls_nothing(kctx_context c, const char *what) {
     CHECK_UNCHANGED(c, before);
 }
 
-/* A destroy that must succeed: the handle is gone afterwards, so the
- * calling thread's counters are the ruler: the seam's over every op of
- * both tables (kctx_thread_platform_calls(KCTX_POP_ANY): it also counts the
- * calls the sim does not, like reading the current device or the device
- * epoch) and the sim's. */
-static void accepted_destroy_calls_nothing(kctx_context c, const char *what) {
+/* A destroy that must succeed (or be refused for its handle): the handle
+ * is gone afterwards, so the calling thread's counters are the rulers: the
+ * seam's over every op of both tables and the sim's over every entry. */
+static void destroy_calls_nothing(kctx_context c, kctx_status want, const char *what) {
     uint64_t s = kt_calls(SIM_OP_ANY), k = kctx_thread_platform_calls(KCTX_POP_ANY);
-    if (!CHECK_OK(kctx_destroy(c))) fprintf(stderr, "    (%s)\n", what);
+    if (!CHECK_K(kctx_destroy(c), want)) fprintf(stderr, "    (%s)\n", what);
     if (!CHECK_EQ(kt_calls(SIM_OP_ANY), s)) fprintf(stderr, "    (%s)\n", what);
     if (!CHECK_EQ(kctx_thread_platform_calls(KCTX_POP_ANY), k)) fprintf(stderr, "    (%s)\n", what);
 }
 
+/* The sim's ruler is only as good as its coverage: every entry the sim
+ * adapter (platform/sim/adapter.c) calls must be counted by the sim. Each
+ * adapter op calls exactly one sim entry, so over every kctx call of a
+ * kernel lifecycle (init with its epoch and free-counter queries, prepare,
+ * eager and captured launches with range checks, check, a quarantine, the
+ * owner's reset and the abandoning close, destroy) and of a program
+ * lifecycle (init, set device, run, close), the sim's count of this
+ * thread's calls must move exactly as much as the seam's. Kills: an
+ * adapter op that calls a sim entry the sim does not count (as
+ * sim_get_device and sim_device_epoch once were), which would let a raw
+ * call of it in kctx_destroy pass the test above. */
+static uint64_t g_seam_moved, g_sim_moved;
+#define BOTH_RULERS(call)                                                      \
+    do {                                                                       \
+        uint64_t seam_ = kctx_thread_platform_calls(KCTX_POP_ANY);             \
+        uint64_t sim_ = kt_calls(SIM_OP_ANY);                                  \
+        call;                                                                  \
+        uint64_t dseam_ = kctx_thread_platform_calls(KCTX_POP_ANY) - seam_;    \
+        uint64_t dsim_ = kt_calls(SIM_OP_ANY) - sim_;                          \
+        g_seam_moved += dseam_;                                                \
+        g_sim_moved += dsim_;                                                  \
+        if (!CHECK_EQ(dsim_, dseam_)) fprintf(stderr, "    (in %s)\n", #call); \
+    } while (0)
+
+KT_TEST(the_sim_counts_every_call_of_its_adapter) { /* K28 */
+    kt_image append = kt_image_append();
+    REQUIRE(append.bytes);
+    sim_devptr log = 0;
+    sim_stream s = 0, cap = 0;
+    static const uint8_t zeros[256]; /* the append log starts empty */
+    REQUIRE_SIM_OK(sim_malloc(&log, sizeof zeros));
+    REQUIRE_SIM_OK(
+        sim_memcpy((void *)(uintptr_t)log, zeros, sizeof zeros, SIM_COPY_HOST_TO_DEVICE));
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    REQUIRE_SIM_OK(sim_stream_create(&cap));
+    kctx_arg arg = KCTX_TENSOR(log, 256);
+    kctx_context c = 0;
+    kctx_kernel_config cfg = kt_config(0);
+    BOTH_RULERS(CHECK_OK(kctx_context_create("sim", &c)));
+    BOTH_RULERS(CHECK_OK(kctx_kernel_init(c, &cfg)));
+    BOTH_RULERS(CHECK_OK(kctx_prepare(c, 1, append.bytes, append.size)));
+    BOTH_RULERS(CHECK_OK(kctx_prepare(c, 2, append.bytes, append.size))); /* deduplicated */
+    BOTH_RULERS(CHECK_OK(kctx_launch(c, 1, &arg, 1, s)));
+    BOTH_RULERS(CHECK_OK(kctx_launch(c, 2, &arg, 1, s)));
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    sim_graph g = 0;
+    CHECK_SIM_OK(sim_stream_begin_capture(cap, SIM_CAPTURE_MODE_THREAD_LOCAL));
+    BOTH_RULERS(CHECK_OK(kctx_launch(c, 1, &arg, 1, cap)));
+    BOTH_RULERS(CHECK_OK(kctx_launch(c, 1, &arg, 1, cap)));
+    CHECK_SIM_OK(sim_stream_end_capture(cap, &g));
+    CHECK_SIM_OK(sim_graph_destroy(g));
+    BOTH_RULERS(CHECK_OK(kctx_launch(c, 1, &arg, 1, s)));
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    BOTH_RULERS(CHECK_OK(kctx_check(c, &rep)));
+    /* quarantine, the owner's reset, the abandoning close (K29, K36) */
+    CHECK_SIM_OK(sim_device_make_fatal(0));
+    BOTH_RULERS(CHECK_K(kctx_launch(c, 1, &arg, 1, s), KCTX_DEVICE_LOST));
+    BOTH_RULERS(CHECK_K(kctx_close(c), KCTX_DEVICE_LOST));
+    kt_owner_reset(); /* frees the log and the streams too */
+    BOTH_RULERS(CHECK_OK(kctx_close(c)));
+    BOTH_RULERS(CHECK_OK(kctx_destroy(c)));
+    /* program mode: the lifecycle table */
+    kctx_context p = 0;
+    kctx_program_config pcfg = KCTX_PROGRAM_CONFIG_INIT;
+    kt_expect_lifecycle(-1, SIM_LIFECYCLE_INIT, 1);
+    kt_expect_lifecycle(0, SIM_LIFECYCLE_SET_DEVICE, 1);
+    BOTH_RULERS(CHECK_OK(kctx_context_create("sim", &p)));
+    BOTH_RULERS(CHECK_OK(kctx_program_init(p, &pcfg)));
+    BOTH_RULERS(CHECK_OK(kctx_prepare(p, 1, append.bytes, append.size)));
+    sim_devptr plog = 0;
+    CHECK_SIM_OK(sim_malloc(&plog, sizeof zeros));
+    CHECK_SIM_OK(sim_memcpy((void *)(uintptr_t)plog, zeros, sizeof zeros, SIM_COPY_HOST_TO_DEVICE));
+    kctx_arg parg = KCTX_TENSOR(plog, 256);
+    BOTH_RULERS(CHECK_OK(kctx_run(p, 1, &parg, 1)));
+    BOTH_RULERS(CHECK_OK(kctx_close(p)));
+    BOTH_RULERS(CHECK_OK(kctx_destroy(p)));
+    CHECK_SIM_OK(sim_free(plog));
+    /* the rulers moved: the comparison compared something */
+    CHECK(g_seam_moved > 50);
+    CHECK_EQ(g_sim_moved, g_seam_moved);
+}
+#undef BOTH_RULERS
+
 /* Kills: any platform call added to kctx_destroy (src/core/context.c) —
  * e.g. a kctx__check_device(c) or kp_relaxed_begin/end pair before its
- * phase check — on each path: NEW (mode-less and after a rollback), CLOSED
- * (after a close, after an abandoning close, program mode), and the
- * refused READY, POISONED, QUARANTINED and CLOSING. */
+ * phase check, or a raw c->ops->current_device(&d) that bypasses the seam —
+ * on each path: NEW (mode-less and after a rollback), CLOSED (after a
+ * close, after an abandoning close), the refused READY, POISONED,
+ * QUARANTINED and CLOSING, and a dead or never-issued handle. */
 KT_TEST(no_destruction_path_calls_the_platform) { /* K28 */
     kt_image noop = kt_image_noop();
     REQUIRE(noop.bytes);
@@ -477,22 +568,26 @@ KT_TEST(no_destruction_path_calls_the_platform) { /* K28 */
         uint64_t k = kctx_calls(c), s = kt_calls(SIM_OP_ANY);
         uint64_t t = kctx_thread_platform_calls(KCTX_POP_ANY);
         uint64_t reads = kctx_thread_platform_calls(KCTX_POP_CURRENT_DEVICE);
+        uint64_t sim_reads = kt_calls(SIM_OP_GET_DEVICE);
         CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
         CHECK(kctx_calls(c) > k);
         CHECK(kt_calls(SIM_OP_ANY) > s);
-        /* the seam's total counts what the sim does not: the device read */
+        /* both count the current-device read, which changes nothing */
         CHECK(kctx_thread_platform_calls(KCTX_POP_CURRENT_DEVICE) > reads);
+        CHECK_EQ(kt_calls(SIM_OP_GET_DEVICE) - sim_reads,
+                 kctx_thread_platform_calls(KCTX_POP_CURRENT_DEVICE) - reads);
         CHECK_EQ(kctx_thread_platform_calls(KCTX_POP_ANY) - t, kctx_calls(c) - k);
+        CHECK_EQ(kt_calls(SIM_OP_ANY) - s, kctx_calls(c) - k);
         /* READY (kernel) */
         refused_destroy_calls_nothing(c, "READY kernel context");
         /* CLOSED by close */
         CHECK_OK(kctx_close(c));
-        accepted_destroy_calls_nothing(c, "CLOSED kernel context");
+        destroy_calls_nothing(c, KCTX_OK, "CLOSED kernel context");
     }
     { /* NEW, mode-less */
         kctx_context c = kt_create();
         REQUIRE(c);
-        accepted_destroy_calls_nothing(c, "NEW mode-less context");
+        destroy_calls_nothing(c, KCTX_OK, "NEW mode-less context");
     }
     { /* NEW, kernel-latched after a completed rollback */
         kctx_context c = kt_create();
@@ -503,7 +598,7 @@ KT_TEST(no_destruction_path_calls_the_platform) { /* K28 */
         sim_fault_clear_all();
         CHECK_PHASE(c, KCTX_PHASE_NEW);
         CHECK_MODE(c, KCTX_MODE_KERNEL);
-        accepted_destroy_calls_nothing(c, "NEW context after a rollback");
+        destroy_calls_nothing(c, KCTX_OK, "NEW context after a rollback");
     }
     { /* POISONED */
         kctx_context c = kt_kernel_ctx();
@@ -536,14 +631,18 @@ KT_TEST(no_destruction_path_calls_the_platform) { /* K28 */
         kt_owner_reset();
         CHECK_OK(kctx_close(c));
         CHECK_PHASE(c, KCTX_PHASE_CLOSED);
-        accepted_destroy_calls_nothing(c, "CLOSED by abandoning");
+        destroy_calls_nothing(c, KCTX_OK, "CLOSED by abandoning");
+        /* and its handle, now dead */
+        destroy_calls_nothing(c, KCTX_INVALID_HANDLE, "a destroyed handle");
     }
+    destroy_calls_nothing(0, KCTX_INVALID_HANDLE, "handle 0");
+    destroy_calls_nothing(~(kctx_context)0, KCTX_INVALID_HANDLE, "a handle never issued");
     { /* program mode: READY (refused), then CLOSED */
         kctx_context p = program_ctx();
         REQUIRE(p);
         refused_destroy_calls_nothing(p, "READY program context");
         CHECK_OK(kctx_close(p));
-        accepted_destroy_calls_nothing(p, "CLOSED program context");
+        destroy_calls_nothing(p, KCTX_OK, "CLOSED program context");
     }
 }
 

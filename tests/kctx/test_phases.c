@@ -130,13 +130,18 @@ KT_TEST(destroy_is_refused_with_a_reason_unless_new_or_closed) { /* K27 */
     kt_finish(c);
 }
 
+/* Counted on both sides of the seam: the context's own counter, and the
+ * sim's count of every entry it served this thread (the current-device and
+ * epoch queries included), which also sees a call that bypasses the seam.
+ * Every destruction path: test_mutants.c, no_destruction_path_calls_the_platform. */
 KT_TEST(destroy_makes_no_platform_call) { /* K28 */
     kctx_context a = kt_create(), b = kt_kernel_ctx();
     REQUIRE(a && b);
     uint64_t sim_before = kt_calls(SIM_OP_ANY), kb = 0, ka = 0;
     CHECK_OK(kctx_platform_calls(b, &kb));
-    CHECK_K(kctx_destroy(b), KCTX_BUSY); /* refused */
-    CHECK_OK(kctx_destroy(a));           /* NEW */
+    CHECK_K(kctx_destroy(b), KCTX_BUSY);           /* refused */
+    CHECK_OK(kctx_destroy(a));                     /* NEW */
+    CHECK_K(kctx_destroy(a), KCTX_INVALID_HANDLE); /* dead */
     CHECK_OK(kctx_platform_calls(b, &ka));
     CHECK_EQ(ka, kb);
     CHECK_EQ(kt_calls(SIM_OP_ANY), sim_before);

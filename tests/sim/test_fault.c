@@ -81,6 +81,43 @@ TEST(call_counters_count_per_operation_device_and_thread) {
     CHECK_EQ(sim_thread_calls(SIM_OP_ANY), 0);
 }
 
+/* The queries a platform adapter makes (the current device, the device
+ * epoch, the free counter) are counted like every other call, on the
+ * thread and on the device they name, but no fault can be armed on them and
+ * a SIM_OP_ANY fault passes them by: they still answer on a lost device. */
+TEST(queries_are_counted_and_never_injected) {
+    REQUIRE_DEVICES(2); /* names device 1 */
+    sim_calls_reset();
+    sim_thread_calls_reset();
+    int d = -1;
+    uint64_t epoch = 0;
+    const uint64_t *frees = NULL;
+    CHECK_OK(sim_get_device(&d));
+    CHECK_OK(sim_device_epoch(1, &epoch));
+    CHECK_OK(sim_mem_free_counter(1, &frees));
+    CHECK_STATUS(sim_device_epoch(-1, &epoch), SIM_INVALID_VALUE); /* refused: counted too */
+    CHECK_EQ(sim_thread_calls(SIM_OP_GET_DEVICE), 1);
+    CHECK_EQ(sim_thread_calls(SIM_OP_DEVICE_EPOCH), 2);
+    CHECK_EQ(sim_thread_calls(SIM_OP_MEM_FREE_COUNTER), 1);
+    CHECK_EQ(sim_thread_calls(SIM_OP_ANY), 4);
+    CHECK_EQ(sim_calls(SIM_OP_GET_DEVICE, d), 1);
+    CHECK_EQ(sim_calls(SIM_OP_DEVICE_EPOCH, 1), 1);
+    CHECK_EQ(sim_calls(SIM_OP_MEM_FREE_COUNTER, 1), 1);
+    static const int never[] = {SIM_OP_GET_DEVICE, SIM_OP_DEVICE_EPOCH, SIM_OP_MEM_FREE_COUNTER};
+    for (size_t i = 0; i < sizeof never / sizeof *never; i++) {
+        sim_fault f = SIM_FAULT_INIT;
+        f.op = never[i];
+        int id = -1;
+        CHECK_STATUS(sim_fault_arm(&f, &id), SIM_INVALID_VALUE);
+    }
+    int any = arm(SIM_OP_ANY, -1, 1, 1, SIM_INJECTED, 1);
+    CHECK_OK(sim_get_device(&d));
+    CHECK_OK(sim_device_epoch(0, &epoch));
+    CHECK_OK(sim_mem_free_counter(0, &frees));
+    CHECK_EQ(hits_of(any), 0);
+    CHECK_OK(sim_fault_clear_all());
+}
+
 TEST(injected_failures_are_counted_calls) {
     sim_calls_reset();
     arm(SIM_OP_STREAM_CREATE, -1, 1, 0, SIM_INJECTED, 0);
