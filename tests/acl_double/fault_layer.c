@@ -470,20 +470,9 @@ API void kacl_double_calls_reset(void) {
 
 /* ---- the control table ---------------------------------------------------------- */
 
-static kfl_control g_control;
-static pthread_once_t g_control_once = PTHREAD_ONCE_INIT;
-
-static void control_init(void) {
-    kfl_fill(&g_control);
-    g_control.api = "acl";
-    /* ACL_ERROR_RT_FAILURE: class "other", KCTX_PLATFORM_ERROR (docs/acl.md) */
-    g_control.nonfatal_code = KACL_ERROR_RT_FAILURE;
-    /* ACL_ERROR_RT_LOST_HEARTBEAT: class fatal, KCTX_DEVICE_LOST (K29) */
-    g_control.fatal_code = KACL_ERROR_RT_LOST_HEARTBEAT;
-}
-
+/* ACL_ERROR_RT_FAILURE: class "other", KCTX_PLATFORM_ERROR (docs/acl.md);
+ * ACL_ERROR_RT_LOST_HEARTBEAT: class fatal, KCTX_DEVICE_LOST (K29). */
 API const kfl_control *kctx_fault_layer_control(void);
 API const kfl_control *kctx_fault_layer_control(void) {
-    pthread_once(&g_control_once, control_init);
-    return &g_control;
+    return kfl_control_of("acl", KACL_ERROR_RT_FAILURE, KACL_ERROR_RT_LOST_HEARTBEAT);
 }

@@ -201,14 +201,15 @@ static void c_device_reset(void) {
     pthread_mutex_unlock(&g_lock);
 }
 
-void kfl_fill(kfl_control *c) {
-    c->version = KFL_VERSION;
-    c->reset = c_reset;
-    c->watch = c_watch;
-    c->calls = c_calls;
-    c->arm = c_arm;
-    c->fired = c_fired;
-    c->live = c_live;
-    c->violations = c_violations;
-    c->device_reset = c_device_reset;
+static kfl_control g_control;
+static pthread_mutex_t g_control_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const kfl_control *kfl_control_of(const char *api, int nonfatal_code, int fatal_code) {
+    pthread_mutex_lock(&g_control_lock);
+    if (!g_control.version)
+        g_control = (kfl_control){KFL_VERSION, api,     nonfatal_code, fatal_code,
+                                  c_reset,     c_watch, c_calls,       c_arm,
+                                  c_fired,     c_live,  c_violations,  c_device_reset};
+    pthread_mutex_unlock(&g_control_lock);
+    return &g_control;
 }

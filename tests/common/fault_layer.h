@@ -18,7 +18,7 @@
  *
  * The layer for one API is a thin file of typed wrappers (the entries, their
  * handle arguments) over this core: tests/cuda_double/fault_layer.c, ...
- * Each exports kctx_fault_layer_control() returning its kfl_control; the
+ * Each exports kctx_fault_layer_control() returning kfl_control_of(...); the
  * framework drivers (fw.h, fault_layer) find it in the library kctx loaded.
  */
 #ifndef KCTX_TEST_FAULT_LAYER_H
@@ -81,7 +81,9 @@ void kfl_destroying(uint64_t h, const char *entry);
 void kfl_gone(uint64_t h);
 /* A call took one more reference to h (a retain; OpenCL). */
 void kfl_retain(uint64_t h, const char *entry);
-/* The core's side of kfl_control (the layer fills api and the codes). */
-void kfl_fill(kfl_control *c);
+/* The layer's control table (kctx_fault_layer_control returns it): the
+ * core's operations with the layer's API name and codes (each layer
+ * library links its own copy of the core, so the table is the layer's). */
+const kfl_control *kfl_control_of(const char *api, int nonfatal_code, int fatal_code);
 
 #endif

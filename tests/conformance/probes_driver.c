@@ -288,7 +288,6 @@ static int launch_run(probe *p, const kfl_control *L, life *w, int captured, uin
         (void)kctx_destroy(c);
         return 0;
     }
-    int gi = -1;
     if (captured && !rig_begin_capture(r, w->s)) return 0;
     uint64_t before = L->calls();
     if (nth) L->arm(before + nth, L->nonfatal_code);
@@ -315,7 +314,6 @@ static int launch_run(probe *p, const kfl_control *L, life *w, int captured, uin
               "%s: ending the capture answers %s (launch said %s)", when, fw_status_name(es),
               kctx_status_name(st));
         if (g) CHECK_FW_OK(p, p->fw->graph_destroy(g));
-        (void)gi;
     }
     /* K24: the caller's stream drains */
     CHECK(p, p->fw->stream_sync(w->s, HANG_MS) != FW_TIMEOUT,

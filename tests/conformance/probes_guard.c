@@ -493,20 +493,7 @@ static void *check_thread(void *argp) {
 
 /* Wait (bounded) until check has returned. */
 static int check_returned(check_call *cc, unsigned ms) {
-    struct timespec dl;
-    clock_gettime(CLOCK_REALTIME, &dl);
-    dl.tv_sec += ms / 1000;
-    dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (dl.tv_nsec >= 1000000000L) {
-        dl.tv_sec++;
-        dl.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&cc->mu);
-    while (!cc->returned)
-        if (pthread_cond_timedwait(&cc->cv, &cc->mu, &dl) != 0) break;
-    int ret = cc->returned;
-    pthread_mutex_unlock(&cc->mu);
-    return ret;
+    return pr_wait_flag(&cc->mu, &cc->cv, &cc->returned, ms);
 }
 
 void probe_concurrent_launch_poison_stops_graphs_at_once(probe *p) {

@@ -155,20 +155,7 @@ static int b_start(b_call *b) {
 
 /* Whether the call has returned, waiting at most ms. */
 static int b_returned(b_call *b, unsigned ms) {
-    struct timespec dl;
-    clock_gettime(CLOCK_REALTIME, &dl);
-    dl.tv_sec += ms / 1000;
-    dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (dl.tv_nsec >= 1000000000L) {
-        dl.tv_sec++;
-        dl.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&b->mu);
-    while (!b->returned)
-        if (pthread_cond_timedwait(&b->cv, &b->mu, &dl) != 0) break;
-    int ret = b->returned;
-    pthread_mutex_unlock(&b->mu);
-    return ret;
+    return pr_wait_flag(&b->mu, &b->cv, &b->returned, ms);
 }
 
 static void b_join(b_call *b) {

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ------------------------------------------------------------------ */
 /* checks                                                              */
@@ -676,4 +677,21 @@ fw_status seam_fault_hits(int fault, uint64_t *hits) {
 fw_status seam_fault_clear(void) {
     kctx_fault_clear_all();
     return FW_OK;
+}
+
+int pr_wait_flag(pthread_mutex_t *mu, pthread_cond_t *cv, const int *flag, unsigned ms) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += ms / 1000;
+    dl.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(mu);
+    while (!*flag)
+        if (pthread_cond_timedwait(cv, mu, &dl) != 0) break;
+    int ret = *flag;
+    pthread_mutex_unlock(mu);
+    return ret;
 }

@@ -12,6 +12,7 @@
 
 #include <kctx/kctx.h>
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -222,6 +223,11 @@ int job_expect(rig *r, const job *j, const char *when);
 int job_clear(rig *r, const job *j, fw_stream s);
 /* Outputs still hold the sentinel (nothing wrote them). */
 int job_untouched(rig *r, const job *j, const char *when);
+
+/* ---- threads ---------------------------------------------------------- */
+/* Wait until *flag (written under mu, signalled on cv) is set, at most ms;
+ * returns the flag. For a probe's helper thread that reports "returned". */
+int pr_wait_flag(pthread_mutex_t *mu, pthread_cond_t *cv, const int *flag, unsigned ms);
 
 /* ---- deterministic pseudo-random numbers (splitmix64) --------------- */
 uint64_t rng_next(uint64_t *state);

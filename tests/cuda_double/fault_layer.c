@@ -50,44 +50,10 @@ static void *under(const char *name) {
     return fn;
 }
 
-// clang-format off
-#define LAYER_ENTRIES(X)                                                                  \
-    X(cuInit, (unsigned int))                                                            \
-    X(cuDriverGetVersion, (int *))                                                       \
-    X(cuGetErrorName, (CUresult, const char **))                                         \
-    X(cuGetErrorString, (CUresult, const char **))                                       \
-    X(cuDeviceGetCount, (int *))                                                         \
-    X(cuDeviceGet, (CUdevice *, int))                                                    \
-    X(cuDeviceGetName, (char *, int, CUdevice))                                          \
-    X(cuDeviceGetAttribute, (int *, CUdevice_attribute, CUdevice))                       \
-    X(cuDeviceTotalMem, (size_t *, CUdevice))                                            \
-    X(cuCtxGetCurrent, (CUcontext *))                                                    \
-    X(cuCtxGetDevice, (CUdevice *))                                                      \
-    X(cuStreamCreate, (CUstream *, unsigned int))                                        \
-    X(cuStreamDestroy, (CUstream))                                                       \
-    X(cuStreamQuery, (CUstream))                                                         \
-    X(cuStreamGetDevice, (CUstream, CUdevice *))                                         \
-    X(cuStreamGetCaptureInfo, (CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, \
-                               const CUgraphNode **, const CUgraphEdgeData **, size_t *)) \
-    X(cuEventCreate, (CUevent *, unsigned int))                                          \
-    X(cuEventDestroy, (CUevent))                                                         \
-    X(cuEventRecord, (CUevent, CUstream))                                                \
-    X(cuStreamWaitEvent, (CUstream, CUevent, unsigned int))                              \
-    X(cuMemAlloc, (CUdeviceptr *, size_t))                                               \
-    X(cuMemFree, (CUdeviceptr))                                                          \
-    X(cuMemcpyHtoDAsync, (CUdeviceptr, const void *, size_t, CUstream))                  \
-    X(cuMemcpyDtoHAsync, (void *, CUdeviceptr, size_t, CUstream))                        \
-    X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))                   \
-    X(cuModuleLoadData, (CUmodule *, const void *))                                      \
-    X(cuModuleUnload, (CUmodule))                                                        \
-    X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))                       \
-    X(cuLaunchKernel, (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, \
-                       unsigned int, unsigned int, unsigned int, CUstream, void **, void **)) \
-    X(cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode *))                        \
-    X(cuUserObjectCreate, (CUuserObject *, void *, CUhostFn, unsigned int, unsigned int)) \
-    X(cuUserObjectRelease, (CUuserObject, unsigned int))                                 \
-    X(cuGraphRetainUserObject, (CUgraph, CUuserObject, unsigned int, unsigned int))
-// clang-format on
+/* Exactly the entries the adapter calls (platform/cuda/adapter_entries.h):
+ * an entry added there without a wrapper here does not compile. */
+#include "adapter_entries.h"
+#define LAYER_ENTRIES CU_ENTRIES
 
 #define T_(name, args) typedef CUresult(CUDAAPI *t_##name) args;
 LAYER_ENTRIES(T_)
@@ -347,18 +313,7 @@ API uint64_t kctx_cuda_double_calls(const char *entry) {
     return fn ? fn(entry) : 0;
 }
 
-static kfl_control g_control;
-static pthread_once_t g_control_once = PTHREAD_ONCE_INIT;
-
-static void control_init(void) {
-    kfl_fill(&g_control);
-    g_control.api = "cuda";
-    g_control.nonfatal_code = CUDA_ERROR_INVALID_VALUE;
-    g_control.fatal_code = CUDA_ERROR_LAUNCH_FAILED;
-}
-
 API const kfl_control *kctx_fault_layer_control(void);
 API const kfl_control *kctx_fault_layer_control(void) {
-    pthread_once(&g_control_once, control_init);
-    return &g_control;
+    return kfl_control_of("cuda", CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_LAUNCH_FAILED);
 }

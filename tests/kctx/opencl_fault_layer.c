@@ -389,20 +389,10 @@ API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim,
 
 /* ---- the control table ------------------------------------------------------ */
 
-static kfl_control g_control;
-static pthread_once_t g_control_once = PTHREAD_ONCE_INIT;
-
-static void control_init(void) {
-    kfl_fill(&g_control);
-    g_control.api = "opencl";
-    /* any entry may answer it; the adapter classifies it NO_MEMORY */
-    g_control.nonfatal_code = CL_OUT_OF_HOST_MEMORY;
-    /* the one code the adapter classifies DEVICE_LOST (o_classify) */
-    g_control.fatal_code = CL_DEVICE_NOT_AVAILABLE;
-}
-
+/* Non-fatal: CL_OUT_OF_HOST_MEMORY (any entry may answer it; the adapter
+ * classifies it NO_MEMORY). Fatal: CL_DEVICE_NOT_AVAILABLE, the one code
+ * the adapter classifies DEVICE_LOST (o_classify). */
 API const kfl_control *kctx_fault_layer_control(void);
 API const kfl_control *kctx_fault_layer_control(void) {
-    pthread_once(&g_control_once, control_init);
-    return &g_control;
+    return kfl_control_of("opencl", CL_OUT_OF_HOST_MEMORY, CL_DEVICE_NOT_AVAILABLE);
 }
