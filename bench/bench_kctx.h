@@ -1,6 +1,6 @@
 /*
  * bench_kctx.h — the kctx side every kctx benchmark shares (library
- * kctx_bench_kctx: bench/launch/ on the sim, bench/opencl/ on PoCL).
+ * kctx_bench_kctx: platform/sim/bench/launch/ on the sim, platform/opencl/bench/ on PoCL).
  */
 #ifndef KCTX_BENCH_KCTX_H
 #define KCTX_BENCH_KCTX_H

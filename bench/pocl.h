@@ -1,6 +1,6 @@
 /*
  * pocl.h — PoCL's CPU device for the benchmarks' OpenCL baselines
- * (sim_enqueue, sim_roundtrip, bench/opencl/): found and opened the way a
+ * (sim_enqueue, sim_roundtrip, platform/opencl/bench/): found and opened the way a
  * framework opens it (its platform by name, its CPU device, a context of
  * its own), OpenCL error names and checks, in-order queues, programs built
  * from source. Compiled only when the build found OpenCL (library

@@ -17,6 +17,18 @@ install(TARGETS kctx kctx_sim EXPORT kctxTargets
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kctx
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT devel
   FILES_MATCHING PATTERN "*.h")
+# Each platform's public headers (its declaration's PUBLIC_HEADERS, in its
+# folder's include/kctx/), installed beside kctx.h.
+kctx_platforms_members(kctx_platform_headers PUBLIC_HEADERS ${KCTX_KNOWN_PLATFORMS})
+install(FILES ${kctx_platform_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kctx COMPONENT devel)
+# Each platform's Python module (PYTHON) into the Python package, when
+# scikit-build-core builds the wheel (python/pyproject.toml), with the
+# generated list the package imports (_platforms.py, cmake/Python.cmake).
+if(DEFINED SKBUILD_PLATLIB_DIR)
+  kctx_platforms_members(kctx_platform_python PYTHON ${KCTX_KNOWN_PLATFORMS})
+  install(FILES ${kctx_platform_python} ${PROJECT_BINARY_DIR}/python/kctx/_platforms.py
+          DESTINATION ${SKBUILD_PLATLIB_DIR}/kctx COMPONENT runtime)
+endif()
 
 install(EXPORT kctxTargets NAMESPACE kctx:: FILE kctxTargets.cmake
   DESTINATION ${KCTX_INSTALL_CMAKEDIR} COMPONENT devel)

@@ -37,7 +37,19 @@
 #     BENCH_PREFIX <prefix>      benchmarks whose name starts with it run on this platform
 #                                ("" on one platform: every other benchmark)
 #     BENCHMARKS <name>...       its benchmark programs (kctx_bench_<name>)
-#     TEST_DIRS <dir>...         test directories of the platform (added with add_subdirectory))
+#     PUBLIC_HEADERS <file>...   its public headers, under its folder's include/ (include/kctx/<x>.h):
+#                                that include/ is on libkctx's public include path; they are
+#                                installed with kctx.h and checked by tests/abi (exports)
+#     SUPPORT_DIRS <dir>...      what its tests and the conformance runs need built first (driver
+#                                doubles, failing layers): added before the core's test folders
+#     TEST_DIRS <dir>...         its test folders: added after the core's test folders
+#     BENCH_DIRS <dir>...        its benchmark folders (bench/CMakeLists.txt adds them)
+#     PYTHON <file>...           its modules of the Python package kctx (kctx.<file stem>)
+#
+# Every folder and file is relative to the platform's folder (or absolute).
+# The folders of all of a build's platforms are added from one place each:
+# tests/CMakeLists.txt (SUPPORT_DIRS, TEST_DIRS), bench/CMakeLists.txt
+# (BENCH_DIRS); kctx_platforms_add_dirs() below.
 #
 # The declarations are read by including every platform/<name>/platform.cmake
 # (and those of KCTX_EXTRA_PLATFORM_DIRS) in the top-level directory, before
@@ -48,7 +60,8 @@ set(KCTX_PLATFORM_KEYS_ONE ORDER BUILT NOT_BUILT ENTRY EXPECTED_NA CONFORMANCE_I
                            DEVICE_UNIT BENCH_PREFIX)
 set(KCTX_PLATFORM_KEYS_MANY SOURCES INCLUDES LINK NOT_BUILT_SOURCES FW_DRIVERS FW_SOURCES
                             FW_INCLUDES CONFORMANCE CONFORMANCE_ARGS CONFORMANCE_ENV
-                            CONFORMANCE_DEPENDS CLI_SOURCES BENCHMARKS TEST_DIRS)
+                            CONFORMANCE_DEPENDS CLI_SOURCES BENCHMARKS TEST_DIRS PUBLIC_HEADERS
+                            SUPPORT_DIRS BENCH_DIRS PYTHON)
 
 # Set by kctx_platforms_read for the platform.cmake being read: its folder.
 function(kctx_declare_platform name)
@@ -70,7 +83,8 @@ function(kctx_declare_platform name)
     message(FATAL_ERROR "kctx_declare_platform(${name}): a platform not built needs its NOT_BUILT reason")
   endif()
   set(dir ${KCTX_PLATFORM_DIR})
-  foreach(key SOURCES NOT_BUILT_SOURCES FW_SOURCES CLI_SOURCES EXPECTED_NA)
+  foreach(key SOURCES NOT_BUILT_SOURCES FW_SOURCES CLI_SOURCES EXPECTED_NA PUBLIC_HEADERS SUPPORT_DIRS
+              TEST_DIRS BENCH_DIRS PYTHON)
     set(abs "")
     foreach(f IN LISTS D_${key})
       if(IS_ABSOLUTE "${f}")
@@ -85,6 +99,11 @@ function(kctx_declare_platform name)
     set_property(GLOBAL PROPERTY KCTX_PLATFORM_${name}_${key} "${D_${key}}")
   endforeach()
   set_property(GLOBAL PROPERTY KCTX_PLATFORM_${name}_DIR "${dir}")
+  foreach(h IN LISTS D_PUBLIC_HEADERS)
+    if(NOT h MATCHES "^${dir}/include/kctx/[a-z0-9_]+\\.h$")
+      message(FATAL_ERROR "kctx_declare_platform(${name}): public header ${h} is not include/kctx/<name>.h in its folder")
+    endif()
+  endforeach()
   if(D_BUILT)
     set(built 1)
   else()
@@ -287,4 +306,48 @@ function(kctx_platforms_built var)
     endif()
   endforeach()
   set(${var} "${out}" PARENT_SCOPE)
+endfunction()
+
+# kctx_platforms_public_includes(<var> <platform>...): the include
+# directories of those platforms' public headers (<folder>/include, for
+# each one with PUBLIC_HEADERS, built or not: a platform not built still
+# answers its header's functions, with UNSUPPORTED).
+function(kctx_platforms_public_includes var)
+  kctx_platforms_sorted(names ${ARGN})
+  set(out "")
+  foreach(p IN LISTS names)
+    kctx_platform_get(h ${p} PUBLIC_HEADERS)
+    kctx_platform_get(d ${p} DIR)
+    if(h)
+      list(APPEND out ${d}/include)
+    endif()
+  endforeach()
+  set(${var} "${out}" PARENT_SCOPE)
+endfunction()
+
+# kctx_platforms_members(<var> <key> <platform>...): the concatenation of
+# that key's members over those platforms (in order).
+function(kctx_platforms_members var key)
+  kctx_platforms_sorted(names ${ARGN})
+  set(out "")
+  foreach(p IN LISTS names)
+    kctx_platform_get(m ${p} ${key})
+    list(APPEND out ${m})
+  endforeach()
+  set(${var} "${out}" PARENT_SCOPE)
+endfunction()
+
+# kctx_platforms_add_dirs(<key> <platform>...): add_subdirectory of every
+# folder those platforms declare under key (SUPPORT_DIRS, TEST_DIRS,
+# BENCH_DIRS), each with a binary directory mirroring its source path.
+function(kctx_platforms_add_dirs key)
+  kctx_platforms_members(dirs ${key} ${ARGN})
+  foreach(d IN LISTS dirs)
+    file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${d})
+    if(rel MATCHES "^\\.\\./")
+      string(MD5 h ${d})
+      set(rel "extra-platforms/${h}")
+    endif()
+    add_subdirectory(${d} ${PROJECT_BINARY_DIR}/${rel})
+  endforeach()
 endfunction()

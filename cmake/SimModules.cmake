@@ -16,7 +16,7 @@
 # The module file is <binary dir>/<target>.so; use $<TARGET_FILE:target>.
 function(kctx_add_sim_module target)
   add_library(${target} MODULE ${ARGN})
-  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/include)
+  target_include_directories(${target} PRIVATE ${KCTX_PUBLIC_INCLUDE_DIRS})
   target_compile_options(${target} PRIVATE -O2 -fno-stack-protector -fno-builtin
                          -fvisibility=hidden)
   target_link_options(${target} PRIVATE -nostdlib -nostartfiles -Wl,-z,now -Wl,-z,relro

@@ -4,13 +4,13 @@
 #
 #   scripts/gpu-check.sh [BUILD_DIR [IMAGES_DIR]]
 #
-# BUILD_DIR (default: build) holds tools/kctx/kctx, tests/cuda/kctx_test_cuda
-# and tests/cuda/kctx_cuda_facts. IMAGES_DIR holds callable images whose
+# BUILD_DIR (default: build) holds tools/kctx/kctx, platform/cuda/tests/kctx_test_cuda
+# and platform/cuda/tests/kctx_cuda_facts. IMAGES_DIR holds callable images whose
 # cuda_fatbin variants are real CUDA kernels (default: BUILD_DIR's
 # examples/callables/cuda, the examples with their CUDA C kernels,
 # examples/callables/kernels/*.cu). KCTX_CUDA_DRIVER picks the driver (default libcuda.so.1); point it at
-# build/tests/cuda_double/libcuda.so.1 (with IMAGES_DIR
-# build/tests/cuda_double/images) to rehearse without a GPU.
+# build/platform/cuda/double/libcuda.so.1 (with IMAGES_DIR
+# build/platform/cuda/double/images) to rehearse without a GPU.
 #
 # Prints one summary line per item ("gpu-check: ITEM: ..."); full logs go
 # to $GPU_CHECK_LOGS (default: $OUT/gpu-check when $OUT is set, else
@@ -90,24 +90,24 @@ say "bench (rc $rc): $(grep -E '^metric ' "$LOGS/bench.log" | tr '\n' ';' | cut 
 [ $rc -eq 0 ] || failed=1
 
 # 5. the adapter's own counters over a whole lifecycle (K4, K19)
-if [ -x "$BUILD/tests/cuda/kctx_test_cuda" ]; then
-    run counts 60 "$BUILD/tests/cuda/kctx_test_cuda" lifecycle "$IMAGES"
+if [ -x "$BUILD/platform/cuda/tests/kctx_test_cuda" ]; then
+    run counts 60 "$BUILD/platform/cuda/tests/kctx_test_cuda" lifecycle "$IMAGES"
     rc=$?
     say "counts (rc $rc): $(last counts 'passed, ') | $(last counts '^adapter calls' | cut -c1-400)"
     [ $rc -eq 0 ] || failed=1
 else
-    say "counts: SKIPPED: no $BUILD/tests/cuda/kctx_test_cuda"
+    say "counts: SKIPPED: no $BUILD/platform/cuda/tests/kctx_test_cuda"
     failed=1
 fi
 
 # 6. three facts of the driver
-if [ -x "$BUILD/tests/cuda/kctx_cuda_facts" ]; then
-    run facts 60 "$BUILD/tests/cuda/kctx_cuda_facts"
+if [ -x "$BUILD/platform/cuda/tests/kctx_cuda_facts" ]; then
+    run facts 60 "$BUILD/platform/cuda/tests/kctx_cuda_facts"
     rc=$?
     for f in 1 2 3; do say "$(last facts "^fact $f ")"; done
     [ $rc -eq 0 ] || failed=1
 else
-    say "facts: SKIPPED: no $BUILD/tests/cuda/kctx_cuda_facts"
+    say "facts: SKIPPED: no $BUILD/platform/cuda/tests/kctx_cuda_facts"
     failed=1
 fi
 

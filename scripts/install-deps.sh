@@ -45,7 +45,7 @@ PYPI_PACKAGES=("pytest=pytest" "mypy=mypy")
 #  numpy, pyopencl   the Python tests that use a real framework's objects
 #                    (PyOpenCL on PoCL, the OpenCL driver above) and numpy arrays
 #  nvidia-cuda-cuobjdump   cuobjdump, for the check that the CUDA fatbins hold
-#                    every kernel for every architecture (tests/cuda)
+#                    every kernel for every architecture (platform/cuda/tests)
 PYPI_OPTIONAL=("numpy=numpy" "pyopencl=pyopencl" "nvidia.cu13=nvidia-cuda-cuobjdump")
 
 deb_installed() {

@@ -13,7 +13,7 @@
 #                (platform/acl/decl_check.c; needs CANN's headers: set
 #                ASCEND_TOOLKIT_HOME, default /usr/local/Ascend/ascend-toolkit/latest)
 #   2. rules     the ACL driver double's rule tests replayed against the
-#                library (tests/acl_double/kctx_acl_double_rules): on a real
+#                library (platform/acl/double/kctx_acl_double_rules): on a real
 #                libascendcl each line says where the double is wrong
 #   3. platforms the acl line of `kctx platforms`
 #   4. init      what kernel init says (`kctx probe --platform acl` of one
@@ -21,7 +21,7 @@
 #                programs is the expected answer (they are built for the sim,
 #                not with CANN's compilers; docs/acl.md)
 # KCTX_ACL_LIBRARY picks the library (default libascendcl.so). --double is a
-# dry run on the ACL driver double (BUILD_DIR/tests/acl_double/libascendcl.so
+# dry run on the ACL driver double (BUILD_DIR/platform/acl/double/libascendcl.so
 # with its images): without CANN, item 1 checks the check itself (a stand-in
 # header made from acl_abi.h passes; one changed prototype fails), and
 # kernel init must succeed; the test suite runs it (npu_check_dry_run). Exit status 0 when no
@@ -35,7 +35,7 @@ fi
 BUILD=${1:-build}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 KCTX=$BUILD/tools/kctx/kctx
-RULES=$BUILD/tests/acl_double/kctx_acl_double_rules
+RULES=$BUILD/platform/acl/double/kctx_acl_double_rules
 export LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 LOGS=${NPU_CHECK_LOGS:-${OUT:+$OUT/npu-check}}
 LOGS=${LOGS:-/tmp/npu-check}
@@ -50,8 +50,8 @@ run() {
 last() { grep -E "$2" "$LOGS/$1.log" | tail -1; }
 
 if [ $DOUBLE -eq 1 ]; then
-    export KCTX_ACL_LIBRARY=$BUILD/tests/acl_double/libascendcl.so
-    IMAGES=$BUILD/tests/acl_double/images
+    export KCTX_ACL_LIBRARY=$BUILD/platform/acl/double/libascendcl.so
+    IMAGES=$BUILD/platform/acl/double/images
     if [ ! -f "$KCTX_ACL_LIBRARY" ]; then
         say "no ACL driver double at $KCTX_ACL_LIBRARY: build first"
         exit 2

@@ -1,7 +1,7 @@
 /*
  * acl_abi.h — kctx's own declarations of the subset of Ascend's ACL runtime
  * API (libascendcl.so, CANN) that the acl platform's adapter, its driver
- * double (tests/acl_double) and the double's rule tests use: handle types,
+ * double (platform/acl/double) and the double's rule tests use: handle types,
  * flag and enum values, error codes, one function-pointer type per entry,
  * and X-macro tables of the entry names for the counted loader
  * (platform/common/loader.h).

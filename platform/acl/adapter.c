@@ -49,7 +49,7 @@
  *
  * The runtime's device programs are the sim build (kctx_rt_sim_programs):
  * what runs where they load, which is the driver double
- * (tests/acl_double). A real runtime refuses them; kernel init is then
+ * (platform/acl/double). A real runtime refuses them; kernel init is then
  * UNSUPPORTED, naming what is missing (runtime programs built with CANN's
  * compilers, which kctx does not build). Callables load their
  * KCTX_VARIANT_ASCEND_BIN variant (image format 1.1): the blob goes to

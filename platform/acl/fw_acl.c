@@ -13,7 +13,7 @@
  * are destroyed (the fw.h lifetimes, CUDA's).
  *
  * Test hooks: a real runtime has none. With the ACL driver double
- * (tests/acl_double, recognised by its kacl_double_calls symbol), which runs
+ * (platform/acl/double, recognised by its kacl_double_calls symbol), which runs
  * on the sim, the copy and first-task holds and the counters are the sim's
  * (fw_sim.c's hooks: the double's device memory and objects are sim
  * objects), and the K4 lifecycle counters are the double's counts of ACL's
@@ -26,7 +26,7 @@
  * what that leaves N/A.
  *
  * When the library is the failing layer in front of the double
- * (tests/acl_double/fault_layer.c, which passes the double's hooks through),
+ * (platform/acl/double/fault_layer.c, which passes the double's hooks through),
  * fault_layer is its control table (the driver sweeps, probes_driver.c).
  */
 #include "fw.h"
@@ -341,7 +341,7 @@ static fw_status a_hold_arm(fw_hold_point point, int device, kctx_context ctx, i
 }
 
 /* The sim's count less the double's own enqueue per replay (a host
- * function that observes the replay's end, tests/acl_double/double.c):
+ * function that observes the replay's end, platform/acl/double/double.c):
  * what the framework and kctx enqueued. The double counts per process, so
  * this is exact on one device at a time, as the probes use it. */
 static fw_status (*g_sim_device_enqueues)(int, uint64_t *);

@@ -4,7 +4,7 @@
  * cuGetProcAddress_v2 at KCTX_CUDA_DRIVER_ABI (kctx/cuda.h), so that a
  * plain name (cuMemAlloc) gives the entry of that ABI (cuMemAlloc_v2).
  * Shared by the cuda adapter and the tests' framework drivers
- * (platform/cuda/fw_cuda.c, tests/cuda/cuda_facts.c).
+ * (platform/cuda/fw_cuda.c, platform/cuda/tests/cuda_facts.c).
  */
 #ifndef KCTX_PLATFORM_CUDA_DRIVER_TABLE_H
 #define KCTX_PLATFORM_CUDA_DRIVER_TABLE_H

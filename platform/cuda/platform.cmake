@@ -74,10 +74,10 @@ set(_fatbin ${CMAKE_BINARY_DIR}/kctx_rt_cuda.fatbin)
 add_custom_command(
   OUTPUT ${_fatbin}
   COMMAND ${KCTX_NVCC} --fatbin -std=c++17 -O3 ${_gencode}
-          -I${PROJECT_SOURCE_DIR}/include
+          -I${PROJECT_SOURCE_DIR}/include -I${PROJECT_SOURCE_DIR}/platform/cuda/include
           -o ${_fatbin} ${PROJECT_SOURCE_DIR}/platform/cuda/rt_programs.cu
   DEPENDS ${PROJECT_SOURCE_DIR}/platform/cuda/rt_programs.cu ${PROJECT_SOURCE_DIR}/include/kctx/rt_layout.h
-          ${PROJECT_SOURCE_DIR}/include/kctx/task_abi.h ${PROJECT_SOURCE_DIR}/include/kctx/cuda.h
+          ${PROJECT_SOURCE_DIR}/include/kctx/task_abi.h ${PROJECT_SOURCE_DIR}/platform/cuda/include/kctx/cuda.h
   COMMENT "nvcc: the runtime's device programs for CUDA (fatbin: sm_${KCTX_CUDA_ARCHS} + PTX)"
   VERBATIM)
 add_custom_command(
@@ -104,18 +104,26 @@ kctx_declare_platform(cuda
   FW_SOURCES fw_cuda.c
   FW_INCLUDES ${KCTX_CUDA_INCLUDE_DIR} ${CMAKE_CURRENT_LIST_DIR}
   EXPECTED_NA expected_na.inc
-  # The real adapter against the CUDA driver double (tests/cuda_double),
+  # The real adapter against the CUDA driver double (platform/cuda/double),
   # with the example images repacked for it, through the failing layer in
-  # front of the double (tests/cuda_double/fault_layer.c: transparent until
+  # front of the double (platform/cuda/double/fault_layer.c: transparent until
   # a driver sweep arms it; the sweeps need it, KCTX_FAULT_LAYER_REQUIRED).
   CONFORMANCE host-ordered:_cuda
   CONFORMANCE_IF kctx_cuda_double
-  CONFORMANCE_ARGS --images ${PROJECT_BINARY_DIR}/tests/cuda_double/images
+  CONFORMANCE_ARGS --images ${PROJECT_BINARY_DIR}/platform/cuda/double/images
   CONFORMANCE_ENV KCTX_CUDA_DRIVER=$<TARGET_FILE:kctx_cuda_fault_layer>
                   KCTX_FAULT_LAYER_UNDER=$<TARGET_FILE:kctx_cuda_double>
                   KCTX_FAULT_LAYER_REQUIRED=1
   CONFORMANCE_DEPENDS kctx_cuda_double_images kctx_cuda_fault_layer
   DEVICE_UNIT "multiprocessors"
-  # launch_overhead against the driver calls by hand (bench/cuda)
+  # launch_overhead against the driver calls by hand (platform/cuda/bench)
   BENCH_PREFIX cuda_
-  BENCHMARKS cuda_launch_overhead)
+  BENCHMARKS cuda_launch_overhead
+  # Everything else of the platform is in this folder too: its public
+  # header, its driver double and failing layer (double/), its tests,
+  # benchmarks and Python module.
+  PUBLIC_HEADERS include/kctx/cuda.h
+  SUPPORT_DIRS double
+  TEST_DIRS tests
+  BENCH_DIRS bench
+  PYTHON python/cuda.py)

@@ -2,7 +2,7 @@
  * adapter.c — the opencl platform for kctx: fills the platform tables
  * (include/kctx/platform.h) with the OpenCL API of whatever ICD loader this
  * process has (cl_api.c loads it at run time); binding.c implements the
- * OpenCL-specific API of include/kctx/opencl.h. docs/opencl.md is the
+ * OpenCL-specific API of platform/opencl/include/kctx/opencl.h. docs/opencl.md is the
  * guide; what follows is how each op maps.
  *
  *  - Devices: OpenCL has no current device. A thread lends a (cl_context,

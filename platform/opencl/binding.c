@@ -1,5 +1,5 @@
 /*
- * binding.c — the opencl platform's public API (include/kctx/opencl.h):
+ * binding.c — the opencl platform's public API (platform/opencl/include/kctx/opencl.h):
  * lending (context, device) pairs to kctx (kctx_opencl_bind,
  * kctx_opencl_bind_queue, kctx_opencl_bound), what kctx holds on a pair
  * (kctx_opencl_live_objects) and the adapter's OpenCL call counts

@@ -2,7 +2,7 @@
  * fw_opencl.c — the framework driver for the opencl platform: the suite's
  * framework side through OpenCL itself, the way an OpenCL framework owns
  * its context, devices and queues and lends them to kctx
- * (include/kctx/opencl.h). OpenCL is loaded at run time with the
+ * (platform/opencl/include/kctx/opencl.h). OpenCL is loaded at run time with the
  * platforms' counted loader (platform/common/loader.h: the framework's own
  * table of the entries it calls, FW_CL; the same library as libkctx's
  * adapter, KCTX_OPENCL_LIBRARY else libOpenCL.so.1), so the kctx tool that
@@ -576,7 +576,7 @@ static fw_status o_device_info(int device, char *name, size_t name_size, unsigne
 static int o_device_count(void) { return ready() ? g_ndev : 0; }
 
 /* The library both sides loaded (KCTX_OPENCL_LIBRARY) is the failing layer
- * (tests/kctx/opencl_fault_layer.c): its control. The driver's own calls go
+ * (platform/opencl/tests/opencl_fault_layer.c): its control. The driver's own calls go
  * through it too, unwatched: the layer knows the framework's objects as
  * not kctx's. */
 static const kfl_control *o_fault_layer(void) { return ready() && g_layer ? g_layer() : NULL; }

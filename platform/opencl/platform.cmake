@@ -36,7 +36,7 @@ kctx_declare_platform(opencl
   FW_INCLUDES ${KCTX_OPENCL_INCLUDE_DIR} ${CMAKE_CURRENT_LIST_DIR}
   EXPECTED_NA expected_na.inc
   # On the machine's OpenCL (PoCL), through the failing layer in front of the
-  # ICD loader (tests/kctx/opencl_fault_layer.c: transparent until a driver
+  # ICD loader (platform/opencl/tests/opencl_fault_layer.c: transparent until a driver
   # sweep arms it; the sweeps need it, KCTX_FAULT_LAYER_REQUIRED). The layer
   # loads libOpenCL.so.1 behind it (KCTX_FAULT_LAYER_UNDER may name another).
   CONFORMANCE host-ordered:_opencl
@@ -45,7 +45,13 @@ kctx_declare_platform(opencl
   CONFORMANCE_DEPENDS kctx_opencl_fault_layer
   DEVICE_UNIT "compute units"
   BENCH_PREFIX opencl_
-  BENCHMARKS opencl_launch_overhead opencl_dag_dispatch)
+  BENCHMARKS opencl_launch_overhead opencl_dag_dispatch
+  # Its public header, tests (and the failing layer the conformance runs
+  # load), benchmarks and Python module.
+  PUBLIC_HEADERS include/kctx/opencl.h
+  TEST_DIRS tests
+  BENCH_DIRS bench
+  PYTHON python/opencl.py)
 
 if(kctx_opencl_built)
   # Two OpenCL C sources embedded as bytes: the runtime's device programs

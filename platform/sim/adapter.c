@@ -1,6 +1,6 @@
 /*
  * adapter.c — the sim platform for kctx: fills the platform tables
- * (include/kctx/platform.h) with the sim's runtime API (include/kctx/sim.h)
+ * (include/kctx/platform.h) with the sim's runtime API (platform/sim/include/kctx/sim.h)
  * and registers them (kctx_sim_platform_entry, listed by the registry,
  * src/platforms/registry.c). The descriptor a kernel context receives has
  * no lifecycle member; the lifecycle table is registered beside it and only

@@ -1,6 +1,6 @@
 /*
  * fw_sim.c — the framework driver for the sim: the suite's framework side
- * through the sim's own runtime API (include/kctx/sim.h), the way a
+ * through the sim's own runtime API (platform/sim/include/kctx/sim.h), the way a
  * framework calls its device runtime. Every hook is available.
  *
  * The scheduler hold (RESIDENT): the sim holds the nth execution of a

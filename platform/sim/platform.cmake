@@ -17,4 +17,11 @@ kctx_declare_platform(sim
   BENCH_PREFIX ""
   BENCHMARKS launch_overhead launch_allocs replay_protocol replay_vs_eager validate_throughput
              prepare_dedup task_dispatch sim_enqueue context_footprint trace_overhead
-             sim_roundtrip growth launch_instructions)
+             sim_roundtrip growth launch_instructions
+  # The simulator's API (sim.h, and sim_kernel.h for the device code of its
+  # modules), its own tests (tests/: the runtime API; tests/elf: the module
+  # loader), its benchmarks and its Python module.
+  PUBLIC_HEADERS include/kctx/sim.h include/kctx/sim_kernel.h
+  TEST_DIRS tests tests/elf
+  BENCH_DIRS bench
+  PYTHON python/sim.py)

@@ -63,6 +63,6 @@ void *simelf_sym(void *handle, const char *name);
  * memfd. NULL is a no-op. */
 void simelf_close(void *handle);
 /* Test support: with `on`, every module's bytes hash to 0, so that sharing
- * rests on the byte comparison alone (tests/elf). */
+ * rests on the byte comparison alone (platform/sim/tests/elf). */
 void simelf_test_constant_hash(int on);
 #endif

@@ -28,8 +28,30 @@ else in build/ of the source checkout (see docs/python.md).
 """
 from __future__ import annotations
 
-from . import _lib, image, interop, sim
-from . import acl, cuda, opencl
+from . import _lib, image, interop
+
+# The platforms' modules (kctx.sim, kctx.opencl, kctx.cuda, kctx.acl): each
+# lives in its platform's folder (platform/<name>/python/<name>.py, declared
+# by its platform.cmake: PYTHON). A built package (<build>/python, which the
+# tests use) and an installed one have them beside this file with the
+# generated list _platforms.py; in the source tree (PYTHONPATH=python) they
+# are found in the platform folders (docs/platforms.md).
+try:
+    from ._platforms import *  # noqa: F401,F403
+    from ._platforms import __all__ as _platform_names
+except ImportError:
+    import importlib as _importlib
+    from pathlib import Path as _Path
+
+    _platform_names = []
+    for _dir in sorted((_Path(__file__).resolve().parents[2] / "platform").glob("*/python")):
+        __path__.append(str(_dir))
+        for _module in sorted(_dir.glob("*.py")):
+            _platform_names.append(_module.stem)
+    # the sim first: the others' modules may use it
+    _platform_names.sort(key=lambda n: (n != "sim", n))
+    for _name in _platform_names:
+        globals()[_name] = _importlib.import_module(f".{_name}", __name__)
 from ._lib import LibraryNotFound, data_path, library_dir
 from .caps import Capabilities, Platform, Strategy, StrategyLike, platform, platform_caps, platforms
 from .faults import Fault, PlatformOp, arm_fault, clear_faults, thread_platform_calls
@@ -89,7 +111,7 @@ from .errors import (
 __version__ = _lib.version_string(_lib.LIBRARY_VERSION)
 
 __all__ = [
-    "image", "interop", "acl", "cuda", "opencl", "sim", "Arg", "ScalarLike", "StreamLike", "TensorLike", "LibraryNotFound", "library_dir", "data_path",
+    "image", "interop", "Arg", "ScalarLike", "StreamLike", "TensorLike", "LibraryNotFound", "library_dir", "data_path",
     "Capabilities", "Platform", "Strategy", "StrategyLike", "platform", "platform_caps", "platforms",
     "Fault", "PlatformOp", "arm_fault", "clear_faults", "thread_platform_calls",
     "BaseContext", "CheckReport", "Context", "ErrorSlot", "Executable", "Mode", "Phase", "PreparedCallable", "ResourceInfo", "Tensor",
@@ -101,3 +123,4 @@ __all__ = [
     "InvalidImage", "IncompatibleImage", "Unsupported", "CaptureActive", "CaptureBroken", "DeviceLost",
     "Poisoned", "PlatformError", "OutOfMemory", "Timeout", "DeviceError", "ConcurrentLaunch", "NotFound",
 ]
+__all__ += list(_platform_names)

@@ -1,7 +1,7 @@
 """Locating and loading the native libraries, and their ctypes prototypes.
 
 Only functions declared in the public headers (include/kctx/kctx.h,
-include/kctx/sim.h, include/kctx/image.h, include/kctx/opencl.h) are bound
+platform/sim/include/kctx/sim.h, include/kctx/image.h, platform/opencl/include/kctx/opencl.h) are bound
 here; the test suite checks that every name below is declared there.
 
 Where the libraries are looked for, in order:
@@ -224,22 +224,6 @@ class SimObjectCounts(ctypes.Structure):
     ]
 
 
-class OpenclLive(ctypes.Structure):
-    """kctx_opencl_live (include/kctx/opencl.h)"""
-
-    _fields_ = [
-        ("size", c_size_t),
-        ("queues", c_uint64),
-        ("events", c_uint64),
-        ("programs", c_uint64),
-        ("kernels", c_uint64),
-        ("allocations", c_uint64),
-        ("bytes", c_uint64),
-        ("total_allocations", c_uint64),
-        ("enqueues", c_uint64),
-    ]
-
-
 # ---------------------------------------------------------------------------
 # Prototypes: name -> (restype, argtypes). Statuses are C enums (int).
 # ---------------------------------------------------------------------------
@@ -299,26 +283,6 @@ KCTX_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "kctx_image_builder_dep": (c_int, [c_void_p, c_uint32]),
     "kctx_image_builder_finish": (c_int, [c_void_p, POINTER(c_void_p), POINTER(c_size_t), c_char_p, c_size_t]),
     "kctx_image_reseal": (c_int, [c_void_p, c_size_t]),
-}
-
-# kctx/opencl.h (kctx.opencl). libkctx exports these whether or not the
-# opencl platform is built (a build without it answers UNSUPPORTED); they are
-# bound apart, on first use, so that a libkctx older than opencl.h still loads
-# for everything else. The OpenCL handles are pointers (c_void_p).
-# kctx/cuda.h (test support; in every libkctx: NOT_FOUND when cuda is not built)
-CUDA_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
-    "kctx_cuda_driver_calls": (c_int, [c_char_p, POINTER(c_uint64)]),
-}
-
-OPENCL_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
-    "kctx_opencl_bind": (c_int, [c_void_p, c_void_p, _intp]),
-    "kctx_opencl_bind_queue": (c_int, [c_void_p, _intp]),
-    "kctx_opencl_bound": (c_int, [POINTER(c_void_p), POINTER(c_void_p), _intp]),
-    "kctx_opencl_driver_calls": (c_int, [c_char_p, POINTER(c_uint64)]),
-    "kctx_opencl_live_objects": (c_int, [c_int, POINTER(OpenclLive)]),
-    "kctx_opencl_test_hold": (c_int, [c_int, c_void_p]),
-    "kctx_opencl_test_hold_reached": (c_int, [_intp]),
-    "kctx_opencl_test_hold_clear": (c_int, []),
 }
 
 SIM_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
@@ -506,9 +470,11 @@ def kctx() -> ctypes.CDLL:
 _bound_headers: Dict[str, ctypes.CDLL] = {}
 
 
-def _with_prototypes(header: str, table: Dict[str, Tuple[Any, List[Any]]]) -> ctypes.CDLL:
+def with_prototypes(header: str, table: Dict[str, Tuple[Any, List[Any]]]) -> ctypes.CDLL:
     """libkctx with one platform header's prototypes bound (once per
-    header). Unsupported when the loaded libkctx predates them."""
+    header): each platform's module binds its own header's functions
+    (kctx.opencl, kctx.cuda). Unsupported when the loaded libkctx predates
+    them."""
     lib = _bound_headers.get(header)
     if lib is not None:
         return lib
@@ -522,17 +488,6 @@ def _with_prototypes(header: str, table: Dict[str, Tuple[Any, List[Any]]]) -> ct
                                   f"rebuild it from this source") from None
             _bound_headers[header] = lib
     return lib
-
-
-def opencl() -> ctypes.CDLL:
-    """libkctx with the kctx/opencl.h prototypes bound (once)."""
-    return _with_prototypes("kctx/opencl.h", OPENCL_PROTOTYPES)
-
-
-def cuda() -> ctypes.CDLL:
-    """libkctx with the kctx/cuda.h prototypes bound (once); loads no CUDA
-    driver."""
-    return _with_prototypes("kctx/cuda.h", CUDA_PROTOTYPES)
 
 
 def sim() -> ctypes.CDLL:

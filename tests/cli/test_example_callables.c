@@ -4,7 +4,7 @@
  * reference.
  *
  * This is a minimal reference launcher, written only against the image
- * view API (include/kctx/image.h), the sim's runtime API (include/kctx/sim.h)
+ * view API (include/kctx/image.h), the sim's runtime API (platform/sim/include/kctx/sim.h)
  * and the parameter block convention of
  * examples/callables/kernels/callable_abi.h: for every task, in order, on
  * one stream (stream order satisfies every dependency), the parameter block

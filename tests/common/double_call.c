@@ -1,8 +1,8 @@
 /*
  * double_call.c — the driver doubles' one device program (tests only; a
  * sim kernel module, cmake/SimModules.cmake, target kctx_double_call): every
- * kernel launch of the CUDA double (cuLaunchKernel, tests/cuda_double) and
- * of the ACL double (aclrtLaunchKernel*, tests/acl_double) runs its kernel
+ * kernel launch of the CUDA double (cuLaunchKernel, platform/cuda/double) and
+ * of the ACL double (aclrtLaunchKernel*, platform/acl/double) runs its kernel
  * through kctx_double_call, so that a sim kernel's reported error (the sim's
  * non-fatal kernel failure, which makes a sim stream fail for good) is
  * absorbed the way a CUDA kernel or an Ascend task kernel that records its

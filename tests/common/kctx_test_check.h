@@ -1,6 +1,6 @@
 /*
  * kctx_test_check.h — the counting checks of the C test programs that run
- * one scenario per process (tests/cuda/test_cuda.c, the acl platform's
+ * one scenario per process (platform/cuda/tests/test_cuda.c, the acl platform's
  * tests): CHECK(cond, fmt, ...) counts a pass or prints "FAIL file:line:
  * cond: message" and counts a failure, without stopping; CHECK_K(call,
  * want) checks a kctx status (kctx/kctx.h), CHECK_FW(call) a framework

@@ -8,7 +8,7 @@
  * buffers with the platform's own runtime API, captures kctx launches into
  * graphs and replays them — through this table, so the suite itself never
  * names a platform. fw_sim.c implements it with the sim's runtime API
- * (include/kctx/sim.h); another platform (CUDA runtime, ACL) fills the same
+ * (platform/sim/include/kctx/sim.h); another platform (CUDA runtime, ACL) fills the same
  * table with its own calls.
  *
  * Three kinds of entries:

@@ -4,6 +4,7 @@
  * exists to prove that a platform declared only in its folder is listed,
  * probed and run by code generated from its declaration (platform.cmake).
  */
+#include <kctx/fake.h>
 #include <kctx/platform.h>
 
 #include <pthread.h>
@@ -16,6 +17,7 @@ const kctx_platform_entry *kctx_fake_platform_entry(void);
 static kctx_platform_desc g_desc;
 static kctx_platform_entry g_entry;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static uint64_t g_entry_calls; /* kctx_fake_entry_calls (atomic) */
 
 /* Available unless KCTX_FAKE_UNAVAILABLE is set (the test's control). */
 static int fake_available(char *why, size_t why_size) {
@@ -39,6 +41,9 @@ static void init(void) {
 }
 
 const kctx_platform_entry *kctx_fake_platform_entry(void) {
+    __atomic_add_fetch(&g_entry_calls, 1, __ATOMIC_RELAXED);
     pthread_once(&g_once, init);
     return &g_entry;
 }
+
+uint64_t kctx_fake_entry_calls(void) { return __atomic_load_n(&g_entry_calls, __ATOMIC_RELAXED); }

@@ -1,6 +1,9 @@
 """pytest configuration of the Python binding's tests.
 
-The package under test is the source tree's (python/), put first on
+The package under test is the build's (<build>/python: python/kctx with
+each platform's module, cmake/Python.cmake), named by $KCTX_PYTHON_DIR
+(the ctest registration sets it), else the source tree's (python/: its
+__init__ finds the platforms' modules in their folders); put first on
 sys.path. The native libraries come from $KCTX_LIB_DIR (the ctest
 registration sets it to the build directory) or the package's own search
 (docs/python.md); the sim test kernels from $KCTX_TEST_KERNELS, else
@@ -20,7 +23,17 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "python"))
+PACKAGE_DIR = Path(os.environ.get("KCTX_PYTHON_DIR") or REPO / "python")
+
+
+def header(name: str) -> Path:
+    """A public header by name (kctx.h, sim.h, opencl.h ...): the core's are
+    in include/kctx, each platform's in platform/<name>/include/kctx."""
+    for d in [REPO / "include" / "kctx", *sorted(REPO.glob("platform/*/include/kctx"))]:
+        if (d / name).is_file():
+            return d / name
+    raise FileNotFoundError(f"no public header {name} in include/kctx or platform/*/include/kctx")
+sys.path.insert(0, str(PACKAGE_DIR))
 
 import kctx  # noqa: E402
 from kctx import sim  # noqa: E402

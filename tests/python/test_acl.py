@@ -1,6 +1,6 @@
 """The acl platform from Python (issue 25 item 6; docs/acl.md, "Python"):
 ``kctx.Context("acl")`` and ``kctx.acl.Context()`` on the ACL driver double
-(<build>/tests/acl_double/libascendcl.so, named by KCTX_ACL_LIBRARY).
+(<build>/platform/acl/double/libascendcl.so, named by KCTX_ACL_LIBRARY).
 
 There is no torch_npu here, so its objects are played by stand-ins shaped as
 torch_npu documents them: ``torch_npu.npu.Stream`` has ``npu_stream`` (the
@@ -30,12 +30,13 @@ import kctx.cuda
 from kctx import interop
 
 REPO = Path(__file__).resolve().parents[2]
+from conftest import PACKAGE_DIR  # noqa: E402
 DOUBLE = os.environ.get("KCTX_TEST_ACL_DOUBLE", "")
 IMAGES = os.environ.get("KCTX_TEST_ACL_IMAGES", "")
 
 needs_double = pytest.mark.skipif(
     not DOUBLE or not Path(DOUBLE).is_file(),
-    reason="the acl platform's driver double is not built (tests/acl_double: KCTX_TEST_ACL_DOUBLE unset)")
+    reason="the acl platform's driver double is not built (platform/acl/double: KCTX_TEST_ACL_DOUBLE unset)")
 
 
 # ---------------------------------------------------------------------------
@@ -234,7 +235,7 @@ PRELUDE = STAND_INS + textwrap.dedent("""
 
 
 def run_script(body, library=None, env_extra=None):
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), KCTX_ACL_LIBRARY=library or DOUBLE,
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE_DIR), KCTX_ACL_LIBRARY=library or DOUBLE,
                **(env_extra or {}))
     env.pop("KCTX_STRATEGY", None)
     return subprocess.run([sys.executable, "-W", "error::ResourceWarning", "-c",
@@ -272,7 +273,7 @@ def run_script_import():
         assert kctx.acl.require() == where.caps
         print("ok")
     """)
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), KCTX_ACL_LIBRARY=DOUBLE)
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE_DIR), KCTX_ACL_LIBRARY=DOUBLE)
     return subprocess.run([sys.executable, "-c", code, DOUBLE], capture_output=True, text=True, env=env,
                           timeout=120)
 
@@ -301,7 +302,7 @@ def test_without_a_library_kctx_acl_raises_the_platforms_reason():
         assert kctx.abandoned_contexts() == []
         print("ok")
     """)
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), KCTX_ACL_LIBRARY="/nonexistent/libascendcl.so")
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE_DIR), KCTX_ACL_LIBRARY="/nonexistent/libascendcl.so")
     assert_ok(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120))
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+from conftest import PACKAGE_DIR  # noqa: E402
 DOUBLE = os.environ.get("KCTX_TEST_CUDA_DOUBLE", "")
 IMAGES = os.environ.get("KCTX_TEST_CUDA_IMAGES", "")
 
@@ -49,7 +50,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def run(env_extra):
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), **env_extra)
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE_DIR), **env_extra)
     return subprocess.run([sys.executable, "-c", SCRIPT, IMAGES], capture_output=True, text=True,
                           env=env, timeout=120)
 
@@ -117,7 +118,7 @@ PRELUDE = textwrap.dedent("""
 
 
 def run_script(body, driver=None):
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), KCTX_CUDA_DRIVER=driver or DOUBLE)
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE_DIR), KCTX_CUDA_DRIVER=driver or DOUBLE)
     return subprocess.run([sys.executable, "-W", "error::ResourceWarning", "-c",
                            PRELUDE + textwrap.dedent(body), DOUBLE, IMAGES],
                           capture_output=True, text=True, env=env, timeout=120)

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import kctx
-from conftest import REPO
+from conftest import PACKAGE_DIR, REPO
 
 DOC = REPO / "docs" / "python.md"
 
@@ -30,7 +30,7 @@ def test_the_complete_example_runs(libdir, kernels_path):
     # A process of its own: a fresh sim, and the example as a user runs it
     # (unclosed contexts would warn: ResourceWarning is made an error).
     env = dict(os.environ, KCTX_LIB_DIR=str(libdir), KCTX_TEST_KERNELS=str(kernels_path),
-               PYTHONPATH=str(REPO / "python"), PYTHONDONTWRITEBYTECODE="1")
+               PYTHONPATH=str(PACKAGE_DIR), PYTHONDONTWRITEBYTECODE="1")
     r = subprocess.run([sys.executable, "-W", "error::ResourceWarning", "-c", _blocks()[0]], env=env,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}"
@@ -46,7 +46,7 @@ def test_the_complete_example_passes_mypy_strict(tmp_path):
         pytest.skip("mypy is not installed: run `make deps` (scripts/install-deps.sh lists it)")
     example = tmp_path / "python_md_example.py"
     example.write_text(_blocks()[0])
-    env = dict(os.environ, MYPYPATH=str(REPO / "python"))
+    env = dict(os.environ, MYPYPATH=str(PACKAGE_DIR))
     r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull,
                         str(example)], env=env, capture_output=True, text=True,
                        timeout=240, cwd=tmp_path)
@@ -110,7 +110,7 @@ def test_each_example_runs_as_written(libdir, kernels_path, name):
     code = EXAMPLES[name]
     _needs_opencl(code)
     env = dict(os.environ, KCTX_LIB_DIR=str(libdir), KCTX_TEST_KERNELS=str(kernels_path),
-               PYTHONPATH=str(REPO / "python"), PYTHONDONTWRITEBYTECODE="1")
+               PYTHONPATH=str(PACKAGE_DIR), PYTHONDONTWRITEBYTECODE="1")
     _needs_cuda(code, env)
     _needs_acl(code, env)
     env.pop("KCTX_STRATEGY", None)
@@ -131,7 +131,7 @@ def test_the_examples_pass_mypy_strict(tmp_path):
         f = tmp_path / f"python_md_{name.replace('-', '_')}.py"
         f.write_text(code)
         files.append(str(f))
-    env = dict(os.environ, MYPYPATH=str(REPO / "python"))
+    env = dict(os.environ, MYPYPATH=str(PACKAGE_DIR))
     r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull,
                         *files], env=env, capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert r.returncode == 0, f"mypy --strict on docs/python.md's examples:\n{r.stdout}\n{r.stderr}"

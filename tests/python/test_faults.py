@@ -11,11 +11,11 @@ import pytest
 
 import kctx
 from kctx import PlatformOp, Status, sim
-from conftest import REPO
+from conftest import REPO, header
 
 
 def test_platform_op_enum_matches_the_header_and_the_library() -> None:
-    text = (REPO / "include" / "kctx" / "kctx.h").read_text()
+    text = (header("kctx.h")).read_text()
     body = text[text.index("#define KCTX_PLATFORM_OP_MAP"):text.index("// clang-format on")]
     pairs = re.findall(r"X\((\w+),\s*(\w+)\)", body)
     assert [op.name for op in PlatformOp if op != PlatformOp.ANY] == [n for n, _ in pairs]

@@ -26,7 +26,7 @@ import kctx
 from kctx import _lib
 from kctx.image import Builder, ParamKind, VariantKind
 
-from conftest import REPO
+from conftest import PACKAGE_DIR, REPO, header
 from support import close_right_after_prepare
 
 cl = pytest.importorskip("pyopencl", reason="pyopencl is not installed: run `make deps` (scripts/install-deps.sh)")
@@ -158,13 +158,13 @@ def _pair_number(e: Env) -> int:
 # The binding's tables
 # ---------------------------------------------------------------------------
 def test_opencl_prototypes_and_struct_mirror_opencl_h() -> None:
-    text = (REPO / "include" / "kctx" / "opencl.h").read_text()
+    text = (header("opencl.h")).read_text()
     declared = set(re.findall(r"\b(kctx_opencl_\w+)\s*\(", text))
-    assert set(_lib.OPENCL_PROTOTYPES) == declared
+    assert set(kctx.opencl._PROTOTYPES) == declared
     body = text[text.index("typedef struct kctx_opencl_live {"):]
     body = re.sub(r"/\*.*?\*/", "", body[:body.index("} kctx_opencl_live;")], flags=re.S)
-    assert [f[0] for f in _lib.OpenclLive._fields_] == re.findall(r"(\w+);", body)
-    assert ctypes.sizeof(_lib.OpenclLive) == 8 + 8 * 8
+    assert [f[0] for f in kctx.opencl.OpenclLive._fields_] == re.findall(r"(\w+);", body)
+    assert ctypes.sizeof(kctx.opencl.OpenclLive) == 8 + 8 * 8
 
 
 # ---------------------------------------------------------------------------
@@ -564,7 +564,7 @@ def test_k18_released_svm_objects_are_refused_not_crashed(device: Any, libdir: P
     released (the class the library gives a NULL tensor, K18), nothing is
     enqueued, and the context stays READY and computes the next launch. Before
     the fix the driver's worker died with SIGSEGV: a process of its own."""
-    env = dict(os.environ, KCTX_LIB_DIR=str(libdir), PYTHONPATH=str(REPO / "python"), PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, KCTX_LIB_DIR=str(libdir), PYTHONPATH=str(PACKAGE_DIR), PYTHONDONTWRITEBYTECODE="1")
     r = subprocess.run([sys.executable, "-c", _RELEASED, str(Path(__file__).parent)], env=env, capture_output=True,
                        text=True, timeout=240)
     assert r.returncode == 0 and r.stdout.strip() == "ok", \
@@ -612,7 +612,7 @@ def test_no_opencl_and_a_device_without_svm_are_unsupported(libdir: Path, librar
         if not fake.is_file():
             pytest.skip(f"{fake} is not built (tests/kctx builds it with the opencl platform)")
         library = str(fake)
-    env = dict(os.environ, KCTX_LIB_DIR=str(libdir), PYTHONPATH=str(REPO / "python"), PYTHONDONTWRITEBYTECODE="1",
+    env = dict(os.environ, KCTX_LIB_DIR=str(libdir), PYTHONPATH=str(PACKAGE_DIR), PYTHONDONTWRITEBYTECODE="1",
                KCTX_OPENCL_LIBRARY=library)
     r = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "ok", f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}"
@@ -685,7 +685,7 @@ def _thread(fn: Any) -> Tuple[threading.Thread, List[Any]]:
 def _opencl_calls(entry: str) -> int:
     """How often libkctx called the OpenCL entry (kctx_opencl_driver_calls)."""
     n = ctypes.c_uint64(0)
-    assert _lib.opencl().kctx_opencl_driver_calls(entry.encode(), ctypes.byref(n)) == 0, entry
+    assert kctx.opencl._opencl().kctx_opencl_driver_calls(entry.encode(), ctypes.byref(n)) == 0, entry
     return int(n.value)
 
 
@@ -828,7 +828,7 @@ def test_the_docs_example_runs(device: Any, libdir: Path) -> None:
     assert blocks, "docs/opencl.md has no python block"
     for i, code in enumerate(blocks):
         compile(code, f"{DOC}:python block {i}", "exec")
-    env = dict(os.environ, KCTX_LIB_DIR=str(libdir), PYTHONPATH=str(REPO / "python"), PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, KCTX_LIB_DIR=str(libdir), PYTHONPATH=str(PACKAGE_DIR), PYTHONDONTWRITEBYTECODE="1")
     r = subprocess.run([sys.executable, "-W", "error::ResourceWarning", "-c", blocks[0]], env=env,
                        capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}"
@@ -842,7 +842,7 @@ def test_the_docs_example_passes_mypy_strict(tmp_path: Path) -> None:
         pytest.skip("mypy is not installed: run `make deps` (scripts/install-deps.sh lists it)")
     example = tmp_path / "opencl_md_example.py"
     example.write_text(_doc_blocks()[0])
-    env = dict(os.environ, MYPYPATH=str(REPO / "python"))
+    env = dict(os.environ, MYPYPATH=str(PACKAGE_DIR))
     r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull,
                         str(example)], env=env, capture_output=True, text=True, timeout=240, cwd=tmp_path)
     assert r.returncode == 0, f"mypy --strict on docs/opencl.md's example:\n{r.stdout}\n{r.stderr}"

@@ -15,7 +15,7 @@ import pytest
 
 import kctx
 from kctx import _lib, sim
-from conftest import REPO
+from conftest import REPO, header
 from support import N, add_image, u32s
 
 BOTH = [("resident", kctx.Strategy.RESIDENT), (kctx.Strategy.RESIDENT, kctx.Strategy.RESIDENT),
@@ -24,7 +24,7 @@ BOTH = [("resident", kctx.Strategy.RESIDENT), (kctx.Strategy.RESIDENT, kctx.Stra
 
 
 def test_strategy_enum_matches_the_header_and_the_library() -> None:
-    text = (REPO / "include" / "kctx" / "kctx.h").read_text()
+    text = (header("kctx.h")).read_text()
     body = text[text.index("typedef enum kctx_strategy {"):text.index("} kctx_strategy;")]
     assert [(s.name, s.value) for s in kctx.Strategy] == [
         (n, int(v)) for n, v in re.findall(r"KCTX_STRATEGY_(\w+)\s*=\s*(\d+)", body)]

@@ -10,12 +10,13 @@ import re
 import kctx
 from kctx import _lib, image, sim
 from conftest import REPO
+from conftest import header as public_header
 
-HEADERS = [REPO / "include" / "kctx" / h for h in ("kctx.h", "sim.h", "image.h")]
+HEADERS = [public_header(h) for h in ("kctx.h", "sim.h", "image.h")]
 
 
 def _header_map(header: str, macro: str):
-    text = (REPO / "include" / "kctx" / header).read_text()
+    text = (public_header(header)).read_text()
     body = text[text.index(f"#define {macro}"):]
     body = body[:body.index("\n\n")]
     return [(n, int(v)) for n, v in re.findall(r"X\((\w+),\s*(\d+),", body)]
@@ -52,7 +53,7 @@ def test_sim_enums_match_the_header_and_the_library():
     for status in sim.SimStatus:
         assert sim.status_name(status) == f"SIM_{status.name}"
     assert sim.status_name(17) == "SIM_UNKNOWN"
-    text = (REPO / "include" / "kctx" / "sim.h").read_text()
+    text = (public_header("sim.h")).read_text()
     op_map = text[text.index("#define SIM_OP_MAP"):text.index("typedef enum sim_op")]
     assert tuple(re.findall(r"X\((\w+)\)", op_map)) == sim.OP_NAMES
     for op in sim.Op:
@@ -89,7 +90,7 @@ def test_size_prefixed_structs_have_the_c_sizes():
 
 
 def _c_struct_fields(header: str, name: str):
-    text = (REPO / "include" / "kctx" / header).read_text()
+    text = (public_header(header)).read_text()
     body = text[text.index(f"typedef struct {name} {{"):]
     body = body[:body.index(f"}} {name};")]
     body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)

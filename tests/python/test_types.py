@@ -104,12 +104,12 @@ def test_the_protocols_accept_framework_shapes_and_refuse_the_rest(tmp_path):
     import subprocess
     import sys
 
-    from conftest import REPO
+    from conftest import PACKAGE_DIR, REPO
 
     src = tmp_path / "typed_use.py"
     src.write_text(TYPED_USE)
     r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull,
-                        str(src)], env=dict(os.environ, MYPYPATH=str(REPO / "python")), capture_output=True,
+                        str(src)], env=dict(os.environ, MYPYPATH=str(PACKAGE_DIR)), capture_output=True,
                        text=True, timeout=240, cwd=tmp_path)
     errors = [line for line in r.stdout.splitlines() if ": error:" in line]
     refused = [str(i + 1) for i, line in enumerate(TYPED_USE.splitlines()) if "refused by the type" in line]

@@ -142,8 +142,8 @@ const cli_command kctx_cmd_platforms = {
     "platforms",
     "List the platforms libkctx knows: built, available, why not; capabilities and devices",
     "[--json]",
-    "Lists every platform libkctx's registry knows (sim, opencl, cuda, acl), exactly as\n"
-    "the library reports it through its capability query (kctx_get_platform_caps):\n"
+    "Lists every platform libkctx's registry knows, in its order, exactly as the\n"
+    "library reports it through its capability query (kctx_get_platform_caps):\n"
     "its name, whether this libkctx was built with it, whether it is available on\n"
     "this machine, and if not, why. For an available platform, its declared\n"
     "capabilities (strategies, capture, null stream, device epochs, range checks,\n"

@@ -1,6 +1,6 @@
 /*
  * sim_demo — a short tour of the simulated accelerator, using only its
- * runtime API (include/kctx/sim.h), the way a framework drives a device:
+ * runtime API (platform/sim/include/kctx/sim.h), the way a framework drives a device:
  *
  *  1. upload a kernel module from bytes in memory and look up k_vadd_f32;
  *  2. eager work on a stream: copy inputs in, launch the kernel on the
@@ -318,7 +318,7 @@ int main(int argc, char **argv) {
     struct demo d;
     memset(&d, 0, sizeof d);
 
-    printf("sim_demo: the simulated accelerator's runtime API (include/kctx/sim.h)\n");
+    printf("sim_demo: the simulated accelerator's runtime API (platform/sim/include/kctx/sim.h)\n");
     int rc = show_device();
     if (rc == 0) rc = load_module(&d, module_path);
     if (rc == 0) rc = setup(&d);

@@ -32,7 +32,7 @@
  *   test_acl absent   KCTX_ACL_LIBRARY names no file: unavailable with
  *        dlopen's reason; context creation UNSUPPORTED.
  *   test_acl fatal DIR STRATEGY  through the failing layer in front of the
- *        double (KCTX_ACL_LIBRARY is tests/acl_double/fault_layer.c's
+ *        double (KCTX_ACL_LIBRARY is platform/acl/double/fault_layer.c's
  *        library): each ACL call of kernel init, prepare and close failed
  *        with a fatal code (507010), one per child process (quarantine is
  *        terminal on ACL, K30: the driver sweep driver_fault_sweep_fatal,
