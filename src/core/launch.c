@@ -206,9 +206,13 @@ static kctx_status check_platform_args(kctx_ctx *c, const kctx_arg *args, const 
     return KCTX_OK;
 }
 
+/* How far a launch's chain got: one flag per step, set once the platform
+ * took it (K24's compensation, chain_compensate, undoes from there).
+ * `release` is the AICPU step that releases the acquire's guard: RESIDENT's
+ * scheduler, HOST_ORDERED's finalize. */
 typedef struct chain {
     bool caller_started, aicpu_waited, acquire, aicore_started, aicore_waited, worker, aicore_done,
-        scheduler, aicpu_joined, aicpu_done, caller_joined;
+        release, aicpu_joined, aicpu_done, caller_joined;
 } chain;
 
 /* The chain's platform calls count in the thread's counters its caller
@@ -257,160 +261,106 @@ static kctx_status enqueue_tasks(kctx_ctx *c, uint64_t *tl, const kctx_upload *u
     return KCTX_OK;
 }
 
-/* Enqueue the K20 sequence (§0b under HOST_ORDERED); on failure,
- * compensate (K24). */
-static kctx_status enqueue_chain(kctx_ctx *c, uint64_t *tl, const kctx_upload *u,
-                                 const kctx_arg *args, uint32_t nargs, kctx_pstream caller,
-                                 kctx_pgraph graph) {
-    bool captured = graph != 0;
-    kctx_pstream cpu = c->streams[0].h, core = c->streams[1].h;
-    /* the context's events, read where used (no copy: they change only
-     * when program mode's recovery abandons the handles, K31, after which
-     * nothing below runs) */
+/* The builders' shared pieces. The context's events are read where used
+ * (no copy: they change only when program mode's recovery abandons the
+ * handles, K31, after which no chain runs). STEP enqueues one step of a
+ * builder and records it in `ch`, or goes to the builder's `failed`. */
 #define ev(i) c->events[i].h
-    uint64_t id = ++c->launch_seq;
-    uint64_t arch = c->mem[KCTX_MEM_ARCH_TABLE].h;
-    uint32_t flags =
-        c->trace ? KCTX_RT_FLAG_TRACE : 0; /* travels by value into every replay (K32) */
-    const bool ho = c->strategy == KCTX_STRATEGY_HOST_ORDERED;
-    kctx_rt_step_params step = {arch, id, flags, 0}; /* host-ordered acquire and finalize */
-    _Alignas(16) unsigned char sbuf[SNAPSHOT_LIMIT]; /* args by value, on the stack (K19, K22) */
-    /* RESIDENT: the scheduler's block (its header, then the args snapshot);
-     * HOST_ORDERED builds the tasks' blocks in the same buffer instead */
-    kctx_rt_scheduler_params *sp = (kctx_rt_scheduler_params *)sbuf;
-    size_t ssize = sizeof *sp + (size_t)nargs * sizeof(kctx_rt_arg);
-    if (!ho) {
-        *sp = (kctx_rt_scheduler_params){
-            arch,  id,    u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h, KCTX_RT_SCHED_RUN,
-            nargs, flags, 0};
-        for (uint32_t i = 0; i < nargs; i++)
-            sp->snapshot[i] = (kctx_rt_arg){args[i].value, args[i].size};
-    }
-
-    chain ch = {0};
-    kctx_status st;
-    /* from the first enqueue on, the context's streams may join the capture (K34) */
-    if (captured) c->streams_maybe_captured = true;
 #define STEP(flag, what, op, ...)          \
     do {                                   \
         st = KP(c, what, op, __VA_ARGS__); \
         if (st) goto failed;               \
         ch.flag = true;                    \
     } while (0)
-    STEP(caller_started, "event_record(START, caller)", event_record, ev(KCTX_EV_START), caller);
-    if (captured) {
-        /* K25: the graph now holds a node of this launch, so it holds the
-         * context: attach its lifetime token. Not earlier: a launch refused
-         * before anything was enqueued must leave no token behind (K9). */
-        atomic_fetch_add(&c->tokens_in_use, 1);
-        st = KP(c, "graph_attach_hook(lifetime token)", graph_attach_hook, graph, token_hook,
-                (void *)(uintptr_t)c->handle);
-        if (st) {
-            atomic_fetch_sub(&c->tokens_in_use, 1);
-            goto failed;
-        }
-    }
-    STEP(aicpu_waited, "stream_wait_event(AICPU, START)", stream_wait_event, cpu,
-         ev(KCTX_EV_START));
-    if (ho)
-        STEP(acquire, "launch(acquire)", launch, cpu, c->prog_fn[KCTX_PROG_ACQUIRE],
-             KCTX_PTARGET_AICPU, 1, &step, sizeof step);
-    else {
-        const kctx_rt_acquire_params ap = {arch, id};
-        STEP(acquire, "launch(acquire)", launch, cpu, c->prog_fn[KCTX_PROG_ACQUIRE],
-             KCTX_PTARGET_AICPU, 1, &ap, sizeof ap);
-    }
-    STEP(aicore_started, "event_record(AICORE_START, AICPU)", event_record,
-         ev(KCTX_EV_AICORE_START), cpu);
-    STEP(aicore_waited, "stream_wait_event(AICore, AICORE_START)", stream_wait_event, core,
-         ev(KCTX_EV_AICORE_START));
-    if (ho) {
-        st = enqueue_tasks(c, tl, u, args, core, id, sbuf, &ch.worker);
-        if (st) goto failed;
-    } else {
-        /* one worker per core, but never more than the callable has blocks:
-         * a one-block callable's launch starts one worker, not a gang that
-         * would only report in and leave */
-        uint32_t workers =
-            u->total_blocks < c->core_count ? (uint32_t)u->total_blocks : c->core_count;
-        const kctx_rt_worker_params wp = {arch,  id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h,
-                                          flags, 0};
-        STEP(worker, "launch(worker)", launch, core, c->prog_fn[KCTX_PROG_WORKER],
-             KCTX_PTARGET_AICORE, workers ? workers : 1, &wp, sizeof wp);
-    }
-    STEP(aicore_done, "event_record(AICORE_DONE, AICore)", event_record, ev(KCTX_EV_AICORE_DONE),
-         core);
-    if (!ho)
-        STEP(scheduler, "launch(scheduler)", launch, cpu, c->prog_fn[KCTX_PROG_SCHEDULER],
-             KCTX_PTARGET_AICPU, 1, sp, ssize);
-    STEP(aicpu_joined, "stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event, cpu,
-         ev(KCTX_EV_AICORE_DONE));
-    if (ho) /* after the tasks: the holder's guard is released only once they ran */
-        STEP(scheduler, "launch(finalize)", launch, cpu, c->prog_fn[KCTX_PROG_FINALIZE],
-             KCTX_PTARGET_AICPU, 1, &step, sizeof step);
-    STEP(aicpu_done, "event_record(AICPU_DONE, AICPU)", event_record, ev(KCTX_EV_AICPU_DONE), cpu);
-    STEP(caller_joined, "stream_wait_event(caller, AICPU_DONE)", stream_wait_event, caller,
-         ev(KCTX_EV_AICPU_DONE));
-    st = KP(c, "event_record(SERIAL_TAIL, caller)", event_record, ev(KCTX_EV_SERIAL_TAIL), caller);
-    if (st) goto failed;
-    return KCTX_OK;
-#undef STEP
 
-failed:;
-    /* Nothing enqueued yet: a plain refusal (K9). A lost device cannot
-     * honour compensation (and program mode's recovery already abandoned
-     * the handles, K31). */
-    if (!ch.caller_started) return st;
+/* K25: a captured launch's graph holds a node of it (START, just
+ * recorded), so it holds the context: attach its lifetime token. Not
+ * earlier: a launch refused before anything was enqueued must leave no
+ * token behind (K9). */
+static inline kctx_status attach_token(kctx_ctx *c, uint64_t *tl, kctx_pgraph graph) {
+    atomic_fetch_add(&c->tokens_in_use, 1);
+    kctx_status st = KP(c, "graph_attach_hook(lifetime token)", graph_attach_hook, graph,
+                        token_hook, (void *)(uintptr_t)c->handle);
+    if (st) atomic_fetch_sub(&c->tokens_in_use, 1);
+    return st;
+}
+
+/* How a failed chain releases the acquire's guard (K23, K24): the AICPU
+ * program in `prog`'s slot with `params`, enqueued before the AICore
+ * stream is joined back (RESIDENT's scheduler in abort mode: it ends the
+ * run, the workers leave) or after it (`after_join`: HOST_ORDERED's
+ * finalize, which releases the guard once the tasks enqueued ran, gated:
+ * the context is poisoned). */
+typedef struct chain_release {
+    const char *what;
+    int prog;
+    const void *params;
+    size_t size;
+    bool after_join;
+} chain_release;
+
+/* One compensation call's status into `*comp`: the first failure is the
+ * one reported. */
+static inline kctx_status comp_keep(kctx_status *comp, kctx_status cs) {
+    if (cs && !*comp) *comp = cs;
+    return cs;
+}
+
+/* chain_compensate's release of the guard: `rel`'s program on the AICPU
+ * stream, or else the abort word. */
+static void release_guard(kctx_ctx *c, uint64_t *tl, const chain_release *rel, uint64_t id,
+                          kctx_status *comp) {
+    if (!comp_keep(comp, KP(c, rel->what, launch, c->streams[KCTX_STREAM_AICPU].h,
+                            c->prog_fn[rel->prog], KCTX_PTARGET_AICPU, 1, rel->params, rel->size)))
+        return;
+    /* It could not be enqueued (the launch path fails the same way twice):
+     * tell the device through a path that cannot fail like an enqueue, the
+     * streamless host write K35 uses. The acquire then takes no guard (or
+     * its guard is freed for the next acquire) and the workers leave, so
+     * the chain still comes back to the caller. */
+    if (c->phase != KCTX_PHASE_QUARANTINED) {
+        kctx_pdevptr abort_word =
+            c->mem[KCTX_MEM_RUNTIME_IMAGE].h + offsetof(kctx_rt_image, abort_launch);
+        comp_keep(comp, KP(c, "atomic_write_u32(abort word)", atomic_write_u32, abort_word,
+                           (uint32_t)id));
+    }
+}
+
+/* K24, for both builders: step `st` of launch `id` failed, `ch` says how
+ * far the chain got. Nothing enqueued yet: a plain refusal (K9). Else the
+ * chain is driven back to the caller stream: the guard released (`rel`,
+ * before or after the AICore join), the AICore stream joined back into the
+ * AICPU stream, the AICPU stream into the caller's; then the context is
+ * poisoned, and the launch reports both the step's failure and the
+ * compensation's. Out of line: a launch that succeeds pays nothing for it. */
+__attribute__((noinline)) static kctx_status
+chain_compensate(kctx_ctx *c, uint64_t *tl, kctx_status st, const chain *ch, kctx_pstream caller,
+                 bool captured, uint64_t id, const chain_release *rel) {
+    if (!ch->caller_started) return st;
+    /* A lost device cannot honour compensation (and program mode's
+     * recovery already abandoned the handles, K31). */
     if (c->phase == KCTX_PHASE_QUARANTINED || c->phase == KCTX_PHASE_CLOSED)
         return st; /* DEVICE_LOST (K29) */
     char sub[KCTX_MSG];
     snprintf(sub, sizeof sub, "%s", kctx_thread_last_error());
-    /* K24: drive the chain back to the caller stream. The acquire step may
-     * hold the guard and workers may be waiting for the run: the scheduler
-     * in abort mode ends the run (workers leave) and releases the guard. */
-    kctx_status comp = KCTX_OK, cs;
-#define COMP(what, op, ...)                \
-    do {                                   \
-        cs = KP(c, what, op, __VA_ARGS__); \
-        if (cs && !comp) comp = cs;        \
-    } while (0)
-    kctx_pdevptr abort_word =
-        c->mem[KCTX_MEM_RUNTIME_IMAGE].h + offsetof(kctx_rt_image, abort_launch);
-    if (!ho && ch.acquire && !ch.scheduler) {
-        sp->mode = KCTX_RT_SCHED_ABORT;
-        sp->nargs = 0; /* the abort carries no snapshot */
-        COMP("launch(scheduler abort)", launch, cpu, c->prog_fn[1], KCTX_PTARGET_AICPU, 1, sp,
-             sizeof *sp);
-        /* The abort could not be enqueued either (the launch path fails the
-         * same way twice): tell the device through a path that cannot fail
-         * like an enqueue, the streamless host write K35 uses. The acquire
-         * then takes no guard (or its guard is freed) and the workers leave,
-         * so the chain still comes back to the caller. */
-        if (cs && c->phase != KCTX_PHASE_QUARANTINED)
-            COMP("atomic_write_u32(abort word)", atomic_write_u32, abort_word, (uint32_t)id);
-    }
-    if (ch.aicore_waited && !ch.aicore_done)
-        COMP("event_record(AICORE_DONE, AICore)", event_record, ev(KCTX_EV_AICORE_DONE), core);
-    if (ch.aicore_waited && !ch.aicpu_joined)
-        COMP("stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event, cpu,
-             ev(KCTX_EV_AICORE_DONE));
-    if (ho && ch.acquire && !ch.scheduler) {
-        /* Host-ordered: the finalize releases the guard after the tasks
-         * that were enqueued (gated: the context is poisoned below). If it
-         * cannot be enqueued, the abort word frees the guard for the next
-         * acquire. */
-        COMP("launch(finalize)", launch, cpu, c->prog_fn[KCTX_PROG_FINALIZE], KCTX_PTARGET_AICPU, 1,
-             &step, sizeof step);
-        if (cs && c->phase != KCTX_PHASE_QUARANTINED)
-            COMP("atomic_write_u32(abort word)", atomic_write_u32, abort_word, (uint32_t)id);
-    }
-    if (ch.aicpu_waited && !ch.aicpu_done)
-        COMP("event_record(AICPU_DONE, AICPU)", event_record, ev(KCTX_EV_AICPU_DONE), cpu);
-    if (ch.aicpu_waited && !ch.caller_joined)
-        COMP("stream_wait_event(caller, AICPU_DONE)", stream_wait_event, caller,
-             ev(KCTX_EV_AICPU_DONE));
-#undef COMP
-#undef ev
+    const kctx_pstream cpu = c->streams[KCTX_STREAM_AICPU].h,
+                       core = c->streams[KCTX_STREAM_AICORE].h;
+    const bool release = ch->acquire && !ch->release;
+    kctx_status comp = KCTX_OK;
+    if (release && !rel->after_join) release_guard(c, tl, rel, id, &comp);
+    if (ch->aicore_waited && !ch->aicore_done)
+        comp_keep(&comp, KP(c, "event_record(AICORE_DONE, AICore)", event_record,
+                            ev(KCTX_EV_AICORE_DONE), core));
+    if (ch->aicore_waited && !ch->aicpu_joined)
+        comp_keep(&comp, KP(c, "stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event, cpu,
+                            ev(KCTX_EV_AICORE_DONE)));
+    if (release && rel->after_join) release_guard(c, tl, rel, id, &comp);
+    if (ch->aicpu_waited && !ch->aicpu_done)
+        comp_keep(&comp, KP(c, "event_record(AICPU_DONE, AICPU)", event_record,
+                            ev(KCTX_EV_AICPU_DONE), cpu));
+    if (ch->aicpu_waited && !ch->caller_joined)
+        comp_keep(&comp, KP(c, "stream_wait_event(caller, AICPU_DONE)", stream_wait_event, caller,
+                            ev(KCTX_EV_AICPU_DONE)));
     char msg[3 * KCTX_MSG];
     snprintf(msg, sizeof msg, "launch failed after enqueueing started: %s%s%s", sub,
              comp ? "; compensation also failed: " : "", comp ? kctx_thread_last_error() : "");
@@ -422,6 +372,149 @@ failed:;
     if (captured) st = KCTX_CAPTURE_BROKEN;
     kctx__fail(c, st, "%s%s", msg, captured ? " (inside a capture: discard that capture)" : "");
     return st;
+}
+
+/* RESIDENT's chain (K20): the device programs dispatch the callable's
+ * tasks. Its platform calls, in order (stream: call):
+ *   caller: event_record(START); graph_attach_hook (captured only, K25)
+ *   AICPU:  stream_wait_event(START); launch(acquire); event_record(AICORE_START)
+ *   AICore: stream_wait_event(AICORE_START); launch(worker); event_record(AICORE_DONE)
+ *   AICPU:  launch(scheduler, with the args snapshot); stream_wait_event(AICORE_DONE);
+ *           event_record(AICPU_DONE)
+ *   caller: stream_wait_event(AICPU_DONE); event_record(SERIAL_TAIL)
+ * AICORE_START is recorded before the scheduler's launch: the scheduler
+ * waits for the cores to report in. On failure, the scheduler in abort
+ * mode releases the guard (chain_compensate). */
+static kctx_status enqueue_chain_resident(kctx_ctx *c, uint64_t *tl, const kctx_upload *u,
+                                          const kctx_arg *args, uint32_t nargs, kctx_pstream caller,
+                                          kctx_pgraph graph) {
+    const kctx_pstream cpu = c->streams[KCTX_STREAM_AICPU].h,
+                       core = c->streams[KCTX_STREAM_AICORE].h;
+    const uint64_t id = ++c->launch_seq, arch = c->mem[KCTX_MEM_ARCH_TABLE].h;
+    const uint32_t flags = c->trace ? KCTX_RT_FLAG_TRACE : 0; /* by value into every replay (K32) */
+    /* the scheduler's block, args by value on the stack (K19, K22): its
+     * header, then the args snapshot */
+    _Alignas(16) unsigned char sbuf[SNAPSHOT_LIMIT];
+    kctx_rt_scheduler_params *sp = (kctx_rt_scheduler_params *)sbuf;
+    const size_t ssize = sizeof *sp + (size_t)nargs * sizeof(kctx_rt_arg);
+    *sp = (kctx_rt_scheduler_params){
+        arch, id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h, KCTX_RT_SCHED_RUN, nargs, flags, 0};
+    for (uint32_t i = 0; i < nargs; i++)
+        sp->snapshot[i] = (kctx_rt_arg){args[i].value, args[i].size};
+    /* one worker per core, but never more than the callable has blocks: a
+     * one-block callable's launch starts one worker, not a gang that would
+     * only report in and leave */
+    const uint32_t workers =
+        u->total_blocks < c->core_count ? (uint32_t)u->total_blocks : c->core_count;
+    const kctx_rt_acquire_params ap = {arch, id};
+    const kctx_rt_worker_params wp = {arch,  id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h,
+                                      flags, 0};
+
+    chain ch = {0};
+    kctx_status st;
+    /* from the first enqueue on, the context's streams may join the capture (K34) */
+    if (graph) c->streams_maybe_captured = true;
+    STEP(caller_started, "event_record(START, caller)", event_record, ev(KCTX_EV_START), caller);
+    if (graph && (st = attach_token(c, tl, graph)) != KCTX_OK) goto failed;
+    STEP(aicpu_waited, "stream_wait_event(AICPU, START)", stream_wait_event, cpu,
+         ev(KCTX_EV_START));
+    STEP(acquire, "launch(acquire)", launch, cpu, c->prog_fn[KCTX_PROG_ACQUIRE], KCTX_PTARGET_AICPU,
+         1, &ap, sizeof ap);
+    STEP(aicore_started, "event_record(AICORE_START, AICPU)", event_record,
+         ev(KCTX_EV_AICORE_START), cpu);
+    STEP(aicore_waited, "stream_wait_event(AICore, AICORE_START)", stream_wait_event, core,
+         ev(KCTX_EV_AICORE_START));
+    STEP(worker, "launch(worker)", launch, core, c->prog_fn[KCTX_PROG_WORKER], KCTX_PTARGET_AICORE,
+         workers ? workers : 1, &wp, sizeof wp);
+    STEP(aicore_done, "event_record(AICORE_DONE, AICore)", event_record, ev(KCTX_EV_AICORE_DONE),
+         core);
+    STEP(release, "launch(scheduler)", launch, cpu, c->prog_fn[KCTX_PROG_SCHEDULER],
+         KCTX_PTARGET_AICPU, 1, sp, ssize);
+    STEP(aicpu_joined, "stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event, cpu,
+         ev(KCTX_EV_AICORE_DONE));
+    STEP(aicpu_done, "event_record(AICPU_DONE, AICPU)", event_record, ev(KCTX_EV_AICPU_DONE), cpu);
+    STEP(caller_joined, "stream_wait_event(caller, AICPU_DONE)", stream_wait_event, caller,
+         ev(KCTX_EV_AICPU_DONE));
+    st = KP(c, "event_record(SERIAL_TAIL, caller)", event_record, ev(KCTX_EV_SERIAL_TAIL), caller);
+    if (st) goto failed;
+    return KCTX_OK;
+
+failed:
+    /* the abort carries no snapshot */
+    sp->mode = KCTX_RT_SCHED_ABORT;
+    sp->nargs = 0;
+    return chain_compensate(
+        c, tl, st, &ch, caller, graph != 0, id,
+        &(chain_release){"launch(scheduler abort)", KCTX_PROG_SCHEDULER, sp, sizeof *sp, false});
+}
+
+/* HOST_ORDERED's chain (§0b): the host enqueues the callable's tasks. Its
+ * platform calls, in order (stream: call):
+ *   caller: event_record(START); graph_attach_hook (captured only, K25)
+ *   AICPU:  stream_wait_event(START); launch(acquire); event_record(AICORE_START)
+ *   AICore: stream_wait_event(AICORE_START); launch(task) per task, in the
+ *           image's order (enqueue_tasks); event_record(AICORE_DONE)
+ *   AICPU:  stream_wait_event(AICORE_DONE); launch(finalize); event_record(AICPU_DONE)
+ *   caller: stream_wait_event(AICPU_DONE); event_record(SERIAL_TAIL)
+ * The finalize comes after the tasks: the holder's guard is released only
+ * once they ran. On failure, the finalize releases it (chain_compensate). */
+static kctx_status enqueue_chain_host_ordered(kctx_ctx *c, uint64_t *tl, const kctx_upload *u,
+                                              const kctx_arg *args, kctx_pstream caller,
+                                              kctx_pgraph graph) {
+    const kctx_pstream cpu = c->streams[KCTX_STREAM_AICPU].h,
+                       core = c->streams[KCTX_STREAM_AICORE].h;
+    const uint64_t id = ++c->launch_seq;
+    /* the acquire's and the finalize's block; flags by value into every replay (K32) */
+    const kctx_rt_step_params step = {c->mem[KCTX_MEM_ARCH_TABLE].h, id,
+                                      c->trace ? KCTX_RT_FLAG_TRACE : 0, 0};
+    /* the tasks' blocks, args by value on the stack (K19, K22) */
+    _Alignas(16) unsigned char sbuf[SNAPSHOT_LIMIT];
+
+    chain ch = {0};
+    kctx_status st;
+    /* from the first enqueue on, the context's streams may join the capture (K34) */
+    if (graph) c->streams_maybe_captured = true;
+    STEP(caller_started, "event_record(START, caller)", event_record, ev(KCTX_EV_START), caller);
+    if (graph && (st = attach_token(c, tl, graph)) != KCTX_OK) goto failed;
+    STEP(aicpu_waited, "stream_wait_event(AICPU, START)", stream_wait_event, cpu,
+         ev(KCTX_EV_START));
+    STEP(acquire, "launch(acquire)", launch, cpu, c->prog_fn[KCTX_PROG_ACQUIRE], KCTX_PTARGET_AICPU,
+         1, &step, sizeof step);
+    STEP(aicore_started, "event_record(AICORE_START, AICPU)", event_record,
+         ev(KCTX_EV_AICORE_START), cpu);
+    STEP(aicore_waited, "stream_wait_event(AICore, AICORE_START)", stream_wait_event, core,
+         ev(KCTX_EV_AICORE_START));
+    if ((st = enqueue_tasks(c, tl, u, args, core, id, sbuf, &ch.worker)) != KCTX_OK) goto failed;
+    STEP(aicore_done, "event_record(AICORE_DONE, AICore)", event_record, ev(KCTX_EV_AICORE_DONE),
+         core);
+    STEP(aicpu_joined, "stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event, cpu,
+         ev(KCTX_EV_AICORE_DONE));
+    STEP(release, "launch(finalize)", launch, cpu, c->prog_fn[KCTX_PROG_FINALIZE],
+         KCTX_PTARGET_AICPU, 1, &step, sizeof step);
+    STEP(aicpu_done, "event_record(AICPU_DONE, AICPU)", event_record, ev(KCTX_EV_AICPU_DONE), cpu);
+    STEP(caller_joined, "stream_wait_event(caller, AICPU_DONE)", stream_wait_event, caller,
+         ev(KCTX_EV_AICPU_DONE));
+    st = KP(c, "event_record(SERIAL_TAIL, caller)", event_record, ev(KCTX_EV_SERIAL_TAIL), caller);
+    if (st) goto failed;
+    return KCTX_OK;
+
+failed:
+    return chain_compensate(
+        c, tl, st, &ch, caller, graph != 0, id,
+        &(chain_release){"launch(finalize)", KCTX_PROG_FINALIZE, &step, sizeof step, true});
+}
+#undef STEP
+#undef ev
+
+/* Enqueue a launch's chain by the context's strategy (K20; §0b under
+ * HOST_ORDERED); on failure the builder compensates (K24). `graph`: the
+ * caller's capture, 0 when the launch is not captured. */
+static inline kctx_status enqueue_chain(kctx_ctx *c, uint64_t *tl, const kctx_upload *u,
+                                        const kctx_arg *args, uint32_t nargs, kctx_pstream caller,
+                                        kctx_pgraph graph) {
+    if (c->strategy == KCTX_STRATEGY_HOST_ORDERED)
+        return enqueue_chain_host_ordered(c, tl, u, args, caller, graph);
+    return enqueue_chain_resident(c, tl, u, args, nargs, caller, graph);
 }
 
 #undef KP_TL
