@@ -38,10 +38,12 @@
  *        terminal on ACL, K30: the driver sweep driver_fault_sweep_fatal,
  *        which recovers with the owner's reset, is N/A here): the step
  *        answers DEVICE_LOST and the context is quarantined (K29) unless
- *        the adapter absorbed that one failure; quarantined, close answers
- *        DEVICE_LOST without an ACL call, destroy BUSY, and the claim is
- *        kept (a new context's init is refused) (K30); the layer saw no
- *        violation. (fatal_one DIR STRATEGY K: one child.)
+ *        the adapter absorbed that one failure; quarantined, prepare and
+ *        close answer DEVICE_LOST without an ACL call, destroy BUSY, and
+ *        the claim is kept (a new context's init is refused) (K30); the
+ *        layer saw no violation. (fatal_one DIR STRATEGY K: one child; the
+ *        sweep and its checks are tests/common/kctx_test_fatal_sweep.c's, shared
+ *        with tests/cuda/test_cuda.c.)
  */
 #include "fw.h"
 
@@ -49,15 +51,14 @@
 #include <kctx/sim.h>
 
 #include "fault_layer.h"
+#include "kctx_test_fatal_sweep.h"
 
 #include "kctx_test_common.h"
 
 #include <dlfcn.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 const fw_driver *fw_acl_driver(void);
 
@@ -383,7 +384,7 @@ static void mode_absent(void) {
 }
 
 /* One child of mode_fatal: call k of init, prepare and close fails with the
- * fatal code. Exit 3: call k was not reached (the sweep is done). */
+ * fatal code (kctx_test_fatal_sweep.h). Exit 3: call k was not reached. */
 static int mode_fatal_one(const char *images, const char *strategy, uint64_t k) {
     fw = fw_acl_driver();
     const kfl_control *L = fw->fault_layer ? fw->fault_layer() : NULL;
@@ -394,122 +395,19 @@ static int mode_fatal_one(const char *images, const char *strategy, uint64_t k) 
     size_t img_size = 0;
     void *img = ktc_read_file(path, &img_size, why, sizeof why);
     CHECK(img != NULL, "%s", why);
-    if (!L || !img) return 1;
-    kctx_context c = 0;
-    CHECK_K(kctx_context_create("acl", &c), KCTX_OK);
-    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
-    cfg.strategy = strategy_of(strategy);
-    L->reset();
-    L->arm(k, L->fatal_code);
-    L->watch(1);
-    const char *step = "kernel init";
-    kctx_status st = kctx_kernel_init(c, &cfg);
-    if (st == KCTX_OK) step = "prepare", st = kctx_prepare(c, 1, img, img_size);
-    if (st == KCTX_OK) step = "close", st = kctx_close(c);
-    L->watch(0);
-    char fired[100];
-    snprintf(fired, sizeof fired, "%s", L->fired());
-    L->arm(0, 0);
-    if (!fired[0]) {
-        CHECK_K(kctx_destroy(c), KCTX_OK);
-        free(img);
-        return ktc_summary(stdout, g_passed, g_failed, 0) ? 1 : 3;
-    }
-    kctx_status lost = KCTX_OK;
-    (void)kctx_runtime_error(c, &lost, NULL, 0);
-    printf("call %llu (%s) fatal: %s answers %s, runtime error %s\n", (unsigned long long)k, fired,
-           step, kctx_status_name(st), kctx_status_name(lost));
-    if (lost == KCTX_DEVICE_LOST) {
-        CHECK(st == KCTX_DEVICE_LOST, "call %llu (%s): %s answers %s, not DEVICE_LOST (K29)",
-              (unsigned long long)k, fired, step, kctx_status_name(st));
-        uint64_t before = L->calls();
-        L->watch(1);
-        st = kctx_close(c);
-        L->watch(0);
-        CHECK(st == KCTX_DEVICE_LOST, "call %llu (%s): close of a quarantined context: %s (K30)",
-              (unsigned long long)k, fired, kctx_status_name(st));
-        CHECK(L->calls() == before,
-              "call %llu (%s): close of a quarantined context made %llu ACL "
-              "call(s) (K30)",
-              (unsigned long long)k, fired, (unsigned long long)(L->calls() - before));
-        CHECK_K(kctx_destroy(c), KCTX_BUSY);
-        /* the claim is kept: a new context cannot take the device */
-        kctx_context d = 0;
-        CHECK_K(kctx_context_create("acl", &d), KCTX_OK);
-        kctx_kernel_config dcfg = KCTX_KERNEL_CONFIG_INIT;
-        dcfg.strategy = cfg.strategy;
-        L->watch(1);
-        st = kctx_kernel_init(d, &dcfg);
-        L->watch(0);
-        CHECK(st != KCTX_OK,
-              "call %llu (%s): a new context's init succeeds beside a quarantined "
-              "one (K30: the claim is kept)",
-              (unsigned long long)k, fired);
-    } else if (st == KCTX_DEVICE_LOST) {
-        /* lost before the context held anything (the claim not taken):
-         * nothing to quarantine; the device is free */
-        kctx_phase ph = KCTX_PHASE_READY;
-        (void)kctx_get_phase(c, &ph);
-        CHECK(ph == KCTX_PHASE_NEW,
-              "call %llu (%s): %s answers DEVICE_LOST, phase %d, not "
-              "quarantined (K29)",
-              (unsigned long long)k, fired, step, (int)ph);
-        CHECK_K(kctx_destroy(c), KCTX_OK);
-        kctx_context d = 0;
-        CHECK_K(kctx_context_create("acl", &d), KCTX_OK);
-        kctx_kernel_config dcfg = KCTX_KERNEL_CONFIG_INIT;
-        dcfg.strategy = cfg.strategy;
-        L->watch(1);
-        CHECK_K(kctx_kernel_init(d, &dcfg), KCTX_OK);
-        CHECK_K(kctx_close(d), KCTX_OK);
-        L->watch(0);
-        CHECK_K(kctx_destroy(d), KCTX_OK);
-        CHECK(L->live() == 0, "call %llu (%s): %llu handle(s) kctx made are still alive",
-              (unsigned long long)k, fired, (unsigned long long)L->live());
-    } else {
-        /* the adapter absorbed the one failure: nothing failed */
-        CHECK(st == KCTX_OK, "call %llu (%s): %s answers %s, neither DEVICE_LOST nor OK (K29)",
-              (unsigned long long)k, fired, step, kctx_status_name(st));
-        kctx_phase ph = KCTX_PHASE_NEW;
-        (void)kctx_get_phase(c, &ph);
-        L->watch(1);
-        if (ph != KCTX_PHASE_NEW && ph != KCTX_PHASE_CLOSED) CHECK_K(kctx_close(c), KCTX_OK);
-        L->watch(0);
-        CHECK_K(kctx_destroy(c), KCTX_OK);
-        CHECK(L->live() == 0, "call %llu (%s): %llu handle(s) kctx made are still alive",
-              (unsigned long long)k, fired, (unsigned long long)L->live());
-    }
-    char first[400];
-    uint64_t v = L->violations(first, sizeof first);
-    CHECK(v == 0, "call %llu (%s): %llu violation(s) below the adapter; first: %s",
-          (unsigned long long)k, fired, (unsigned long long)v, first);
+    if (!L || !img) return ktc_summary(stdout, g_passed, g_failed, 0);
+    int rc = ktc_fatal_one("acl", L, strategy_of(strategy), img, img_size, k);
     free(img);
-    return ktc_summary(stdout, g_passed, g_failed, 0);
+    return rc;
 }
 
 /* Each call k = 1, 2, ... in a child of its own, until one is not reached. */
 static void mode_fatal(const char *self, const char *images, const char *strategy) {
-    uint64_t k = 1;
-    for (; k < 1000; k++) {
-        char ks[32];
-        snprintf(ks, sizeof ks, "%llu", (unsigned long long)k);
-        char *args[] = {(char *)self, "fatal_one", (char *)images, (char *)strategy, ks, NULL};
-        extern char **environ;
-        pid_t pid = 0;
-        int wst = 0;
-        if (posix_spawn(&pid, self, NULL, NULL, args, environ) != 0 ||
-            waitpid(pid, &wst, 0) != pid) {
-            CHECK(0, "cannot run %s fatal_one", self);
-            return;
-        }
-        const int code = WIFEXITED(wst) ? WEXITSTATUS(wst) : 128;
-        if (code == 3) break;
-        CHECK(code == 0, "fatal_one %llu: exit %d", (unsigned long long)k, code);
-        if (code) return;
-    }
-    CHECK(k > 20, "only %llu ACL calls swept", (unsigned long long)k - 1);
+    const char *args[] = {"fatal_one", images, strategy};
+    uint64_t n = ktc_fatal_sweep(self, args, 3);
+    CHECK(n > 20, "%llu ACL calls swept (0: a child failed, above)", (unsigned long long)n);
     printf("%llu ACL calls of init, prepare and close, each failed once with a fatal code\n",
-           (unsigned long long)k - 1);
+           (unsigned long long)n);
 }
 
 int main(int argc, char **argv) {

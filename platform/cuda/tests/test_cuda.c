@@ -17,6 +17,24 @@
  *                          epoch on CUDA the quarantine is terminal (K30):
  *                          close says so and keeps everything, destroy is
  *                          BUSY; still no lifecycle call (K4).
+ *   test_cuda fatal_sweep DIR  through the failing layer in front of the
+ *                          double (KCTX_CUDA_DRIVER is tests/cuda_double/
+ *                          fault_layer.c's library): each driver call of
+ *                          kernel init, prepare and close failed with a
+ *                          fatal code (CUDA_ERROR_LAUNCH_FAILED), one per
+ *                          child process (quarantine is terminal on CUDA,
+ *                          K30: the driver sweep driver_fault_sweep_fatal,
+ *                          which recovers with the owner's reset, is N/A
+ *                          here): the step answers DEVICE_LOST and the
+ *                          context is quarantined (K29) unless the call
+ *                          came before the context held anything or the
+ *                          adapter absorbed that one failure; quarantined,
+ *                          prepare and close answer DEVICE_LOST without a
+ *                          driver call, destroy BUSY, and the claim is kept
+ *                          (a new context's init is refused) (K30); the
+ *                          layer saw no violation. (fatal_one DIR K: one
+ *                          child; tests/common/kctx_test_fatal_sweep.c, shared
+ *                          with the acl platform's test.)
  *   test_cuda destroy DIR  the driver double only: K28 seen from the
  *                          driver's side. On every destruction path (NEW,
  *                          NEW after a rolled-back init, CLOSED, the
@@ -44,7 +62,9 @@
 #include <kctx/image.h>
 #include <kctx/kctx.h>
 
+#include "fault_layer.h"
 #include "kctx_test_common.h"
+#include "kctx_test_fatal_sweep.h"
 
 #include <kctx/sim.h>
 
@@ -286,6 +306,32 @@ static void mode_fatal(const char *images) {
     for (size_t i = 0; i < N_LIFECYCLE; i++)
         CHECK(calls(k_lifecycle[i]) == 0, "K4: the adapter called %s", k_lifecycle[i]);
     free(img); /* the context keeps its device objects: they are the lost device's */
+}
+
+/* One child of mode_fatal_sweep: call k of kernel init, prepare and close
+ * fails with the layer's fatal code, CUDA_ERROR_LAUNCH_FAILED
+ * (kctx_test_fatal_sweep.h). Exit 3: call k was not reached. */
+static int mode_fatal_one(const char *images, uint64_t k) {
+    fw = fw_cuda_driver();
+    const kfl_control *L = fw->fault_layer ? fw->fault_layer() : NULL;
+    CHECK(L != NULL, "no failing layer in front of the double (KCTX_CUDA_DRIVER=%s)",
+          getenv("KCTX_CUDA_DRIVER") ? getenv("KCTX_CUDA_DRIVER") : "(unset)");
+    size_t img_size = 0;
+    void *img = read_image(images, "vector_add", &img_size);
+    if (!L || !img) return ktc_summary(stdout, g_passed, g_failed, 0);
+    int rc = ktc_fatal_one("cuda", L, KCTX_STRATEGY_HOST_ORDERED, img, img_size, k);
+    free(img);
+    return rc;
+}
+
+/* K29, K30 below the adapter: each call k = 1, 2, ... in a child of its
+ * own (quarantine is terminal), until one is not reached. */
+static void mode_fatal_sweep(const char *self, const char *images) {
+    const char *args[] = {"fatal_one", images};
+    uint64_t n = ktc_fatal_sweep(self, args, 2);
+    CHECK(n > 20, "%llu driver calls swept (0: a child failed, above)", (unsigned long long)n);
+    printf("%llu driver calls of init, prepare and close, each failed once with a fatal code\n",
+           (unsigned long long)n);
 }
 
 /* K28 from the driver's side. */
@@ -798,6 +844,10 @@ int main(int argc, char **argv) {
         mode_rt_no_binary();
     else if (argc >= 3 && strcmp(argv[1], "fatal") == 0)
         mode_fatal(argv[2]);
+    else if (argc >= 3 && strcmp(argv[1], "fatal_sweep") == 0)
+        mode_fatal_sweep(argv[0], argv[2]);
+    else if (argc >= 4 && strcmp(argv[1], "fatal_one") == 0)
+        return mode_fatal_one(argv[2], strtoull(argv[3], NULL, 10));
     else if (argc >= 3 && strcmp(argv[1], "destroy") == 0)
         mode_destroy(argv[2]);
     else if (argc >= 2 && strcmp(argv[1], "nodevice") == 0)
@@ -809,11 +859,11 @@ int main(int argc, char **argv) {
     else if (argc >= 2 && strcmp(argv[1], "stub") == 0)
         mode_unavailable("stub library (CUDA_ERROR_STUB_LIBRARY)");
     else {
-        fprintf(
-            stderr,
-            "usage: %s lifecycle IMAGES | fatal IMAGES | destroy IMAGES | absent | stub | nodevice "
-            "| olddriver\n",
-            argv[0]);
+        fprintf(stderr,
+                "usage: %s lifecycle IMAGES | fatal IMAGES | fatal_sweep IMAGES | destroy IMAGES | "
+                "absent "
+                "| stub | nodevice | olddriver\n",
+                argv[0]);
         return 2;
     }
     return ktc_summary(stdout, g_passed, g_failed, 0);

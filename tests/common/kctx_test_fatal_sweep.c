@@ -1,0 +1,161 @@
+/*
+ * kctx_test_fatal_sweep.c — the per-process fatal sweep below a platform adapter
+ * (kctx_test_fatal_sweep.h says what it checks). Its checks count in this
+ * translation unit (kctx_test_check.h): ktc_fatal_one prints their summary.
+ */
+#include "kctx_test_fatal_sweep.h"
+
+#include <kctx/kctx.h>
+
+#include "kctx_test_common.h"
+
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "kctx_test_check.h"
+
+/* The call just made (st) by a step is refused DEVICE_LOST, with no call
+ * of the runtime (K29, K30). */
+static void refused_without_a_call(kctx_status st, uint64_t made, const char *api, uint64_t k,
+                                   const char *fired, const char *what) {
+    CHECK(st == KCTX_DEVICE_LOST, "call %llu (%s): %s of a quarantined context: %s (K29, K30)",
+          (unsigned long long)k, fired, what, kctx_status_name(st));
+    CHECK(made == 0, "call %llu (%s): %s of a quarantined context made %llu %s call(s) (K30)",
+          (unsigned long long)k, fired, what, (unsigned long long)made, api);
+}
+
+/* A new context's kernel init on the device (its calls watched). */
+static kctx_status init_another(const char *platform, const kfl_control *L, uint32_t strategy,
+                                kctx_context *d) {
+    CHECK_K(kctx_context_create(platform, d), KCTX_OK);
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    cfg.strategy = strategy;
+    L->watch(1);
+    kctx_status st = kctx_kernel_init(*d, &cfg);
+    L->watch(0);
+    return st;
+}
+
+int ktc_fatal_one(const char *platform, const kfl_control *L, uint32_t strategy, const void *img,
+                  size_t img_size, uint64_t k) {
+    kctx_context c = 0;
+    CHECK_K(kctx_context_create(platform, &c), KCTX_OK);
+    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
+    cfg.strategy = strategy;
+    L->reset();
+    L->arm(k, L->fatal_code);
+    L->watch(1);
+    const char *step = "kernel init";
+    kctx_status st = kctx_kernel_init(c, &cfg);
+    if (st == KCTX_OK) step = "prepare", st = kctx_prepare(c, 1, img, img_size);
+    if (st == KCTX_OK) step = "close", st = kctx_close(c);
+    L->watch(0);
+    char fired[100];
+    snprintf(fired, sizeof fired, "%s", L->fired());
+    L->arm(0, 0);
+    if (!fired[0]) {
+        CHECK_K(kctx_destroy(c), KCTX_OK);
+        return ktc_summary(stdout, g_passed, g_failed, 0) ? 1 : 3;
+    }
+    kctx_status lost = KCTX_OK;
+    (void)kctx_runtime_error(c, &lost, NULL, 0);
+    printf("call %llu (%s) fatal: %s answers %s, runtime error %s\n", (unsigned long long)k, fired,
+           step, kctx_status_name(st), kctx_status_name(lost));
+    if (lost == KCTX_DEVICE_LOST) {
+        CHECK(st == KCTX_DEVICE_LOST, "call %llu (%s): %s answers %s, not DEVICE_LOST (K29)",
+              (unsigned long long)k, fired, step, kctx_status_name(st));
+        kctx_phase ph = KCTX_PHASE_NEW;
+        (void)kctx_get_phase(c, &ph);
+        CHECK(ph == KCTX_PHASE_QUARANTINED, "call %llu (%s): phase %s, not QUARANTINED (K29)",
+              (unsigned long long)k, fired, kctx_phase_name(ph));
+        uint64_t before = L->calls();
+        L->watch(1);
+        st = kctx_prepare(c, 2, img, img_size);
+        L->watch(0);
+        refused_without_a_call(st, L->calls() - before, L->api, k, fired, "prepare");
+        before = L->calls();
+        L->watch(1);
+        st = kctx_close(c);
+        L->watch(0);
+        refused_without_a_call(st, L->calls() - before, L->api, k, fired, "close");
+        CHECK_K(kctx_destroy(c), KCTX_BUSY);
+        /* the claim is kept: a new context cannot take the device */
+        kctx_context d = 0;
+        st = init_another(platform, L, strategy, &d);
+        CHECK(st != KCTX_OK,
+              "call %llu (%s): a new context's init succeeds beside a quarantined "
+              "one (K30: the claim is kept)",
+              (unsigned long long)k, fired);
+    } else if (st == KCTX_DEVICE_LOST) {
+        /* lost before the context held anything (the claim not taken):
+         * nothing to quarantine; the device is free */
+        kctx_phase ph = KCTX_PHASE_READY;
+        (void)kctx_get_phase(c, &ph);
+        CHECK(ph == KCTX_PHASE_NEW,
+              "call %llu (%s): %s answers DEVICE_LOST, phase %s, not "
+              "quarantined (K29)",
+              (unsigned long long)k, fired, step, kctx_phase_name(ph));
+        CHECK_K(kctx_destroy(c), KCTX_OK);
+        kctx_context d = 0;
+        CHECK_K(init_another(platform, L, strategy, &d), KCTX_OK);
+        L->watch(1);
+        CHECK_K(kctx_close(d), KCTX_OK);
+        L->watch(0);
+        CHECK_K(kctx_destroy(d), KCTX_OK);
+        CHECK(L->live() == 0, "call %llu (%s): %llu handle(s) kctx made are still alive",
+              (unsigned long long)k, fired, (unsigned long long)L->live());
+    } else {
+        /* the adapter absorbed the one failure: nothing failed */
+        CHECK(st == KCTX_OK, "call %llu (%s): %s answers %s, neither DEVICE_LOST nor OK (K29)",
+              (unsigned long long)k, fired, step, kctx_status_name(st));
+        kctx_phase ph = KCTX_PHASE_NEW;
+        (void)kctx_get_phase(c, &ph);
+        L->watch(1);
+        if (ph != KCTX_PHASE_NEW && ph != KCTX_PHASE_CLOSED) CHECK_K(kctx_close(c), KCTX_OK);
+        L->watch(0);
+        CHECK_K(kctx_destroy(c), KCTX_OK);
+        CHECK(L->live() == 0, "call %llu (%s): %llu handle(s) kctx made are still alive",
+              (unsigned long long)k, fired, (unsigned long long)L->live());
+    }
+    char first[400];
+    uint64_t v = L->violations(first, sizeof first);
+    CHECK(v == 0, "call %llu (%s): %llu violation(s) below the adapter; first: %s",
+          (unsigned long long)k, fired, (unsigned long long)v, first);
+    return ktc_summary(stdout, g_passed, g_failed, 0);
+}
+
+uint64_t ktc_fatal_sweep(const char *self, const char *const *args, size_t nargs) {
+    enum {
+        MAX_ARGS = 8
+    };
+    if (nargs > MAX_ARGS) {
+        printf("FAIL ktc_fatal_sweep: %zu arguments, at most %d\n", nargs, MAX_ARGS);
+        return 0;
+    }
+    for (uint64_t k = 1; k < 1000; k++) {
+        char ks[32];
+        snprintf(ks, sizeof ks, "%llu", (unsigned long long)k);
+        char *argv[MAX_ARGS + 3] = {(char *)self};
+        for (size_t i = 0; i < nargs; i++) argv[1 + i] = (char *)args[i];
+        argv[1 + nargs] = ks;
+        extern char **environ;
+        pid_t pid = 0;
+        int wst = 0;
+        if (posix_spawn(&pid, self, NULL, NULL, argv, environ) != 0 ||
+            waitpid(pid, &wst, 0) != pid) {
+            printf("FAIL ktc_fatal_sweep: cannot run %s %s\n", self, nargs ? args[0] : "");
+            return 0;
+        }
+        const int code = WIFEXITED(wst) ? WEXITSTATUS(wst) : 128;
+        if (code == 3) return k - 1;
+        if (code != 0) {
+            printf("FAIL ktc_fatal_sweep: call %llu: the child exits %d\n", (unsigned long long)k,
+                   code);
+            return 0;
+        }
+    }
+    printf("FAIL ktc_fatal_sweep: call 999 still reached\n");
+    return 0;
+}
