@@ -2,7 +2,7 @@
  * adapter_entries.h — every CUDA driver entry the cuda adapter calls, with
  * its type at KCTX_CUDA_DRIVER_ABI: the adapter's counted table
  * (platform/cuda/adapter.c) and the tests' failing layer in front of the
- * driver (tests/cuda_double/fault_layer.c, which must wrap each of them)
+ * driver (platform/cuda/double/fault_layer.c, which must wrap each of them)
  * are generated from this one list. (cuda.h maps some names to versioned
  * symbols, cuMemAlloc -> cuMemAlloc_v2; the tables paste and stringify the
  * plain names, which is what cuGetProcAddress takes.)

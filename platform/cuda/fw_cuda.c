@@ -13,7 +13,7 @@
  *
  * Test hooks: a real driver has none of them (holds, live-object counts,
  * device call counters, lifecycle counters): they are NULL there. With the
- * CUDA driver double (tests/cuda_double, recognised by its
+ * CUDA driver double (platform/cuda/double, recognised by its
  * kctx_cuda_double_calls symbol), which runs on the sim, the holds and the
  * counters are the sim's (fw_sim.c's hooks: the double's handles are the
  * sim's), and the K4 lifecycle counters are the double's counts of the

@@ -19,9 +19,9 @@ kctx_declare_platform(sim
              prepare_dedup task_dispatch sim_enqueue context_footprint trace_overhead
              sim_roundtrip growth launch_instructions
   # The simulator's API (sim.h, and sim_kernel.h for the device code of its
-  # modules), its own tests (tests/: the runtime API; tests/elf: the module
+  # modules), its own tests (tests/: the runtime API; platform/sim/tests/elf: the module
   # loader), its benchmarks and its Python module.
   PUBLIC_HEADERS include/kctx/sim.h include/kctx/sim_kernel.h
-  TEST_DIRS tests tests/elf
+  TEST_DIRS tests platform/sim/tests/elf
   BENCH_DIRS bench
   PYTHON python/sim.py)

@@ -17,7 +17,7 @@
  * framework's objects). `live` counts kctx's handles not yet destroyed.
  *
  * The layer for one API is a thin file of typed wrappers (the entries, their
- * handle arguments) over this core: tests/cuda_double/fault_layer.c, ...
+ * handle arguments) over this core: platform/cuda/double/fault_layer.c, ...
  * Each exports kctx_fault_layer_control() returning kfl_control_of(...); the
  * framework drivers (fw.h, fault_layer) find it in the library kctx loaded.
  */

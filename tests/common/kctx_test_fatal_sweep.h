@@ -4,7 +4,7 @@
  * owner reset, so the conformance probe driver_fault_sweep_fatal, which
  * recovers with the owner's reset, is N/A there). Shared by the platform
  * test programs that run it (platform/acl/tests/test_acl.c,
- * tests/cuda/test_cuda.c): each has a sweep mode, which runs itself once
+ * platform/cuda/tests/test_cuda.c): each has a sweep mode, which runs itself once
  * per call k as a child in a fatal_one mode, which calls ktc_fatal_one.
  */
 #ifndef KCTX_TEST_FATAL_SWEEP_H

@@ -43,7 +43,7 @@
  *        the claim is kept (a new context's init is refused) (K30); the
  *        layer saw no violation. (fatal_one DIR STRATEGY K: one child; the
  *        sweep and its checks are tests/common/kctx_test_fatal_sweep.c's, shared
- *        with tests/cuda/test_cuda.c.)
+ *        with platform/cuda/tests/test_cuda.c.)
  */
 #include "fw.h"
 

@@ -1,7 +1,7 @@
 /*
  * fault_layer.c — the failing layer in front of the CUDA driver double
  * (tests only; tests/common/fault_layer.h says what a failing layer is):
- * build/tests/cuda_double/libkctx_cuda_fault_layer.so. KCTX_CUDA_DRIVER
+ * build/platform/cuda/double/libkctx_cuda_fault_layer.so. KCTX_CUDA_DRIVER
  * names it (kctx's adapter and the suite's framework driver load it as the
  * driver), KCTX_FAULT_LAYER_UNDER names the driver behind it (the double).
  *

@@ -18,7 +18,7 @@
  *                          close says so and keeps everything, destroy is
  *                          BUSY; still no lifecycle call (K4).
  *   test_cuda fatal_sweep DIR  through the failing layer in front of the
- *                          double (KCTX_CUDA_DRIVER is tests/cuda_double/
+ *                          double (KCTX_CUDA_DRIVER is platform/cuda/double/
  *                          fault_layer.c's library): each driver call of
  *                          kernel init, prepare and close failed with a
  *                          fatal code (CUDA_ERROR_LAUNCH_FAILED), one per
