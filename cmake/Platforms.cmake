@@ -38,6 +38,8 @@
 #                                ("" on one platform: every other benchmark)
 #     BENCHMARKS <name>...       its benchmark programs (kctx_bench_<name>)
 #     TEST_DIRS <dir>...         test directories of the platform (added with add_subdirectory))
+#     BINARY_KINDS <kind>=<number>:<minor>...  the device binary kinds it runs (callable image
+#                                variant kinds; declared built or not): cmake/BinaryKinds.cmake
 #
 # The declarations are read by including every platform/<name>/platform.cmake
 # (and those of KCTX_EXTRA_PLATFORM_DIRS) in the top-level directory, before
@@ -48,7 +50,8 @@ set(KCTX_PLATFORM_KEYS_ONE ORDER BUILT NOT_BUILT ENTRY EXPECTED_NA CONFORMANCE_I
                            DEVICE_UNIT BENCH_PREFIX)
 set(KCTX_PLATFORM_KEYS_MANY SOURCES INCLUDES LINK NOT_BUILT_SOURCES FW_DRIVERS FW_SOURCES
                             FW_INCLUDES CONFORMANCE CONFORMANCE_ARGS CONFORMANCE_ENV
-                            CONFORMANCE_DEPENDS CLI_SOURCES BENCHMARKS TEST_DIRS)
+                            CONFORMANCE_DEPENDS CLI_SOURCES BENCHMARKS TEST_DIRS BINARY_KINDS)
+include(${CMAKE_CURRENT_LIST_DIR}/BinaryKinds.cmake)
 
 # Set by kctx_platforms_read for the platform.cmake being read: its folder.
 function(kctx_declare_platform name)
@@ -221,6 +224,7 @@ function(kctx_platforms_generate out_dir)
       string(APPEND benchmarks " \\\n    X(\"${b}\")")
     endforeach()
   endforeach()
+  kctx_binary_kinds_generate(${out_dir} ${names}) # kctx_gen_binary_kinds.h (cmake/BinaryKinds.cmake)
   string(APPEND reg "\n${reg_list}\n")
   string(APPEND suite "\n${suite_list}\n")
   string(APPEND tool "\n${tool_list}\n\n${bench_list}\n\n${benchmarks}\n")

@@ -32,4 +32,6 @@ kctx_declare_platform(acl
   TEST_DIRS tests
   # launch_overhead against the ACL calls by hand (bench/acl)
   BENCH_PREFIX acl_
-  BENCHMARKS acl_launch_overhead)
+  BENCHMARKS acl_launch_overhead
+  # an Ascend binary (aclrtBinaryLoadFromData's bytes): format 1.1
+  BINARY_KINDS ascend_bin=6:1)

@@ -118,4 +118,6 @@ kctx_declare_platform(cuda
   DEVICE_UNIT "multiprocessors"
   # launch_overhead against the driver calls by hand (bench/cuda)
   BENCH_PREFIX cuda_
-  BENCHMARKS cuda_launch_overhead)
+  BENCHMARKS cuda_launch_overhead
+  # fat binary, cubin, PTX (format 1.0; declared built or not)
+  BINARY_KINDS cuda_fatbin=3:0 cuda_cubin=4:0 cuda_ptx=5:0)

@@ -45,7 +45,9 @@ kctx_declare_platform(opencl
   CONFORMANCE_DEPENDS kctx_opencl_fault_layer
   DEVICE_UNIT "compute units"
   BENCH_PREFIX opencl_
-  BENCHMARKS opencl_launch_overhead opencl_dag_dispatch)
+  BENCHMARKS opencl_launch_overhead opencl_dag_dispatch
+  # OpenCL C source, built at prepare (format 1.0; declared built or not)
+  BINARY_KINDS opencl_c=2:0)
 
 if(kctx_opencl_built)
   # Two OpenCL C sources embedded as bytes: the runtime's device programs

@@ -17,4 +17,6 @@ kctx_declare_platform(sim
   BENCH_PREFIX ""
   BENCHMARKS launch_overhead launch_allocs replay_protocol replay_vs_eager validate_throughput
              prepare_dedup task_dispatch sim_enqueue context_footprint trace_overhead
-             sim_roundtrip growth launch_instructions)
+             sim_roundtrip growth launch_instructions
+  # x86-64 ELF shared objects for the simulated accelerator (format 1.0)
+  BINARY_KINDS sim_elf=1:0)

@@ -4,7 +4,8 @@
 # list and the tool's lists with it added, builds libkctx, the suite and the
 # kctx tool over them, and checks that they list it and run probes on it:
 # adding a platform is writing its folder (docs/platforms.md, "How to add a
-# platform"). The adapter is the sim's ops under another name.
+# platform"). The adapter is the sim's ops under another name, so it loads
+# the sim's binary kind (sim_elf) and declares no BINARY_KINDS of its own.
 kctx_declare_platform(fake
   ORDER 90
   BUILT TRUE
