@@ -45,6 +45,8 @@
 #     TEST_DIRS <dir>...         its test folders: added after the core's test folders
 #     BENCH_DIRS <dir>...        its benchmark folders (bench/CMakeLists.txt adds them)
 #     PYTHON <file>...           its modules of the Python package kctx (kctx.<file stem>)
+#     BINARY_KINDS <kind>=<number>:<minor>...  the device binary kinds it runs (callable image
+#                                variant kinds; declared built or not): cmake/BinaryKinds.cmake
 #
 # Every folder and file is relative to the platform's folder (or absolute).
 # The folders of all of a build's platforms are added from one place each:
@@ -61,7 +63,8 @@ set(KCTX_PLATFORM_KEYS_ONE ORDER BUILT NOT_BUILT ENTRY EXPECTED_NA CONFORMANCE_I
 set(KCTX_PLATFORM_KEYS_MANY SOURCES INCLUDES LINK NOT_BUILT_SOURCES FW_DRIVERS FW_SOURCES
                             FW_INCLUDES CONFORMANCE CONFORMANCE_ARGS CONFORMANCE_ENV
                             CONFORMANCE_DEPENDS CLI_SOURCES BENCHMARKS TEST_DIRS PUBLIC_HEADERS
-                            SUPPORT_DIRS BENCH_DIRS PYTHON)
+                            SUPPORT_DIRS BENCH_DIRS PYTHON BINARY_KINDS)
+include(${CMAKE_CURRENT_LIST_DIR}/BinaryKinds.cmake)
 
 # Set by kctx_platforms_read for the platform.cmake being read: its folder.
 function(kctx_declare_platform name)
@@ -240,6 +243,7 @@ function(kctx_platforms_generate out_dir)
       string(APPEND benchmarks " \\\n    X(\"${b}\")")
     endforeach()
   endforeach()
+  kctx_binary_kinds_generate(${out_dir} ${names}) # kctx_gen_binary_kinds.h (cmake/BinaryKinds.cmake)
   string(APPEND reg "\n${reg_list}\n")
   string(APPEND suite "\n${suite_list}\n")
   string(APPEND tool "\n${tool_list}\n\n${bench_list}\n\n${benchmarks}\n")

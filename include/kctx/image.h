@@ -126,7 +126,11 @@ typedef enum kctx_param_kind {
 
 /* Variant entry, 24 bytes:
  *   0 u32 kind; 4 u32 zero; 8 u64 blob_off (from the image start);
- *   16 u64 blob_size (> 0). Kinds 1-5 are format 1.0, kind 6 needs 1.1. */
+ *   16 u64 blob_size (> 0). Kinds 1-5 are format 1.0, kind 6 needs 1.1.
+ * The kinds are declared, with these numbers, by the platforms that run
+ * them (BINARY_KINDS in platform/<name>/platform.cmake); the build and a
+ * test check this enum against the declarations (docs/platforms.md, "How
+ * to add a platform"). A number is never reused. */
 typedef enum kctx_variant_kind {
     KCTX_VARIANT_SIM_ELF = 1,  /* x86-64 ELF shared object for the sim */
     KCTX_VARIANT_OPENCL_C = 2, /* OpenCL C source */

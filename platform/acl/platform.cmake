@@ -37,4 +37,6 @@ kctx_declare_platform(acl
   SUPPORT_DIRS double
   TEST_DIRS tests
   BENCH_DIRS bench
-  PYTHON python/acl.py)
+  PYTHON python/acl.py
+  # an Ascend binary (aclrtBinaryLoadFromData's bytes): format 1.1
+  BINARY_KINDS ascend_bin=6:1)

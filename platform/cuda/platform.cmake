@@ -126,4 +126,6 @@ kctx_declare_platform(cuda
   SUPPORT_DIRS double
   TEST_DIRS tests
   BENCH_DIRS bench
-  PYTHON python/cuda.py)
+  PYTHON python/cuda.py
+  # fat binary, cubin, PTX (format 1.0; declared built or not)
+  BINARY_KINDS cuda_fatbin=3:0 cuda_cubin=4:0 cuda_ptx=5:0)

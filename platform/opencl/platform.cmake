@@ -51,7 +51,9 @@ kctx_declare_platform(opencl
   PUBLIC_HEADERS include/kctx/opencl.h
   TEST_DIRS tests
   BENCH_DIRS bench
-  PYTHON python/opencl.py)
+  PYTHON python/opencl.py
+  # OpenCL C source, built at prepare (format 1.0; declared built or not)
+  BINARY_KINDS opencl_c=2:0)
 
 if(kctx_opencl_built)
   # Two OpenCL C sources embedded as bytes: the runtime's device programs

@@ -19,9 +19,11 @@ kctx_declare_platform(sim
              prepare_dedup task_dispatch sim_enqueue context_footprint trace_overhead
              sim_roundtrip growth launch_instructions
   # The simulator's API (sim.h, and sim_kernel.h for the device code of its
-  # modules), its own tests (tests/: the runtime API; platform/sim/tests/elf: the module
+  # modules), its own tests (tests/: the runtime API; tests/elf: the module
   # loader), its benchmarks and its Python module.
   PUBLIC_HEADERS include/kctx/sim.h include/kctx/sim_kernel.h
-  TEST_DIRS tests platform/sim/tests/elf
+  TEST_DIRS tests tests/elf
   BENCH_DIRS bench
-  PYTHON python/sim.py)
+  PYTHON python/sim.py
+  # x86-64 ELF shared objects for the simulated accelerator (format 1.0)
+  BINARY_KINDS sim_elf=1:0)

@@ -51,7 +51,8 @@ class ParamKind(NamedIntEnum):
 
 
 class VariantKind(NamedIntEnum):
-    """kctx_variant_kind"""
+    """kctx_variant_kind: the platforms' declared BINARY_KINDS, names in upper case
+    (tests/image/check_binary_kinds.py checks them; docs/platforms.md)"""
 
     SIM_ELF = 1
     OPENCL_C = 2

@@ -13,6 +13,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* KCTX_GEN_BINARY_KINDS(X): the variant kinds the platforms declare
+ * (BINARY_KINDS, cmake/BinaryKinds.cmake), generated into the build. */
+#include "kctx_gen_binary_kinds.h"
+
 /* Header fields (absolute offsets). */
 enum {
     HDR_MAGIC = 0,
@@ -72,12 +76,33 @@ enum {
     BIND_VALUE = 8
 };
 
-/* The lowest format minor that has variant `kind`; UINT32_MAX for a kind no
- * minor up to KCTX_IMAGE_VERSION_MINOR defines. */
+/* The public enum kctx_variant_kind (image.h, hand-written: it is installed
+ * and compiles without the build tree) has every declared kind, under its
+ * declared name in upper case, with its declared number; and no declared
+ * kind needs a minor this reader does not know. (That the enum has no
+ * member the declarations lack is tests/image/check_binary_kinds.py's.) */
+#define IMG_CHECK_KIND(name, NAME, number, minor)                                               \
+    _Static_assert(KCTX_VARIANT_##NAME == (number),                                             \
+                   "KCTX_VARIANT_" #NAME " in kctx/image.h is not the declared number " #number \
+                   " (BINARY_KINDS " #name "=" #number ":" #minor ")");                         \
+    _Static_assert((minor) <= KCTX_IMAGE_VERSION_MINOR,                                         \
+                   "binary kind " #name " needs format minor " #minor                           \
+                   ", above KCTX_IMAGE_VERSION_MINOR");
+KCTX_GEN_BINARY_KINDS(IMG_CHECK_KIND)
+#undef IMG_CHECK_KIND
+
+/* The lowest format minor that has variant `kind` (its declaration's);
+ * UINT32_MAX for a kind no platform declares. */
 static inline uint32_t img_variant_kind_minor(uint32_t kind) {
-    if (kind >= KCTX_VARIANT_SIM_ELF && kind <= KCTX_VARIANT_CUDA_PTX) return 0;
-    if (kind == KCTX_VARIANT_ASCEND_BIN) return 1;
-    return UINT32_MAX;
+    switch (kind) {
+#define IMG_KIND_MINOR(name, NAME, number, minor) \
+    case (number):                                \
+        return (minor);
+        KCTX_GEN_BINARY_KINDS(IMG_KIND_MINOR)
+#undef IMG_KIND_MINOR
+    default:
+        return UINT32_MAX;
+    }
 }
 
 static inline uint64_t hdr_count_pos(int sec) { return HDR_COUNTS + 4u * (uint64_t)sec; }

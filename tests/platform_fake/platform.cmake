@@ -7,6 +7,8 @@
 # platform"). The adapter is the sim's ops under another name. Like a
 # platform under platform/, it has a public header (include/kctx/fake.h),
 # a test folder (tests/) and a benchmark (bench/), all in this folder.
+# It loads the sim's binary kind (sim_elf) and declares no BINARY_KINDS of
+# its own.
 kctx_declare_platform(fake
   ORDER 90
   BUILT TRUE

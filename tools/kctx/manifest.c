@@ -10,6 +10,8 @@
 #include "manifest.h"
 #include "util.h"
 
+#include "kctx_gen_binary_kinds.h"
+
 #include <yaml.h>
 
 #include <errno.h>
@@ -38,13 +40,11 @@ static const kind_name callable_param_kinds[] = {{"tensor_in", KCTX_PARAM_TENSOR
                                                  {NULL, 0}};
 static const kind_name child_param_kinds[] = {
     {"tensor", KCTX_PARAM_TENSOR}, {"scalar", KCTX_PARAM_SCALAR}, {NULL, 0}};
-static const kind_name variant_kinds[] = {{"sim_elf", KCTX_VARIANT_SIM_ELF},
-                                          {"opencl_c", KCTX_VARIANT_OPENCL_C},
-                                          {"cuda_fatbin", KCTX_VARIANT_CUDA_FATBIN},
-                                          {"cuda_cubin", KCTX_VARIANT_CUDA_CUBIN},
-                                          {"cuda_ptx", KCTX_VARIANT_CUDA_PTX},
-                                          {"ascend_bin", KCTX_VARIANT_ASCEND_BIN},
-                                          {NULL, 0}};
+/* The variant kinds' manifest names are their declared names (the
+ * platforms' BINARY_KINDS, cmake/BinaryKinds.cmake). */
+#define MANIFEST_VARIANT_KIND(name, NAME, number, minor) {#name, KCTX_VARIANT_##NAME},
+static const kind_name variant_kinds[] = {KCTX_GEN_BINARY_KINDS(MANIFEST_VARIANT_KIND){NULL, 0}};
+#undef MANIFEST_VARIANT_KIND
 
 static const char *kind_to_name(const kind_name *table, int value) {
     for (const kind_name *k = table; k->name != NULL; k++)
