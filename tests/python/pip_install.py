@@ -59,6 +59,16 @@ def main():
           "the libraries are the install's, not a build tree's", r.stdout + r.stderr)
     version = lines[0] if lines else "?"
 
+    # every platform's module (platform/<name>/python, cmake/Install.cmake)
+    # is in the installed package, as kctx.<name>, and loads from the venv
+    want = sorted(p.parent.parent.name for p in (repo / "platform").glob("*/python/*.py"))
+    r = subprocess.run([str(py), "-c", "import kctx, kctx._platforms as p; "
+                        "print(' '.join(sorted(p.__all__))); "
+                        "print(all(getattr(kctx, n).__file__.startswith(kctx.__path__[0]) for n in p.__all__))"],
+                       env=env, cwd=work, capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0 and r.stdout.split("\n")[:2] == [" ".join(want), "True"],
+          f"the platforms' modules are installed ({' '.join(want)})", r.stdout + r.stderr)
+
     r = subprocess.run([str(kctx_cmd), "--version"], env=env, cwd=work, capture_output=True, text=True,
                        timeout=60)
     check(r.returncode == 0 and r.stdout.strip() == f"kctx {version}", "kctx --version agrees",
