@@ -27,20 +27,18 @@
 #include <string.h>
 
 #include "callable_abi.h"
+#include "kctx_test_check.h"
 #include "kctx_test_common.h"
 
-#define FAIL(...)                                                      \
-    do {                                                               \
-        fprintf(stderr, "test_example_callables: FAIL: " __VA_ARGS__); \
-        fputc('\n', stderr);                                           \
-        goto out;                                                      \
+/* A failure ends the step: its cleanup (out:) runs and it returns -1. */
+#define FAIL_OUT(...)      \
+    do {                   \
+        FAIL(__VA_ARGS__); \
+        goto out;          \
     } while (0)
-
-#define SIM_CHECK(call)                                                                  \
-    do {                                                                                 \
-        sim_status st_ = (call);                                                         \
-        if (st_ != SIM_OK)                                                               \
-            FAIL("%s -> %s: %s", #call, sim_status_name(st_), sim_last_error_message()); \
+#define SIM_OK_OR_OUT(call)                \
+    do {                                   \
+        if (!CHECK_SIM_OK(call)) goto out; \
     } while (0)
 
 /* One callable argument: a tensor of floats, or a scalar. */
@@ -76,32 +74,33 @@ static int run_callable(const kctx_image_view *v, arg *args, uint32_t nargs) {
         uint64_t arg[KCTX_IMAGE_MAX_CHILD_PARAMS];
     } pb;
     uint64_t *block = pb.arg;
-    if (by_param == NULL || modules == NULL || fns == NULL) FAIL("out of memory");
+    if (by_param == NULL || modules == NULL || fns == NULL) FAIL_OUT("out of memory");
 
     for (uint32_t i = 0; i < np; i++) {
         kctx_image_param p = kctx_image_param_at(v, i);
         for (uint32_t j = 0; j < nargs; j++)
             if (strcmp(args[j].name, p.name) == 0) by_param[i] = &args[j];
         if (by_param[i] == NULL)
-            FAIL("%s: no argument for parameter '%s'", kctx_image_name(v), p.name);
+            FAIL_OUT("%s: no argument for parameter '%s'", kctx_image_name(v), p.name);
         if ((p.kind == KCTX_PARAM_SCALAR) != (by_param[i]->host == NULL))
-            FAIL("%s: parameter '%s' has the wrong kind of argument", kctx_image_name(v), p.name);
+            FAIL_OUT("%s: parameter '%s' has the wrong kind of argument", kctx_image_name(v),
+                     p.name);
     }
-    SIM_CHECK(sim_stream_create(&stream));
+    SIM_OK_OR_OUT(sim_stream_create(&stream));
     for (uint32_t i = 0; i < np; i++) {
         arg *a = by_param[i];
         if (a->host == NULL) continue;
-        SIM_CHECK(sim_malloc(&a->dev, a->count * sizeof(float)));
-        SIM_CHECK(sim_memcpy_async(dev(a->dev), a->host, a->count * sizeof(float),
-                                   SIM_COPY_HOST_TO_DEVICE, stream));
+        SIM_OK_OR_OUT(sim_malloc(&a->dev, a->count * sizeof(float)));
+        SIM_OK_OR_OUT(sim_memcpy_async(dev(a->dev), a->host, a->count * sizeof(float),
+                                       SIM_COPY_HOST_TO_DEVICE, stream));
     }
     for (uint32_t c = 0; c < nc; c++) {
         kctx_image_child child = kctx_image_child_at(v, c);
         kctx_image_variant elf;
         if (kctx_image_find_variant(v, c, KCTX_VARIANT_SIM_ELF, &elf) != 0)
-            FAIL("%s: child '%s' has no sim_elf variant", kctx_image_name(v), child.name);
-        SIM_CHECK(sim_module_load(&modules[c], elf.blob, (size_t)elf.blob_size));
-        SIM_CHECK(sim_module_get_function(&fns[c], modules[c], child.entry));
+            FAIL_OUT("%s: child '%s' has no sim_elf variant", kctx_image_name(v), child.name);
+        SIM_OK_OR_OUT(sim_module_load(&modules[c], elf.blob, (size_t)elf.blob_size));
+        SIM_OK_OR_OUT(sim_module_get_function(&fns[c], modules[c], child.entry));
     }
     for (uint32_t t = 0; t < kctx_image_task_count(v); t++) {
         kctx_image_task task = kctx_image_task_at(v, t);
@@ -119,21 +118,22 @@ static int run_callable(const kctx_image_view *v, arg *args, uint32_t nargs) {
                 block[i] = b.value;
                 break;
             default:
-                FAIL("task %u: binding kind %d", t, (int)b.kind);
+                FAIL_OUT("task %u: binding kind %d", t, (int)b.kind);
             }
         }
         /* no runtime image: no gate and no trace (flags 0) */
         pb.h = (kctx_task_header){0, 1, 0u, t, task.func_id, task.binding_count};
-        SIM_CHECK(sim_launch_kernel(stream, fns[child.index], SIM_TARGET_AICORE, task.block_dim,
-                                    &pb, sizeof pb.h + CALLABLE_PARAMS_SIZE(task.binding_count)));
+        SIM_OK_OR_OUT(sim_launch_kernel(stream, fns[child.index], SIM_TARGET_AICORE, task.block_dim,
+                                        &pb,
+                                        sizeof pb.h + CALLABLE_PARAMS_SIZE(task.binding_count)));
     }
     for (uint32_t i = 0; i < np; i++) {
         arg *a = by_param[i];
         if (a->host != NULL)
-            SIM_CHECK(sim_memcpy_async(a->host, dev(a->dev), a->count * sizeof(float),
-                                       SIM_COPY_DEVICE_TO_HOST, stream));
+            SIM_OK_OR_OUT(sim_memcpy_async(a->host, dev(a->dev), a->count * sizeof(float),
+                                           SIM_COPY_DEVICE_TO_HOST, stream));
     }
-    SIM_CHECK(sim_stream_synchronize(stream));
+    SIM_OK_OR_OUT(sim_stream_synchronize(stream));
     rc = 0;
 out:
     for (uint32_t i = 0; i < nargs; i++) {
@@ -155,11 +155,9 @@ static int close_enough(float got, float want) {
 
 static int check_floats(const char *what, const float *got, const float *want, size_t n) {
     for (size_t i = 0; i < n; i++) {
-        if (!close_enough(got[i], want[i])) {
-            fprintf(stderr, "test_example_callables: FAIL: %s[%zu] = %g, expected %g\n", what, i,
-                    (double)got[i], (double)want[i]);
+        if (!CHECK(close_enough(got[i], want[i]), "%s[%zu] = %g, expected %g", what, i,
+                   (double)got[i], (double)want[i]))
             return -1;
-        }
     }
     return 0;
 }
@@ -177,7 +175,7 @@ static int vector_add(const kctx_image_view *v) {
                   {"c", floats(VEC_N), VEC_N, 0, 0},
                   {"n", NULL, 0, VEC_N, 0}};
     float *want = floats(VEC_N);
-    if (!args[0].host || !args[1].host || !args[2].host || !want) FAIL("out of memory");
+    if (!args[0].host || !args[1].host || !args[2].host || !want) FAIL_OUT("out of memory");
     for (size_t i = 0; i < VEC_N; i++) {
         args[0].host[i] = 0.5f * (float)i;
         args[1].host[i] = 3.0f - (float)i;
@@ -203,8 +201,8 @@ static int scale_add_chain(const kctx_image_view *v) {
                   {"alpha", NULL, 0, callable_f32_scalar(alpha), 0}};
     float *want = floats(VEC_N);
     for (int i = 0; i < 5; i++)
-        if (args[i].host == NULL) FAIL("out of memory");
-    if (want == NULL) FAIL("out of memory");
+        if (args[i].host == NULL) FAIL_OUT("out of memory");
+    if (want == NULL) FAIL_OUT("out of memory");
     for (size_t i = 0; i < VEC_N; i++) {
         args[0].host[i] = (float)i - 500.0f;
         float u = alpha * args[0].host[i];
@@ -235,8 +233,8 @@ static int blocked_matmul(const kctx_image_view *v) {
                   {"K", NULL, 0, MM_K, 0}};
     float *want_c = floats(MM_M * MM_N), *want_s = floats(MM_M);
     for (int i = 0; i < 4; i++)
-        if (args[i].host == NULL) FAIL("out of memory");
-    if (want_c == NULL || want_s == NULL) FAIL("out of memory");
+        if (args[i].host == NULL) FAIL_OUT("out of memory");
+    if (want_c == NULL || want_s == NULL) FAIL_OUT("out of memory");
     for (size_t i = 0; i < MM_M * MM_K; i++) args[0].host[i] = (float)((i * 7) % 11) - 5.0f;
     for (size_t i = 0; i < MM_K * MM_N; i++) args[1].host[i] = (float)((i * 5) % 13) * 0.25f;
     for (size_t r = 0; r < MM_M; r++) {
@@ -275,11 +273,11 @@ static int run_image(const char *path) {
     char why[512];
     /* malloc'd: 8-byte aligned, as images must be */
     void *bytes = ktc_read_file(path, &size, why, sizeof why);
-    if (bytes == NULL || size == 0) FAIL("%s", bytes == NULL ? why : "empty image");
+    if (bytes == NULL || size == 0) FAIL_OUT("%s", bytes == NULL ? why : "empty image");
     kctx_image_view v;
     kctx_image_error err;
     if (kctx_image_view_open(&v, bytes, size, &err) != KCTX_IMAGE_OK)
-        FAIL("%s: rejected: %s", path, err.message);
+        FAIL_OUT("%s: rejected: %s", path, err.message);
     for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++) {
         if (strcmp(examples[i].name, kctx_image_name(&v)) == 0) {
             rc = examples[i].run(&v);
@@ -288,7 +286,7 @@ static int run_image(const char *path) {
             goto out;
         }
     }
-    FAIL("%s: callable '%s' is not one of the examples", path, kctx_image_name(&v));
+    FAIL_OUT("%s: callable '%s' is not one of the examples", path, kctx_image_name(&v));
 out:
     free(bytes);
     return rc;
@@ -302,18 +300,15 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (sim_init() != SIM_OK || sim_set_device(0) != SIM_OK) {
-        fprintf(stderr, "test_example_callables: FAIL: no sim device: %s\n",
-                sim_last_error_message());
+        FAIL("no sim device: %s", sim_last_error_message());
         return 1;
     }
     for (int i = 1; i < argc; i++)
         if (run_image(argv[i]) != 0) failed++;
     /* Clean teardown: nothing left on the device. */
-    if (sim_mem_stats(0, &live, &live_bytes) != SIM_OK || live != 0) {
-        fprintf(stderr, "test_example_callables: FAIL: %llu allocations left on the device\n",
-                (unsigned long long)live);
+    if (!CHECK(sim_mem_stats(0, &live, &live_bytes) == SIM_OK && live == 0,
+               "%llu allocations left on the device", (unsigned long long)live))
         failed++;
-    }
     sim_finalize();
     return failed ? 1 : 0;
 }

@@ -57,7 +57,7 @@ int ktc_fatal_one(const char *platform, const kfl_control *L, uint32_t strategy,
     L->arm(0, 0);
     if (!fired[0]) {
         CHECK_K(kctx_destroy(c), KCTX_OK);
-        return ktc_summary(stdout, g_passed, g_failed, 0) ? 1 : 3;
+        return ktc_check_summary() ? 1 : 3;
     }
     kctx_status lost = KCTX_OK;
     (void)kctx_runtime_error(c, &lost, NULL, 0);
@@ -123,7 +123,7 @@ int ktc_fatal_one(const char *platform, const kfl_control *L, uint32_t strategy,
     uint64_t v = L->violations(first, sizeof first);
     CHECK(v == 0, "call %llu (%s): %llu violation(s) below the adapter; first: %s",
           (unsigned long long)k, fired, (unsigned long long)v, first);
-    return ktc_summary(stdout, g_passed, g_failed, 0);
+    return ktc_check_summary();
 }
 
 uint64_t ktc_fatal_sweep(const char *self, const char *const *args, size_t nargs) {

@@ -19,7 +19,7 @@ enum {
 /* Capture one launch of `j` on stream s into a new graph. */
 static int capture_launch(rig *r, const job *j, fw_stream s, int *gi) {
     if (!rig_begin_capture(r, s)) return 0;
-    int ok = CHECK_KCTX(r->p, job_launch(r, j, s), KCTX_OK);
+    int ok = CHECK_K(job_launch(r, j, s), KCTX_OK);
     int ended = rig_end_capture(r, s, gi);
     return ok && ended;
 }
@@ -33,9 +33,8 @@ static int replay_and_expect(rig *r, int gi, const job *j, fw_stream s, const ch
  * refused). */
 static int check_clean(rig *r, const char *when) {
     kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
-    if (!CHECK_KCTX(r->p, kctx_check(r->ctx, &rep), KCTX_OK)) return 0;
-    return CHECK(r->p,
-                 rep.device_status == KCTX_OK && rep.concurrent_launches == 0 &&
+    if (!CHECK_K(kctx_check(r->ctx, &rep), KCTX_OK)) return 0;
+    return CHECK(rep.device_status == KCTX_OK && rep.concurrent_launches == 0 &&
                      rep.refused_replays == 0,
                  "%s: check reports %s, %u concurrent launches, %u refused replays", when,
                  kctx_status_name(rep.device_status), rep.concurrent_launches, rep.refused_replays);
@@ -57,7 +56,7 @@ void probe_alternating_replays_hold_last_graph_values(probe *p) {
         goto done;
     if (!job_vadd(&r, &a, ID_VADD, n, 1, out) || !job_chain(&r, &b, ID_CHAIN, n, 2, out)) goto done;
     for (size_t i = 0; i < n; i++)
-        if (!CHECK(p, a.want[0][i] != b.want[0][i], "setup: A and B agree at element %zu", i))
+        if (!CHECK(a.want[0][i] != b.want[0][i], "setup: A and B agree at element %zu", i))
             goto done;
     if (!capture_launch(&r, &a, s, &ga) || !capture_launch(&r, &b, s, &gb)) goto done;
     static const char order[] = "ABABAAB";
@@ -83,8 +82,8 @@ done:
  * own witness buffer, so each replay leaves proof that it ran in order. */
 static int capture_with_witness(rig *r, const job *j, fw_devptr witness, fw_stream s, int *gi) {
     if (!rig_begin_capture(r, s)) return 0;
-    int ok = CHECK_KCTX(r->p, job_launch(r, j, s), KCTX_OK) &&
-             CHECK_FW_OK(r->p, r->fw->copy_async(witness, j->out[0], j->out_bytes[0], s));
+    int ok = CHECK_K(job_launch(r, j, s), KCTX_OK) &&
+             CHECK_FW_OK(r->fw, r->fw->copy_async(witness, j->out[0], j->out_bytes[0], s));
     int ended = rig_end_capture(r, s, gi);
     return ok && ended;
 }
@@ -157,8 +156,8 @@ void probe_eager_launches_after_replays(probe *p) {
             goto done;
         /* eager, on the replay stream and on another stream */
         fw_stream es = round == 1 ? t : s;
-        if (!job_clear(&r, &ea, es) || !CHECK_KCTX(p, job_launch(&r, &ea, es), KCTX_OK) ||
-            !job_clear(&r, &eb, es) || !CHECK_KCTX(p, job_launch(&r, &eb, es), KCTX_OK) ||
+        if (!job_clear(&r, &ea, es) || !CHECK_K(job_launch(&r, &ea, es), KCTX_OK) ||
+            !job_clear(&r, &eb, es) || !CHECK_K(job_launch(&r, &eb, es), KCTX_OK) ||
             !rig_sync(&r, es) || !job_expect(&r, &ea, "eager vector_add after replays") ||
             !job_expect(&r, &eb, "eager scale_add_chain after replays"))
             goto done;
@@ -228,17 +227,17 @@ void probe_replay_enqueues_nothing_on_context_streams(probe *p) {
     size_t nodes = 0;
     int have_nodes = OPTIONAL_HOOK(p, graph_node_count, "the captured graph's node count",
                                    r.graphs[ga].g, &nodes);
-    if (!pr_ok(p) || (have_nodes && !CHECK(p, nodes > 0,
-                                           "the captured graph has no work nodes: the launch's "
-                                           "work is not in it")))
+    if (!pr_ok(p) ||
+        (have_nodes && !CHECK(nodes > 0, "the captured graph has no work nodes: the launch's "
+                                         "work is not in it")))
         goto done;
     if (have_nodes) snprintf(extra, sizeof extra, "; graph of %zu work nodes", nodes);
     kctx_resource_info res;
-    if (!CHECK_KCTX(p, get_resources(r.ctx, &res), KCTX_OK)) goto done;
+    if (!CHECK_K(get_resources(r.ctx, &res), KCTX_OK)) goto done;
     uint64_t calls0 = 0, calls1 = 0, enq0 = 0, enq1 = 0;
     int have_enq = OPTIONAL_HOOK(p, device_enqueues, "the device's enqueue count during replays",
                                  r.device, &enq0);
-    if (!pr_ok(p) || !CHECK_KCTX(p, kctx_platform_calls(r.ctx, &calls0), KCTX_OK)) goto done;
+    if (!pr_ok(p) || !CHECK_K(kctx_platform_calls(r.ctx, &calls0), KCTX_OK)) goto done;
     int held = 0;
     unsigned mine = 0; /* the probe's own enqueues (output fills) */
     for (int k = 0; k < 3; k++) {
@@ -256,10 +255,10 @@ void probe_replay_enqueues_nothing_on_context_streams(probe *p) {
              * workers wait for it; its first task kernel under
              * HOST_ORDERED). The context's own streams must have nothing to
              * do with it. */
-            if (CHECK_HOOK(p, p->fw->hold_wait_reached(hold, HOLD_MS))) {
+            if (HOOK_OK(p, p->fw->hold_wait_reached(hold, HOLD_MS))) {
                 held = 1;
-                CHECK_FW_OK(p, p->fw->stream_query(res.aicpu_stream));
-                CHECK_FW_OK(p, p->fw->stream_query(res.aicore_stream));
+                CHECK_FW_OK(p->fw, p->fw->stream_query(res.aicpu_stream));
+                CHECK_FW_OK(p->fw, p->fw->stream_query(res.aicore_stream));
             }
             p->fw->hold_release(hold);
         }
@@ -268,12 +267,12 @@ void probe_replay_enqueues_nothing_on_context_streams(probe *p) {
         snprintf(when, sizeof when, "replay %d of 3", k + 1);
         if (!job_expect(&r, &a, when)) goto done;
     }
-    if (!CHECK_KCTX(p, kctx_platform_calls(r.ctx, &calls1), KCTX_OK) ||
-        !CHECK(p, calls1 == calls0, "kctx made %llu platform calls during replays (expected none)",
+    if (!CHECK_K(kctx_platform_calls(r.ctx, &calls1), KCTX_OK) ||
+        !CHECK(calls1 == calls0, "kctx made %llu platform calls during replays (expected none)",
                (unsigned long long)(calls1 - calls0)))
         goto done;
-    if (have_enq && CHECK_FW_OK(p, p->fw->device_enqueues(r.device, &enq1)))
-        CHECK(p, enq1 - enq0 == mine,
+    if (have_enq && CHECK_FW_OK(p->fw, p->fw->device_enqueues(r.device, &enq1)))
+        CHECK(enq1 - enq0 == mine,
               "%llu operations were enqueued on the device during 3 replays; the probe enqueued %u "
               "itself",
               (unsigned long long)(enq1 - enq0), mine);
@@ -299,8 +298,9 @@ void probe_capture_isolation_control_and_kctx_never_trips_it(probe *p) {
     /* The control: a wait inside a capture on an event recorded before it
      * began. The platform must reject it (CUDA 905 invalidates the capture;
      * CANN 107024 rejects the wait and keeps it: either is accepted). */
-    if (!CHECK_FW_OK(p, p->fw->event_create(&e)) || !CHECK_FW_OK(p, p->fw->event_record(e, t)) ||
-        !rig_sync(&r, t) || !rig_begin_capture(&r, s))
+    if (!CHECK_FW_OK(p->fw, p->fw->event_create(&e)) ||
+        !CHECK_FW_OK(p->fw, p->fw->event_record(e, t)) || !rig_sync(&r, t) ||
+        !rig_begin_capture(&r, s))
         goto done;
     fw_status ws = p->fw->stream_wait_event(s, e);
     fw_graph cg = 0;
@@ -309,8 +309,8 @@ void probe_capture_isolation_control_and_kctx_never_trips_it(probe *p) {
         kept = "kept";
         p->fw->graph_destroy(cg);
     }
-    if (!CHECK_FW(p, ws, FW_CAPTURE_ISOLATION) ||
-        !CHECK(p, es == FW_CAPTURE_INVALIDATED || es == FW_OK,
+    if (!CHECK_FW(p->fw, ws, FW_CAPTURE_ISOLATION) ||
+        !CHECK(es == FW_CAPTURE_INVALIDATED || es == FW_OK,
                "ending the capture after the isolation error: %s", fw_status_name(es)))
         goto done;
 
@@ -323,19 +323,18 @@ void probe_capture_isolation_control_and_kctx_never_trips_it(probe *p) {
         !replay_and_expect(&r, g[0], &a, s, "first launch after prepare"))
         goto done;
     if (!rig_prepare(&r, ID_CHAIN, "scale_add_chain") || !job_chain(&r, &b, ID_CHAIN, 256, 12, 0) ||
-        !CHECK_KCTX(p, job_launch(&r, &b, t), KCTX_OK) || !rig_sync(&r, t) ||
+        !CHECK_K(job_launch(&r, &b, t), KCTX_OK) || !rig_sync(&r, t) ||
         !capture_launch(&r, &b, s, &g[1]) ||
         !replay_and_expect(&r, g[1], &b, s, "capture after eager"))
         goto done;
     if (!rig_begin_capture(&r, s)) goto done;
-    int ok2 = CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK) &&
-              CHECK_KCTX(p, job_launch(&r, &b, s), KCTX_OK);
+    int ok2 = CHECK_K(job_launch(&r, &a, s), KCTX_OK) && CHECK_K(job_launch(&r, &b, s), KCTX_OK);
     if (!rig_end_capture(&r, s, &g[2]) || !ok2) goto done;
     if (!job_clear(&r, &a, s) || !job_clear(&r, &b, s) || !rig_replay(&r, g[2], s) ||
         !rig_sync(&r, s) || !job_expect(&r, &a, "two launches in one capture (1)") ||
         !job_expect(&r, &b, "two launches in one capture (2)"))
         goto done;
-    if (!CHECK_KCTX(p, job_launch(&r, &a, t), KCTX_OK) || !rig_sync(&r, t) ||
+    if (!CHECK_K(job_launch(&r, &a, t), KCTX_OK) || !rig_sync(&r, t) ||
         !rig_prepare(&r, ID_VADD2, "vector_add") || !job_vadd(&r, &c, ID_VADD2, 100, 13, 0) ||
         !capture_launch(&r, &c, s, &g[3]) ||
         !replay_and_expect(&r, g[3], &c, s, "launch after a new prepare"))
@@ -367,9 +366,8 @@ void probe_launch_on_uncaptured_stream_stays_out_of_graph(probe *p) {
     kctx_status ls = job_launch(&r, &a, t);
     kctx_resource_info res;
     kctx_status rs = get_resources(r.ctx, &res);
-    if (!rig_end_capture(&r, s, &g) || !CHECK_KCTX(p, ls, KCTX_OK) || !CHECK_KCTX(p, rs, KCTX_OK))
-        goto done;
-    if (!CHECK(p, res.tokens_in_use == 0,
+    if (!rig_end_capture(&r, s, &g) || !CHECK_K(ls, KCTX_OK) || !CHECK_K(rs, KCTX_OK)) goto done;
+    if (!CHECK(res.tokens_in_use == 0,
                "the launch took a graph lifetime token (%u) though it was not captured",
                res.tokens_in_use))
         goto done;
@@ -378,7 +376,7 @@ void probe_launch_on_uncaptured_stream_stays_out_of_graph(probe *p) {
                                    r.graphs[g].g, &nodes);
     if (!pr_ok(p) ||
         (have_nodes &&
-         !CHECK(p, nodes == 0, "the graph of s has %zu work nodes; the launch on t went into it",
+         !CHECK(nodes == 0, "the graph of s has %zu work nodes; the launch on t went into it",
                 nodes)))
         goto done;
     /* The launch ran eagerly on t. */
@@ -452,15 +450,15 @@ void probe_prepare_works_and_foreign_launch_refused_during_capture(probe *p) {
     int capturing2 = 0;
     fw_status cs2 = p->fw->capture_status(s, &capturing2);
     int ended = rig_end_capture(&r, s, &g);
-    if (!CHECK_KCTX(p, ls, KCTX_OK) || !CHECK_KCTX(p, ps, KCTX_OK) ||
-        !CHECK(p, cs1 == FW_OK && capturing1, "the capture did not survive the prepare") ||
-        !CHECK(p, started, "cannot start a thread") || !CHECK_FW_OK(p, fa.set_dev) ||
-        !CHECK_KCTX(p, fa.eager, KCTX_CAPTURE_ACTIVE) || !CHECK_FW_OK(p, fa.begin) ||
-        !CHECK_KCTX(p, fa.captured, KCTX_CAPTURE_ACTIVE) || !CHECK_FW_OK(p, fa.end) ||
-        !CHECK(p, cs2 == FW_OK && capturing2, "the capture did not survive the refused launches") ||
+    if (!CHECK_K(ls, KCTX_OK) || !CHECK_K(ps, KCTX_OK) ||
+        !CHECK(cs1 == FW_OK && capturing1, "the capture did not survive the prepare") ||
+        !CHECK(started, "cannot start a thread") || !CHECK_FW_OK(p->fw, fa.set_dev) ||
+        !CHECK_K(fa.eager, KCTX_CAPTURE_ACTIVE) || !CHECK_FW_OK(p->fw, fa.begin) ||
+        !CHECK_K(fa.captured, KCTX_CAPTURE_ACTIVE) || !CHECK_FW_OK(p->fw, fa.end) ||
+        !CHECK(cs2 == FW_OK && capturing2, "the capture did not survive the refused launches") ||
         !ended)
         goto done;
-    if (!CHECK(p, rig_phase(&r) == KCTX_PHASE_READY, "the refusals changed the phase to %s",
+    if (!CHECK(rig_phase(&r) == KCTX_PHASE_READY, "the refusals changed the phase to %s",
                kctx_phase_name(rig_phase(&r))))
         goto done;
     if (!replay_and_expect(&r, g, &a, s, "replay of the capture that saw the refusals") ||
@@ -468,8 +466,8 @@ void probe_prepare_works_and_foreign_launch_refused_during_capture(probe *p) {
         goto done;
     /* Once the capture ended, the foreign launch is accepted; the callable
      * prepared inside the capture is there (its id is taken). */
-    if (!CHECK_KCTX(p, kctx_prepare(r.ctx, ID_CHAIN, chain_img, chain_size), KCTX_DUPLICATE_ID) ||
-        !CHECK_KCTX(p, job_launch(&r, &other, t), KCTX_OK) || !rig_sync(&r, t) ||
+    if (!CHECK_K(kctx_prepare(r.ctx, ID_CHAIN, chain_img, chain_size), KCTX_DUPLICATE_ID) ||
+        !CHECK_K(job_launch(&r, &other, t), KCTX_OK) || !rig_sync(&r, t) ||
         !job_expect(&r, &other, "the launch after the capture ended"))
         goto done;
     pr_note(p, "prepare inside the capture succeeded (K16); an eager launch (other thread) and a "
@@ -511,24 +509,23 @@ void probe_bucket_graphs_replay_in_random_order(probe *p) {
     for (unsigned k = 0; k < BUCKET_REPLAYS; k++) {
         unsigned i = (unsigned)(rng_next(&state) % BUCKETS);
         const job *j = &jobs[i];
-        if (!CHECK_FW_OK(p, p->fw->fill_async(out, 0xFF, max_n * sizeof(float), s)) ||
+        if (!CHECK_FW_OK(p->fw, p->fw->fill_async(out, 0xFF, max_n * sizeof(float), s)) ||
             !rig_replay(&r, g[i], s) || !rig_sync(&r, s) ||
-            !CHECK_FW_OK(p, p->fw->download(got, out, max_n * sizeof(float))))
+            !CHECK_FW_OK(p->fw, p->fw->download(got, out, max_n * sizeof(float))))
             goto done;
         for (size_t e = 0; e < max_n; e++) {
             uint32_t bits;
             memcpy(&bits, &got[e], sizeof bits);
             int ok = e < j->n ? got[e] == j->want[0][e] : bits == 0xFFFFFFFFu;
-            if (!CHECK(p, ok,
-                       "seed 0x%llx, replay %u (bucket %u, n %zu): element %zu is %g (0x%08x)",
+            if (!CHECK(ok, "seed 0x%llx, replay %u (bucket %u, n %zu): element %zu is %g (0x%08x)",
                        (unsigned long long)p->env->seed, k + 1, i, j->n, e, (double)got[e], bits))
                 goto done;
         }
         good++;
     }
     kctx_resource_info res;
-    if (!CHECK_KCTX(p, get_resources(r.ctx, &res), KCTX_OK) ||
-        !CHECK(p, res.tokens_in_use == BUCKETS, "%u lifetime tokens in use for %u live graphs",
+    if (!CHECK_K(get_resources(r.ctx, &res), KCTX_OK) ||
+        !CHECK(res.tokens_in_use == BUCKETS, "%u lifetime tokens in use for %u live graphs",
                res.tokens_in_use, BUCKETS) ||
         !check_clean(&r, "after the replays"))
         goto done;

@@ -58,7 +58,7 @@ static fw_status read_thread_mode(const fw_driver *fw, fw_capture_mode *m) {
 
 static int begin_in_mode(rig *r, fw_stream s, fw_capture_mode mode) {
     if (!have_modes(r->p)) return rig_begin_capture(r, s);
-    return CHECK_FW_OK(r->p, r->fw->begin_capture_mode(s, mode));
+    return CHECK_FW_OK(r->fw, r->fw->begin_capture_mode(s, mode));
 }
 
 /* After `what`, inside the capture on s: s is still capturing, the context
@@ -69,16 +69,15 @@ static int begin_in_mode(rig *r, fw_stream s, fw_capture_mode mode) {
 static int capture_intact(rig *r, fw_stream s, fw_capture_mode want, const char *what) {
     probe *p = r->p;
     int capturing = 0;
-    if (!CHECK_FW_OK(p, p->fw->capture_status(s, &capturing)) ||
-        !CHECK(p, capturing, "after %s inside the capture, the stream is no longer capturing",
-               what) ||
-        !CHECK(p, rig_phase(r) == KCTX_PHASE_READY, "after %s inside the capture, the phase is %s",
+    if (!CHECK_FW_OK(p->fw, p->fw->capture_status(s, &capturing)) ||
+        !CHECK(capturing, "after %s inside the capture, the stream is no longer capturing", what) ||
+        !CHECK(rig_phase(r) == KCTX_PHASE_READY, "after %s inside the capture, the phase is %s",
                what, kctx_phase_name(rig_phase(r))))
         return 0;
     if (!have_modes(p)) return 1;
     fw_capture_mode now = FW_CAPTURE_GLOBAL;
-    return CHECK_FW_OK(p, read_thread_mode(p->fw, &now)) &&
-           CHECK(p, now == want,
+    return CHECK_FW_OK(p->fw, read_thread_mode(p->fw, &now)) &&
+           CHECK(now == want,
                  "after %s inside the capture, the thread's capture mode is %s (was %s)", what,
                  mode_name(now), mode_name(want));
 }
@@ -87,7 +86,7 @@ static int capture_intact(rig *r, fw_stream s, fw_capture_mode want, const char 
  * CAPTURE_BROKEN here means the prepare invalidated the capture). */
 static int launch_in_capture(rig *r, const job *j, fw_stream s, const char *after) {
     kctx_status st = job_launch(r, j, s);
-    return CHECK(r->p, st == KCTX_OK,
+    return CHECK(st == KCTX_OK,
                  "the captured launch of id %llu after %s: %s, expected KCTX_OK%s (%s)",
                  (unsigned long long)j->id, after, kctx_status_name(st),
                  st == KCTX_CAPTURE_BROKEN ? ": the prepare invalidated the capture" : "",
@@ -97,9 +96,8 @@ static int launch_in_capture(rig *r, const job *j, fw_stream s, const char *afte
 /* The device side reports nothing wrong. */
 static int check_clean(rig *r, const char *when) {
     kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
-    if (!CHECK_KCTX(r->p, kctx_check(r->ctx, &rep), KCTX_OK)) return 0;
-    return CHECK(r->p,
-                 rep.device_status == KCTX_OK && rep.concurrent_launches == 0 &&
+    if (!CHECK_K(kctx_check(r->ctx, &rep), KCTX_OK)) return 0;
+    return CHECK(rep.device_status == KCTX_OK && rep.concurrent_launches == 0 &&
                      rep.refused_replays == 0,
                  "%s: check reports %s, %u concurrent launches, %u refused replays", when,
                  kctx_status_name(rep.device_status), rep.concurrent_launches, rep.refused_replays);
@@ -108,8 +106,7 @@ static int check_clean(rig *r, const char *when) {
 /* Eager launches of every job on s: each output holds its host reference. */
 static int eager_expect(rig *r, job *const *jobs, unsigned n, fw_stream s, const char *when) {
     for (unsigned i = 0; i < n; i++)
-        if (!job_clear(r, jobs[i], s) || !CHECK_KCTX(r->p, job_launch(r, jobs[i], s), KCTX_OK))
-            return 0;
+        if (!job_clear(r, jobs[i], s) || !CHECK_K(job_launch(r, jobs[i], s), KCTX_OK)) return 0;
     if (!rig_sync(r, s)) return 0;
     for (unsigned i = 0; i < n; i++)
         if (!job_expect(r, jobs[i], when)) return 0;
@@ -144,14 +141,14 @@ static int same_nodes_as_control(rig *r, int gi, job *const *jobs, unsigned n, f
     int gc = -1;
     if (!begin_in_mode(r, s, mode)) return 0;
     int ok = 1;
-    for (unsigned i = 0; ok && i < n; i++) ok = CHECK_KCTX(p, job_launch(r, jobs[i], s), KCTX_OK);
+    for (unsigned i = 0; ok && i < n; i++) ok = CHECK_K(job_launch(r, jobs[i], s), KCTX_OK);
     if (!rig_end_capture(r, s, &gc) || !ok) return 0;
     size_t cold = 0, control = 0;
-    if (!CHECK_HOOK(p, p->fw->graph_node_count(r->graphs[gi].g, &cold)) ||
-        !CHECK_HOOK(p, p->fw->graph_node_count(r->graphs[gc].g, &control)))
+    if (!HOOK_OK(p, p->fw->graph_node_count(r->graphs[gi].g, &cold)) ||
+        !HOOK_OK(p, p->fw->graph_node_count(r->graphs[gc].g, &control)))
         return 0;
     *nodes = cold;
-    return CHECK(p, cold == control && cold > 0,
+    return CHECK(cold == control && cold > 0,
                  "the graph captured with prepares inside has %zu work nodes, the same launches "
                  "captured with nothing to prepare %zu: the prepares added nodes",
                  cold, control) &&
@@ -185,35 +182,32 @@ static int cold_capture_in_mode(probe *p, fw_capture_mode mode, size_t *nodes) {
     /* The thread runs in the capture's mode, as a framework's capturing
      * thread does; each prepare must leave it so. */
     fw_capture_mode saved = mode;
-    if (modes && !CHECK_FW_OK(p, p->fw->exchange_capture_mode(&saved))) goto done;
+    if (modes && !CHECK_FW_OK(p->fw, p->fw->exchange_capture_mode(&saved))) goto done;
     if (begin_in_mode(&r, s, mode)) {
         kctx_resource_info r0, r1, r2;
         uint64_t ml[3], ma[3]; /* this thread's module loads and device allocations */
-        int steps =
-            CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK) && /* pulls the context's streams in */
-            CHECK_KCTX(p, get_resources(r.ctx, &r0), KCTX_OK);
+        int steps = CHECK_K(job_launch(&r, &a, s), KCTX_OK) && /* pulls the context's streams in */
+                    CHECK_K(get_resources(r.ctx, &r0), KCTX_OK);
         ml[0] = kctx_thread_platform_calls(KCTX_POP_MODULE_LOAD);
         ma[0] = kctx_thread_platform_calls(KCTX_POP_MEM_ALLOC);
-        steps = steps && CHECK_KCTX(p, kctx_prepare(r.ctx, ID_B, chain_img, chain_size), KCTX_OK);
+        steps = steps && CHECK_K(kctx_prepare(r.ctx, ID_B, chain_img, chain_size), KCTX_OK);
         ml[1] = kctx_thread_platform_calls(KCTX_POP_MODULE_LOAD);
         ma[1] = kctx_thread_platform_calls(KCTX_POP_MEM_ALLOC);
         steps = steps && capture_intact(&r, s, mode, "prepare B") &&
                 launch_in_capture(&r, &b, s, "prepare B") &&
-                CHECK_KCTX(p, get_resources(r.ctx, &r1), KCTX_OK) &&
-                CHECK_KCTX(p, kctx_prepare(r.ctx, ID_C, vadd_img, vadd_size), KCTX_OK);
+                CHECK_K(get_resources(r.ctx, &r1), KCTX_OK) &&
+                CHECK_K(kctx_prepare(r.ctx, ID_C, vadd_img, vadd_size), KCTX_OK);
         ml[2] = kctx_thread_platform_calls(KCTX_POP_MODULE_LOAD);
         ma[2] = kctx_thread_platform_calls(KCTX_POP_MEM_ALLOC);
         steps =
             steps && capture_intact(&r, s, mode, "prepare C (A's bytes)") &&
-            CHECK_KCTX(p, get_resources(r.ctx, &r2), KCTX_OK) &&
-            CHECK(p,
-                  r1.uploads == r0.uploads + 1 && r1.callables == r0.callables + 1 && ml[1] > ml[0],
+            CHECK_K(get_resources(r.ctx, &r2), KCTX_OK) &&
+            CHECK(r1.uploads == r0.uploads + 1 && r1.callables == r0.callables + 1 && ml[1] > ml[0],
                   "prepare B inside the capture: %u -> %u uploads, %u -> %u callables, %llu module "
                   "loads",
                   r0.uploads, r1.uploads, r0.callables, r1.callables,
                   (unsigned long long)(ml[1] - ml[0])) &&
-            CHECK(p,
-                  r2.uploads == r1.uploads && r2.upload_bytes == r1.upload_bytes &&
+            CHECK(r2.uploads == r1.uploads && r2.upload_bytes == r1.upload_bytes &&
                       r2.callables == r1.callables + 1 && ml[2] == ml[1] && ma[2] == ma[1],
                   "prepare C (A's bytes) inside the capture did not share A's upload (K14): %u -> "
                   "%u uploads, %llu -> %llu upload bytes, %u -> %u callables, %llu module loads, "
@@ -227,7 +221,7 @@ static int cold_capture_in_mode(probe *p, fw_capture_mode mode, size_t *nodes) {
     }
     if (modes) {
         fw_capture_mode m = saved;
-        CHECK_FW_OK(p, p->fw->exchange_capture_mode(&m));
+        CHECK_FW_OK(p->fw, p->fw->exchange_capture_mode(&m));
     }
     if (!ok || !pr_ok(p)) goto done;
     ok = 0;
@@ -284,11 +278,11 @@ void probe_cold_capture_from_the_first_call(probe *p) {
     if (!rig_open(p, &r, NULL) || !rig_image(&r, "vector_add", &img, &size) ||
         !rig_stream(&r, &s) || !job_vadd(&r, &a, ID_A, 640, 21, 0))
         goto done;
-    if (have_modes(p) && !CHECK_FW_OK(p, read_thread_mode(p->fw, &m0))) goto done;
+    if (have_modes(p) && !CHECK_FW_OK(p->fw, read_thread_mode(p->fw, &m0))) goto done;
     /* Nothing was prepared or launched before: the capture begins, and the
      * first kctx call after init is the prepare. */
     if (!rig_begin_capture(&r, s)) goto done;
-    int steps = CHECK_KCTX(p, kctx_prepare(r.ctx, ID_A, img, size), KCTX_OK) &&
+    int steps = CHECK_K(kctx_prepare(r.ctx, ID_A, img, size), KCTX_OK) &&
                 capture_intact(&r, s, m0, "the first prepare") &&
                 launch_in_capture(&r, &a, s, "the first prepare");
     if (!rig_end_capture(&r, s, &g) || !steps) goto done;
@@ -350,23 +344,24 @@ void probe_prepare_on_another_thread_keeps_global_capture(probe *p) {
         !job_vadd(&r, &a, ID_A, 900, 31, 0) || !job_chain(&r, &b, ID_B, 600, 32, 0) ||
         !job_vadd(&r, &c, ID_C, 300, 33, 0))
         goto done;
-    if (have_modes(p) && !CHECK_FW_OK(p, read_thread_mode(p->fw, &m0))) goto done;
+    if (have_modes(p) && !CHECK_FW_OK(p->fw, read_thread_mode(p->fw, &m0))) goto done;
     /* The first thread captures in global mode (the strictest: an unsafe
      * call from any thread in global mode invalidates it); its captured
      * launch pulls the context's streams in. Another framework thread, in
      * its default (global) mode, prepares two callables meanwhile. */
     if (!rig_begin_capture(&r, s)) goto done;
-    int steps = CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK);
+    int steps = CHECK_K(job_launch(&r, &a, s), KCTX_OK);
     pthread_t th;
     int started = steps && pthread_create(&th, NULL, other_prep_thread, &o) == 0;
     if (started) pthread_join(th, NULL);
-    steps = steps && CHECK(p, started, "cannot start a thread") && CHECK_FW_OK(p, o.set_dev) &&
-            CHECK_KCTX(p, o.b, KCTX_OK) && CHECK_KCTX(p, o.c, KCTX_OK) &&
+    steps = steps && CHECK(started, "cannot start a thread") && CHECK_FW_OK(p->fw, o.set_dev) &&
+            CHECK_K(o.b, KCTX_OK) && CHECK_K(o.c, KCTX_OK) &&
             capture_intact(&r, s, m0, "another thread's prepares");
     if (steps && have_modes(p))
         steps =
-            CHECK_FW_OK(p, o.mode0) && CHECK_FW_OK(p, o.mode1) && CHECK_FW_OK(p, o.mode2) &&
-            CHECK(p, o.m1 == o.m0 && o.m2 == o.m0,
+            CHECK_FW_OK(p->fw, o.mode0) && CHECK_FW_OK(p->fw, o.mode1) &&
+            CHECK_FW_OK(p->fw, o.mode2) &&
+            CHECK(o.m1 == o.m0 && o.m2 == o.m0,
                   "the preparing thread's capture mode: %s before, %s and %s after its prepares",
                   mode_name(o.m0), mode_name(o.m1), mode_name(o.m2));
     steps = steps && launch_in_capture(&r, &b, s, "another thread's prepare of B") &&
@@ -408,7 +403,7 @@ void probe_refused_prepares_inside_capture_keep_it_valid(probe *p) {
     if (!corrupt) goto done;
     memcpy(corrupt, chain_img, chain_size);
     corrupt[0] ^= 0xFF; /* the magic */
-    if (have_modes(p) && !CHECK_FW_OK(p, read_thread_mode(p->fw, &m0))) goto done;
+    if (have_modes(p) && !CHECK_FW_OK(p->fw, read_thread_mode(p->fw, &m0))) goto done;
     struct refusal {
         const char *what;
         kctx_context ctx;
@@ -428,13 +423,13 @@ void probe_refused_prepares_inside_capture_keep_it_valid(probe *p) {
     };
     const unsigned nref = sizeof refusals / sizeof refusals[0];
     if (!rig_begin_capture(&r, s)) goto done;
-    int steps = CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK); /* the context's streams join */
+    int steps = CHECK_K(job_launch(&r, &a, s), KCTX_OK); /* the context's streams join */
     for (unsigned i = 0; steps && i < nref; i++) {
         const struct refusal *f = &refusals[i];
         kctx_status st = kctx_prepare(f->ctx, f->id, f->img, f->size);
         char what[96];
         snprintf(what, sizeof what, "a prepare refused for %s", f->what);
-        steps = CHECK(p, st == f->want, "prepare with %s inside the capture: %s, expected %s (%s)",
+        steps = CHECK(st == f->want, "prepare with %s inside the capture: %s, expected %s (%s)",
                       f->what, kctx_status_name(st), kctx_status_name(f->want),
                       kctx_thread_last_error()) &&
                 capture_intact(&r, s, m0, what);
@@ -443,20 +438,20 @@ void probe_refused_prepares_inside_capture_keep_it_valid(probe *p) {
      * capture: nothing enqueued, the capture kept */
     if (steps) {
         kctx_status st = kctx_launch(r.ctx, ID_A, a.args, a.nargs - 1, s);
-        steps = CHECK(p, st == KCTX_INVALID_ARGUMENT,
+        steps = CHECK(st == KCTX_INVALID_ARGUMENT,
                       "a launch with too few arguments inside the capture: %s, expected "
                       "KCTX_INVALID_ARGUMENT (%s)",
                       kctx_status_name(st), kctx_thread_last_error()) &&
                 capture_intact(&r, s, m0, "a refused launch");
     }
     /* the same capture still takes a prepare and its launch */
-    steps = steps && CHECK_KCTX(p, kctx_prepare(r.ctx, ID_B, chain_img, chain_size), KCTX_OK) &&
+    steps = steps && CHECK_K(kctx_prepare(r.ctx, ID_B, chain_img, chain_size), KCTX_OK) &&
             capture_intact(&r, s, m0, "prepare B after the refusals") &&
             launch_in_capture(&r, &b, s, "the refusals and prepare B");
     if (!rig_end_capture(&r, s, &g) || !steps) goto done;
     kctx_resource_info res;
-    if (!CHECK_KCTX(p, get_resources(r.ctx, &res), KCTX_OK) ||
-        !CHECK(p, res.callables == 2, "%u callables prepared after the refusals, expected 2 (A, B)",
+    if (!CHECK_K(get_resources(r.ctx, &res), KCTX_OK) ||
+        !CHECK(res.callables == 2, "%u callables prepared after the refusals, expected 2 (A, B)",
                res.callables))
         goto done;
     /* A is still vector_add (the duplicate id left it undisturbed) */
@@ -554,34 +549,32 @@ static int slow_prepare_delays_no_launch(rig *r, job *b, fw_stream t, const void
         p->fw->hold_release(hold);
         return 0;
     }
-    if (!CHECK(p, pthread_create(&tp, NULL, slow_prepare_thread, &sp) == 0,
-               "cannot start a thread")) {
+    if (!CHECK(pthread_create(&tp, NULL, slow_prepare_thread, &sp) == 0, "cannot start a thread")) {
         p->fw->hold_release(hold);
         return 0;
     }
     /* the prepare's upload is provably on the device, held: the prepare is
      * in its bounded wait, outside the context's lock */
-    if (!CHECK_FW_OK(p, p->fw->hold_wait_reached(hold, HOLD_MS))) goto release;
-    lstarted =
-        CHECK(p, pthread_create(&tl, NULL, launcher_thread, &l) == 0, "cannot start a thread");
+    if (!CHECK_FW_OK(p->fw, p->fw->hold_wait_reached(hold, HOLD_MS))) goto release;
+    lstarted = CHECK(pthread_create(&tl, NULL, launcher_thread, &l) == 0, "cannot start a thread");
     if (!lstarted) goto release;
     for (unsigned waited = 0; waited < HANG_MS && !atomic_load(&l.done); waited += 2) sleep_ms(2);
-    if (!CHECK(p, atomic_load(&l.done),
+    if (!CHECK(atomic_load(&l.done),
                "a launch of id %llu issued while the prepare of id %u was held in its upload did "
                "not complete within %u ms: it waited behind the prepare",
                (unsigned long long)b->id, ID_E, HANG_MS) ||
-        !CHECK(p, !atomic_load(&sp.returned),
+        !CHECK(!atomic_load(&sp.returned),
                "the prepare of id %u returned before its held upload was released", ID_E) ||
-        !CHECK_FW_OK(p, l.set_dev) || !CHECK_KCTX(p, l.st, KCTX_OK) || !CHECK_FW_OK(p, l.synced))
+        !CHECK_FW_OK(p->fw, l.set_dev) || !CHECK_K(l.st, KCTX_OK) || !CHECK_FW_OK(p->fw, l.synced))
         goto release;
     /* close waits for the prepare: BUSY, nothing changed */
     kctx_status cs = kctx_close(r->ctx);
-    if (!CHECK(p, cs == KCTX_BUSY,
+    if (!CHECK(cs == KCTX_BUSY,
                "close while a prepare was held in its upload: %s, expected KCTX_BUSY (%s)",
                kctx_status_name(cs), kctx_thread_last_error()) ||
-        !CHECK(p, rig_phase(r) == KCTX_PHASE_READY, "the refused close left the phase %s",
+        !CHECK(rig_phase(r) == KCTX_PHASE_READY, "the refused close left the phase %s",
                kctx_phase_name(rig_phase(r))) ||
-        !CHECK(p, !atomic_load(&sp.returned), "the held prepare returned before its release"))
+        !CHECK(!atomic_load(&sp.returned), "the held prepare returned before its release"))
         goto release;
     ok = 1;
 release:
@@ -589,7 +582,7 @@ release:
     pthread_join(tp, NULL);
     if (lstarted) pthread_join(tl, NULL);
     if (!ok) return 0;
-    return CHECK_FW_OK(p, sp.set_dev) && CHECK_KCTX(p, sp.st, KCTX_OK) &&
+    return CHECK_FW_OK(p->fw, sp.set_dev) && CHECK_K(sp.st, KCTX_OK) &&
            job_expect(r, b, "the launch that completed during the held prepare");
 }
 
@@ -612,19 +605,19 @@ void probe_prepare_beside_launches_in_flight(probe *p) {
         !job_chain(&r, &b, ID_B, 700, 52, 0) || !job_vadd(&r, &c, ID_C, 333, 53, 0) ||
         !job_matmul(&r, &e, ID_E, 24, 20, 16, 54, 0))
         goto done;
-    if (!HAS_HOOK(p, hold_arm) || !CHECK_HOOK(p, rig_arm_after_acquire(&r, &hold))) goto done;
+    if (!HAS_HOOK(p, hold_arm) || !HOOK_OK(p, rig_arm_after_acquire(&r, &hold))) goto done;
     /* An eager launch of A, held on the device after its acquire step: it
      * holds the launch guard and the context's streams, none of its tasks
      * has run. (No synchronous copy may run while it is held: the
      * framework's synchronous copies wait for the device.) */
-    if (!job_clear(&r, &a, s) || !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK)) goto done;
-    if (!CHECK_HOOK(p, p->fw->hold_wait_reached(hold, HOLD_MS))) goto done;
+    if (!job_clear(&r, &a, s) || !CHECK_K(job_launch(&r, &a, s), KCTX_OK)) goto done;
+    if (!HOOK_OK(p, p->fw->hold_wait_reached(hold, HOLD_MS))) goto done;
     kctx_status pb = kctx_prepare(r.ctx, ID_B, chain_img, chain_size);
     kctx_status pc = kctx_prepare(r.ctx, ID_C, vadd_img, vadd_size); /* A's bytes: shared */
     fw_status still = p->fw->stream_query(s);
-    CHECK_FW_OK(p, p->fw->hold_release(hold));
-    if (!CHECK_KCTX(p, pb, KCTX_OK) || !CHECK_KCTX(p, pc, KCTX_OK) ||
-        !CHECK(p, still == FW_NOT_READY,
+    CHECK_FW_OK(p->fw, p->fw->hold_release(hold));
+    if (!CHECK_K(pb, KCTX_OK) || !CHECK_K(pc, KCTX_OK) ||
+        !CHECK(still == FW_NOT_READY,
                "the held launch of A was no longer in flight when the prepares returned (%s): "
                "they waited for it",
                fw_status_name(still)) ||
@@ -640,8 +633,7 @@ void probe_prepare_beside_launches_in_flight(probe *p) {
     else if (!(slow_checked = slow_prepare_delays_no_launch(&r, &b, t, mm_img, mm_size)) &&
              !pr_ok(p))
         goto done;
-    if (!slow_checked && !CHECK_KCTX(p, kctx_prepare(r.ctx, ID_E, mm_img, mm_size), KCTX_OK))
-        goto done;
+    if (!slow_checked && !CHECK_K(kctx_prepare(r.ctx, ID_E, mm_img, mm_size), KCTX_OK)) goto done;
     job *je[1] = {&e};
     if (!eager_expect(&r, je, 1, t, "the callable of the slow prepare") ||
         !check_clean(&r, "after the launches"))
@@ -684,27 +676,27 @@ void probe_prepare_upload_timeout_poisons_and_close_waits(probe *p) {
     c1 = c2 = c0;
     int have_counts = OPTIONAL_HOOK(p, live_counts, "that the upload's memory and modules are kept",
                                     r.device, &c0);
-    if (!pr_ok(p) || !CHECK_KCTX(p, get_resources(r.ctx, &r0), KCTX_OK)) goto done;
+    if (!pr_ok(p) || !CHECK_K(get_resources(r.ctx, &r0), KCTX_OK)) goto done;
     /* prepare B: its upload is held on the device past the bound */
-    if (!CHECK_HOOK(p, p->fw->hold_arm(FW_HOLD_COPY, r.device, r.ctx, &hold))) goto done;
+    if (!HOOK_OK(p, p->fw->hold_arm(FW_HOLD_COPY, r.device, r.ctx, &hold))) goto done;
     kctx_status ps = kctx_prepare(r.ctx, ID_B, chain_img, chain_size);
-    if (!CHECK_KCTX(p, ps, KCTX_TIMEOUT) || !CHECK_HOOK(p, p->fw->hold_wait_reached(hold, HOLD_MS)))
+    if (!CHECK_K(ps, KCTX_TIMEOUT) || !HOOK_OK(p, p->fw->hold_wait_reached(hold, HOLD_MS)))
         goto done; /* the upload is still on the device */
     kctx_status rt = KCTX_OK;
     char msg[256] = "";
-    if (!CHECK(p, rig_phase(&r) == KCTX_PHASE_POISONED,
-               "phase %s after the upload's wait timed out", kctx_phase_name(rig_phase(&r))) ||
-        !CHECK_KCTX(p, kctx_runtime_error(r.ctx, &rt, msg, sizeof msg), KCTX_OK) ||
-        !CHECK(p, rt == KCTX_TIMEOUT, "the runtime error slot holds %s (%s), expected KCTX_TIMEOUT",
+    if (!CHECK(rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after the upload's wait timed out",
+               kctx_phase_name(rig_phase(&r))) ||
+        !CHECK_K(kctx_runtime_error(r.ctx, &rt, msg, sizeof msg), KCTX_OK) ||
+        !CHECK(rt == KCTX_TIMEOUT, "the runtime error slot holds %s (%s), expected KCTX_TIMEOUT",
                kctx_status_name(rt), msg) ||
-        !CHECK_KCTX(p, get_resources(r.ctx, &r1), KCTX_OK) ||
-        !CHECK(p, r1.callables == r0.callables, "the timed-out id was registered (%u -> %u)",
+        !CHECK_K(get_resources(r.ctx, &r1), KCTX_OK) ||
+        !CHECK(r1.callables == r0.callables, "the timed-out id was registered (%u -> %u)",
                r0.callables, r1.callables) ||
-        !CHECK_FW(p, p->fw->stream_query(r1.upload_stream), FW_NOT_READY))
+        !CHECK_FW(p->fw, p->fw->stream_query(r1.upload_stream), FW_NOT_READY))
         goto done;
     if (have_counts &&
-        (!CHECK_FW_OK(p, p->fw->live_counts(r.device, &c1)) ||
-         !CHECK(p, c1.allocations > c0.allocations && c1.modules > c0.modules,
+        (!CHECK_FW_OK(p->fw, p->fw->live_counts(r.device, &c1)) ||
+         !CHECK(c1.allocations > c0.allocations && c1.modules > c0.modules,
                 "the timed-out upload was not kept: allocations %llu -> %llu, "
                 "modules %llu -> %llu",
                 (unsigned long long)c0.allocations, (unsigned long long)c1.allocations,
@@ -714,31 +706,31 @@ void probe_prepare_upload_timeout_poisons_and_close_waits(probe *p) {
     const void *vadd_img;
     size_t vadd_size;
     if (!rig_image(&r, "vector_add", &vadd_img, &vadd_size) ||
-        !CHECK_KCTX(p, kctx_prepare(r.ctx, ID_C, vadd_img, vadd_size), KCTX_POISONED) ||
-        !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_POISONED))
+        !CHECK_K(kctx_prepare(r.ctx, ID_C, vadd_img, vadd_size), KCTX_POISONED) ||
+        !CHECK_K(job_launch(&r, &a, s), KCTX_POISONED))
         goto done;
     /* close may not release what the device may still read: BUSY while the
      * upload stream is busy, nothing released */
     kctx_status cs = kctx_close(r.ctx);
-    if (!CHECK(p, cs == KCTX_BUSY,
+    if (!CHECK(cs == KCTX_BUSY,
                "close while the timed-out upload is still running: %s, expected KCTX_BUSY (%s)",
                kctx_status_name(cs), kctx_thread_last_error()) ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_POISONED, "the refused close left the phase %s",
+        !CHECK(rig_phase(&r) == KCTX_PHASE_POISONED, "the refused close left the phase %s",
                kctx_phase_name(rig_phase(&r))))
         goto done;
     if (have_counts &&
-        (!CHECK_FW_OK(p, p->fw->live_counts(r.device, &c2)) ||
-         !CHECK(p, c2.allocations == c1.allocations && c2.modules == c1.modules,
+        (!CHECK_FW_OK(p->fw, p->fw->live_counts(r.device, &c2)) ||
+         !CHECK(c2.allocations == c1.allocations && c2.modules == c1.modules,
                 "the refused close released something: allocations %llu -> %llu, "
                 "modules %llu -> %llu",
                 (unsigned long long)c1.allocations, (unsigned long long)c2.allocations,
                 (unsigned long long)c1.modules, (unsigned long long)c2.modules)))
         goto done;
     /* the upload finishes: once the upload stream is idle, close completes */
-    if (!CHECK_FW_OK(p, p->fw->hold_release(hold)) ||
-        !CHECK_FW_OK(p, p->fw->stream_sync(r1.upload_stream, SYNC_MS)) ||
-        !CHECK_KCTX(p, kctx_close(r.ctx), KCTX_OK) ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_CLOSED, "phase %s after close",
+    if (!CHECK_FW_OK(p->fw, p->fw->hold_release(hold)) ||
+        !CHECK_FW_OK(p->fw, p->fw->stream_sync(r1.upload_stream, SYNC_MS)) ||
+        !CHECK_K(kctx_close(r.ctx), KCTX_OK) ||
+        !CHECK(rig_phase(&r) == KCTX_PHASE_CLOSED, "phase %s after close",
                kctx_phase_name(rig_phase(&r))))
         goto done;
     pr_note(p,

@@ -27,19 +27,18 @@ enum {
  * overwritten before the work ran (args travel by value, K22), then
  * checked; launched again over new inputs. */
 static int eager(rig *r, job *j, fw_stream s, uint64_t salt, const char *what) {
-    probe *p = r->p;
     char when[160];
     kctx_arg saved[8];
     memcpy(saved, j->args, sizeof saved);
     snprintf(when, sizeof when, "%s, eager (caller's args overwritten after the launch)", what);
-    int ok = job_clear(r, j, s) && CHECK_KCTX(p, job_launch(r, j, s), KCTX_OK);
+    int ok = job_clear(r, j, s) && CHECK_K(job_launch(r, j, s), KCTX_OK);
     memset(j->args, 0x5A, sizeof j->args);
     ok = ok && rig_sync(r, s) && job_expect(r, j, when);
     memcpy(j->args, saved, sizeof saved);
     if (!ok) return 0;
     snprintf(when, sizeof when, "%s, eager over new inputs", what);
     return job_set_inputs(r, j, salt + 1000) && job_clear(r, j, s) &&
-           CHECK_KCTX(p, job_launch(r, j, s), KCTX_OK) && rig_sync(r, s) && job_expect(r, j, when);
+           CHECK_K(job_launch(r, j, s), KCTX_OK) && rig_sync(r, s) && job_expect(r, j, when);
 }
 
 /* One job, captured (on s) and replayed twice: with the inputs it was
@@ -47,12 +46,11 @@ static int eager(rig *r, job *j, fw_stream s, uint64_t salt, const char *what) {
  * over new inputs (a replay reads the device buffers as they are then,
  * with the scalars it was captured with). */
 static int replayed(rig *r, job *j, fw_stream s, uint64_t salt, const char *what) {
-    probe *p = r->p;
     char when[160];
     int gi = -1;
     if (!rig_begin_capture(r, s)) return 0;
     kctx_status ls = job_launch(r, j, s);
-    if (!rig_end_capture(r, s, &gi) || !CHECK_KCTX(p, ls, KCTX_OK)) return 0;
+    if (!rig_end_capture(r, s, &gi) || !CHECK_K(ls, KCTX_OK)) return 0;
     kctx_arg saved[8];
     memcpy(saved, j->args, sizeof saved);
     memset(j->args, 0x5A, sizeof j->args);

@@ -54,9 +54,9 @@ static int layer_clean(probe *p, const kfl_control *L, const char *when) {
     char first[400];
     uint64_t v = L->violations(first, sizeof first);
     uint64_t live = L->live();
-    return CHECK(p, v == 0, "%s: %llu violation(s) below the adapter; first: %s", when,
+    return CHECK(v == 0, "%s: %llu violation(s) below the adapter; first: %s", when,
                  (unsigned long long)v, first) &&
-           CHECK(p, live == 0, "%s: %llu handle(s) kctx made are still alive", when,
+           CHECK(live == 0, "%s: %llu handle(s) kctx made are still alive", when,
                  (unsigned long long)live);
 }
 
@@ -64,7 +64,7 @@ static int layer_clean(probe *p, const kfl_control *L, const char *when) {
 static int names_call(probe *p, kctx_context c, kctx_status st, const char *fired,
                       const char *step) {
     const char *msg = kctx_last_error(c);
-    return CHECK(p, strstr(msg, fired) != NULL,
+    return CHECK(strstr(msg, fired) != NULL,
                  "%s failed (%s) when %s failed below the adapter, but its message does not name "
                  "it: %s",
                  step, kctx_status_name(st), fired, msg);
@@ -94,12 +94,12 @@ static int claim_free(probe *p, const kfl_control *L, const char *when) {
     kctx_status wst_;
     kctx_context c = 0;
     kctx_kernel_config cfg = probe_config(p);
-    if (!CHECK_KCTX(p, kctx_context_create(p->fw->platform, &c), KCTX_OK)) return 0;
+    if (!CHECK_K(kctx_context_create(p->fw->platform, &c), KCTX_OK)) return 0;
     kctx_status st = WATCHED(L, kctx_kernel_init(c, &cfg));
-    int ok = CHECK(p, st == KCTX_OK, "%s: a new context's init answers %s: %s (the claim is held?)",
+    int ok = CHECK(st == KCTX_OK, "%s: a new context's init answers %s: %s (the claim is held?)",
                    when, kctx_status_name(st), kctx_last_error(c));
-    if (st == KCTX_OK) ok &= CHECK_KCTX(p, WATCHED(L, kctx_close(c)), KCTX_OK);
-    ok &= CHECK_KCTX(p, kctx_destroy(c), KCTX_OK);
+    if (st == KCTX_OK) ok &= CHECK_K(WATCHED(L, kctx_close(c)), KCTX_OK);
+    ok &= CHECK_K(kctx_destroy(c), KCTX_OK);
     return ok && layer_clean(p, L, when);
 }
 
@@ -117,7 +117,7 @@ static int life_open(probe *p, life *w) {
     memset(w, 0, sizeof *w);
     w->r.p = p;
     w->r.fw = p->fw;
-    if (!CHECK_FW_OK(p, p->fw->current_device(&w->r.device))) return 0;
+    if (!CHECK_FW_OK(p->fw, p->fw->current_device(&w->r.device))) return 0;
     return rig_image(&w->r, "vector_add", &w->image, &w->image_size) && rig_stream(&w->r, &w->s) &&
            job_vadd(&w->r, &w->a, ID, 64, 77, 0);
 }
@@ -133,7 +133,7 @@ static int life_run(probe *p, const kfl_control *L, life *w, uint64_t nth, int c
     L->arm(nth, code);
     kctx_context c = 0;
     kctx_kernel_config cfg = probe_config(p);
-    if (!CHECK_KCTX(p, kctx_context_create(p->fw->platform, &c), KCTX_OK)) return 0;
+    if (!CHECK_K(kctx_context_create(p->fw->platform, &c), KCTX_OK)) return 0;
     w->r.ctx = c;
     const char *step = "kernel init";
     kctx_status st = WATCHED(L, kctx_kernel_init(c, &cfg));
@@ -146,7 +146,7 @@ static int life_run(probe *p, const kfl_control *L, life *w, uint64_t nth, int c
         st = WATCHED(L, job_launch(&w->r, &w->a, w->s));
         /* K24: whatever the launch did, the caller's stream drains */
         fw_status ss = p->fw->stream_sync(w->s, HANG_MS);
-        CHECK(p, ss != FW_TIMEOUT,
+        CHECK(ss != FW_TIMEOUT,
               "call %llu (%s) failed in the launch: the caller's stream is "
               "still busy after %u ms",
               (unsigned long long)nth, L->fired(), HANG_MS);
@@ -162,14 +162,14 @@ static int life_run(probe *p, const kfl_control *L, life *w, uint64_t nth, int c
     (void)kctx_runtime_error(c, &lost, NULL, 0);
     const int quarantined = fatal && *fired && lost == KCTX_DEVICE_LOST;
     if (st != KCTX_OK) {
-        CHECK(p, *fired, "%s: %s answers %s with no failure below the adapter: %s", when, step,
+        CHECK(*fired, "%s: %s answers %s with no failure below the adapter: %s", when, step,
               kctx_status_name(st), kctx_last_error(c));
         if (quarantined)
-            CHECK(p, st == KCTX_DEVICE_LOST, "%s: %s answers %s, not DEVICE_LOST (K29)", when, step,
+            CHECK(st == KCTX_DEVICE_LOST, "%s: %s answers %s, not DEVICE_LOST (K29)", when, step,
                   kctx_status_name(st));
         else if (!fatal) /* (a fatal code before the claim: DEVICE_LOST, not quarantined) */
-            CHECK(p, st != KCTX_DEVICE_LOST, "%s: a non-fatal code made %s answer DEVICE_LOST",
-                  when, step);
+            CHECK(st != KCTX_DEVICE_LOST, "%s: a non-fatal code made %s answer DEVICE_LOST", when,
+                  step);
         names_call(p, c, st, fired_at, step);
     }
     kctx_phase ph = KCTX_PHASE_NEW;
@@ -179,20 +179,20 @@ static int life_run(probe *p, const kfl_control *L, life *w, uint64_t nth, int c
     if (quarantined) {
         /* K30: quarantined, close releases nothing and makes no call */
         uint64_t before = L->calls();
-        CHECK(p, WATCHED(L, kctx_close(c)) == KCTX_DEVICE_LOST,
+        CHECK(WATCHED(L, kctx_close(c)) == KCTX_DEVICE_LOST,
               "%s: close of a quarantined context did not answer DEVICE_LOST (K30)", when);
-        CHECK(p, L->calls() == before,
+        CHECK(L->calls() == before,
               "%s: close of a quarantined context made %llu driver call(s) (K30)", when,
               (unsigned long long)(L->calls() - before));
-        CHECK_KCTX(p, kctx_destroy(c), KCTX_BUSY);
+        CHECK_K(kctx_destroy(c), KCTX_BUSY);
         /* K36: the owner resets the device; close abandons everything */
-        if (CHECK_FW_OK(p, p->fw->owner_reset(w->r.device))) {
+        if (CHECK_FW_OK(p->fw, p->fw->owner_reset(w->r.device))) {
             L->device_reset();
             w->r.device_reset = 1;
         }
         before = L->calls();
-        CHECK_KCTX(p, WATCHED(L, kctx_close(c)), KCTX_OK);
-        CHECK(p, L->calls() == before,
+        CHECK_K(WATCHED(L, kctx_close(c)), KCTX_OK);
+        CHECK(L->calls() == before,
               "%s: close after the owner's reset made %llu driver call(s) (K36)", when,
               (unsigned long long)(L->calls() - before));
     } else if (ph != KCTX_PHASE_NEW) {
@@ -204,13 +204,13 @@ static int life_run(probe *p, const kfl_control *L, life *w, uint64_t nth, int c
                      L->fired(), code);
             step = "close";
         }
-        CHECK(p, cs == KCTX_OK, "%s: close after %u tries answers %s: %s (K26)", when, tries,
+        CHECK(cs == KCTX_OK, "%s: close after %u tries answers %s: %s (K26)", when, tries,
               kctx_status_name(cs), kctx_last_error(c));
-        if (tries > 1) CHECK(p, *fired, "%s: close failed with nothing failed below it", when);
+        if (tries > 1) CHECK(*fired, "%s: close failed with nothing failed below it", when);
     }
     pr_log(p, "%s: %s answers %s; close %s after %u tr%s", when, step, kctx_status_name(st),
            kctx_status_name(cs), tries, tries == 1 ? "y" : "ies");
-    CHECK_KCTX(p, kctx_destroy(c), KCTX_OK); /* K27 */
+    CHECK_K(kctx_destroy(c), KCTX_OK); /* K27 */
     w->r.ctx = 0;
     *calls = L->calls();
     if (!*fired && L->fired()[0]) *fired = 1; /* a call of destroy's: K28 says none */
@@ -240,7 +240,7 @@ static void lifecycle_sweep(probe *p, int fatal) {
     uint64_t total = 0;
     int fired = 0;
     if (!life_run(p, L, &w, 0, 0, &total, &fired)) goto done;
-    CHECK(p, total > 0, "the lifecycle made no call below the adapter: is the layer in front?");
+    CHECK(total > 0, "the lifecycle made no call below the adapter: is the layer in front?");
     /* Until a run makes fewer calls than k: the count moves from run to
      * run, with the machine's load (the bounded waits poll the driver until
      * the work is done: on PoCL a clean lifecycle made 92 calls alone and
@@ -254,7 +254,7 @@ static void lifecycle_sweep(probe *p, int fatal) {
     if (p->failures == 0) {
         /* It ends with a run that made fewer calls than k (a clean run);
          * the cap is only a guard against a run that never ends. */
-        CHECK(p, !fired, "the sweep reached its cap, call %llu (the clean run made %llu)",
+        CHECK(!fired, "the sweep reached its cap, call %llu (the clean run made %llu)",
               (unsigned long long)k, (unsigned long long)total);
         pr_note(p,
                 "%llu %s calls below the adapter (init, prepare, launch, close), each failed "
@@ -280,10 +280,10 @@ static int launch_run(probe *p, const kfl_control *L, life *w, int captured, uin
     rig *r = &w->r;
     kctx_context c = 0;
     kctx_kernel_config cfg = probe_config(p);
-    if (!CHECK_KCTX(p, kctx_context_create(p->fw->platform, &c), KCTX_OK)) return 0;
+    if (!CHECK_K(kctx_context_create(p->fw->platform, &c), KCTX_OK)) return 0;
     r->ctx = c;
-    if (!CHECK_KCTX(p, WATCHED(L, kctx_kernel_init(c, &cfg)), KCTX_OK) ||
-        !CHECK_KCTX(p, WATCHED(L, kctx_prepare(c, ID, w->image, w->image_size)), KCTX_OK)) {
+    if (!CHECK_K(WATCHED(L, kctx_kernel_init(c, &cfg)), KCTX_OK) ||
+        !CHECK_K(WATCHED(L, kctx_prepare(c, ID, w->image, w->image_size)), KCTX_OK)) {
         (void)WATCHED(L, kctx_close(c));
         (void)kctx_destroy(c);
         return 0;
@@ -300,37 +300,37 @@ static int launch_run(probe *p, const kfl_control *L, life *w, int captured, uin
              captured ? "captured" : "eager", (unsigned long long)nth,
              *fired ? fired_at : "not reached");
     if (nth && *fired) {
-        CHECK(p, st != KCTX_OK && st != KCTX_DEVICE_LOST, "%s: launch answers %s", when,
+        CHECK(st != KCTX_OK && st != KCTX_DEVICE_LOST, "%s: launch answers %s", when,
               kctx_status_name(st));
         if (st != KCTX_OK) names_call(p, c, st, fired_at, "launch");
     } else {
-        CHECK_KCTX(p, st, KCTX_OK);
+        CHECK_K(st, KCTX_OK);
     }
     if (captured) {
         /* the capture ends: a launch never leaves an unjoined fork (K24) */
         fw_graph g = 0;
         fw_status es = p->fw->end_capture(w->s, &g);
-        CHECK(p, es == FW_OK || (es == FW_CAPTURE_INVALIDATED && st == KCTX_CAPTURE_BROKEN),
+        CHECK(es == FW_OK || (es == FW_CAPTURE_INVALIDATED && st == KCTX_CAPTURE_BROKEN),
               "%s: ending the capture answers %s (launch said %s)", when, fw_status_name(es),
               kctx_status_name(st));
-        if (g) CHECK_FW_OK(p, p->fw->graph_destroy(g));
+        if (g) CHECK_FW_OK(p->fw, p->fw->graph_destroy(g));
     }
     /* K24: the caller's stream drains */
-    CHECK(p, p->fw->stream_sync(w->s, HANG_MS) != FW_TIMEOUT,
+    CHECK(p->fw->stream_sync(w->s, HANG_MS) != FW_TIMEOUT,
           "%s: the caller's stream is still busy after %u ms (K24)", when, HANG_MS);
     /* the next launch runs, or is refused without a driver call (K9, K35) */
     uint64_t b2 = L->calls();
     kctx_status next = WATCHED(L, job_launch(r, &w->a, w->s));
     if (next != KCTX_OK)
-        CHECK(p, L->calls() == b2, "%s: the next launch is refused (%s) after %llu driver call(s)",
+        CHECK(L->calls() == b2, "%s: the next launch is refused (%s) after %llu driver call(s)",
               when, kctx_status_name(next), (unsigned long long)(L->calls() - b2));
-    CHECK(p, p->fw->stream_sync(w->s, HANG_MS) != FW_TIMEOUT,
+    CHECK(p->fw->stream_sync(w->s, HANG_MS) != FW_TIMEOUT,
           "%s: the next launch left the caller's stream busy", when);
     unsigned tries = 0;
     kctx_status cs = close_retrying(L, c, &tries);
-    CHECK(p, cs == KCTX_OK, "%s: close answers %s: %s", when, kctx_status_name(cs),
+    CHECK(cs == KCTX_OK, "%s: close answers %s: %s", when, kctx_status_name(cs),
           kctx_last_error(c));
-    CHECK_KCTX(p, kctx_destroy(c), KCTX_OK);
+    CHECK_K(kctx_destroy(c), KCTX_OK);
     r->ctx = 0;
     return layer_clean(p, L, when) && p->failures == 0;
 }
@@ -342,11 +342,11 @@ static void launch_sweep(probe *p, int captured) {
     uint64_t total = 0, calls = 0;
     int fired = 0;
     if (!launch_run(p, L, &w, captured, 0, &total, &fired)) goto done;
-    CHECK(p, total > 0, "a launch made no call below the adapter: is the layer in front?");
+    CHECK(total > 0, "a launch made no call below the adapter: is the layer in front?");
     /* A launch makes no bounded wait (K19): its count is exact. */
     for (uint64_t k = 1; k <= total && p->failures == 0; k++) {
         if (!launch_run(p, L, &w, captured, k, &calls, &fired)) break;
-        CHECK(p, fired, "call %llu of %llu of the launch was not reached", (unsigned long long)k,
+        CHECK(fired, "call %llu of %llu of the launch was not reached", (unsigned long long)k,
               (unsigned long long)total);
     }
     if (p->failures == 0)

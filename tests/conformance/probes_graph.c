@@ -37,7 +37,7 @@ static void drop_open_capture(rig *r, fw_stream s) {
 
 static int pool_ok(probe *p, fw_status st, const char *expr, int line) {
     if (st == FW_OK) return 1;
-    return pr_check(p, 0, __FILE__, line, "%s: %s (%s)", expr, fw_status_name(st),
+    return ktc_fail(__FILE__, line, "POOL_OK", expr, "%s (%s)", fw_status_name(st),
                     p->fw->pool_last_error());
 }
 #define POOL_OK(p, expr) pool_ok((p), (expr), #expr, __LINE__)
@@ -69,10 +69,9 @@ void probe_captured_launches_use_the_framework_graph_pool(probe *p) {
     /* room for the chain's output and 3 workspaces, one spare block */
     if (!POOL_OK(p, fw->pool_create(5 * bytes + 5 * 256, &pool))) goto done;
     have_pool = 1;
-    if (have_dev && (!CHECK_FW_OK(p, fw->device_allocs(r.device, &a1)) ||
-                     !CHECK(p, a1 > a0,
-                            "control: creating the pool made no device allocation "
-                            "that the counter saw")))
+    if (have_dev && (!CHECK_FW_OK(p->fw, fw->device_allocs(r.device, &a1)) ||
+                     !CHECK(a1 > a0, "control: creating the pool made no device allocation "
+                                     "that the counter saw")))
         goto done;
     fw_counts c0, c1;
     int have_counts =
@@ -89,7 +88,7 @@ void probe_captured_launches_use_the_framework_graph_pool(probe *p) {
     fw_devptr ws[3] = {0, 0, 0}, c_out = 0, v_out = 0;
     uint64_t kctx_host = 0, other_host = 0;
     kctx_resource_info t0, t1;
-    if (!CHECK_KCTX(p, get_resources(r.ctx, &t0), KCTX_OK) || !rig_begin_capture(&r, s)) goto done;
+    if (!CHECK_K(get_resources(r.ctx, &t0), KCTX_OK) || !rig_begin_capture(&r, s)) goto done;
     if (have_host) ha->begin();
     int ok = POOL_OK(p, fw->pool_alloc(pool, bytes, s, &c_out));
     for (int i = 0; ok && i < 3; i++) ok = POOL_OK(p, fw->pool_alloc(pool, bytes, s, &ws[i]));
@@ -101,8 +100,7 @@ void probe_captured_launches_use_the_framework_graph_pool(probe *p) {
         c.args[1] = KCTX_TENSOR(c_out, bytes);
         for (int i = 0; i < 3; i++) c.args[2 + i] = KCTX_TENSOR(ws[i], bytes);
         ls1 = job_launch(&r, &c, s);
-        ok = CHECK_KCTX(p, ls1, KCTX_OK) &&
-             CHECK_FW_OK(p, fw->copy_async(c.out[0], c_out, bytes, s));
+        ok = CHECK_K(ls1, KCTX_OK) && CHECK_FW_OK(p->fw, fw->copy_async(c.out[0], c_out, bytes, s));
         for (int i = 0; ok && i < 3; i++) ok = POOL_OK(p, fw->pool_free(pool, ws[i], s));
         ok = ok && POOL_OK(p, fw->pool_free(pool, c_out, s));
     }
@@ -111,26 +109,25 @@ void probe_captured_launches_use_the_framework_graph_pool(probe *p) {
          * order (the pool hands a freed block to the next allocation on
          * the same stream) */
         ok = POOL_OK(p, fw->pool_alloc(pool, bytes, s, &v_out)) &&
-             CHECK(p, v_out == c_out || v_out == ws[0] || v_out == ws[1] || v_out == ws[2],
+             CHECK(v_out == c_out || v_out == ws[0] || v_out == ws[1] || v_out == ws[2],
                    "the pool did not reuse a freed block (0x%" PRIx64 ")", v_out);
     }
     if (ok) {
         v.args[2] = KCTX_TENSOR(v_out, bytes);
         v.out[0] = v_out;
         ls2 = job_launch(&r, &v, s);
-        ok = CHECK_KCTX(p, ls2, KCTX_OK);
+        ok = CHECK_K(ls2, KCTX_OK);
     }
     if (have_host) ha->end(&kctx_host, &other_host);
     int capturing = 0;
     if (ok)
-        ok = CHECK_FW_OK(p, fw->capture_status(s, &capturing)) &&
-             CHECK(p, capturing, "the capture ended or was invalidated by the launches");
+        ok = CHECK_FW_OK(p->fw, fw->capture_status(s, &capturing)) &&
+             CHECK(capturing, "the capture ended or was invalidated by the launches");
     if (!ok || !rig_end_capture(&r, s, &gi)) goto done;
-    if (have_dev && CHECK_FW_OK(p, fw->device_allocs(r.device, &a2)))
-        CHECK(p, a2 == a1, "%" PRIu64 " device allocation calls during the capture", a2 - a1);
-    if (have_counts && CHECK_FW_OK(p, fw->live_counts(r.device, &c1)))
-        CHECK(p,
-              c1.streams == c0.streams && c1.events == c0.events && c1.modules == c0.modules &&
+    if (have_dev && CHECK_FW_OK(p->fw, fw->device_allocs(r.device, &a2)))
+        CHECK(a2 == a1, "%" PRIu64 " device allocation calls during the capture", a2 - a1);
+    if (have_counts && CHECK_FW_OK(p->fw, fw->live_counts(r.device, &c1)))
+        CHECK(c1.streams == c0.streams && c1.events == c0.events && c1.modules == c0.modules &&
                   c1.allocations == c0.allocations && c1.bytes == c0.bytes,
               "live objects changed during the capture: streams %" PRIu64 "->%" PRIu64
               ", events %" PRIu64 "->%" PRIu64 ", allocations %" PRIu64 "->%" PRIu64,
@@ -140,10 +137,9 @@ void probe_captured_launches_use_the_framework_graph_pool(probe *p) {
      * platform's destructor callback (docs/cuda.md, "Allocation"; the ACL
      * adapter the same; the sim's hooks allocate nothing in libkctx) */
     uint32_t tokens = 0;
-    if (CHECK_KCTX(p, get_resources(r.ctx, &t1), KCTX_OK))
-        tokens = t1.tokens_in_use - t0.tokens_in_use;
+    if (CHECK_K(get_resources(r.ctx, &t1), KCTX_OK)) tokens = t1.tokens_in_use - t0.tokens_in_use;
     if (have_host)
-        CHECK(p, kctx_host <= tokens,
+        CHECK(kctx_host <= tokens,
               "%" PRIu64 " host allocation calls came from libkctx during two captured launches "
               "(%u lifetime tokens attached)",
               kctx_host, tokens);
@@ -191,10 +187,11 @@ enum {
 
 static int stream_nodes(rig *r, int gi, const fw_stream *streams, size_t *on, size_t *total) {
     probe *p = r->p;
-    if (!CHECK_FW_OK(p, p->fw->graph_stream_nodes(r->graphs[gi].g, streams, ON_N, on))) return 0;
+    if (!CHECK_FW_OK(p->fw, p->fw->graph_stream_nodes(r->graphs[gi].g, streams, ON_N, on)))
+        return 0;
     *total = 0;
     if (p->fw->graph_node_count && p->fw->graph_node_count(r->graphs[gi].g, total) != FW_OK)
-        return CHECK(p, 0, "graph_node_count: %s", p->fw->last_error());
+        return FAIL("graph_node_count: %s", p->fw->last_error());
     return 1;
 }
 
@@ -210,9 +207,9 @@ void probe_captured_launch_holds_nodes_from_both_private_streams(probe *p) {
         !job_vadd(&r, &a, ID_VADD, 300, 71, 0) || !job_chain(&r, &b, ID_CHAIN, 300, 72, 0))
         goto done;
     kctx_resource_info res;
-    if (!CHECK_KCTX(p, get_resources(r.ctx, &res), KCTX_OK)) goto done;
+    if (!CHECK_K(get_resources(r.ctx, &res), KCTX_OK)) goto done;
     const fw_stream streams[ON_N] = {res.aicpu_stream, res.aicore_stream, res.upload_stream, s};
-    if (!CHECK(p, res.aicpu_stream && res.aicore_stream && res.aicpu_stream != res.aicore_stream,
+    if (!CHECK(res.aicpu_stream && res.aicore_stream && res.aicpu_stream != res.aicore_stream,
                "the context names no two distinct private streams (AICPU 0x%" PRIx64
                ", AICore 0x%" PRIx64 ")",
                res.aicpu_stream, res.aicore_stream))
@@ -228,27 +225,27 @@ void probe_captured_launch_holds_nodes_from_both_private_streams(probe *p) {
     size_t on1[ON_N], on2[ON_N], total1 = 0, total2 = 0;
     if (!rig_begin_capture(&r, s)) goto done;
     kctx_status ls = job_launch(&r, &a, s);
-    if (!rig_end_capture(&r, s, &g1) || !CHECK_KCTX(p, ls, KCTX_OK) ||
+    if (!rig_end_capture(&r, s, &g1) || !CHECK_K(ls, KCTX_OK) ||
         !stream_nodes(&r, g1, streams, on1, &total1))
         goto done;
     pr_log(p, "%s, one launch: AICPU %zu, AICore %zu, upload %zu, caller %zu nodes (graph %zu)",
            strategy, on1[ON_AICPU], on1[ON_AICORE], on1[ON_UPLOAD], on1[ON_CALLER], total1);
-    if (!CHECK(p, on1[ON_AICPU] == 2,
+    if (!CHECK(on1[ON_AICPU] == 2,
                "%s: the graph holds %zu nodes from the AICPU stream, expected 2 (K20: the acquire "
                "step and the %s)",
                strategy, on1[ON_AICPU], pr_host_ordered(p) ? "finalize step" : "scheduler") ||
-        !CHECK(p, on1[ON_AICORE] >= 1,
+        !CHECK(on1[ON_AICORE] >= 1,
                "%s: the graph holds no node from the AICore stream (K20: the launch did not fork "
                "into it)",
                strategy) ||
-        !CHECK(p, on1[ON_UPLOAD] == 0,
+        !CHECK(on1[ON_UPLOAD] == 0,
                "the graph holds %zu nodes from the upload stream (K16: no launch touches it)",
                on1[ON_UPLOAD]) ||
-        !CHECK(p, on1[ON_CALLER] == 0,
+        !CHECK(on1[ON_CALLER] == 0,
                "the graph holds %zu work nodes from the caller stream (K20: kctx only records "
                "and waits there)",
                on1[ON_CALLER]) ||
-        !CHECK(p, !have_total || total1 == on1[ON_AICPU] + on1[ON_AICORE],
+        !CHECK(!have_total || total1 == on1[ON_AICPU] + on1[ON_AICORE],
                "the graph holds %zu nodes, only %zu from the private streams", total1,
                on1[ON_AICPU] + on1[ON_AICORE]))
         goto done;
@@ -259,21 +256,21 @@ void probe_captured_launch_holds_nodes_from_both_private_streams(probe *p) {
     int ok = job_clear(&r, &a, s);
     kctx_status la = ok ? job_launch(&r, &a, s) : KCTX_OK;
     kctx_status lb = ok ? job_launch(&r, &b, s) : KCTX_OK;
-    if (!rig_end_capture(&r, s, &g2) || !ok || !CHECK_KCTX(p, la, KCTX_OK) ||
-        !CHECK_KCTX(p, lb, KCTX_OK) || !stream_nodes(&r, g2, streams, on2, &total2))
+    if (!rig_end_capture(&r, s, &g2) || !ok || !CHECK_K(la, KCTX_OK) || !CHECK_K(lb, KCTX_OK) ||
+        !stream_nodes(&r, g2, streams, on2, &total2))
         goto done;
     pr_log(p, "%s, fill + two launches: AICPU %zu, AICore %zu, upload %zu, caller %zu (graph %zu)",
            strategy, on2[ON_AICPU], on2[ON_AICORE], on2[ON_UPLOAD], on2[ON_CALLER], total2);
-    if (!CHECK(p, on2[ON_CALLER] == 1,
+    if (!CHECK(on2[ON_CALLER] == 1,
                "control: the framework's fill on the caller stream shows as %zu nodes there, "
                "expected 1",
                on2[ON_CALLER]) ||
-        !CHECK(p, on2[ON_AICPU] == 4, "two launches: %zu AICPU nodes, expected 4", on2[ON_AICPU]) ||
-        !CHECK(p, on2[ON_AICORE] >= on1[ON_AICORE] + 1,
+        !CHECK(on2[ON_AICPU] == 4, "two launches: %zu AICPU nodes, expected 4", on2[ON_AICPU]) ||
+        !CHECK(on2[ON_AICORE] >= on1[ON_AICORE] + 1,
                "two launches: %zu AICore nodes, one launch had %zu", on2[ON_AICORE],
                on1[ON_AICORE]) ||
-        !CHECK(p, on2[ON_UPLOAD] == 0, "two launches: %zu upload-stream nodes", on2[ON_UPLOAD]) ||
-        !CHECK(p, !have_total || total2 == on2[ON_AICPU] + on2[ON_AICORE] + on2[ON_CALLER],
+        !CHECK(on2[ON_UPLOAD] == 0, "two launches: %zu upload-stream nodes", on2[ON_UPLOAD]) ||
+        !CHECK(!have_total || total2 == on2[ON_AICPU] + on2[ON_AICORE] + on2[ON_CALLER],
                "the graph holds %zu nodes, %zu from the private and caller streams", total2,
                on2[ON_AICPU] + on2[ON_AICORE] + on2[ON_CALLER]))
         goto done;

@@ -20,7 +20,7 @@ enum {
 
 static int capture_launch(rig *r, const job *j, fw_stream s, int *gi) {
     if (!rig_begin_capture(r, s)) return 0;
-    int ok = CHECK_KCTX(r->p, job_launch(r, j, s), KCTX_OK);
+    int ok = CHECK_K(job_launch(r, j, s), KCTX_OK);
     int ended = rig_end_capture(r, s, gi);
     return ok && ended;
 }
@@ -49,10 +49,10 @@ static int overlap_replays(rig *r, int ga, fw_stream sa, int gb, fw_stream sb) {
     probe *p = r->p;
     const fw_driver *fw = r->fw;
     int ha = -1, hb = -1, ok = 0;
-    if (!CHECK_HOOK(p, rig_arm_after_acquire(r, &ha))) return 0;
-    if (!rig_replay(r, ga, sa) || !CHECK_HOOK(p, fw->hold_wait_reached(ha, HOLD_MS))) goto out;
-    if (!CHECK_HOOK(p, rig_arm_after_acquire(r, &hb))) goto out;
-    if (!rig_replay(r, gb, sb) || !CHECK_HOOK(p, fw->hold_wait_reached(hb, HOLD_MS))) goto out;
+    if (!HOOK_OK(p, rig_arm_after_acquire(r, &ha))) return 0;
+    if (!rig_replay(r, ga, sa) || !HOOK_OK(p, fw->hold_wait_reached(ha, HOLD_MS))) goto out;
+    if (!HOOK_OK(p, rig_arm_after_acquire(r, &hb))) goto out;
+    if (!rig_replay(r, gb, sb) || !HOOK_OK(p, fw->hold_wait_reached(hb, HOLD_MS))) goto out;
     ok = 1;
 out:;
     fw_status a = FW_OK, b = FW_OK;
@@ -69,11 +69,11 @@ out:;
     if (a != FW_TIMEOUT) a = fw->stream_sync(sa, HANG_MS);
     if (a == FW_TIMEOUT || b == FW_TIMEOUT) {
         r->hung = 1;
-        CHECK(p, 0, "the overlapping replays hang: stream A %s, stream B %s after %u ms",
-              fw_status_name(a), fw_status_name(b), HANG_MS);
+        FAIL("the overlapping replays hang: stream A %s, stream B %s after %u ms",
+             fw_status_name(a), fw_status_name(b), HANG_MS);
         return 0;
     }
-    return ok && CHECK_FW_OK(p, a) && CHECK_FW_OK(p, b);
+    return ok && CHECK_FW_OK(p->fw, a) && CHECK_FW_OK(p->fw, b);
 }
 
 /* ------------------------------------------------------------------ */
@@ -103,18 +103,18 @@ void probe_unordered_replays_detected_as_concurrent_launch(probe *p) {
         !job_untouched(&r, &b, "the refused replay B"))
         goto done;
     kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
-    if (!CHECK_KCTX(p, kctx_check(r.ctx, &rep), KCTX_CONCURRENT_LAUNCH) ||
-        !CHECK(p, rep.device_status == KCTX_CONCURRENT_LAUNCH && rep.concurrent_launches == 1,
+    if (!CHECK_K(kctx_check(r.ctx, &rep), KCTX_CONCURRENT_LAUNCH) ||
+        !CHECK(rep.device_status == KCTX_CONCURRENT_LAUNCH && rep.concurrent_launches == 1,
                "check report: %s, %u concurrent launches (expected CONCURRENT_LAUNCH, 1)",
                kctx_status_name(rep.device_status), rep.concurrent_launches))
         goto done;
     kctx_status slot = KCTX_OK;
-    if (!CHECK_KCTX(p, kctx_runtime_error(r.ctx, &slot, NULL, 0), KCTX_OK) ||
-        !CHECK(p, slot == KCTX_CONCURRENT_LAUNCH, "runtime error slot holds %s",
+    if (!CHECK_K(kctx_runtime_error(r.ctx, &slot, NULL, 0), KCTX_OK) ||
+        !CHECK(slot == KCTX_CONCURRENT_LAUNCH, "runtime error slot holds %s",
                kctx_status_name(slot)) ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after the reported violation",
+        !CHECK(rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after the reported violation",
                kctx_phase_name(rig_phase(&r))) ||
-        !CHECK_KCTX(p, job_launch(&r, &a, sa), KCTX_POISONED))
+        !CHECK_K(job_launch(&r, &a, sa), KCTX_POISONED))
         goto done;
     pr_note(p,
             "A held after its acquire step, B replayed on another stream: B refused (outputs "
@@ -146,10 +146,10 @@ void probe_two_copies_of_one_graph_detected_as_concurrent_launch(probe *p) {
     /* the second executable copy of the same graph (the rig destroys it);
      * a framework whose graphs are their one executable (ACL's models)
      * answers FW_NA */
-    if (!CHECK(p, r.ngraphs < RIG_MAX_GRAPHS, "too many graphs in one probe")) goto done;
+    if (!CHECK(r.ngraphs < RIG_MAX_GRAPHS, "too many graphs in one probe")) goto done;
     const int g2 = (int)r.ngraphs;
     memset(&r.graphs[g2], 0, sizeof r.graphs[g2]);
-    if (!CHECK_HOOK(p, p->fw->graph_instantiate(r.graphs[g1].g, &r.graphs[g2].x))) goto done;
+    if (!HOOK_OK(p, p->fw->graph_instantiate(r.graphs[g1].g, &r.graphs[g2].x))) goto done;
     r.ngraphs++;
     if (!job_clear(&r, &a, sa) || !rig_sync(&r, sa)) goto done;
     if (!overlap_replays(&r, g1, sa, g2, sb)) goto done;
@@ -161,11 +161,11 @@ void probe_two_copies_of_one_graph_detected_as_concurrent_launch(probe *p) {
              : job_expect(&r, &a, "copy 1, the guard holder, beside the refused copy 2")))
         goto done;
     kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
-    if (!CHECK_KCTX(p, kctx_check(r.ctx, &rep), KCTX_CONCURRENT_LAUNCH) ||
-        !CHECK(p, rep.device_status == KCTX_CONCURRENT_LAUNCH && rep.concurrent_launches == 1,
+    if (!CHECK_K(kctx_check(r.ctx, &rep), KCTX_CONCURRENT_LAUNCH) ||
+        !CHECK(rep.device_status == KCTX_CONCURRENT_LAUNCH && rep.concurrent_launches == 1,
                "check report: %s, %u concurrent launches (expected CONCURRENT_LAUNCH, 1)",
                kctx_status_name(rep.device_status), rep.concurrent_launches) ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after the reported violation",
+        !CHECK(rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after the reported violation",
                kctx_phase_name(rig_phase(&r))))
         goto done;
     pr_note(p,
@@ -182,16 +182,15 @@ done:
 /* 10. close with live graphs: BUSY with the count, then OK (K25)       */
 
 static int close_busy(rig *r, unsigned count, const char *when) {
-    probe *p = r->p;
     kctx_resource_info res;
-    if (!CHECK_KCTX(p, kctx_close(r->ctx), KCTX_BUSY)) return 0;
+    if (!CHECK_K(kctx_close(r->ctx), KCTX_BUSY)) return 0;
     const char *msg = kctx_last_error(r->ctx);
-    return CHECK(p, msg_has_number(msg, count),
-                 "%s: the refusal does not give the count %u: \"%s\"", when, count, msg) &&
-           CHECK(p, rig_phase(r) == KCTX_PHASE_READY, "%s: refused close changed the phase to %s",
+    return CHECK(msg_has_number(msg, count), "%s: the refusal does not give the count %u: \"%s\"",
+                 when, count, msg) &&
+           CHECK(rig_phase(r) == KCTX_PHASE_READY, "%s: refused close changed the phase to %s",
                  when, kctx_phase_name(rig_phase(r))) &&
-           CHECK_KCTX(p, get_resources(r->ctx, &res), KCTX_OK) &&
-           CHECK(p, res.tokens_in_use == count, "%s: %u lifetime tokens in use, expected %u", when,
+           CHECK_K(get_resources(r->ctx, &res), KCTX_OK) &&
+           CHECK(res.tokens_in_use == count, "%s: %u lifetime tokens in use, expected %u", when,
                  res.tokens_in_use, count);
 }
 
@@ -211,13 +210,13 @@ void probe_close_refused_while_graphs_live(probe *p) {
         goto done;
     if (!rig_drop_graph(&r, ga) || !close_busy(&r, 1, "one live graph")) goto done;
     /* the executable graph alone still holds the launch */
-    if (!CHECK_FW_OK(p, p->fw->graph_destroy(r.graphs[gb].g))) goto done;
+    if (!CHECK_FW_OK(p->fw, p->fw->graph_destroy(r.graphs[gb].g))) goto done;
     r.graphs[gb].g = 0;
     if (!close_busy(&r, 1, "only the executable graph left")) goto done;
-    if (!CHECK_FW_OK(p, p->fw->exec_destroy(r.graphs[gb].x))) goto done;
+    if (!CHECK_FW_OK(p->fw, p->fw->exec_destroy(r.graphs[gb].x))) goto done;
     r.graphs[gb].x = 0;
-    if (!CHECK_KCTX(p, kctx_close(r.ctx), KCTX_OK) ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_CLOSED, "phase %s after close",
+    if (!CHECK_K(kctx_close(r.ctx), KCTX_OK) ||
+        !CHECK(rig_phase(&r) == KCTX_PHASE_CLOSED, "phase %s after close",
                kctx_phase_name(rig_phase(&r))))
         goto done;
     pr_note(p,
@@ -250,41 +249,39 @@ void probe_fatal_device_quarantines_until_owner_reset(probe *p) {
     if (!HAS_HOOK(p, make_fatal) || !HAS_HOOK(p, owner_reset)) return;
     if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") ||
         !rig_image(&r, "scale_add_chain", &img, &img_size) || !rig_stream(&r, &s) ||
-        !job_vadd(&r, &a, ID_VADD, 100, 40, 0) || !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK) ||
+        !job_vadd(&r, &a, ID_VADD, 100, 40, 0) || !CHECK_K(job_launch(&r, &a, s), KCTX_OK) ||
         !rig_sync(&r, s) || !job_expect(&r, &a, "before the fault"))
         goto done;
-    if (!CHECK_HOOK(p, p->fw->make_fatal(r.device))) goto done;
-    if (!CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_DEVICE_LOST) ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_QUARANTINED, "phase %s after DEVICE_LOST",
+    if (!HOOK_OK(p, p->fw->make_fatal(r.device))) goto done;
+    if (!CHECK_K(job_launch(&r, &a, s), KCTX_DEVICE_LOST) ||
+        !CHECK(rig_phase(&r) == KCTX_PHASE_QUARANTINED, "phase %s after DEVICE_LOST",
                kctx_phase_name(rig_phase(&r))))
         goto done;
     kctx_status slot = KCTX_OK;
-    if (!CHECK_KCTX(p, kctx_runtime_error(r.ctx, &slot, NULL, 0), KCTX_OK) ||
-        !CHECK(p, slot == KCTX_DEVICE_LOST, "runtime error slot holds %s",
-               kctx_status_name(slot)) ||
-        !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_DEVICE_LOST) ||
-        !CHECK_KCTX(p, kctx_prepare(r.ctx, 9, img, img_size), KCTX_DEVICE_LOST) ||
-        !CHECK_KCTX(p, kctx_check(r.ctx, NULL), KCTX_DEVICE_LOST) ||
-        !CHECK_KCTX(p, kctx_close(r.ctx), KCTX_DEVICE_LOST) ||
-        !CHECK_KCTX(p, kctx_destroy(r.ctx), KCTX_BUSY) ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_QUARANTINED, "phase %s after the refusals",
+    if (!CHECK_K(kctx_runtime_error(r.ctx, &slot, NULL, 0), KCTX_OK) ||
+        !CHECK(slot == KCTX_DEVICE_LOST, "runtime error slot holds %s", kctx_status_name(slot)) ||
+        !CHECK_K(job_launch(&r, &a, s), KCTX_DEVICE_LOST) ||
+        !CHECK_K(kctx_prepare(r.ctx, 9, img, img_size), KCTX_DEVICE_LOST) ||
+        !CHECK_K(kctx_check(r.ctx, NULL), KCTX_DEVICE_LOST) ||
+        !CHECK_K(kctx_close(r.ctx), KCTX_DEVICE_LOST) || !CHECK_K(kctx_destroy(r.ctx), KCTX_BUSY) ||
+        !CHECK(rig_phase(&r) == KCTX_PHASE_QUARANTINED, "phase %s after the refusals",
                kctx_phase_name(rig_phase(&r))))
         goto done;
     /* The owner resets the device: every object of it is gone, and close
      * abandons the context's handles without a platform call (K36). */
-    if (!CHECK_HOOK(p, p->fw->owner_reset(r.device))) goto done;
+    if (!HOOK_OK(p, p->fw->owner_reset(r.device))) goto done;
     rig_forget_device_objects(&r);
-    if (!CHECK_KCTX(p, kctx_close(r.ctx), KCTX_OK) ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_CLOSED, "phase %s after close",
+    if (!CHECK_K(kctx_close(r.ctx), KCTX_OK) ||
+        !CHECK(rig_phase(&r) == KCTX_PHASE_CLOSED, "phase %s after close",
                kctx_phase_name(rig_phase(&r))) ||
-        !CHECK_KCTX(p, kctx_destroy(r.ctx), KCTX_OK))
+        !CHECK_K(kctx_destroy(r.ctx), KCTX_OK))
         goto done;
     r.ctx_live = 0;
     /* the claim was released: a new context borrows the reset device */
     r2_open = 1;
     if (!rig_open(p, &r2, NULL) || !rig_prepare(&r2, ID_VADD, "vector_add") ||
         !rig_stream(&r2, &s2) || !job_vadd(&r2, &a2, ID_VADD, 100, 41, 0) ||
-        !CHECK_KCTX(p, job_launch(&r2, &a2, s2), KCTX_OK) || !rig_sync(&r2, s2) ||
+        !CHECK_K(job_launch(&r2, &a2, s2), KCTX_OK) || !rig_sync(&r2, s2) ||
         !job_expect(&r2, &a2, "a new context after the owner reset"))
         goto done;
     pr_note(p, "launch: DEVICE_LOST, QUARANTINED; launch/prepare/check/close DEVICE_LOST, destroy "
@@ -307,32 +304,32 @@ void probe_fatal_device_graphs_gone_after_owner_reset(probe *p) {
         !job_expect(&r, &a, "a replay before the fault"))
         goto done;
     fw_exec pre_fault = r.graphs[g].x;
-    if (!CHECK_HOOK(p, p->fw->make_fatal(r.device))) goto done;
+    if (!HOOK_OK(p, p->fw->make_fatal(r.device))) goto done;
     /* A replay on the lost device fails in the platform (kctx runs no host
      * code then); the next kctx entry that touches the device sees the loss
      * and quarantines the context (K29). */
     fw_status lost = p->fw->graph_launch(pre_fault, s);
-    if (!CHECK(p, lost != FW_OK, "a replay on the lost device was accepted (%s)",
+    if (!CHECK(lost != FW_OK, "a replay on the lost device was accepted (%s)",
                fw_status_name(lost)) ||
-        !CHECK_KCTX(p, kctx_check(r.ctx, NULL), KCTX_DEVICE_LOST) ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_QUARANTINED, "phase %s after check saw the loss",
+        !CHECK_K(kctx_check(r.ctx, NULL), KCTX_DEVICE_LOST) ||
+        !CHECK(rig_phase(&r) == KCTX_PHASE_QUARANTINED, "phase %s after check saw the loss",
                kctx_phase_name(rig_phase(&r))) ||
-        !CHECK_KCTX(p, kctx_close(r.ctx), KCTX_DEVICE_LOST))
+        !CHECK_K(kctx_close(r.ctx), KCTX_DEVICE_LOST))
         goto done;
     /* The owner resets the device. The platform destroys every object of
      * the device with it, graphs included, so "a graph captured before the
      * fault replayed after the reset" cannot exist: its replay must be
      * refused by the platform itself (probe poisoned_context_graphs_refuse_
      * replays covers the device side's K35 refusal). */
-    if (!CHECK_HOOK(p, p->fw->owner_reset(r.device))) goto done;
+    if (!HOOK_OK(p, p->fw->owner_reset(r.device))) goto done;
     rig_forget_device_objects(&r);
     if (!rig_stream(&r, &s2)) goto done;
     fw_status rs = p->fw->graph_launch(pre_fault, s2);
-    if (!CHECK(p, rs != FW_OK, "the pre-fault graph replayed after the owner reset (%s)",
+    if (!CHECK(rs != FW_OK, "the pre-fault graph replayed after the owner reset (%s)",
                fw_status_name(rs)))
         goto done;
-    if (!CHECK_KCTX(p, kctx_close(r.ctx), KCTX_OK) ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_CLOSED, "phase %s after close",
+    if (!CHECK_K(kctx_close(r.ctx), KCTX_OK) ||
+        !CHECK(rig_phase(&r) == KCTX_PHASE_CLOSED, "phase %s after close",
                kctx_phase_name(rig_phase(&r))))
         goto done;
     pr_note(p,
@@ -357,14 +354,14 @@ static int expect_refused_replays(rig *r, int gi, const job *j, unsigned times,
         if (!rig_replay(r, gi, u)) return 0;
     fw_status st = r->fw->stream_sync(u, HANG_MS);
     if (st == FW_TIMEOUT) r->hung = 1;
-    if (!CHECK(p, st != FW_TIMEOUT, "%s: the refused replays hang", why) || !CHECK_FW_OK(p, st))
+    if (!CHECK(st != FW_TIMEOUT, "%s: the refused replays hang", why) || !CHECK_FW_OK(p->fw, st))
         return 0;
     char when[160];
     snprintf(when, sizeof when, "%s: replays of a graph captured before", why);
     if (!job_untouched(r, j, when)) return 0;
     kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
     kctx_check(r->ctx, &rep);
-    return CHECK(p, rep.refused_replays == refused_before + times,
+    return CHECK(rep.refused_replays == refused_before + times,
                  "%s: check reports %u refused replays, expected %u", why, rep.refused_replays,
                  refused_before + times);
 }
@@ -376,7 +373,7 @@ static int prepare_failing(rig *r, kctx_arg *args) {
     size_t bad_size;
     fw_devptr m[3];
     if (!rig_failing_image(r, &bad, &bad_size) ||
-        !CHECK_KCTX(r->p, kctx_prepare(r->ctx, ID_FAIL, bad, bad_size), KCTX_OK))
+        !CHECK_K(kctx_prepare(r->ctx, ID_FAIL, bad, bad_size), KCTX_OK))
         return 0;
     for (int i = 0; i < 3; i++)
         if (!rig_alloc(r, 16 * sizeof(float), &m[i])) return 0;
@@ -393,14 +390,14 @@ static int poison_by_device_error(rig *r, const kctx_arg *bad_args, fw_stream t,
                                   kctx_check_report *rep) {
     probe *p = r->p;
     *rep = (kctx_check_report)KCTX_CHECK_REPORT_INIT;
-    return CHECK_KCTX(p, kctx_launch(r->ctx, ID_FAIL, bad_args, 6, t), KCTX_OK) &&
-           CHECK_FW(p, p->fw->stream_sync(t, SYNC_MS),
+    return CHECK_K(kctx_launch(r->ctx, ID_FAIL, bad_args, 6, t), KCTX_OK) &&
+           CHECK_FW(p->fw, p->fw->stream_sync(t, SYNC_MS),
                     p->fw->task_failure_leaves_streams_ok ? FW_OK : FW_DEVICE_ERROR) &&
-           CHECK_KCTX(p, kctx_check(r->ctx, rep), KCTX_DEVICE_ERROR) &&
-           CHECK(p, rep->device_status == KCTX_DEVICE_ERROR && rep->error_detail == 0,
+           CHECK_K(kctx_check(r->ctx, rep), KCTX_DEVICE_ERROR) &&
+           CHECK(rep->device_status == KCTX_DEVICE_ERROR && rep->error_detail == 0,
                  "check report: %s, failed task %llu (expected DEVICE_ERROR, task 0)",
                  kctx_status_name(rep->device_status), (unsigned long long)rep->error_detail) &&
-           CHECK(p, rig_phase(r) == KCTX_PHASE_POISONED, "phase %s after the device error",
+           CHECK(rig_phase(r) == KCTX_PHASE_POISONED, "phase %s after the device error",
                  kctx_phase_name(rig_phase(r)));
 }
 
@@ -416,20 +413,19 @@ void probe_poisoned_context_refuses_launches(probe *p) {
     if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") ||
         !prepare_failing(&r, bad_args) || !rig_image(&r, "scale_add_chain", &img, &img_size) ||
         !rig_stream(&r, &s) || !rig_stream(&r, &t) || !job_vadd(&r, &a, ID_VADD, 256, 51, 0) ||
-        !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK) || !rig_sync(&r, s) ||
+        !CHECK_K(job_launch(&r, &a, s), KCTX_OK) || !rig_sync(&r, s) ||
         !job_expect(&r, &a, "the launch before the poison"))
         goto done;
     kctx_check_report rep;
     if (!poison_by_device_error(&r, bad_args, t, &rep)) goto done;
     kctx_status slot = KCTX_OK;
-    if (!CHECK_KCTX(p, kctx_runtime_error(r.ctx, &slot, NULL, 0), KCTX_OK) ||
-        !CHECK(p, slot == KCTX_DEVICE_ERROR, "runtime error slot holds %s",
-               kctx_status_name(slot)) ||
+    if (!CHECK_K(kctx_runtime_error(r.ctx, &slot, NULL, 0), KCTX_OK) ||
+        !CHECK(slot == KCTX_DEVICE_ERROR, "runtime error slot holds %s", kctx_status_name(slot)) ||
         !job_clear(&r, &a, s) || !rig_sync(&r, s) ||
-        !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_POISONED) ||
-        !CHECK_KCTX(p, kctx_prepare(r.ctx, 7, img, img_size), KCTX_POISONED) || !rig_sync(&r, s) ||
+        !CHECK_K(job_launch(&r, &a, s), KCTX_POISONED) ||
+        !CHECK_K(kctx_prepare(r.ctx, 7, img, img_size), KCTX_POISONED) || !rig_sync(&r, s) ||
         !job_untouched(&r, &a, "after the refused launch") ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after the refusals",
+        !CHECK(rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after the refusals",
                kctx_phase_name(rig_phase(&r))))
         goto done;
     pr_note(p, "a failing child poisoned the context (check: DEVICE_ERROR, task 0; runtime error "
@@ -457,7 +453,7 @@ void probe_poisoned_context_graphs_refuse_replays(probe *p) {
     if (!poison_by_device_error(&r, bad_args, t, &rep)) goto done;
     if (!expect_refused_replays(&r, g, &a, 3, rep.refused_replays, "after a device error"))
         goto done;
-    if (!CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_POISONED)) goto done;
+    if (!CHECK_K(job_launch(&r, &a, s), KCTX_POISONED)) goto done;
     pr_note(p, "a failing child poisoned the context (check: DEVICE_ERROR, task 0); 3/3 replays of "
                "a graph captured before were refused without touching outputs and counted by "
                "check");
@@ -513,9 +509,9 @@ void probe_concurrent_launch_poison_stops_graphs_at_once(probe *p) {
     /* Whatever device write check makes to stop the context's graphs, if
      * it goes through a copy, hold it; then see whether check returned
      * while its write was still pending. */
-    if (!CHECK_HOOK(p, p->fw->hold_arm(FW_HOLD_COPY, r.device, 0, &hc))) goto done;
+    if (!HOOK_OK(p, p->fw->hold_arm(FW_HOLD_COPY, r.device, 0, &hc))) goto done;
     cc.r = &r;
-    if (!CHECK(p, pthread_create(&th, NULL, check_thread, &cc) == 0, "cannot start a thread"))
+    if (!CHECK(pthread_create(&th, NULL, check_thread, &cc) == 0, "cannot start a thread"))
         goto done;
     joined = 0;
     int held = p->fw->hold_wait_reached(hc, 2000) == FW_OK;
@@ -530,7 +526,7 @@ void probe_concurrent_launch_poison_stops_graphs_at_once(probe *p) {
         if (st == FW_TIMEOUT) r.hung = 1;
         p->fw->hold_release(hc);
         hc = -1;
-        if (!CHECK(p, st != FW_TIMEOUT, "the replay after check hangs") || !CHECK_FW_OK(p, st))
+        if (!CHECK(st != FW_TIMEOUT, "the replay after check hangs") || !CHECK_FW_OK(p->fw, st))
             goto done;
     } else {
         how = held ? "check waited for its device write" : "check made no copy";
@@ -540,7 +536,7 @@ void probe_concurrent_launch_poison_stops_graphs_at_once(probe *p) {
     }
     pthread_join(th, NULL);
     joined = 1;
-    if (!CHECK_FW_OK(p, cc.set_dev) || !CHECK_KCTX(p, cc.st, KCTX_CONCURRENT_LAUNCH)) goto done;
+    if (!CHECK_FW_OK(p->fw, cc.set_dev) || !CHECK_K(cc.st, KCTX_CONCURRENT_LAUNCH)) goto done;
     char when[200];
     snprintf(when, sizeof when, "a replay enqueued after check returned CONCURRENT_LAUNCH (%s)",
              how);
@@ -567,24 +563,23 @@ static int poison_by_partial_enqueue(rig *r, const job *e, fw_stream t, kctx_sta
      * asks the AICPU stream's capture state (K34). */
     uint64_t c0 = 0, e0 = 0, c1 = 0, e1 = 0;
     for (int i = 0; i < 2; i++)
-        if (!CHECK_HOOK(p, seam_thread_calls(&c0, &e0)) ||
-            !CHECK_KCTX(p, job_launch(r, e, t), KCTX_OK) ||
-            !CHECK_HOOK(p, seam_thread_calls(&c1, &e1)) || !rig_sync(r, t))
+        if (!HOOK_OK(p, seam_thread_calls(&c0, &e0)) || !CHECK_K(job_launch(r, e, t), KCTX_OK) ||
+            !HOOK_OK(p, seam_thread_calls(&c1, &e1)) || !rig_sync(r, t))
             return 0;
     uint64_t preflight = (c1 - c0) - (e1 - e0);
     uint64_t hits = 0;
-    if (!CHECK_HOOK(p, seam_fault_arm(preflight + 2, &fault))) return 0;
+    if (!HOOK_OK(p, seam_fault_arm(preflight + 2, &fault))) return 0;
     *ls = job_launch(r, e, t);
     seam_fault_hits(fault, &hits);
     seam_fault_clear();
-    if (!CHECK(p, hits == 1, "the injected fault was not hit") ||
-        !CHECK(p, *ls != KCTX_OK, "the faulted launch returned OK") ||
-        !CHECK(p, rig_phase(r) == KCTX_PHASE_POISONED, "phase %s after a failed partial enqueue",
+    if (!CHECK(hits == 1, "the injected fault was not hit") ||
+        !CHECK(*ls != KCTX_OK, "the faulted launch returned OK") ||
+        !CHECK(rig_phase(r) == KCTX_PHASE_POISONED, "phase %s after a failed partial enqueue",
                kctx_phase_name(rig_phase(r))))
         return 0;
     fw_status ts = p->fw->stream_sync(t, HANG_MS);
     if (ts == FW_TIMEOUT) r->hung = 1;
-    return CHECK(p, ts != FW_TIMEOUT, "the caller stream of the failed launch hangs");
+    return CHECK(ts != FW_TIMEOUT, "the caller stream of the failed launch hangs");
 }
 
 /* The seam's fault injection is kctx's own: every platform has it. */
@@ -607,15 +602,15 @@ void probe_enqueue_failure_poisons_context(probe *p) {
         goto done;
     kctx_status slot = KCTX_OK;
     kctx_resource_info res;
-    if (!CHECK_KCTX(p, kctx_runtime_error(r.ctx, &slot, NULL, 0), KCTX_OK) ||
-        !CHECK(p, slot != KCTX_OK, "the runtime error slot is empty after the poison") ||
-        !CHECK_KCTX(p, get_resources(r.ctx, &res), KCTX_OK) ||
-        !CHECK(p, p->fw->stream_sync(res.aicpu_stream, HANG_MS) != FW_TIMEOUT,
+    if (!CHECK_K(kctx_runtime_error(r.ctx, &slot, NULL, 0), KCTX_OK) ||
+        !CHECK(slot != KCTX_OK, "the runtime error slot is empty after the poison") ||
+        !CHECK_K(get_resources(r.ctx, &res), KCTX_OK) ||
+        !CHECK(p->fw->stream_sync(res.aicpu_stream, HANG_MS) != FW_TIMEOUT,
                "the context's AICPU stream still runs after %u ms", HANG_MS) ||
-        !CHECK(p, p->fw->stream_sync(res.aicore_stream, HANG_MS) != FW_TIMEOUT,
+        !CHECK(p->fw->stream_sync(res.aicore_stream, HANG_MS) != FW_TIMEOUT,
                "the context's AICore stream still runs after %u ms", HANG_MS) ||
         !job_clear(&r, &a, s) || !rig_sync(&r, s) ||
-        !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_POISONED) || !rig_sync(&r, s) ||
+        !CHECK_K(job_launch(&r, &a, s), KCTX_POISONED) || !rig_sync(&r, s) ||
         !job_untouched(&r, &a, "after the refused launch"))
         goto done;
     pr_note(p,

@@ -52,12 +52,12 @@ static void counts_text(const fw_counts *c, char *buf, size_t n) {
 /* The device's live counts equal `base`. */
 static int at_baseline(probe *p, int device, const fw_counts *base, const char *when) {
     fw_counts now;
-    if (!CHECK_FW_OK(p, p->fw->live_counts(device, &now))) return 0;
+    if (!CHECK_FW_OK(p->fw, p->fw->live_counts(device, &now))) return 0;
     if (same_counts(&now, base)) return 1;
     char a[320], b[320];
     counts_text(&now, a, sizeof a);
     counts_text(base, b, sizeof b);
-    return CHECK(p, 0, "%s: the device holds %s; its baseline is %s", when, a, b);
+    return FAIL("%s: the device holds %s; its baseline is %s", when, a, b);
 }
 
 static int has_sweep_hooks(probe *p) {
@@ -66,18 +66,18 @@ static int has_sweep_hooks(probe *p) {
 
 static uint64_t thread_calls(probe *p) {
     uint64_t calls = 0, enqueues = 0;
-    CHECK_HOOK(p, seam_thread_calls(&calls, &enqueues));
+    HOOK_OK(p, seam_thread_calls(&calls, &enqueues));
     return calls;
 }
 
 /* Arm a fault on the calling thread's k-th platform call from now. */
-static int arm(probe *p, uint64_t k, int *fault) { return CHECK_HOOK(p, seam_fault_arm(k, fault)); }
+static int arm(probe *p, uint64_t k, int *fault) { return HOOK_OK(p, seam_fault_arm(k, fault)); }
 
 /* Disarm; returns how many calls the fault failed (0 or 1). */
 static uint64_t disarm(probe *p, int fault) {
     uint64_t hits = 0;
-    CHECK_HOOK(p, seam_fault_hits(fault, &hits));
-    CHECK_HOOK(p, seam_fault_clear());
+    HOOK_OK(p, seam_fault_hits(fault, &hits));
+    HOOK_OK(p, seam_fault_clear());
     return hits;
 }
 
@@ -96,13 +96,13 @@ static void drain_context(probe *p, kctx_context ctx) {
     kctx_resource_info res;
     if (get_resources(ctx, &res) != KCTX_OK) return;
     if (res.aicpu_stream)
-        CHECK(p, p->fw->stream_sync(res.aicpu_stream, HANG_MS) != FW_TIMEOUT,
+        CHECK(p->fw->stream_sync(res.aicpu_stream, HANG_MS) != FW_TIMEOUT,
               "the context's AICPU stream is still busy after %u ms", HANG_MS);
     if (res.aicore_stream)
-        CHECK(p, p->fw->stream_sync(res.aicore_stream, HANG_MS) != FW_TIMEOUT,
+        CHECK(p->fw->stream_sync(res.aicore_stream, HANG_MS) != FW_TIMEOUT,
               "the context's AICore stream is still busy after %u ms", HANG_MS);
     if (res.upload_stream)
-        CHECK(p, p->fw->stream_sync(res.upload_stream, HANG_MS) != FW_TIMEOUT,
+        CHECK(p->fw->stream_sync(res.upload_stream, HANG_MS) != FW_TIMEOUT,
               "the context's upload stream is still busy after %u ms", HANG_MS);
 }
 
@@ -112,7 +112,7 @@ static void drain_context(probe *p, kctx_context ctx) {
  * cannot be skipped. Then the failing call was the last of a clean run and
  * the operation made exactly one call more. */
 static int retried_ok(probe *p, const char *op, uint64_t k, uint64_t total, uint64_t made) {
-    return CHECK(p, k == total && made == total + 1,
+    return CHECK(k == total && made == total + 1,
                  "call %" PRIu64 " of %" PRIu64 " failed but %s returned OK after %" PRIu64
                  " calls (only a retried last call may be absorbed)",
                  k, total, op, made);
@@ -123,15 +123,14 @@ static int launch_and_verify(rig *r, uint64_t id, uint64_t salt, const char *whe
     job j;
     fw_stream s;
     return rig_stream(r, &s) && job_vadd(r, &j, id, 96, salt, 0) &&
-           CHECK_KCTX(r->p, job_launch(r, &j, s), KCTX_OK) && rig_sync(r, s) &&
-           job_expect(r, &j, when);
+           CHECK_K(job_launch(r, &j, s), KCTX_OK) && rig_sync(r, s) && job_expect(r, &j, when);
 }
 
 /* ------------------------------------------------------------------ */
 /* K4: a whole kernel lifecycle makes no device lifecycle call         */
 
 static int lc_read(probe *p, int device, uint64_t *v) {
-    return CHECK(p, p->fw->lifecycle->counts(device, v) == 0, "cannot read the lifecycle counters");
+    return CHECK(p->fw->lifecycle->counts(device, v) == 0, "cannot read the lifecycle counters");
 }
 
 /* The counters are unchanged since `base` (kctx made no lifecycle call). */
@@ -140,7 +139,7 @@ static int lc_unchanged(probe *p, int device, const uint64_t *base, const char *
     uint64_t now[FW_LIFECYCLE_MAX_OPS];
     if (!lc_read(p, device, now)) return 0;
     for (unsigned op = 0; op < lc->nops; op++)
-        if (!CHECK(p, now[op] == base[op], "K4: %s: %" PRIu64 " %s call(s) on device %d", when,
+        if (!CHECK(now[op] == base[op], "K4: %s: %" PRIu64 " %s call(s) on device %d", when,
                    now[op] - base[op], lc->op_names[op], device))
             return 0;
     return 1;
@@ -159,31 +158,31 @@ static void k4_ordinary_lifecycle(probe *p, int *paths) {
     /* init failing at its 4th platform call (after the latch), then a
      * clean init of the same handle */
     kctx_context c = 0;
-    if (CHECK_KCTX(p, kctx_context_create(p->fw->platform, &c), KCTX_OK)) {
+    if (CHECK_K(kctx_context_create(p->fw->platform, &c), KCTX_OK)) {
         if (arm(p, 4, &fault)) {
             kctx_status st = kctx_kernel_init(c, &cfg);
-            if (CHECK(p, disarm(p, fault) == 1, "the injected fault was not hit")) {
-                CHECK(p, st != KCTX_OK, "an init with a failing platform call returned OK");
+            if (CHECK(disarm(p, fault) == 1, "the injected fault was not hit")) {
+                CHECK(st != KCTX_OK, "an init with a failing platform call returned OK");
                 pr_log(p, "init with its 4th platform call failing: %s", kctx_status_name(st));
                 (*paths)++;
             }
         }
-        CHECK_KCTX(p, kctx_close(c), KCTX_OK);
-        CHECK_KCTX(p, kctx_destroy(c), KCTX_OK);
+        CHECK_K(kctx_close(c), KCTX_OK);
+        CHECK_K(kctx_destroy(c), KCTX_OK);
     }
     if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add")) goto done;
     static const uint8_t junk[256] = {'n', 'o', 't', ' ', 'a', 'n', ' ', 'i', 'm', 'a', 'g', 'e'};
-    CHECK_KCTX(p, kctx_prepare(r.ctx, 9, junk, sizeof junk), KCTX_INVALID_IMAGE);
+    CHECK_K(kctx_prepare(r.ctx, 9, junk, sizeof junk), KCTX_INVALID_IMAGE);
     pr_log(p, "prepare of a malformed image: KCTX_INVALID_IMAGE");
     (*paths)++;
     if (!rig_stream(&r, &s) || !job_vadd(&r, &a, ID_VADD, 128, 41, 0) ||
-        !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK) || !rig_sync(&r, s) ||
+        !CHECK_K(job_launch(&r, &a, s), KCTX_OK) || !rig_sync(&r, s) ||
         !job_expect(&r, &a, "the eager launch"))
         goto done;
     if (capture) {
         if (!job_clear(&r, &a, s) || !rig_begin_capture(&r, s)) goto done;
         kctx_status cs = job_launch(&r, &a, s);
-        if (!rig_end_capture(&r, s, &gi) || !CHECK_KCTX(p, cs, KCTX_OK) || !rig_replay(&r, gi, s) ||
+        if (!rig_end_capture(&r, s, &gi) || !CHECK_K(cs, KCTX_OK) || !rig_replay(&r, gi, s) ||
             !rig_sync(&r, s) || !job_expect(&r, &a, "the replay"))
             goto done;
     } else {
@@ -192,18 +191,18 @@ static void k4_ordinary_lifecycle(probe *p, int *paths) {
                    "(the %s framework driver has no capture)",
                    p->fw->name);
     }
-    if (!CHECK_KCTX(p, kctx_check(r.ctx, NULL), KCTX_OK)) goto done;
+    if (!CHECK_K(kctx_check(r.ctx, NULL), KCTX_OK)) goto done;
     /* a prepare whose first platform call fails */
     const void *img;
     size_t img_size;
     if (!rig_image(&r, "scale_add_chain", &img, &img_size) || !arm(p, 1, &fault)) goto done;
     kctx_status ps = kctx_prepare(r.ctx, ID_CHAIN, img, img_size);
-    if (CHECK(p, disarm(p, fault) == 1, "the injected fault was not hit")) {
-        CHECK(p, ps != KCTX_OK, "a prepare with a failing platform call returned OK");
+    if (CHECK(disarm(p, fault) == 1, "the injected fault was not hit")) {
+        CHECK(ps != KCTX_OK, "a prepare with a failing platform call returned OK");
         pr_log(p, "prepare with its first platform call failing: %s", kctx_status_name(ps));
         (*paths)++;
     }
-    if (!CHECK(p, rig_phase(&r) == KCTX_PHASE_READY,
+    if (!CHECK(rig_phase(&r) == KCTX_PHASE_READY,
                "a prepare failing at its first platform call left the phase %s",
                kctx_phase_name(rig_phase(&r))))
         goto done;
@@ -215,14 +214,14 @@ static void k4_ordinary_lifecycle(probe *p, int *paths) {
         c0 = thread_calls(p);
         kctx_status ws = job_launch(&r, &a, s);
         per_launch = thread_calls(p) - c0;
-        if (!CHECK_KCTX(p, ws, KCTX_OK) || !rig_sync(&r, s)) goto done;
+        if (!CHECK_K(ws, KCTX_OK) || !rig_sync(&r, s)) goto done;
     }
     if (!arm(p, per_launch, &fault)) goto done;
     kctx_status ls = job_launch(&r, &a, s);
-    if (CHECK(p, disarm(p, fault) == 1, "the launch did not make its %" PRIu64 "th platform call",
+    if (CHECK(disarm(p, fault) == 1, "the launch did not make its %" PRIu64 "th platform call",
               per_launch)) {
-        CHECK(p, ls != KCTX_OK, "a launch with a failing enqueue returned OK");
-        CHECK(p, rig_phase(&r) == KCTX_PHASE_POISONED, "a failed enqueue left the phase %s",
+        CHECK(ls != KCTX_OK, "a launch with a failing enqueue returned OK");
+        CHECK(rig_phase(&r) == KCTX_PHASE_POISONED, "a failed enqueue left the phase %s",
               kctx_phase_name(rig_phase(&r)));
         kctx_check(r.ctx, NULL);
         pr_log(p, "launch with its last enqueue failing: %s, POISONED", kctx_status_name(ls));
@@ -231,7 +230,7 @@ static void k4_ordinary_lifecycle(probe *p, int *paths) {
     rig_sync(&r, s);
     /* close refused while the graph lives, then a close that fails */
     if (capture) {
-        if (CHECK_KCTX(p, kctx_close(r.ctx), KCTX_BUSY)) {
+        if (CHECK_K(kctx_close(r.ctx), KCTX_BUSY)) {
             pr_log(p, "close while a captured graph lives: KCTX_BUSY");
             (*paths)++;
         }
@@ -239,8 +238,8 @@ static void k4_ordinary_lifecycle(probe *p, int *paths) {
     }
     if (!arm(p, 1, &fault)) goto done;
     kctx_status xs = kctx_close(r.ctx);
-    if (CHECK(p, disarm(p, fault) == 1, "the injected fault was not hit")) {
-        CHECK(p, xs != KCTX_OK, "a close with a failing platform call returned OK");
+    if (CHECK(disarm(p, fault) == 1, "the injected fault was not hit")) {
+        CHECK(xs != KCTX_OK, "a close with a failing platform call returned OK");
         pr_log(p, "close with its first platform call failing: %s", kctx_status_name(xs));
         (*paths)++;
     }
@@ -258,20 +257,20 @@ static void k4_fatal_lifecycle(probe *p, int device, int *paths) {
     uint64_t before[FW_LIFECYCLE_MAX_OPS];
     if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID_VADD, "vector_add") || !rig_stream(&r, &s) ||
         !job_vadd(&r, &a, ID_VADD, 64, 43, 0) || !lc_read(p, device, before) ||
-        !CHECK_HOOK(p, p->fw->make_fatal(device)))
+        !HOOK_OK(p, p->fw->make_fatal(device)))
         goto done;
-    CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_DEVICE_LOST);
-    CHECK(p, rig_phase(&r) == KCTX_PHASE_QUARANTINED, "after DEVICE_LOST the phase is %s",
+    CHECK_K(job_launch(&r, &a, s), KCTX_DEVICE_LOST);
+    CHECK(rig_phase(&r) == KCTX_PHASE_QUARANTINED, "after DEVICE_LOST the phase is %s",
           kctx_phase_name(rig_phase(&r)));
-    CHECK_KCTX(p, kctx_check(r.ctx, NULL), KCTX_DEVICE_LOST);
-    CHECK_KCTX(p, kctx_close(r.ctx), KCTX_DEVICE_LOST);
-    CHECK_KCTX(p, kctx_destroy(r.ctx), KCTX_BUSY);
+    CHECK_K(kctx_check(r.ctx, NULL), KCTX_DEVICE_LOST);
+    CHECK_K(kctx_close(r.ctx), KCTX_DEVICE_LOST);
+    CHECK_K(kctx_destroy(r.ctx), KCTX_BUSY);
     if (!lc_unchanged(p, device, before, "in quarantine") ||
-        !CHECK_HOOK(p, p->fw->owner_reset(device)))
+        !HOOK_OK(p, p->fw->owner_reset(device)))
         goto done;
     r.device_reset = 1;
     if (!lc_read(p, device, before)) goto done;
-    CHECK_KCTX(p, kctx_close(r.ctx), KCTX_OK);
+    CHECK_K(kctx_close(r.ctx), KCTX_OK);
     lc_unchanged(p, device, before, "the close after the owner's reset");
     pr_log(p, "fatal device: launch DEVICE_LOST, QUARANTINED, check/close DEVICE_LOST, destroy "
               "BUSY; after the owner's reset close OK");
@@ -289,17 +288,17 @@ void probe_kernel_lifecycle_makes_no_lifecycle_calls(probe *p) {
     }
     if (!has_sweep_hooks(p)) return;
     int device = 0;
-    if (!CHECK_FW_OK(p, p->fw->current_device(&device))) return;
+    if (!CHECK_FW_OK(p->fw, p->fw->current_device(&device))) return;
     /* 1. The counters count: one call of each op, on purpose. */
     uint64_t base[FW_LIFECYCLE_MAX_OPS], proved[FW_LIFECYCLE_MAX_OPS];
     char why[256] = "";
     if (!lc_read(p, device, base)) return;
-    if (!CHECK(p, lc->prove(device, why, sizeof why) == 0,
+    if (!CHECK(lc->prove(device, why, sizeof why) == 0,
                "control: making one lifecycle call of each kind failed: %s", why) ||
         !lc_read(p, device, proved))
         return;
     for (unsigned op = 0; op < lc->nops; op++)
-        if (!CHECK(p, proved[op] > base[op],
+        if (!CHECK(proved[op] > base[op],
                    "control: a %s call made on purpose did not move its counter", lc->op_names[op]))
             return;
     /* 2. Whole kernel lifecycles, failure paths included. */
@@ -335,7 +334,7 @@ static int init_once(probe *p, int device, const fw_counts *base, uint64_t k, ui
     const kctx_kernel_config cfg = probe_config(p);
     kctx_context c = 0;
     int fault = -1;
-    if (!CHECK_KCTX(p, kctx_context_create(p->fw->platform, &c), KCTX_OK)) return 0;
+    if (!CHECK_K(kctx_context_create(p->fw->platform, &c), KCTX_OK)) return 0;
     if (!arm(p, k, &fault)) {
         kctx_destroy(c);
         return 0;
@@ -351,9 +350,9 @@ static int init_once(probe *p, int device, const fw_counts *base, uint64_t k, ui
     kctx_get_mode(c, &mode);
     const char *what = "-";
     if (hits == 0) {
-        CHECK(p, k == total + 1, "the sweep found %" PRIu64 " calls, the calibration %" PRIu64,
-              k - 1, total);
-        CHECK_KCTX(p, st, KCTX_OK);
+        CHECK(k == total + 1, "the sweep found %" PRIu64 " calls, the calibration %" PRIu64, k - 1,
+              total);
+        CHECK_K(st, KCTX_OK);
     } else if (st == KCTX_OK) {
         if (retried_ok(p, "init", k, total, made)) t->retried++;
         what = "retried, OK";
@@ -365,7 +364,7 @@ static int init_once(probe *p, int device, const fw_counts *base, uint64_t k, ui
             char when[96];
             snprintf(when, sizeof when, "after init failed at call %" PRIu64, k);
             at_baseline(p, device, base, when);
-            CHECK(p, kctx_kernel_init(c, &cfg) == KCTX_OK,
+            CHECK(kctx_kernel_init(c, &cfg) == KCTX_OK,
                   "call %" PRIu64 " failed (%s): init again: %s (the claim was kept?)", k, msg,
                   kctx_thread_last_error());
             if (mode == KCTX_MODE_NONE) {
@@ -383,13 +382,13 @@ static int init_once(probe *p, int device, const fw_counts *base, uint64_t k, ui
             what = "upload in flight: CLOSING, close completes it";
             drain_context(p, c);
         } else {
-            CHECK(p, 0, "call %" PRIu64 " failed: init left the phase %s", k, kctx_phase_name(ph));
+            FAIL("call %" PRIu64 " failed: init left the phase %s", k, kctx_phase_name(ph));
         }
     }
     kctx_status cs = kctx_close(c);
-    CHECK(p, cs == KCTX_OK, "call %" PRIu64 " failed: close afterwards: %s (%s)", k,
+    CHECK(cs == KCTX_OK, "call %" PRIu64 " failed: close afterwards: %s (%s)", k,
           kctx_status_name(cs), kctx_last_error(c));
-    CHECK_KCTX(p, kctx_destroy(c), KCTX_OK);
+    CHECK_K(kctx_destroy(c), KCTX_OK);
     char when[96];
     snprintf(when, sizeof when, "init with call %" PRIu64 " failing, then close", k);
     at_baseline(p, device, base, when);
@@ -403,22 +402,22 @@ void probe_init_fault_sweep(probe *p) {
     int device = 0;
     fw_counts base;
     kctx_context c = 0;
-    if (!CHECK_FW_OK(p, p->fw->current_device(&device)) ||
-        !CHECK_FW_OK(p, p->fw->live_counts(device, &base)) ||
-        !CHECK_KCTX(p, kctx_context_create(p->fw->platform, &c), KCTX_OK))
+    if (!CHECK_FW_OK(p->fw, p->fw->current_device(&device)) ||
+        !CHECK_FW_OK(p->fw, p->fw->live_counts(device, &base)) ||
+        !CHECK_K(kctx_context_create(p->fw->platform, &c), KCTX_OK))
         return;
     uint64_t c0 = thread_calls(p);
     kctx_status st = kctx_kernel_init(c, &cfg);
     uint64_t total = thread_calls(p) - c0;
-    CHECK_KCTX(p, st, KCTX_OK);
-    CHECK_KCTX(p, kctx_close(c), KCTX_OK);
-    CHECK_KCTX(p, kctx_destroy(c), KCTX_OK);
+    CHECK_K(st, KCTX_OK);
+    CHECK_K(kctx_close(c), KCTX_OK);
+    CHECK_K(kctx_destroy(c), KCTX_OK);
     if (!pr_ok(p) || !at_baseline(p, device, &base, "after a clean init and close")) return;
     pr_log(p, "one kernel init makes %" PRIu64 " platform calls", total);
     init_tally t = {0, 0, 0, 0};
     uint64_t k = 1;
     while (k <= SWEEP_MAX && init_once(p, device, &base, k, total, &t)) k++;
-    CHECK(p, k == total + 1, "the sweep stopped at call %" PRIu64 " of %" PRIu64, k, total);
+    CHECK(k == total + 1, "the sweep stopped at call %" PRIu64 " of %" PRIu64, k, total);
     pr_note(p,
             "%" PRIu64 " calls per init: %u refused before the latch, %u rolled back (claim "
             "released, init again OK), %u CLOSING with an upload in flight (close completed it), "
@@ -442,7 +441,7 @@ static int prepare_once(probe *p, uint64_t k, uint64_t total, prepare_tally *t) 
     kctx_status ps = KCTX_OK;
     const char *what = "-";
     if (!rig_open(p, &r, NULL) || !rig_image(&r, "vector_add", &img, &size) ||
-        !CHECK_FW_OK(p, p->fw->live_counts(r.device, &before)) || !arm(p, k, &fault))
+        !CHECK_FW_OK(p->fw, p->fw->live_counts(r.device, &before)) || !arm(p, k, &fault))
         goto done;
     uint64_t c0 = thread_calls(p);
     ps = kctx_prepare(r.ctx, ID_VADD, img, size);
@@ -450,9 +449,9 @@ static int prepare_once(probe *p, uint64_t k, uint64_t total, prepare_tally *t) 
     hit = disarm(p, fault) != 0;
     kctx_phase ph = rig_phase(&r);
     if (!hit) {
-        CHECK(p, k == total + 1, "the sweep found %" PRIu64 " calls, the calibration %" PRIu64,
-              k - 1, total);
-        if (CHECK_KCTX(p, ps, KCTX_OK)) launch_and_verify(&r, ID_VADD, 7, "after a clean prepare");
+        CHECK(k == total + 1, "the sweep found %" PRIu64 " calls, the calibration %" PRIu64, k - 1,
+              total);
+        if (CHECK_K(ps, KCTX_OK)) launch_and_verify(&r, ID_VADD, 7, "after a clean prepare");
         goto done;
     }
     if (ps == KCTX_OK) {
@@ -468,11 +467,11 @@ static int prepare_once(probe *p, uint64_t k, uint64_t total, prepare_tally *t) 
         char when[96];
         snprintf(when, sizeof when, "prepare refused at call %" PRIu64, k);
         at_baseline(p, r.device, &before, when);
-        if (CHECK_KCTX(p, get_resources(r.ctx, &res), KCTX_OK))
-            CHECK(p, res.callables == 0 && res.uploads == 0,
+        if (CHECK_K(get_resources(r.ctx, &res), KCTX_OK))
+            CHECK(res.callables == 0 && res.uploads == 0,
                   "call %" PRIu64 " failed: prepare kept %u ids and %u uploads", k, res.callables,
                   res.uploads);
-        if (CHECK_KCTX(p, kctx_prepare(r.ctx, ID_VADD, img, size), KCTX_OK))
+        if (CHECK_K(kctx_prepare(r.ctx, ID_VADD, img, size), KCTX_OK))
             launch_and_verify(&r, ID_VADD, 11, "after a refused prepare");
         t->refused++;
         what = "nothing kept; prepare again OK, launch verified";
@@ -480,16 +479,16 @@ static int prepare_once(probe *p, uint64_t k, uint64_t total, prepare_tally *t) 
         /* the upload started but its wait failed: kept until close (K17).
          * Under HOST_ORDERED prepare uploads nothing (module loads only), so
          * nothing of it can be in flight: a poison there would be wrong. */
-        CHECK(p, !pr_host_ordered(p),
+        CHECK(!pr_host_ordered(p),
               "call %" PRIu64 " failed: a host-ordered prepare poisoned the context, though it "
               "uploads nothing that could still be in flight",
               k);
-        CHECK_KCTX(p, kctx_prepare(r.ctx, ID_CHAIN, img, size), KCTX_POISONED);
+        CHECK_K(kctx_prepare(r.ctx, ID_CHAIN, img, size), KCTX_POISONED);
         drain_context(p, r.ctx); /* the upload may still be running */
         t->poisoned++;
         what = "POISONED, upload kept until close";
     } else {
-        CHECK(p, 0, "call %" PRIu64 " failed: prepare left the phase %s", k, kctx_phase_name(ph));
+        FAIL("call %" PRIu64 " failed: prepare left the phase %s", k, kctx_phase_name(ph));
     }
 done:;
     int closed = rig_close(&r);
@@ -509,7 +508,7 @@ void probe_prepare_fault_sweep(probe *p) {
         uint64_t c0 = thread_calls(p);
         kctx_status ps = kctx_prepare(r.ctx, ID_VADD, img, size);
         total = thread_calls(p) - c0;
-        CHECK_KCTX(p, ps, KCTX_OK);
+        CHECK_K(ps, KCTX_OK);
     }
     rig_close(&r);
     if (!pr_ok(p)) return;
@@ -517,7 +516,7 @@ void probe_prepare_fault_sweep(probe *p) {
     prepare_tally t = {0, 0, 0};
     uint64_t k = 1;
     while (k <= SWEEP_MAX && prepare_once(p, k, total, &t)) k++;
-    CHECK(p, k == total + 1, "the sweep stopped at call %" PRIu64 " of %" PRIu64, k, total);
+    CHECK(k == total + 1, "the sweep stopped at call %" PRIu64 " of %" PRIu64, k, total);
     if (pr_host_ordered(p))
         pr_note(p,
                 "%" PRIu64 " calls per prepare (host-ordered: module loads, no upload): %u refused "
@@ -557,14 +556,14 @@ static int close_once(probe *p, uint64_t k, uint64_t total, close_tally *t) {
     hit = disarm(p, fault) != 0;
     kctx_phase ph = rig_phase(&r);
     if (!hit) {
-        CHECK(p, k == total + 1, "the sweep found %" PRIu64 " calls, the calibration %" PRIu64,
-              k - 1, total);
-        CHECK_KCTX(p, cs, KCTX_OK);
+        CHECK(k == total + 1, "the sweep found %" PRIu64 " calls, the calibration %" PRIu64, k - 1,
+              total);
+        CHECK_K(cs, KCTX_OK);
         goto done;
     }
     if (cs == KCTX_OK) {
         if (retried_ok(p, "close", k, total, made)) t->retried++;
-        CHECK(p, ph == KCTX_PHASE_CLOSED, "close returned OK but left the phase %s",
+        CHECK(ph == KCTX_PHASE_CLOSED, "close returned OK but left the phase %s",
               kctx_phase_name(ph));
         what = "retried, CLOSED";
         goto done;
@@ -579,16 +578,16 @@ static int close_once(probe *p, uint64_t k, uint64_t total, close_tally *t) {
         t->closing++;
         what = "CLOSING; retry OK";
     } else {
-        CHECK(p, 0, "call %" PRIu64 " failed: close left the phase %s", k, kctx_phase_name(ph));
+        FAIL("call %" PRIu64 " failed: close left the phase %s", k, kctx_phase_name(ph));
     }
     kctx_status retry = kctx_close(r.ctx);
-    CHECK(p, retry == KCTX_OK, "call %" PRIu64 " failed: the retried close: %s (%s)", k,
+    CHECK(retry == KCTX_OK, "call %" PRIu64 " failed: the retried close: %s (%s)", k,
           kctx_status_name(retry), kctx_last_error(r.ctx));
     if (ph == KCTX_PHASE_CLOSING) {
         kctx_status ts = KCTX_OK;
         char msg[200] = "";
-        if (CHECK_KCTX(p, kctx_teardown_error(r.ctx, &ts, msg, sizeof msg), KCTX_OK))
-            CHECK(p, ts != KCTX_OK,
+        if (CHECK_K(kctx_teardown_error(r.ctx, &ts, msg, sizeof msg), KCTX_OK))
+            CHECK(ts != KCTX_OK,
                   "call %" PRIu64 " failed: after the retry the teardown error slot is empty "
                   "(K10: the first release failure is kept)",
                   k);
@@ -609,7 +608,7 @@ void probe_close_fault_sweep(probe *p) {
         uint64_t c0 = thread_calls(p);
         kctx_status cs = kctx_close(r.ctx);
         total = thread_calls(p) - c0;
-        CHECK_KCTX(p, cs, KCTX_OK);
+        CHECK_K(cs, KCTX_OK);
     }
     rig_close(&r);
     if (!pr_ok(p)) return;
@@ -617,7 +616,7 @@ void probe_close_fault_sweep(probe *p) {
     close_tally t = {0, 0, 0};
     uint64_t k = 1;
     while (k <= SWEEP_MAX && close_once(p, k, total, &t)) k++;
-    CHECK(p, k == total + 1, "the sweep stopped at call %" PRIu64 " of %" PRIu64, k, total);
+    CHECK(k == total + 1, "the sweep stopped at call %" PRIu64 " of %" PRIu64, k, total);
     pr_note(p,
             "%" PRIu64 " calls per close: %u refused before releasing (READY, launch verified), %u "
             "left CLOSING with the failure kept (K10), %u retried; every retry closed back to the "

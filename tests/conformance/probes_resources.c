@@ -27,7 +27,7 @@ static int same_resident(probe *p, const kctx_resource_info *a, const kctx_resou
                a->arch_table_bytes == b->arch_table_bytes &&
                a->args_block_bytes == b->args_block_bytes && a->uploads == b->uploads &&
                a->upload_bytes == b->upload_bytes;
-    return CHECK(p, same,
+    return CHECK(same,
                  "%s: resident resources moved (runtime image 0x%" PRIx64 " -> 0x%" PRIx64
                  ", args block 0x%" PRIx64 " -> 0x%" PRIx64 ", uploads %u -> %u)",
                  when, a->runtime_image, b->runtime_image, a->args_block, b->args_block, a->uploads,
@@ -48,15 +48,15 @@ void probe_launches_allocate_nothing_and_addresses_stay(probe *p) {
      * under HOST_ORDERED it allocates nothing on the device). */
     int device = -1;
     uint64_t init0 = 0, init1 = 0;
-    int have_dev = CHECK_FW_OK(p, p->fw->current_device(&device)) &&
+    int have_dev = CHECK_FW_OK(p->fw, p->fw->current_device(&device)) &&
                    OPTIONAL_HOOK(p, device_allocs, "device allocation calls", device, &init0);
     if (!pr_ok(p)) return;
     if (!rig_open(p, &r, NULL) ||
-        (have_dev && (!CHECK_FW_OK(p, p->fw->device_allocs(device, &init1)) ||
-                      !CHECK(p, init1 > init0,
+        (have_dev && (!CHECK_FW_OK(p->fw, p->fw->device_allocs(device, &init1)) ||
+                      !CHECK(init1 > init0,
                              "control: kernel init made no device allocation the counter saw"))) ||
         !rig_prepare(&r, ID_VADD, "vector_add") || !rig_stream(&r, &s) ||
-        !job_vadd(&r, &a, ID_VADD, 256, 80, 0) || !CHECK_KCTX(p, job_launch(&r, &a, s), KCTX_OK) ||
+        !job_vadd(&r, &a, ID_VADD, 256, 80, 0) || !CHECK_K(job_launch(&r, &a, s), KCTX_OK) ||
         !rig_sync(&r, s) || !job_expect(&r, &a, "the warm-up launch"))
         goto done;
     kctx_resource_info res0, res1;
@@ -78,15 +78,15 @@ void probe_launches_allocate_nothing_and_addresses_stay(probe *p) {
     if (have_host) ha->begin();
     kctx_status ps = kctx_prepare(r.ctx, ID_CHAIN, img, img_size);
     if (have_host) ha->end(&kctx_host, &other_host);
-    if (!CHECK_KCTX(p, ps, KCTX_OK) ||
-        !CHECK(p, !have_host || kctx_host > 0,
+    if (!CHECK_K(ps, KCTX_OK) ||
+        !CHECK(!have_host || kctx_host > 0,
                "control: a prepare made no host allocation calls from libkctx "
                "that the counter saw: it does not count"))
         goto done;
-    if (have_dev && !CHECK_FW_OK(p, p->fw->device_allocs(r.device, &dev0))) goto done;
-    if (have_counts && !CHECK_FW_OK(p, p->fw->live_counts(r.device, &c0))) goto done;
-    if (!CHECK_KCTX(p, get_resources(r.ctx, &res0), KCTX_OK) ||
-        !CHECK_KCTX(p, kctx_platform_calls(r.ctx, &calls0), KCTX_OK))
+    if (have_dev && !CHECK_FW_OK(p->fw, p->fw->device_allocs(r.device, &dev0))) goto done;
+    if (have_counts && !CHECK_FW_OK(p->fw, p->fw->live_counts(r.device, &c0))) goto done;
+    if (!CHECK_K(get_resources(r.ctx, &res0), KCTX_OK) ||
+        !CHECK_K(kctx_platform_calls(r.ctx, &calls0), KCTX_OK))
         goto done;
     if (have_host) ha->begin();
     unsigned done_launches = 0;
@@ -98,23 +98,21 @@ void probe_launches_allocate_nothing_and_addresses_stay(probe *p) {
         if ((i + 1) % SYNC_EVERY == 0 && r.fw->stream_sync(s, SYNC_MS) != FW_OK) break;
     }
     if (have_host) ha->end(&kctx_host, &other_host);
-    if (!CHECK(p, done_launches == LAUNCHES, "launch %u of %u: %s (%s)", done_launches + 1,
-               LAUNCHES, kctx_status_name(ls), kctx_thread_last_error()) ||
+    if (!CHECK(done_launches == LAUNCHES, "launch %u of %u: %s (%s)", done_launches + 1, LAUNCHES,
+               kctx_status_name(ls), kctx_thread_last_error()) ||
         !rig_sync(&r, s) || !job_expect(&r, &a, "after 10,000 launches"))
         goto done;
-    if (!CHECK_KCTX(p, get_resources(r.ctx, &res1), KCTX_OK) ||
+    if (!CHECK_K(get_resources(r.ctx, &res1), KCTX_OK) ||
         !same_resident(p, &res0, &res1, "after 10,000 launches") ||
-        !CHECK_KCTX(p, kctx_platform_calls(r.ctx, &calls1), KCTX_OK) ||
-        !CHECK(p, (calls1 - calls0) % LAUNCHES == 0,
+        !CHECK_K(kctx_platform_calls(r.ctx, &calls1), KCTX_OK) ||
+        !CHECK((calls1 - calls0) % LAUNCHES == 0,
                "%" PRIu64 " platform calls over %u launches: not the same per launch",
                calls1 - calls0, LAUNCHES))
         goto done;
-    if (have_dev && CHECK_FW_OK(p, p->fw->device_allocs(r.device, &dev1)))
-        CHECK(p, dev1 == dev0, "%" PRIu64 " device allocation calls during the launches",
-              dev1 - dev0);
-    if (have_counts && CHECK_FW_OK(p, p->fw->live_counts(r.device, &c1)))
-        CHECK(p,
-              c1.streams == c0.streams && c1.events == c0.events && c1.modules == c0.modules &&
+    if (have_dev && CHECK_FW_OK(p->fw, p->fw->device_allocs(r.device, &dev1)))
+        CHECK(dev1 == dev0, "%" PRIu64 " device allocation calls during the launches", dev1 - dev0);
+    if (have_counts && CHECK_FW_OK(p->fw, p->fw->live_counts(r.device, &c1)))
+        CHECK(c1.streams == c0.streams && c1.events == c0.events && c1.modules == c0.modules &&
                   c1.allocations == c0.allocations && c1.bytes == c0.bytes,
               "live objects changed during the launches: streams %" PRIu64 "->%" PRIu64
               ", events %" PRIu64 "->%" PRIu64 ", modules %" PRIu64 "->%" PRIu64
@@ -122,7 +120,7 @@ void probe_launches_allocate_nothing_and_addresses_stay(probe *p) {
               c0.streams, c1.streams, c0.events, c1.events, c0.modules, c1.modules, c0.allocations,
               c1.allocations);
     if (have_host)
-        CHECK(p, kctx_host == 0,
+        CHECK(kctx_host == 0,
               "%" PRIu64 " host allocation calls (malloc/calloc/realloc/free/aligned) came from "
               "libkctx during %u launches",
               kctx_host, LAUNCHES);
@@ -158,22 +156,22 @@ void probe_captured_graphs_share_the_five_events(probe *p) {
     kctx_resource_info res0, res;
     fw_counts c0, c1;
     int have_counts = OPTIONAL_HOOK(p, live_counts, "that no event was created", r.device, &c0);
-    if (!pr_ok(p) || !CHECK_KCTX(p, get_resources(r.ctx, &res0), KCTX_OK)) goto done;
+    if (!pr_ok(p) || !CHECK_K(get_resources(r.ctx, &res0), KCTX_OK)) goto done;
     for (unsigned i = 0; i < 5; i++)
-        if (!CHECK(p, res0.events[i] != 0, "event %u of the context is not live", i)) goto done;
+        if (!CHECK(res0.events[i] != 0, "event %u of the context is not live", i)) goto done;
     for (unsigned i = 0; i < EVENT_GRAPHS; i++) {
         int ok = i % 2 ? job_chain(&r, &jobs[i], ID_CHAIN, 100 + 10 * i, 90 + i, 0)
                        : job_vadd(&r, &jobs[i], ID_VADD, 100 + 10 * i, 90 + i, 0);
         if (!ok || !rig_begin_capture(&r, s)) goto done;
         kctx_status ls = job_launch(&r, &jobs[i], s);
-        if (!rig_end_capture(&r, s, &g[i]) || !CHECK_KCTX(p, ls, KCTX_OK)) goto done;
-        if (!CHECK_KCTX(p, get_resources(r.ctx, &res), KCTX_OK) ||
-            !CHECK(p, memcmp(res.events, res0.events, sizeof res.events) == 0,
+        if (!rig_end_capture(&r, s, &g[i]) || !CHECK_K(ls, KCTX_OK)) goto done;
+        if (!CHECK_K(get_resources(r.ctx, &res), KCTX_OK) ||
+            !CHECK(memcmp(res.events, res0.events, sizeof res.events) == 0,
                    "the context's events changed after capturing graph %u", i + 1))
             goto done;
     }
-    if (have_counts && CHECK_FW_OK(p, p->fw->live_counts(r.device, &c1)) &&
-        !CHECK(p, c1.events == c0.events, "%" PRIu64 " events were created for %u graphs",
+    if (have_counts && CHECK_FW_OK(p->fw, p->fw->live_counts(r.device, &c1)) &&
+        !CHECK(c1.events == c0.events, "%" PRIu64 " events were created for %u graphs",
                c1.events - c0.events, EVENT_GRAPHS))
         goto done;
     /* the graphs share the events and still replay interleaved */

@@ -65,16 +65,16 @@ static int calibrate(probe *p, int captured, uint64_t *calls, uint64_t *enqueues
     int ok = 0, gi = -1;
     uint64_t c0, e0, c1, e1;
     if (!sweep_open(p, &w) || (captured && !rig_begin_capture(&w.r, w.s))) goto done;
-    if (!CHECK_HOOK(p, seam_thread_calls(&c0, &e0))) goto done;
+    if (!HOOK_OK(p, seam_thread_calls(&c0, &e0))) goto done;
     kctx_status ls = job_launch(&w.r, &w.a, w.s);
-    if (!CHECK_HOOK(p, seam_thread_calls(&c1, &e1))) goto done;
+    if (!HOOK_OK(p, seam_thread_calls(&c1, &e1))) goto done;
     if (captured && !rig_end_capture(&w.r, w.s, &gi)) goto done;
-    if (!CHECK_KCTX(p, ls, KCTX_OK) || (captured && !rig_replay(&w.r, gi, w.s)) ||
-        !rig_sync(&w.r, w.s) || !job_expect(&w.r, &w.a, "the calibration launch"))
+    if (!CHECK_K(ls, KCTX_OK) || (captured && !rig_replay(&w.r, gi, w.s)) || !rig_sync(&w.r, w.s) ||
+        !job_expect(&w.r, &w.a, "the calibration launch"))
         goto done;
     *calls = c1 - c0;
     *enqueues = e1 - e0;
-    ok = CHECK(p, *enqueues > 0 && *enqueues < *calls, "calibration: %llu calls, %llu enqueues",
+    ok = CHECK(*enqueues > 0 && *enqueues < *calls, "calibration: %llu calls, %llu enqueues",
                (unsigned long long)*calls, (unsigned long long)*enqueues);
 done:
     rig_close(&w.r);
@@ -102,7 +102,7 @@ static int sweep_one(probe *p, int captured, uint64_t k, uint64_t preflight, uin
     }
     if (captured && !rig_begin_capture(&w.r, w.s)) goto done;
     uint64_t hits = 0;
-    if (!CHECK_HOOK(p, seam_fault_arm(k, &fault))) goto done;
+    if (!HOOK_OK(p, seam_fault_arm(k, &fault))) goto done;
     ls = job_launch(&w.r, &w.a, w.s);
     seam_fault_hits(fault, &hits);
     seam_fault_clear();
@@ -112,9 +112,9 @@ static int sweep_one(probe *p, int captured, uint64_t k, uint64_t preflight, uin
         /* past the last call: the launch ran clean */
         hit = 0;
         int gi = -1;
-        CHECK(p, k == total + 1, "the sweep found %llu calls, the calibration %llu",
+        CHECK(k == total + 1, "the sweep found %llu calls, the calibration %llu",
               (unsigned long long)(k - 1), (unsigned long long)total);
-        if (CHECK_KCTX(p, ls, KCTX_OK) && (!captured || rig_end_capture(&w.r, w.s, &gi)) &&
+        if (CHECK_K(ls, KCTX_OK) && (!captured || rig_end_capture(&w.r, w.s, &gi)) &&
             (!captured || rig_replay(&w.r, gi, w.s)) && rig_sync(&w.r, w.s))
             job_expect(&w.r, &w.a, "the launch without a fault");
         goto done;
@@ -124,13 +124,13 @@ static int sweep_one(probe *p, int captured, uint64_t k, uint64_t preflight, uin
         !started ? KCTX_PLATFORM_ERROR : (captured ? KCTX_CAPTURE_BROKEN : KCTX_PLATFORM_ERROR);
     if (!started && k <= preflight) {
         /* a failing preflight call: any refusal will do (which one is the entry's choice) */
-        CHECK(p, ls != KCTX_OK, "call %llu (%s) failed but launch returned OK",
-              (unsigned long long)k, step);
+        CHECK(ls != KCTX_OK, "call %llu (%s) failed but launch returned OK", (unsigned long long)k,
+              step);
     } else {
-        CHECK(p, ls == want, "call %llu (%s) failed: launch returned %s, expected %s",
+        CHECK(ls == want, "call %llu (%s) failed: launch returned %s, expected %s",
               (unsigned long long)k, step, kctx_status_name(ls), kctx_status_name(want));
     }
-    CHECK(p, ph == (started ? KCTX_PHASE_POISONED : KCTX_PHASE_READY),
+    CHECK(ph == (started ? KCTX_PHASE_POISONED : KCTX_PHASE_READY),
           "call %llu (%s) failed: phase %s, expected %s", (unsigned long long)k, step,
           kctx_phase_name(ph), started ? "POISONED" : "READY");
     if (captured) {
@@ -138,7 +138,7 @@ static int sweep_one(probe *p, int captured, uint64_t k, uint64_t preflight, uin
         fw_status es = p->fw->end_capture(w.s, &g);
         if (es == FW_OK && g) p->fw->graph_destroy(g); /* the caller discards it */
         end_word = fw_status_name(es);
-        CHECK(p, es == FW_OK || (es == FW_CAPTURE_INVALIDATED && ls == KCTX_CAPTURE_BROKEN),
+        CHECK(es == FW_OK || (es == FW_CAPTURE_INVALIDATED && ls == KCTX_CAPTURE_BROKEN),
               "call %llu (%s) failed: ending the caller's capture gave %s (the caller stream was "
               "left on a fork)",
               (unsigned long long)k, step, fw_status_name(es));
@@ -152,7 +152,7 @@ static int sweep_one(probe *p, int captured, uint64_t k, uint64_t preflight, uin
         if (a == FW_TIMEOUT || b == FW_TIMEOUT) ss = FW_TIMEOUT;
     }
     sync_word = ss == FW_TIMEOUT ? "HANG" : fw_status_name(ss);
-    if (!CHECK(p, ss != FW_TIMEOUT,
+    if (!CHECK(ss != FW_TIMEOUT,
                "call %llu (%s) failed: work still pending after %u ms: cores left waiting",
                (unsigned long long)k, step, HANG_MS)) {
         t->hangs++;
@@ -161,7 +161,7 @@ static int sweep_one(probe *p, int captured, uint64_t k, uint64_t preflight, uin
     }
     if (!started) {
         /* the refusal left a working context */
-        if (CHECK_KCTX(p, job_launch(&w.r, &w.a, w.s), KCTX_OK) && rig_sync(&w.r, w.s))
+        if (CHECK_K(job_launch(&w.r, &w.a, w.s), KCTX_OK) && rig_sync(&w.r, w.s))
             job_expect(&w.r, &w.a, "the launch after a refused one");
         t->refused++;
     } else if (ls == KCTX_CAPTURE_BROKEN) {
@@ -194,7 +194,7 @@ static void sweep(probe *p, int captured) {
     sweep_tally t = {0, 0, 0, 0, 0};
     uint64_t k = 1;
     while (k <= total + 1 && sweep_one(p, captured, k, preflight, total, &t)) k++;
-    CHECK(p, k == total + 1, "the sweep stopped at call %llu of %llu", (unsigned long long)k,
+    CHECK(k == total + 1, "the sweep stopped at call %llu of %llu", (unsigned long long)k,
           (unsigned long long)total);
     pr_log(p,
            "%llu faults: %u refused (READY), %u poisoned, %u CAPTURE_BROKEN, %u hangs, %u runs "

@@ -43,7 +43,7 @@ typedef struct seam_mark {
 } seam_mark;
 
 static int seam_mark_now(probe *p, seam_mark *m) {
-    return CHECK_HOOK(p, seam_thread_calls(&m->calls, &m->enqueues));
+    return HOOK_OK(p, seam_thread_calls(&m->calls, &m->enqueues));
 }
 
 /* Device-wide enqueues by anyone (fw.h device_enqueues); *have 0 when the
@@ -63,7 +63,7 @@ static int prepare_failing(rig *r, kctx_arg *args) {
     size_t bad_size;
     fw_devptr m[3];
     if (!rig_failing_image(r, &bad, &bad_size) ||
-        !CHECK_KCTX(r->p, kctx_prepare(r->ctx, ID_FAIL, bad, bad_size), KCTX_OK))
+        !CHECK_K(kctx_prepare(r->ctx, ID_FAIL, bad, bad_size), KCTX_OK))
         return 0;
     for (int i = 0; i < 3; i++)
         if (!rig_alloc(r, 16 * sizeof(float), &m[i])) return 0;
@@ -150,7 +150,7 @@ static void b_init(b_call *b, rig *r, b_op op) {
 
 static int b_start(b_call *b) {
     b->started = pthread_create(&b->th, NULL, b_main, b) == 0;
-    return CHECK(b->r->p, b->started, "cannot start thread B");
+    return CHECK(b->started, "cannot start thread B");
 }
 
 /* Whether the call has returned, waiting at most ms. */
@@ -170,11 +170,11 @@ static void b_join(b_call *b) {
  * the call can return, and the thread is joined). */
 static int b_run(b_call *b, const char *what) {
     if (!b_start(b)) return 0;
-    int ok = CHECK(b->r->p, b_returned(b, HANG_MS), "thread B: %s did not return within %u ms",
-                   what, HANG_MS);
+    int ok =
+        CHECK(b_returned(b, HANG_MS), "thread B: %s did not return within %u ms", what, HANG_MS);
     if (!ok) b->r->fw->hold_release_all ? (void)b->r->fw->hold_release_all() : (void)0;
     b_join(b);
-    return ok && CHECK_FW_OK(b->r->p, b->set_dev) && CHECK_HOOK(b->r->p, b->seam);
+    return ok && CHECK_FW_OK(b->r->fw, b->set_dev) && HOOK_OK(b->r->p, b->seam);
 }
 
 /* ------------------------------------------------------------------ */
@@ -235,9 +235,8 @@ void probe_two_threads_one_context_device_failure(probe *p) {
         goto done;
 
     /* 1. A held after its acquire step; B launches meanwhile */
-    if (!CHECK_HOOK(p, rig_arm_after_acquire(&r, &ha)) ||
-        !CHECK_KCTX(p, job_launch(&r, &a, sa), KCTX_OK) ||
-        !CHECK_HOOK(p, p->fw->hold_wait_reached(ha, HOLD_MS)))
+    if (!HOOK_OK(p, rig_arm_after_acquire(&r, &ha)) || !CHECK_K(job_launch(&r, &a, sa), KCTX_OK) ||
+        !HOOK_OK(p, p->fw->hold_wait_reached(ha, HOLD_MS)))
         goto done;
     b_call b1;
     b_init(&b1, &r, B_LAUNCH);
@@ -249,14 +248,14 @@ void probe_two_threads_one_context_device_failure(probe *p) {
     p->fw->hold_release(ha);
     ha = -1;
     b_join(&b1);
-    if (!CHECK(p, returned,
+    if (!CHECK(returned,
                "K19: B's eager launch did not return within %u ms while A's launch was held on "
                "the device: the launch path waited on the host",
                HANG_MS) ||
-        !CHECK_FW_OK(p, b1.set_dev) || !CHECK_KCTX(p, b1.st, KCTX_OK) ||
-        !CHECK(p, b1.delta.enqueues > 0, "B's accepted launch enqueued nothing") ||
-        !CHECK(p, qa == FW_NOT_READY, "A's stream was %s while A was held", fw_status_name(qa)) ||
-        !CHECK(p, qb == FW_NOT_READY,
+        !CHECK_FW_OK(p->fw, b1.set_dev) || !CHECK_K(b1.st, KCTX_OK) ||
+        !CHECK(b1.delta.enqueues > 0, "B's accepted launch enqueued nothing") ||
+        !CHECK(qa == FW_NOT_READY, "A's stream was %s while A was held", fw_status_name(qa)) ||
+        !CHECK(qb == FW_NOT_READY,
                "K23: B's stream was %s while A (launched first) was still held after its acquire "
                "step: B's launch did not wait behind A's on the device",
                fw_status_name(qb)))
@@ -282,18 +281,17 @@ void probe_two_threads_one_context_device_failure(probe *p) {
         /* the checks first (the first failure is the probe's detail), then
          * the capture ends whatever they found */
         int held =
-            CHECK_KCTX(p, cs, KCTX_OK) && ran && counted &&
-            CHECK_KCTX(p, b2.st, KCTX_CAPTURE_ACTIVE) &&
-            CHECK(p, b2.delta.enqueues == 0,
+            CHECK_K(cs, KCTX_OK) && ran && counted && CHECK_K(b2.st, KCTX_CAPTURE_ACTIVE) &&
+            CHECK(b2.delta.enqueues == 0,
                   "K34: B's refused launch made %" PRIu64 " enqueues on its thread",
                   b2.delta.enqueues) &&
-            CHECK(p, !have_dev || d1 == d0,
+            CHECK(!have_dev || d1 == d0,
                   "K34: the device took %" PRIu64 " enqueues during B's refused launch", d1 - d0) &&
-            CHECK_FW_OK(p, cst) &&
-            CHECK(p, capturing, "A's capture did not survive B's refused launch");
+            CHECK_FW_OK(p->fw, cst) &&
+            CHECK(capturing, "A's capture did not survive B's refused launch");
         int ended = rig_end_capture(&r, sc, &ga);
         if (!held || !ended) goto done;
-        if (!CHECK_FW_OK(p, p->fw->stream_query(sb)) || !job_clear(&r, &a2, sc) ||
+        if (!CHECK_FW_OK(p->fw, p->fw->stream_query(sb)) || !job_clear(&r, &a2, sc) ||
             !rig_replay(&r, ga, sc) || !rig_sync(&r, sc) ||
             !job_expect(&r, &a2, "A's graph captured while B was refused"))
             goto done;
@@ -311,15 +309,14 @@ void probe_two_threads_one_context_device_failure(probe *p) {
     if (!job_clear(&r, &a3, sa) || !job_clear(&r, &a4, sa4) || !rig_sync(&r, sa) ||
         !rig_sync(&r, sa4))
         goto done;
-    if (!CHECK_HOOK(p, rig_arm_after_acquire(&r, &ha)) ||
-        !CHECK_KCTX(p, job_launch(&r, &a3, sa), KCTX_OK) ||
-        !CHECK_HOOK(p, p->fw->hold_wait_reached(ha, HOLD_MS)))
+    if (!HOOK_OK(p, rig_arm_after_acquire(&r, &ha)) || !CHECK_K(job_launch(&r, &a3, sa), KCTX_OK) ||
+        !HOOK_OK(p, p->fw->hold_wait_reached(ha, HOLD_MS)))
         goto done;
     b_call b3;
     b_init(&b3, &r, B_LAUNCH);
     b3.id = ID_FAIL, b3.args = bad_args, b3.nargs = 6, b3.s = sb;
     if (!b_run(&b3, "the launch of the failing callable while A was held") ||
-        !CHECK_KCTX(p, b3.st, KCTX_OK) || !CHECK_KCTX(p, job_launch(&r, &a4, sa4), KCTX_OK))
+        !CHECK_K(b3.st, KCTX_OK) || !CHECK_K(job_launch(&r, &a4, sa4), KCTX_OK))
         goto done;
     p->fw->hold_release(ha);
     ha = -1;
@@ -331,21 +328,21 @@ void probe_two_threads_one_context_device_failure(probe *p) {
     if (!b_run(&bs, "the sync of its stream")) goto done;
     const fw_status want_sync = p->fw->task_failure_leaves_streams_ok ? FW_OK : FW_DEVICE_ERROR;
     if (bs.fst == FW_TIMEOUT) r.hung = 1;
-    if (!CHECK(p, bs.fst != FW_TIMEOUT,
+    if (!CHECK(bs.fst != FW_TIMEOUT,
                "B's stream did not complete within %u ms after its task "
                "failed on the device",
                HANG_MS) ||
-        !CHECK(p, bs.fst == want_sync, "B's stream sync after its task failed: %s, expected %s",
+        !CHECK(bs.fst == want_sync, "B's stream sync after its task failed: %s, expected %s",
                fw_status_name(bs.fst), fw_status_name(want_sync)))
         goto done;
     b_init(&bc, &r, B_CHECK);
     if (!b_run(&bc, "check after the device failure")) goto done;
     const uint64_t t_reported = now_ms() - t0;
-    if (!CHECK_KCTX(p, bc.st, KCTX_DEVICE_ERROR) ||
-        !CHECK(p, bc.rep.device_status == KCTX_DEVICE_ERROR && bc.rep.error_detail == 0,
+    if (!CHECK_K(bc.st, KCTX_DEVICE_ERROR) ||
+        !CHECK(bc.rep.device_status == KCTX_DEVICE_ERROR && bc.rep.error_detail == 0,
                "B's check report: %s, failed task %" PRIu64 " (expected DEVICE_ERROR, task 0)",
                kctx_status_name(bc.rep.device_status), bc.rep.error_detail) ||
-        !CHECK(p, rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after B's check",
+        !CHECK(rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after B's check",
                kctx_phase_name(rig_phase(&r))))
         goto done;
     /* A: the launch ordered before the failure is intact; the launch after
@@ -354,7 +351,7 @@ void probe_two_threads_one_context_device_failure(probe *p) {
     if (s4 == FW_TIMEOUT) r.hung = 1;
     if (!rig_sync(&r, sa) ||
         !job_expect(&r, &a3, "A's launch, held while B's failing launch was submitted") ||
-        !CHECK(p, s4 == want_sync,
+        !CHECK(s4 == want_sync,
                "A's stream of the launch made after B's failing launch: %s, expected %s",
                fw_status_name(s4), fw_status_name(want_sync)) ||
         !job_untouched(&r, &a4, "A's launch made after B's failing launch (K35: gated)"))
@@ -365,11 +362,11 @@ void probe_two_threads_one_context_device_failure(probe *p) {
     uint64_t d0 = 0, d1 = 0;
     if (!job_clear(&r, &a, sc) || !rig_sync(&r, sc) || !seam_mark_now(p, &m0) ||
         !device_enqueues(p, r.device, &d0, &have_dev) ||
-        !CHECK_KCTX(p, job_launch(&r, &a, sa), KCTX_POISONED) || !seam_mark_now(p, &m1) ||
+        !CHECK_K(job_launch(&r, &a, sa), KCTX_POISONED) || !seam_mark_now(p, &m1) ||
         !device_enqueues(p, r.device, &d1, &have_dev) ||
-        !CHECK(p, m1.enqueues == m0.enqueues, "A's POISONED launch made %" PRIu64 " enqueues",
+        !CHECK(m1.enqueues == m0.enqueues, "A's POISONED launch made %" PRIu64 " enqueues",
                m1.enqueues - m0.enqueues) ||
-        !CHECK(p, !have_dev || d1 == d0,
+        !CHECK(!have_dev || d1 == d0,
                "the device took %" PRIu64 " enqueues from A's refused "
                "launch",
                d1 - d0))
@@ -381,11 +378,11 @@ void probe_two_threads_one_context_device_failure(probe *p) {
         if (!job_clear(&r, &a2, sc) || !rig_sync(&r, sc) || !rig_replay(&r, ga, sc)) goto done;
         fw_status gs = p->fw->stream_sync(sc, HANG_MS);
         if (gs == FW_TIMEOUT) r.hung = 1;
-        if (!CHECK(p, gs != FW_TIMEOUT, "A's refused replay hangs") ||
+        if (!CHECK(gs != FW_TIMEOUT, "A's refused replay hangs") ||
             !job_untouched(&r, &a2, "A's graph replayed after the poison (K35)"))
             goto done;
         kctx_check(r.ctx, &after);
-        if (!CHECK(p, after.refused_replays == before.refused_replays + 1,
+        if (!CHECK(after.refused_replays == before.refused_replays + 1,
                    "check counts %u refused replays after A's replay, %u before",
                    after.refused_replays, before.refused_replays))
             goto done;
@@ -468,7 +465,7 @@ static int counted_launch(rig *r, const job *j, fw_stream s, clear_counts *total
     total->copies += c1.copies - c0.copies;
     total->writes += c1.writes - c0.writes;
     (*launches)++;
-    return CHECK_KCTX(r->p, st, KCTX_OK);
+    return CHECK_K(st, KCTX_OK);
 }
 
 void probe_stale_completion_report(probe *p) {
@@ -493,19 +490,19 @@ void probe_stale_completion_report(probe *p) {
     if (!job_clear(&r, &n, sa) || !job_clear(&r, &n1, sb) || !rig_sync(&r, sa) || !rig_sync(&r, sb))
         goto done;
     /* round N held after its acquire step; round N+1 submitted meanwhile */
-    if (!CHECK_HOOK(p, rig_arm_after_acquire(&r, &h)) ||
+    if (!HOOK_OK(p, rig_arm_after_acquire(&r, &h)) ||
         !counted_launch(&r, &n, sa, &total, &launches) ||
-        !CHECK_HOOK(p, p->fw->hold_wait_reached(h, HOLD_MS)) ||
+        !HOOK_OK(p, p->fw->hold_wait_reached(h, HOLD_MS)) ||
         !counted_launch(&r, &n1, sb, &total, &launches))
         goto done;
     fw_status qa = p->fw->stream_query(sa), qb = p->fw->stream_query(sb);
     p->fw->hold_release(h);
     h = -1;
-    if (!CHECK(p, qa == FW_NOT_READY,
+    if (!CHECK(qa == FW_NOT_READY,
                "round N's caller stream was %s while round N was held after its acquire step: its "
                "wait took an earlier round's completion report",
                fw_status_name(qa)) ||
-        !CHECK(p, qb == FW_NOT_READY,
+        !CHECK(qb == FW_NOT_READY,
                "round N+1's caller stream was %s while round N (before it) was held: it took an "
                "earlier round's completion report",
                fw_status_name(qb)))
@@ -527,11 +524,11 @@ void probe_stale_completion_report(probe *p) {
         if (!job_expect(&r, &more[i], when)) goto done;
     }
     kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
-    if (!CHECK_KCTX(p, kctx_check(r.ctx, &rep), KCTX_OK) ||
-        !CHECK(p, rep.refused_replays == 0 && rep.concurrent_launches == 0,
+    if (!CHECK_K(kctx_check(r.ctx, &rep), KCTX_OK) ||
+        !CHECK(rep.refused_replays == 0 && rep.concurrent_launches == 0,
                "check: %u refused, %u concurrent launches (expected 0, 0)", rep.refused_replays,
                rep.concurrent_launches) ||
-        !CHECK(p, total.fills == 0 && total.copies == 0 && total.writes == 0,
+        !CHECK(total.fills == 0 && total.copies == 0 && total.writes == 0,
                "%u launches made %" PRIu64 " fills (memset_async), %" PRIu64
                " host-to-device copies and %" PRIu64
                " host writes of device words: a launch clears its report words",
@@ -581,11 +578,11 @@ void probe_init_first_device_program_fails(probe *p) {
     fw_devptr buf = 0;
     kctx_context c = 0;
     const kctx_kernel_config cfg = probe_config(p);
-    if (!CHECK_FW_OK(p, p->fw->current_device(&device)) ||
-        !CHECK_FW_OK(p, p->fw->live_counts(device, &base)))
+    if (!CHECK_FW_OK(p->fw, p->fw->current_device(&device)) ||
+        !CHECK_FW_OK(p->fw, p->fw->live_counts(device, &base)))
         return;
-    if (!CHECK_KCTX(p, kctx_context_create(p->fw->platform, &c), KCTX_OK)) return;
-    if (!CHECK_HOOK(p, p->fw->fill_fault_arm(device, &fault))) goto done;
+    if (!CHECK_K(kctx_context_create(p->fw->platform, &c), KCTX_OK)) return;
+    if (!HOOK_OK(p, p->fw->fill_fault_arm(device, &fault))) goto done;
     seam_mark i0, i1;
     if (!seam_mark_now(p, &i0)) goto done;
     kctx_status st = kctx_kernel_init(c, &cfg);
@@ -598,10 +595,10 @@ void probe_init_first_device_program_fails(probe *p) {
     fault = -1;
     kctx_phase ph = (kctx_phase)-1;
     kctx_get_phase(c, &ph);
-    if (!CHECK_HOOK(p, hs) ||
-        !CHECK(p, hits == 1, "the fill armed to fail on the device did not run during init") ||
-        !CHECK_KCTX(p, st, KCTX_DEVICE_ERROR) ||
-        !CHECK(p, ph == KCTX_PHASE_NEW || ph == KCTX_PHASE_CLOSING,
+    if (!HOOK_OK(p, hs) ||
+        !CHECK(hits == 1, "the fill armed to fail on the device did not run during init") ||
+        !CHECK_K(st, KCTX_DEVICE_ERROR) ||
+        !CHECK(ph == KCTX_PHASE_NEW || ph == KCTX_PHASE_CLOSING,
                "init failed on the device: phase %s (expected NEW, rolled back, or CLOSING until "
                "close releases, K17)",
                kctx_phase_name(ph)))
@@ -610,8 +607,8 @@ void probe_init_first_device_program_fails(probe *p) {
            kctx_status_name(st), i1.calls - i0.calls, i1.enqueues - i0.enqueues, msg,
            kctx_phase_name(ph));
     if (ph == KCTX_PHASE_NEW) {
-        if (!CHECK_FW_OK(p, p->fw->live_counts(device, &now)) ||
-            !CHECK(p, memcmp(&now, &base, sizeof now) == 0,
+        if (!CHECK_FW_OK(p->fw, p->fw->live_counts(device, &now)) ||
+            !CHECK(memcmp(&now, &base, sizeof now) == 0,
                    "init rolled back to NEW but the device keeps objects or memory it made"))
             goto done;
     }
@@ -623,7 +620,8 @@ void probe_init_first_device_program_fails(probe *p) {
     scratch.p = p;
     scratch.fw = p->fw;
     if (!rig_image(&scratch, "vector_add", &img, &img_size) ||
-        !CHECK_FW_OK(p, p->fw->stream_create(&s)) || !CHECK_FW_OK(p, p->fw->mem_alloc(256, &buf)))
+        !CHECK_FW_OK(p->fw, p->fw->stream_create(&s)) ||
+        !CHECK_FW_OK(p->fw, p->fw->mem_alloc(256, &buf)))
         goto images;
     const kctx_arg args[4] = {KCTX_TENSOR(buf, 256), KCTX_TENSOR(buf, 256), KCTX_TENSOR(buf, 256),
                               KCTX_SCALAR(64)};
@@ -634,24 +632,22 @@ void probe_init_first_device_program_fails(probe *p) {
     if (!seam_mark_now(p, &m1)) goto images;
     kctx_status ls = kctx_launch(c, ID_VADD, args, 4, s);
     if (!seam_mark_now(p, &m2) || !device_enqueues(p, device, &d1, &have_dev)) goto images;
-    if (!CHECK_KCTX(p, ps, KCTX_INVALID_STATE) || !CHECK_KCTX(p, ls, KCTX_INVALID_STATE) ||
-        !CHECK(p, m1.calls == m0.calls,
+    if (!CHECK_K(ps, KCTX_INVALID_STATE) || !CHECK_K(ls, KCTX_INVALID_STATE) ||
+        !CHECK(m1.calls == m0.calls,
                "prepare after the failed init made %" PRIu64 " platform calls",
                m1.calls - m0.calls) ||
-        !CHECK(p, m2.calls == m1.calls,
-               "launch after the failed init made %" PRIu64 " platform calls",
+        !CHECK(m2.calls == m1.calls, "launch after the failed init made %" PRIu64 " platform calls",
                m2.calls - m1.calls) ||
-        !CHECK(p, !have_dev || d1 == d0, "the device took %" PRIu64 " enqueues from them", d1 - d0))
+        !CHECK(!have_dev || d1 == d0, "the device took %" PRIu64 " enqueues from them", d1 - d0))
         goto images;
-    if (!CHECK_KCTX(p, kctx_close(c), KCTX_OK) || !CHECK_KCTX(p, kctx_destroy(c), KCTX_OK))
-        goto images;
+    if (!CHECK_K(kctx_close(c), KCTX_OK) || !CHECK_K(kctx_destroy(c), KCTX_OK)) goto images;
     c = 0;
-    if (!CHECK_FW_OK(p, p->fw->mem_free(buf))) goto images;
+    if (!CHECK_FW_OK(p->fw, p->fw->mem_free(buf))) goto images;
     buf = 0;
-    if (!CHECK_FW_OK(p, p->fw->stream_destroy(s))) goto images;
+    if (!CHECK_FW_OK(p->fw, p->fw->stream_destroy(s))) goto images;
     s = 0;
-    if (!CHECK_FW_OK(p, p->fw->live_counts(device, &now)) ||
-        !CHECK(p, memcmp(&now, &base, sizeof now) == 0,
+    if (!CHECK_FW_OK(p->fw, p->fw->live_counts(device, &now)) ||
+        !CHECK(memcmp(&now, &base, sizeof now) == 0,
                "after the failed init and close the device keeps objects or memory"))
         goto images;
     /* the claim is free: a new context borrows the device and works */
@@ -660,8 +656,8 @@ void probe_init_first_device_program_fails(probe *p) {
     fw_stream t;
     if (rig_open(p, &r, NULL)) {
         if (rig_prepare(&r, ID_VADD, "vector_add") && rig_stream(&r, &t) &&
-            job_vadd(&r, &j, ID_VADD, 200, 95, 0) &&
-            CHECK_KCTX(p, job_launch(&r, &j, t), KCTX_OK) && rig_sync(&r, t))
+            job_vadd(&r, &j, ID_VADD, 200, 95, 0) && CHECK_K(job_launch(&r, &j, t), KCTX_OK) &&
+            rig_sync(&r, t))
             job_expect(&r, &j, "a new context after the failed init");
     }
     rig_close(&r);

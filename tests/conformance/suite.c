@@ -133,6 +133,8 @@ void suite_run(const probe_env *env, const probe_def *def, suite_outcome *o) {
     p.fw = env->fw;
     p.def = def;
     int capability_na = 0;
+    /* the checks' failures, from here to the result, are the probe's */
+    ktc_set_failure_sink(pr_record_failure, &p);
     if ((def->needs & PROBE_NEEDS_CAPTURE) && !fw_has_capture(env->fw)) {
         /* implied by what the platform declares: not run at all */
         pr_na(&p,
@@ -143,10 +145,9 @@ void suite_run(const probe_env *env, const probe_def *def, suite_outcome *o) {
                !(env->fw->fault_layer && env->fw->fault_layer())) {
         const char *required = getenv("KCTX_FAULT_LAYER_REQUIRED");
         if (required && *required == '1') {
-            pr_check(&p, 0, __FILE__, __LINE__,
-                     "KCTX_FAULT_LAYER_REQUIRED=1, but the %s framework driver finds no failing "
-                     "layer in front of the runtime (fw.h, fault_layer)",
-                     env->fw->name);
+            FAIL("KCTX_FAULT_LAYER_REQUIRED=1, but the %s framework driver finds no failing "
+                 "layer in front of the runtime (fw.h, fault_layer)",
+                 env->fw->name);
         } else {
             /* a user's runtime: nothing below the adapter can be failed */
             pr_na(&p, "no failing layer below the adapter (a test build's fault layer, "
@@ -156,6 +157,7 @@ void suite_run(const probe_env *env, const probe_def *def, suite_outcome *o) {
     } else {
         def->fn(&p);
     }
+    ktc_set_failure_sink(NULL, NULL);
     probe_result res = p.failures ? PROBE_FAIL : (p.na ? PROBE_NA : PROBE_PASS);
     const char *detail = res == PROBE_PASS ? (p.note[0] ? p.note : def->summary) : p.detail;
     if (res == PROBE_FAIL && p.failures > 1)

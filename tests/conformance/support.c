@@ -20,54 +20,22 @@
 /* ------------------------------------------------------------------ */
 /* checks                                                              */
 
-static void vrecord(probe *p, const char *file, int line, const char *fmt, va_list ap) {
+void pr_record_failure(void *probe_, const char *file, int line, const char *text) {
+    probe *p = probe_;
     p->failures++;
     if (p->failures > 1) return; /* the first failure is the detail */
-    const char *base = strrchr(file, '/');
-    int n = snprintf(p->detail, sizeof p->detail, "%s:%d: ", base ? base + 1 : file, line);
-    if (n > 0 && (size_t)n < sizeof p->detail)
-        vsnprintf(p->detail + n, sizeof p->detail - (size_t)n, fmt, ap);
+    const char *base = file ? strrchr(file, '/') : NULL;
+    if (file)
+        snprintf(p->detail, sizeof p->detail, "%s:%d: %s", base ? base + 1 : file, line, text);
+    else
+        snprintf(p->detail, sizeof p->detail, "%s", text);
 }
 
-static void record(probe *p, const char *file, int line, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void record(probe *p, const char *file, int line, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vrecord(p, file, line, fmt, ap);
-    va_end(ap);
-}
-
-int pr_check(probe *p, int ok, const char *file, int line, const char *fmt, ...) {
-    if (ok) return 1;
-    va_list ap;
-    va_start(ap, fmt);
-    vrecord(p, file, line, fmt, ap);
-    va_end(ap);
-    return 0;
-}
-
-int pr_check_kctx(probe *p, kctx_status got, kctx_status want, const char *expr, const char *file,
-                  int line) {
-    if (got == want) return 1;
-    record(p, file, line, "%s: %s, expected %s (%s)", expr, kctx_status_name(got),
-           kctx_status_name(want), kctx_thread_last_error());
-    return 0;
-}
-
-int pr_check_fw(probe *p, fw_status got, fw_status want, const char *expr, const char *file,
-                int line) {
-    if (got == want) return 1;
-    record(p, file, line, "%s: %s, expected %s (%s)", expr, fw_status_name(got),
-           fw_status_name(want), got == FW_OK ? "" : p->fw->last_error());
-    return 0;
-}
-
-int pr_check_hook(probe *p, fw_status got, const char *expr, const char *file, int line) {
-    if (got == FW_OK) return 1;
+int pr_hook_ok(probe *p, fw_status got, const char *expr, const char *file, int line) {
+    if (got == FW_OK) return ktc_held();
     if (got == FW_NA) return pr_na(p, "the %s driver cannot: %s", p->fw->name, expr);
-    record(p, file, line, "%s: %s (%s)", expr, fw_status_name(got), p->fw->last_error());
-    return 0;
+    return ktc_fail(file, line, "HOOK_OK", expr, "%s (%s)", fw_status_name(got),
+                    p->fw->last_error());
 }
 
 int pr_na(probe *p, const char *fmt, ...) {
@@ -129,8 +97,8 @@ int pr_optional(probe *p, fw_status got, const char *what, const char *expr, con
         pr_dropped(p, "%s (the %s driver has no %s)", what, p->fw->name, expr);
         return 0;
     }
-    record(p, file, line, "%s: %s (%s)", expr, fw_status_name(got), p->fw->last_error());
-    return 0;
+    return ktc_fail(file, line, "OPTIONAL_HOOK", expr, "%s (%s)", fw_status_name(got),
+                    p->fw->last_error());
 }
 
 void pr_log(probe *p, const char *fmt, ...) {
@@ -170,9 +138,9 @@ uint64_t rng_next(uint64_t *state) {
 /* rig                                                                 */
 
 void *rig_host(rig *r, size_t bytes) {
-    if (!CHECK(r->p, r->nhost < RIG_MAX_HOST, "too many host buffers in one probe")) return NULL;
+    if (!CHECK(r->nhost < RIG_MAX_HOST, "too many host buffers in one probe")) return NULL;
     void *m = calloc(1, bytes ? bytes : 1);
-    if (!CHECK(r->p, m != NULL, "host allocation of %zu bytes failed", bytes)) return NULL;
+    if (!CHECK(m != NULL, "host allocation of %zu bytes failed", bytes)) return NULL;
     r->host[r->nhost++] = m;
     return m;
 }
@@ -189,19 +157,19 @@ int rig_open(probe *p, rig *r, const kctx_kernel_config *cfg) {
     memset(r, 0, sizeof *r);
     r->p = p;
     r->fw = p->fw;
-    if (!CHECK_FW_OK(p, r->fw->current_device(&r->device))) return 0;
+    if (!CHECK_FW_OK(p->fw, r->fw->current_device(&r->device))) return 0;
     r->have_base =
         OPTIONAL_HOOK(p, live_counts, "the teardown leak check (live counts)", r->device, &r->base);
     if (p->failures) return 0;
-    if (!CHECK_KCTX(p, kctx_context_create(r->fw->platform, &r->ctx), KCTX_OK)) return 0;
+    if (!CHECK_K(kctx_context_create(r->fw->platform, &r->ctx), KCTX_OK)) return 0;
     r->ctx_live = 1;
     kctx_kernel_config c = cfg ? *cfg : probe_config(p);
     if (c.strategy == KCTX_STRATEGY_DEFAULT) c.strategy = (uint32_t)p->env->strategy;
-    if (!CHECK_KCTX(p, kctx_kernel_init(r->ctx, &c), KCTX_OK)) return 0;
+    if (!CHECK_K(kctx_kernel_init(r->ctx, &c), KCTX_OK)) return 0;
     /* the run says which strategy it checks: it must be the one in effect */
     kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
-    return CHECK_KCTX(p, kctx_get_context_caps(r->ctx, &caps), KCTX_OK) &&
-           CHECK(p, caps.strategy == c.strategy, "the context runs the %s strategy, not the %s one",
+    return CHECK_K(kctx_get_context_caps(r->ctx, &caps), KCTX_OK) &&
+           CHECK(caps.strategy == c.strategy, "the context runs the %s strategy, not the %s one",
                  kctx_strategy_name((kctx_strategy)caps.strategy),
                  kctx_strategy_name((kctx_strategy)c.strategy));
 }
@@ -213,15 +181,15 @@ fw_status rig_arm_after_acquire(rig *r, int *hold) {
 }
 
 int rig_stream(rig *r, fw_stream *s) {
-    if (!CHECK(r->p, r->nstreams < RIG_MAX_STREAMS, "too many streams in one probe")) return 0;
-    if (!CHECK_FW_OK(r->p, r->fw->stream_create(s))) return 0;
+    if (!CHECK(r->nstreams < RIG_MAX_STREAMS, "too many streams in one probe")) return 0;
+    if (!CHECK_FW_OK(r->fw, r->fw->stream_create(s))) return 0;
     r->streams[r->nstreams++] = *s;
     return 1;
 }
 
 int rig_alloc(rig *r, size_t bytes, fw_devptr *d) {
-    if (!CHECK(r->p, r->nbufs < RIG_MAX_BUFS, "too many device buffers in one probe")) return 0;
-    if (!CHECK_FW_OK(r->p, r->fw->mem_alloc(bytes, d))) return 0;
+    if (!CHECK(r->nbufs < RIG_MAX_BUFS, "too many device buffers in one probe")) return 0;
+    if (!CHECK_FW_OK(r->fw, r->fw->mem_alloc(bytes, d))) return 0;
     r->bufs[r->nbufs++] = *d;
     return 1;
 }
@@ -229,12 +197,12 @@ int rig_alloc(rig *r, size_t bytes, fw_devptr *d) {
 int rig_image(rig *r, const char *name, const void **bytes, size_t *size) {
     char path[1024], why[1100];
     snprintf(path, sizeof path, "%s/%s.kctx", r->p->env->images_dir, name);
-    if (!CHECK(r->p, r->nhost < RIG_MAX_HOST, "too many host buffers in one probe")) return 0;
+    if (!CHECK(r->nhost < RIG_MAX_HOST, "too many host buffers in one probe")) return 0;
     size_t len = 0;
     void *buf = ktc_read_file(path, &len, why, sizeof why); /* malloc: 16-byte aligned */
-    if (!CHECK(r->p, buf != NULL, "the example image: %s", why)) return 0;
+    if (!CHECK(buf != NULL, "the example image: %s", why)) return 0;
     r->host[r->nhost++] = buf; /* freed by rig_close */
-    if (!CHECK(r->p, len > 0, "the example image %s is empty", path)) return 0;
+    if (!CHECK(len > 0, "the example image %s is empty", path)) return 0;
     *bytes = buf;
     *size = len;
     return 1;
@@ -244,7 +212,7 @@ int rig_prepare(rig *r, uint64_t id, const char *name) {
     const void *bytes;
     size_t size;
     if (!rig_image(r, name, &bytes, &size)) return 0;
-    return CHECK_KCTX(r->p, kctx_prepare(r->ctx, id, bytes, size), KCTX_OK);
+    return CHECK_K(kctx_prepare(r->ctx, id, bytes, size), KCTX_OK);
 }
 
 int rig_failing_image(rig *r, const void **bytes, size_t *size) {
@@ -252,17 +220,17 @@ int rig_failing_image(rig *r, const void **bytes, size_t *size) {
     size_t mm_size;
     if (!rig_image(r, "blocked_matmul", &mm, &mm_size)) return 0;
     kctx_image_view v;
-    if (!CHECK(r->p, kctx_image_view_open(&v, mm, mm_size, NULL) == KCTX_IMAGE_OK,
+    if (!CHECK(kctx_image_view_open(&v, mm, mm_size, NULL) == KCTX_IMAGE_OK,
                "blocked_matmul image does not validate"))
         return 0;
     uint32_t tile = UINT32_MAX;
     for (uint32_t i = 0; i < kctx_image_child_count(&v); i++)
         if (strcmp(kctx_image_child_at(&v, i).entry, "k_matmul_tile") == 0) tile = i;
-    if (!CHECK(r->p, tile != UINT32_MAX, "blocked_matmul has no k_matmul_tile child")) return 0;
+    if (!CHECK(tile != UINT32_MAX, "blocked_matmul has no k_matmul_tile child")) return 0;
     kctx_image_child ch = kctx_image_child_at(&v, tile);
 
     kctx_image_builder *b = kctx_image_builder_new("failing_tile");
-    if (!CHECK(r->p, b != NULL, "image builder: out of memory")) return 0;
+    if (!CHECK(b != NULL, "image builder: out of memory")) return 0;
     static const char *const pnames[6] = {"A", "B", "C", "M", "N", "K"};
     for (int i = 0; i < 6; i++)
         kctx_image_builder_param(b, pnames[i],
@@ -289,8 +257,8 @@ int rig_failing_image(rig *r, const void **bytes, size_t *size) {
     char msg[160] = "";
     kctx_build_status bs = kctx_image_builder_finish(b, &out, &out_size, msg, sizeof msg);
     kctx_image_builder_free(b);
-    if (!CHECK(r->p, bs == KCTX_BUILD_OK, "building the failing image: %s", msg)) return 0;
-    if (!CHECK(r->p, r->nhost < RIG_MAX_HOST, "too many host buffers in one probe")) {
+    if (!CHECK(bs == KCTX_BUILD_OK, "building the failing image: %s", msg)) return 0;
+    if (!CHECK(r->nhost < RIG_MAX_HOST, "too many host buffers in one probe")) {
         free(out);
         return 0;
     }
@@ -300,31 +268,31 @@ int rig_failing_image(rig *r, const void **bytes, size_t *size) {
     return 1;
 }
 
-int rig_begin_capture(rig *r, fw_stream s) { return CHECK_FW_OK(r->p, r->fw->begin_capture(s)); }
+int rig_begin_capture(rig *r, fw_stream s) { return CHECK_FW_OK(r->fw, r->fw->begin_capture(s)); }
 
 int rig_end_capture(rig *r, fw_stream s, int *gi) {
-    if (!CHECK(r->p, r->ngraphs < RIG_MAX_GRAPHS, "too many graphs in one probe")) return 0;
+    if (!CHECK(r->ngraphs < RIG_MAX_GRAPHS, "too many graphs in one probe")) return 0;
     rig_graph *g = &r->graphs[r->ngraphs];
     memset(g, 0, sizeof *g);
-    if (!CHECK_FW_OK(r->p, r->fw->end_capture(s, &g->g))) return 0;
+    if (!CHECK_FW_OK(r->fw, r->fw->end_capture(s, &g->g))) return 0;
     *gi = (int)r->ngraphs++;
-    return CHECK_FW_OK(r->p, r->fw->graph_instantiate(g->g, &g->x));
+    return CHECK_FW_OK(r->fw, r->fw->graph_instantiate(g->g, &g->x));
 }
 
 int rig_replay(rig *r, int gi, fw_stream s) {
-    return CHECK_FW_OK(r->p, r->fw->graph_launch(r->graphs[gi].x, s));
+    return CHECK_FW_OK(r->fw, r->fw->graph_launch(r->graphs[gi].x, s));
 }
 
 int rig_drop_graph(rig *r, int gi) {
     rig_graph *g = &r->graphs[gi];
     int ok = 1;
-    if (g->x) ok &= CHECK_FW_OK(r->p, r->fw->exec_destroy(g->x));
-    if (g->g) ok &= CHECK_FW_OK(r->p, r->fw->graph_destroy(g->g));
+    if (g->x) ok &= CHECK_FW_OK(r->fw, r->fw->exec_destroy(g->x));
+    if (g->g) ok &= CHECK_FW_OK(r->fw, r->fw->graph_destroy(g->g));
     g->x = g->g = 0;
     return ok;
 }
 
-int rig_sync(rig *r, fw_stream s) { return CHECK_FW_OK(r->p, r->fw->stream_sync(s, SYNC_MS)); }
+int rig_sync(rig *r, fw_stream s) { return CHECK_FW_OK(r->fw, r->fw->stream_sync(s, SYNC_MS)); }
 
 kctx_status get_resources(kctx_context ctx, kctx_resource_info *info) {
     *info = (kctx_resource_info)KCTX_RESOURCE_INFO_INIT;
@@ -371,7 +339,7 @@ int rig_close(rig *r) {
         fw_status st = fw->stream_sync(r->streams[i], SYNC_MS);
         if (st == FW_TIMEOUT) {
             hung = 1;
-            CHECK(p, 0, "teardown: stream %u still busy after %u ms (a hang)", i, SYNC_MS);
+            FAIL("teardown: stream %u still busy after %u ms (a hang)", i, SYNC_MS);
         }
     }
     for (unsigned i = 0; i < r->ngraphs; i++) {
@@ -380,43 +348,43 @@ int rig_close(rig *r) {
             g->x = g->g = 0;
             continue;
         }
-        if (g->x) CHECK_FW_OK(p, fw->exec_destroy(g->x));
-        if (g->g) CHECK_FW_OK(p, fw->graph_destroy(g->g));
+        if (g->x) CHECK_FW_OK(p->fw, fw->exec_destroy(g->x));
+        if (g->g) CHECK_FW_OK(p->fw, fw->graph_destroy(g->g));
         g->x = g->g = 0;
     }
     if (r->ctx_live) {
         kctx_status cs = kctx_close(r->ctx);
         if (cs != KCTX_OK) {
-            if (!hung) CHECK_KCTX(p, cs, KCTX_OK);
+            if (!hung) CHECK_K(cs, KCTX_OK);
             /* Recover the device for the probes that follow: the owner
              * resets it, and close abandons every handle (K36). */
             if (fw->owner_reset && fw->owner_reset(r->device) == FW_OK) {
                 r->device_reset = 1;
                 pr_log(p, "teardown: close returned %s; recovered by an owner reset",
                        kctx_status_name(cs));
-                CHECK_KCTX(p, kctx_close(r->ctx), KCTX_OK);
+                CHECK_K(kctx_close(r->ctx), KCTX_OK);
             }
         }
-        if (CHECK_KCTX(p, kctx_destroy(r->ctx), KCTX_OK)) r->ctx_live = 0;
+        if (CHECK_K(kctx_destroy(r->ctx), KCTX_OK)) r->ctx_live = 0;
     }
     for (unsigned i = 0; i < r->nbufs; i++) {
         fw_status st = fw->mem_free(r->bufs[i]);
-        if (!r->device_reset) CHECK_FW_OK(p, st);
+        if (!r->device_reset) CHECK_FW_OK(p->fw, st);
     }
     r->nbufs = 0;
     for (unsigned i = 0; i < r->nstreams; i++) {
         fw_status st = fw->stream_destroy(r->streams[i]);
-        if (!r->device_reset) CHECK_FW_OK(p, st);
+        if (!r->device_reset) CHECK_FW_OK(p->fw, st);
     }
     r->nstreams = 0;
     if (r->have_base) {
         fw_counts now, want = r->base;
         if (r->device_reset) memset(&want, 0, sizeof want); /* the reset emptied the device */
-        if (CHECK_FW_OK(p, fw->live_counts(r->device, &now)) && !counts_equal(&now, &want)) {
+        if (CHECK_FW_OK(p->fw, fw->live_counts(r->device, &now)) && !counts_equal(&now, &want)) {
             char a[256], b[256];
             counts_str(&now, a, sizeof a);
             counts_str(&want, b, sizeof b);
-            CHECK(p, 0, "teardown leaked: %s; expected %s", a, b);
+            FAIL("teardown leaked: %s; expected %s", a, b);
         }
     }
     for (unsigned i = 0; i < r->nhost; i++) free(r->host[i]);
@@ -571,7 +539,7 @@ int job_set_inputs(rig *r, job *j, uint64_t salt) {
     }
     }
     for (unsigned i = 0; i < j->nin; i++)
-        if (!CHECK_FW_OK(r->p, r->fw->upload(j->in[i], j->host_in[i], j->in_bytes[i]))) return 0;
+        if (!CHECK_FW_OK(r->fw, r->fw->upload(j->in[i], j->host_in[i], j->in_bytes[i]))) return 0;
     return 1;
 }
 
@@ -595,8 +563,8 @@ int job_expect(rig *r, const job *j, const char *when) {
     for (unsigned o = 0; o < j->nout; o++) {
         size_t cnt = j->out_bytes[o] / sizeof(float);
         float *got = malloc(j->out_bytes[o] ? j->out_bytes[o] : 1);
-        if (!CHECK(r->p, got != NULL, "host allocation failed")) return 0;
-        if (!CHECK_FW_OK(r->p, r->fw->download(got, j->out[o], j->out_bytes[o]))) {
+        if (!CHECK(got != NULL, "host allocation failed")) return 0;
+        if (!CHECK_FW_OK(r->fw, r->fw->download(got, j->out[o], j->out_bytes[o]))) {
             free(got);
             return 0;
         }
@@ -607,10 +575,9 @@ int job_expect(rig *r, const job *j, const char *when) {
             if (!ok) {
                 uint32_t bits;
                 memcpy(&bits, &got[i], sizeof bits);
-                CHECK(r->p, 0,
-                      "%s: %s output %u element %zu of %zu is %g (0x%08x), expected %g%s%g", when,
-                      job_name(j), o, i, cnt, (double)got[i], bits, (double)w,
-                      tol == 0.0f ? "" : " +- ", (double)tol);
+                FAIL("%s: %s output %u element %zu of %zu is %g (0x%08x), expected %g%s%g", when,
+                     job_name(j), o, i, cnt, (double)got[i], bits, (double)w,
+                     tol == 0.0f ? "" : " +- ", (double)tol);
                 free(got);
                 return 0;
             }
@@ -622,7 +589,7 @@ int job_expect(rig *r, const job *j, const char *when) {
 
 int job_clear(rig *r, const job *j, fw_stream s) {
     for (unsigned o = 0; o < j->nout; o++)
-        if (!CHECK_FW_OK(r->p, r->fw->fill_async(j->out[o], SENTINEL, j->out_bytes[o], s)))
+        if (!CHECK_FW_OK(r->fw, r->fw->fill_async(j->out[o], SENTINEL, j->out_bytes[o], s)))
             return 0;
     return 1;
 }
@@ -630,15 +597,15 @@ int job_clear(rig *r, const job *j, fw_stream s) {
 int job_untouched(rig *r, const job *j, const char *when) {
     for (unsigned o = 0; o < j->nout; o++) {
         unsigned char *got = malloc(j->out_bytes[o] ? j->out_bytes[o] : 1);
-        if (!CHECK(r->p, got != NULL, "host allocation failed")) return 0;
-        if (!CHECK_FW_OK(r->p, r->fw->download(got, j->out[o], j->out_bytes[o]))) {
+        if (!CHECK(got != NULL, "host allocation failed")) return 0;
+        if (!CHECK_FW_OK(r->fw, r->fw->download(got, j->out[o], j->out_bytes[o]))) {
             free(got);
             return 0;
         }
         for (size_t i = 0; i < j->out_bytes[o]; i++) {
             if (got[i] != SENTINEL) {
-                CHECK(r->p, 0, "%s: %s output %u byte %zu was written (0x%02x), expected untouched",
-                      when, job_name(j), o, i, got[i]);
+                FAIL("%s: %s output %u byte %zu was written (0x%02x), expected untouched", when,
+                     job_name(j), o, i, got[i]);
                 free(got);
                 return 0;
             }

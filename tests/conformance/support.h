@@ -1,5 +1,7 @@
 /*
- * support.h — what the probes share: checks that record the first failure,
+ * support.h — what the probes share: the checks (kctx_test_check.h's, whose
+ * failures suite_run records into the running probe: the first is its
+ * detail),
  * a "rig" (one kernel context plus the framework objects a probe creates,
  * torn down with proof that everything was released), callable images, and
  * "jobs" (a launch of an example callable with its inputs, outputs and host
@@ -8,6 +10,7 @@
 #ifndef KCTX_CONFORMANCE_SUPPORT_H
 #define KCTX_CONFORMANCE_SUPPORT_H
 
+#include "kctx_test_check.h"
 #include "suite.h"
 
 #include <kctx/kctx.h>
@@ -39,16 +42,15 @@ struct probe {
 };
 
 /* ---- checks --------------------------------------------------------- */
-/* Each returns whether the check held; the first failure's message (with
- * file:line) becomes the probe's detail. */
-int pr_check(probe *p, int ok, const char *file, int line, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-int pr_check_kctx(probe *p, kctx_status got, kctx_status want, const char *expr, const char *file,
-                  int line);
-int pr_check_fw(probe *p, fw_status got, fw_status want, const char *expr, const char *file,
-                int line);
-/* An optional hook's result: FW_NA makes the probe N/A (returns 0). */
-int pr_check_hook(probe *p, fw_status got, const char *expr, const char *file, int line);
+/* The checks are kctx_test_check.h's: CHECK(cond, fmt, ...), CHECK_K,
+ * CHECK_FW(p->fw, ...), FAIL(...). While suite_run runs a probe, their
+ * failures are the probe's (pr_record_failure is the sink): counted in
+ * p->failures, and the first one, "file:line: what: seen", is its detail. */
+void pr_record_failure(void *probe, const char *file, int line, const char *text);
+/* An optional hook's result: 1 when FW_OK; FW_NA makes the probe N/A
+ * (returns 0); any other status is a failure. */
+int pr_hook_ok(probe *p, fw_status got, const char *expr, const char *file, int line);
+#define HOOK_OK(p, expr) pr_hook_ok((p), (expr), #expr, __FILE__, __LINE__)
 /* Marks the probe N/A (unless it already failed). Returns 0. */
 int pr_na(probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The PASS detail. */
@@ -69,11 +71,6 @@ int pr_optional(probe *p, fw_status got, const char *what, const char *expr, con
 void pr_log(probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int pr_ok(const probe *p); /* no failure and not N/A so far */
 
-#define CHECK(p, cond, ...) pr_check((p), !!(cond), __FILE__, __LINE__, __VA_ARGS__)
-#define CHECK_KCTX(p, expr, want) pr_check_kctx((p), (expr), (want), #expr, __FILE__, __LINE__)
-#define CHECK_FW(p, expr, want) pr_check_fw((p), (expr), (want), #expr, __FILE__, __LINE__)
-#define CHECK_FW_OK(p, expr) CHECK_FW(p, expr, FW_OK)
-#define CHECK_HOOK(p, expr) pr_check_hook((p), (expr), #expr, __FILE__, __LINE__)
 /* The driver offers optional hook `h` (a member of fw_driver), else N/A. */
 /* The fault sweeps' counting and fault injection: kctx's own platform seam
  * (kctx.h: kctx_thread_platform_calls, kctx_fault_arm), restricted to the

@@ -76,7 +76,7 @@ static void test_known_trace_round_trips(void) {
     CHECK(err[0] == '\0');
     kctx_dfx_trace_file f;
     int rc = kctx_dfx_trace_read(path, &f, err, sizeof err);
-    CHECK_MSG(rc == 0, "read: %s", err);
+    CHECK(rc == 0, "read: %s", err);
     if (rc != 0) return;
 
     CHECK(f.process_name &&
@@ -86,7 +86,7 @@ static void test_known_trace_round_trips(void) {
                                        "core 1",        "core 2",        "core 3"};
     CHECK(f.nlanes == 7);
     for (size_t i = 0; i < f.nlanes && i < 7; i++)
-        CHECK_MSG(strcmp(f.lanes[i].name, want[i]) == 0, "lane %zu is %s", i, f.lanes[i].name);
+        CHECK(strcmp(f.lanes[i].name, want[i]) == 0, "lane %zu is %s", i, f.lanes[i].name);
     CHECK(f.lanes[0].kind == KCTX_DFX_LANE_HOST && f.lanes[0].number == 1);
     CHECK(f.lanes[2].kind == KCTX_DFX_LANE_AICPU);
     CHECK(f.lanes[6].kind == KCTX_DFX_LANE_CORE && f.lanes[6].number == 3);
@@ -254,7 +254,7 @@ static void test_odd_records(void) {
     REQUIRE(kctx_dfx_write_chrome(path_in("odd.json"), &t, err, sizeof err) == 0);
     kctx_dfx_trace_file f;
     int rc = kctx_dfx_trace_read(path_in("odd.json"), &f, err, sizeof err);
-    CHECK_MSG(rc == 0, "read: %s", err);
+    CHECK(rc == 0, "read: %s", err);
     if (rc != 0) return;
     CHECK(find_span(&f, "host span 9", 0) != NULL);
     CHECK(find_span(&f, "device record 7", 0) != NULL);
@@ -264,7 +264,7 @@ static void test_odd_records(void) {
                                        "core 1",        "core 5", "core 9"};
     CHECK(f.nlanes == 6);
     for (size_t i = 0; i < f.nlanes && i < 6; i++)
-        CHECK_MSG(strcmp(f.lanes[i].name, want[i]) == 0, "lane %zu is %s", i, f.lanes[i].name);
+        CHECK(strcmp(f.lanes[i].name, want[i]) == 0, "lane %zu is %s", i, f.lanes[i].name);
     CHECK(f.process_name && strcmp(f.process_name, "kctx s\"i\\m\n device 0 context 0x2") == 0);
     kctx_dfx_trace_file_free(&f);
     char *text = slurp(path_in("odd.json"), NULL);
@@ -295,13 +295,13 @@ static void test_unwritable_path_fails_with_a_message(void) {
     /* A directory that does not exist. */
     err[0] = '\0';
     CHECK(kctx_dfx_write_chrome(path_in("no/such/dir/t.json"), &s.t, err, sizeof err) == -1);
-    CHECK_MSG(strstr(err, "no/such/dir/t.json") != NULL && strstr(err, strerror(ENOENT)) != NULL,
-              "err: %s", err);
+    CHECK(strstr(err, "no/such/dir/t.json") != NULL && strstr(err, strerror(ENOENT)) != NULL,
+          "err: %s", err);
 
     /* The parent is a regular file. */
     err[0] = '\0';
     CHECK(kctx_dfx_write_chrome(path_in("known.json/t.json"), &s.t, err, sizeof err) == -1);
-    CHECK_MSG(strstr(err, strerror(ENOTDIR)) != NULL, "err: %s", err);
+    CHECK(strstr(err, strerror(ENOTDIR)) != NULL, "err: %s", err);
 
     /* The target is a directory: the temporary file is written, the rename
      * fails, and the temporary file must not stay behind. */
@@ -313,7 +313,7 @@ static void test_unwritable_path_fails_with_a_message(void) {
     if (keep) fclose(keep);
     err[0] = '\0';
     CHECK(kctx_dfx_write_chrome(dir, &s.t, err, sizeof err) == -1);
-    CHECK_MSG(strstr(err, "rename") != NULL, "err: %s", err);
+    CHECK(strstr(err, "rename") != NULL, "err: %s", err);
     CHECK(leftovers(g_dir) == 0);
 
     /* Bad arguments. */
@@ -353,8 +353,8 @@ static void rejects(const char *text, const char *want) {
     kctx_dfx_trace_file f;
     char err[256] = "";
     int rc = kctx_dfx_trace_parse(text, strlen(text), &f, err, sizeof err);
-    CHECK_MSG(rc == -1 && strstr(err, want) != NULL, "input %s: rc %d, err '%s' (wanted '%s')",
-              text, rc, err, want);
+    CHECK(rc == -1 && strstr(err, want) != NULL, "input %s: rc %d, err '%s' (wanted '%s')", text,
+          rc, err, want);
     if (rc == 0) kctx_dfx_trace_file_free(&f);
 }
 
@@ -410,7 +410,7 @@ static void test_reader_accepts_other_chrome_shapes(void) {
     kctx_dfx_trace_file f;
     char err[256];
     int rc = kctx_dfx_trace_parse(text, strlen(text), &f, err, sizeof err);
-    CHECK_MSG(rc == 0, "err: %s", err);
+    CHECK(rc == 0, "err: %s", err);
     if (rc != 0) return;
     CHECK(f.nspans == 1 && f.spans[0].ts == 1500 && f.spans[0].dur == 2000 &&
           f.spans[0].cls == KCTX_DFX_SPAN_OTHER);
@@ -484,14 +484,14 @@ static void test_hostile_names_stay_valid_json(void) {
     REQUIRE(kctx_dfx_write_chrome(path, &s.t, err, sizeof err) == 0);
     kctx_dfx_trace_file f;
     int rc = kctx_dfx_trace_read(path, &f, err, sizeof err);
-    CHECK_MSG(rc == 0, "the reader (Jansson, which checks UTF-8) refused it: %s", err);
+    CHECK(rc == 0, "the reader (Jansson, which checks UTF-8) refused it: %s", err);
     if (rc != 0) return;
     const kctx_dfx_callable_names *c7 = kctx_dfx_trace_callable(&f, 7),
                                   *c9 = kctx_dfx_trace_callable(&f, 9);
-    CHECK_MSG(c7 && strcmp(c7->name, "q\"<&>\\\x01\xef\xbf\xbd"
-                                     "a\xef\xbf\xbd\xef\xbf\xbd"
-                                     "b\xef\xbf\xbd\xef\xbf\xbd") == 0,
-              "name read back as '%s'", c7 ? c7->name : "(none)");
+    CHECK(c7 && strcmp(c7->name, "q\"<&>\\\x01\xef\xbf\xbd"
+                                 "a\xef\xbf\xbd\xef\xbf\xbd"
+                                 "b\xef\xbf\xbd\xef\xbf\xbd") == 0,
+          "name read back as '%s'", c7 ? c7->name : "(none)");
     CHECK(c7 && c7->nkernels == 3 && strcmp(c7->kernels[0], "\xc3\xa9t\xc3\xa9") == 0 &&
           strcmp(c7->kernels[1], "e\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbds") == 0 &&
           strcmp(c7->kernels[2], "") == 0);

@@ -1,13 +1,12 @@
 /*
- * check.h — the image tests' tiny harness.
+ * check.h — the image tests' tiny runner (the trace tests use it too).
  *
  *   static void test_truncation_is_rejected(void) { CHECK(x == y); ... }
  *   int main(void) { RUN(test_truncation_is_rejected); return check_summary(); }
  *
- * CHECK records a failure with file:line and the expression (the first
- * CHECK_MAX_REPORTS failures of a test are printed; the rest only counted)
- * and evaluates to whether the check held. RUN runs one test; a test fails
- * when any of its checks failed. SKIP(...) marks the running test skipped
+ * The checks are tests/common/kctx_test_check.h's (CHECK, CHECK_EQ,
+ * REQUIRE, ...). RUN runs one test; a test fails when any check failed
+ * while it ran. SKIP(...) marks the running test skipped
  * (it could not run here; the reason is printed), and the test returns: a
  * skipped test is never counted as passed. check_summary() prints "N
  * passed, M failed[, K skipped]" as the last line and returns the exit
@@ -22,19 +21,18 @@
 #ifndef KCTX_TESTS_IMAGE_CHECK_H
 #define KCTX_TESTS_IMAGE_CHECK_H
 
+#include "kctx_test_check.h"
 #include "kctx_test_common.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define CHECK_MAX_REPORTS 20
-#define CHECK_MAX_SELECTED 32
+#define RUN_MAX_SELECTED 32
 
-static int check_test_failures; /* failed checks in the running test */
-static int check_test_skipped;  /* the running test called SKIP */
+static int check_test_skipped; /* the running test called SKIP */
 static unsigned check_tests_passed, check_tests_failed, check_tests_skipped;
-static const char *check_selected[CHECK_MAX_SELECTED];
-static int check_selected_hits[CHECK_MAX_SELECTED];
+static const char *check_selected[RUN_MAX_SELECTED];
+static int check_selected_hits[RUN_MAX_SELECTED];
 static int check_nselected, check_except;
 
 /* Reads the selection from the command line. Returns 0, or 1 after
@@ -44,7 +42,7 @@ static inline int check_select(int argc, char **argv) {
         int except = strcmp(argv[i], "--except") == 0;
         if (except) i++;
         if (i >= argc || (check_nselected > 0 && except != check_except) ||
-            check_nselected == CHECK_MAX_SELECTED) {
+            check_nselected == RUN_MAX_SELECTED) {
             fprintf(stderr, "usage: %s [NAME... | --except NAME...]\n", argv[0]);
             return 1;
         }
@@ -65,28 +63,6 @@ static inline int check_wanted(const char *name) {
     return check_nselected == 0 || (check_except ? !hit : hit);
 }
 
-static inline int check_record(int ok, const char *expr, const char *file, int line) {
-    if (!ok) {
-        if (check_test_failures < CHECK_MAX_REPORTS)
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", file, line, expr);
-        check_test_failures++;
-    }
-    return ok;
-}
-
-#define CHECK(cond) check_record(!!(cond), #cond, __FILE__, __LINE__)
-/* CHECK with a printf-style note printed on failure. */
-#define CHECK_MSG(cond, ...)                                                                     \
-    (check_record(!!(cond), #cond, __FILE__, __LINE__)                                           \
-         ? 1                                                                                     \
-         : (check_test_failures <= CHECK_MAX_REPORTS                                             \
-                ? (fprintf(stderr, "    "), fprintf(stderr, __VA_ARGS__), fprintf(stderr, "\n"), \
-                   0)                                                                            \
-                : 0))
-#define REQUIRE(cond)             \
-    do {                          \
-        if (!CHECK(cond)) return; \
-    } while (0)
 /* Marks the running test skipped with a printf-style reason; return next. */
 #define SKIP(...)                 \
     do {                          \
@@ -99,12 +75,12 @@ static inline int check_record(int ok, const char *expr, const char *file, int l
 #define RUN(test)                                                               \
     do {                                                                        \
         if (!check_wanted(#test)) break;                                        \
-        check_test_failures = 0;                                                \
+        ktc_test_begin();                                                       \
         check_test_skipped = 0;                                                 \
         test();                                                                 \
-        if (check_test_failures != 0) {                                         \
+        if (ktc_test_failures() != 0) {                                         \
             check_tests_failed++;                                               \
-            printf("FAIL %s (%d failed checks)\n", #test, check_test_failures); \
+            printf("FAIL %s (%u failed checks)\n", #test, ktc_test_failures()); \
         } else if (check_test_skipped) {                                        \
             check_tests_skipped++;                                              \
             printf("SKIP %s\n", #test);                                         \

@@ -41,9 +41,9 @@ static int make(image *im, size_t total) {
     char why[256];
     void *bytes = NULL;
     memset(im, 0, sizeof *im);
-    if (!CHECK_MSG(ktc_image_with_blob("checksum_large", total, 0x9E3779B97F4A7C15ull ^ total,
-                                       &bytes, &im->blob_off, why, sizeof why) == 0,
-                   "building a %zu-byte image: %s", total, why))
+    if (!CHECK(ktc_image_with_blob("checksum_large", total, 0x9E3779B97F4A7C15ull ^ total, &bytes,
+                                   &im->blob_off, why, sizeof why) == 0,
+               "building a %zu-byte image: %s", total, why))
         return 0;
     im->bytes = bytes;
     im->size = total;
@@ -62,15 +62,15 @@ static void expect_checksum_refusal(const image *im, uint8_t *copy, size_t at, u
     copy[at] ^= mask;
     kctx_image_error err;
     kctx_image_reason r = kctx_image_validate(copy, im->size, &err);
-    CHECK_MSG(r == KCTX_IMAGE_CHECKSUM_MISMATCH && err.offset == 24,
-              "%zu-byte image, %s (offset %zu) ^ 0x%02x: %s at %llu (%s), expected "
-              "KCTX_IMAGE_CHECKSUM_MISMATCH at 24",
-              im->size, where, at, mask, kctx_image_reason_name(r), (unsigned long long)err.offset,
-              err.message);
-    CHECK_MSG(kctx_image_reseal(copy, im->size) == 0 &&
-                  kctx_image_validate(copy, im->size, &err) == KCTX_IMAGE_OK,
-              "%zu-byte image, %s (offset %zu) ^ 0x%02x: not valid once resealed: %s", im->size,
-              where, at, mask, err.message);
+    CHECK(r == KCTX_IMAGE_CHECKSUM_MISMATCH && err.offset == 24,
+          "%zu-byte image, %s (offset %zu) ^ 0x%02x: %s at %llu (%s), expected "
+          "KCTX_IMAGE_CHECKSUM_MISMATCH at 24",
+          im->size, where, at, mask, kctx_image_reason_name(r), (unsigned long long)err.offset,
+          err.message);
+    CHECK(kctx_image_reseal(copy, im->size) == 0 &&
+              kctx_image_validate(copy, im->size, &err) == KCTX_IMAGE_OK,
+          "%zu-byte image, %s (offset %zu) ^ 0x%02x: not valid once resealed: %s", im->size, where,
+          at, mask, err.message);
 }
 
 static void test_a_flipped_byte_is_refused_by_the_checksum_at_every_size(void) {
@@ -83,15 +83,15 @@ static void test_a_flipped_byte_is_refused_by_the_checksum_at_every_size(void) {
         uint8_t *copy = malloc(im.size);
         REQUIRE(copy != NULL);
         kctx_image_error err;
-        CHECK_MSG(kctx_image_validate(im.bytes, im.size, &err) == KCTX_IMAGE_OK,
-                  "the %zu-byte image as built: %s", im.size, err.message);
+        CHECK(kctx_image_validate(im.bytes, im.size, &err) == KCTX_IMAGE_OK,
+              "the %zu-byte image as built: %s", im.size, err.message);
 
         /* The checksummed region's first byte is structure (the params
          * table): refused, by whichever rule sees it first. */
         memcpy(copy, im.bytes, im.size);
         copy[KCTX_IMAGE_HEADER_SIZE] ^= 0x01;
-        CHECK_MSG(kctx_image_validate(copy, im.size, NULL) != KCTX_IMAGE_OK,
-                  "%zu-byte image: the first checksummed byte flipped is accepted", im.size);
+        CHECK(kctx_image_validate(copy, im.size, NULL) != KCTX_IMAGE_OK,
+              "%zu-byte image: the first checksummed byte flipped is accepted", im.size);
 
         size_t blob_size = im.size - im.blob_off;
         const struct {
@@ -130,8 +130,8 @@ static void test_the_same_buffer_is_checked_afresh_each_time(void) {
     for (int round = 0; round < 3; round++) {
         CHECK(kctx_image_validate(im.bytes, im.size, NULL) == KCTX_IMAGE_OK);
         im.bytes[at] ^= 0x10;
-        CHECK_MSG(kctx_image_validate(im.bytes, im.size, NULL) == KCTX_IMAGE_CHECKSUM_MISMATCH,
-                  "round %d: a byte changed in place is not seen", round);
+        CHECK(kctx_image_validate(im.bytes, im.size, NULL) == KCTX_IMAGE_CHECKSUM_MISMATCH,
+              "round %d: a byte changed in place is not seen", round);
         im.bytes[at] ^= 0x10;
     }
     free(im.bytes);

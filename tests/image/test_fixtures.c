@@ -39,16 +39,16 @@ static void test_every_fixture_gives_its_reason_and_offset(void) {
         char file[256], rname[64];
         unsigned long long offset;
         unsigned shift;
-        if (!CHECK_MSG(sscanf(line, "%255s %63s %llx %u", file, rname, &offset, &shift) == 4,
-                       "bad manifest line: %s", line))
+        if (!CHECK(sscanf(line, "%255s %63s %llx %u", file, rname, &offset, &shift) == 4,
+                   "bad manifest line: %s", line))
             continue;
         kctx_image_reason want;
-        if (!CHECK_MSG(reason_by_name(rname, &want) == 0, "unknown reason %s", rname)) continue;
+        if (!CHECK(reason_by_name(rname, &want) == 0, "unknown reason %s", rname)) continue;
         snprintf(path, sizeof path, "%s/%s", fixture_dir, file);
         size_t size = 0;
         char why[512];
         uint8_t *bytes = ktc_read_file(path, &size, why, sizeof why);
-        if (!CHECK_MSG(bytes != NULL, "%s", why)) continue;
+        if (!CHECK(bytes != NULL, "%s", why)) continue;
         void *block = NULL;
         uint8_t *at = copy_shifted(bytes, size, shift, &block);
         kctx_image_error err;
@@ -56,12 +56,12 @@ static void test_every_fixture_gives_its_reason_and_offset(void) {
         kctx_image_reason got = kctx_image_view_open(&v, at, size, &err);
         printf("     %-32s %-36s at 0x%-5llx %s\n", file, kctx_image_reason_name(got),
                (unsigned long long)err.offset, err.message);
-        CHECK_MSG(got == want, "%s: %s, expected %s", file, kctx_image_reason_name(got), rname);
-        CHECK_MSG(err.reason == got && err.offset == offset, "%s: offset 0x%llx, expected 0x%llx",
-                  file, (unsigned long long)err.offset, offset);
+        CHECK(got == want, "%s: %s, expected %s", file, kctx_image_reason_name(got), rname);
+        CHECK(err.reason == got && err.offset == offset, "%s: offset 0x%llx, expected 0x%llx", file,
+              (unsigned long long)err.offset, offset);
         if (got == KCTX_IMAGE_OK) {
             const char *problem = NULL;
-            CHECK_MSG(walk_view(&v, &problem) != 0, "%s: %s", file, problem);
+            CHECK(walk_view(&v, &problem) != 0, "%s: %s", file, problem);
         } else {
             CHECK(v.base == NULL);
         }
@@ -78,7 +78,7 @@ static void test_every_fixture_gives_its_reason_and_offset(void) {
      * can be (test_validate checks it). */
 #define REASON_SEEN_(rname, num, msg)                \
     if (KCTX_IMAGE_##rname != KCTX_IMAGE_NULL_IMAGE) \
-        CHECK_MSG(seen[num] > 0, "no fixture for KCTX_IMAGE_" #rname);
+        CHECK(seen[num] > 0, "no fixture for KCTX_IMAGE_" #rname);
     KCTX_IMAGE_REASON_MAP(REASON_SEEN_)
 #undef REASON_SEEN_
     printf("     %d fixtures\n", count);

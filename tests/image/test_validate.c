@@ -42,33 +42,32 @@ static kctx_image_reason validate_and_use(const uint8_t *bytes, size_t size, con
     kctx_image_error err;
     memset(&err, 0xAB, sizeof err);
     kctx_image_reason r = kctx_image_validate(bytes, size, &err);
-    CHECK_MSG(err.reason == r, "%s pos %zu value %d: err.reason %d != %d", what, pos, value,
-              (int)err.reason, (int)r);
-    CHECK_MSG(memchr(err.message, 0, sizeof err.message) != NULL && err.message[0] != '\0',
-              "%s: message not terminated or empty", what);
-    CHECK_MSG(strcmp(kctx_image_reason_name(r), "KCTX_IMAGE_UNKNOWN_REASON") != 0,
-              "%s: unknown reason %d", what, (int)r);
+    CHECK(err.reason == r, "%s pos %zu value %d: err.reason %d != %d", what, pos, value,
+          (int)err.reason, (int)r);
+    CHECK(memchr(err.message, 0, sizeof err.message) != NULL && err.message[0] != '\0',
+          "%s: message not terminated or empty", what);
+    CHECK(strcmp(kctx_image_reason_name(r), "KCTX_IMAGE_UNKNOWN_REASON") != 0,
+          "%s: unknown reason %d", what, (int)r);
     if (r != KCTX_IMAGE_OK) {
-        CHECK_MSG(err.offset <= size, "%s pos %zu: offset %llu beyond size %zu", what, pos,
-                  (unsigned long long)err.offset, size);
+        CHECK(err.offset <= size, "%s pos %zu: offset %llu beyond size %zu", what, pos,
+              (unsigned long long)err.offset, size);
         return r;
     }
     kctx_image_view v;
     CHECK(kctx_image_view_open(&v, bytes, size, NULL) == KCTX_IMAGE_OK);
     const char *problem = NULL;
-    CHECK_MSG(walk_view(&v, &problem) != 0, "%s pos %zu value %d: valid image, bad view: %s", what,
-              pos, value, problem ? problem : "?");
+    CHECK(walk_view(&v, &problem) != 0, "%s pos %zu value %d: valid image, bad view: %s", what, pos,
+          value, problem ? problem : "?");
     void *again = NULL;
     size_t again_size = 0;
     char msg[256];
     int rb = rebuild_from_view(&v, &again, &again_size, msg, sizeof msg);
-    CHECK_MSG(rb >= 0, "%s pos %zu value %d: valid image does not rebuild: %s", what, pos, value,
-              msg);
+    CHECK(rb >= 0, "%s pos %zu value %d: valid image does not rebuild: %s", what, pos, value, msg);
     if (rb == 0)
-        CHECK_MSG(again_size == size && memcmp(again, bytes, size) == 0,
-                  "%s pos %zu value %d: valid image rebuilds to different bytes (a second "
-                  "encoding of one content)",
-                  what, pos, value);
+        CHECK(again_size == size && memcmp(again, bytes, size) == 0,
+              "%s pos %zu value %d: valid image rebuilds to different bytes (a second "
+              "encoding of one content)",
+              what, pos, value);
     free(again);
     return r;
 }
@@ -78,8 +77,8 @@ static kctx_image_reason validate_and_use(const uint8_t *bytes, size_t size, con
 static void test_examples_validate_and_walk(void) {
     for (int i = 0; i < EXAMPLE_COUNT; i++) {
         kctx_image_error err;
-        CHECK_MSG(kctx_image_validate(ex[i].bytes, ex[i].size, &err) == KCTX_IMAGE_OK, "%s: %s",
-                  example_name(i), err.message);
+        CHECK(kctx_image_validate(ex[i].bytes, ex[i].size, &err) == KCTX_IMAGE_OK, "%s: %s",
+              example_name(i), err.message);
         CHECK(err.reason == KCTX_IMAGE_OK && err.offset == 0);
         CHECK(kctx_image_validate(ex[i].bytes, ex[i].size, NULL) == KCTX_IMAGE_OK);
         CHECK(validate_and_use(ex[i].bytes, ex[i].size, example_name(i), 0, 0) == KCTX_IMAGE_OK);
@@ -164,8 +163,7 @@ static void test_building_twice_gives_identical_bytes(void) {
         void *again = NULL;
         size_t size = 0;
         REQUIRE(example_build(i, &again, &size) == KCTX_BUILD_OK);
-        CHECK_MSG(size == ex[i].size && memcmp(again, ex[i].bytes, size) == 0, "%s",
-                  example_name(i));
+        CHECK(size == ex[i].size && memcmp(again, ex[i].bytes, size) == 0, "%s", example_name(i));
         free(again);
     }
 }
@@ -182,18 +180,18 @@ static void test_truncation_at_every_position_is_rejected(void) {
             kctx_image_error err;
             kctx_image_reason want =
                 n < KCTX_IMAGE_HEADER_SIZE ? KCTX_IMAGE_TOO_SMALL : KCTX_IMAGE_SIZE_MISMATCH;
-            CHECK_MSG(kctx_image_validate(cut, n, &err) == want, "%s cut at %zu: %s",
-                      example_name(i), n, err.message);
+            CHECK(kctx_image_validate(cut, n, &err) == want, "%s cut at %zu: %s", example_name(i),
+                  n, err.message);
             /* Also with total_size made to agree and the checksum resealed:
              * then the structure itself must notice what is missing. */
             if (n >= KCTX_IMAGE_HEADER_SIZE) {
                 wr64(cut + 16, n);
                 CHECK(kctx_image_reseal(cut, n) == 0);
                 kctx_image_reason r = validate_and_use(cut, n, example_name(i), n, -1);
-                CHECK_MSG(r != KCTX_IMAGE_OK && r != KCTX_IMAGE_SIZE_MISMATCH &&
-                              r != KCTX_IMAGE_CHECKSUM_MISMATCH,
-                          "%s cut at %zu and resealed: %s", example_name(i), n,
-                          kctx_image_reason_name(r));
+                CHECK(r != KCTX_IMAGE_OK && r != KCTX_IMAGE_SIZE_MISMATCH &&
+                          r != KCTX_IMAGE_CHECKSUM_MISMATCH,
+                      "%s cut at %zu and resealed: %s", example_name(i), n,
+                      kctx_image_reason_name(r));
             }
             free(cut);
         }
@@ -208,15 +206,15 @@ static void test_appending_any_byte_is_rejected(void) {
         for (int value = 0; value < 256; value++) {
             memcpy(longer, ex[i].bytes, n);
             longer[n] = (uint8_t)value;
-            CHECK_MSG(kctx_image_validate(longer, n + 1, NULL) == KCTX_IMAGE_SIZE_MISMATCH,
-                      "%s + byte 0x%02x", example_name(i), value);
+            CHECK(kctx_image_validate(longer, n + 1, NULL) == KCTX_IMAGE_SIZE_MISMATCH,
+                  "%s + byte 0x%02x", example_name(i), value);
             /* total_size grown to match and resealed: still refused. */
             wr64(longer + 16, n + 1);
             CHECK(kctx_image_reseal(longer, n + 1) == 0);
             kctx_image_reason r = validate_and_use(longer, n + 1, example_name(i), n, value);
-            CHECK_MSG(r == KCTX_IMAGE_BAD_BLOB || r == KCTX_IMAGE_SECTION_NOT_CANONICAL,
-                      "%s + byte 0x%02x, resealed: %s", example_name(i), value,
-                      kctx_image_reason_name(r));
+            CHECK(r == KCTX_IMAGE_BAD_BLOB || r == KCTX_IMAGE_SECTION_NOT_CANONICAL,
+                  "%s + byte 0x%02x, resealed: %s", example_name(i), value,
+                  kctx_image_reason_name(r));
         }
         /* Longer tails too. */
         for (size_t extra = 2; extra <= 64; extra *= 2) {
@@ -377,8 +375,8 @@ static void test_ascend_bin_variant_validates_and_reads_back(void) {
      * checked-in 1.0 fixtures are unchanged) and still read. */
     for (int i = 0; i < EXAMPLE_COUNT; i++) {
         if (i == EXAMPLE_ASCEND) continue;
-        CHECK_MSG(rd16((const uint8_t *)ex[i].bytes + 10) == 0, "%s: minor %u", example_name(i),
-                  rd16((const uint8_t *)ex[i].bytes + 10));
+        CHECK(rd16((const uint8_t *)ex[i].bytes + 10) == 0, "%s: minor %u", example_name(i),
+              rd16((const uint8_t *)ex[i].bytes + 10));
         CHECK(kctx_image_validate(ex[i].bytes, ex[i].size, NULL) == KCTX_IMAGE_OK);
     }
 }
@@ -451,8 +449,8 @@ static void test_null_small_and_misaligned_buffers(void) {
         void *block = NULL;
         uint8_t *p = copy_shifted(e->bytes, e->size, shift, &block);
         REQUIRE(p != NULL);
-        CHECK_MSG(kctx_image_validate(p, e->size, &err) == KCTX_IMAGE_MISALIGNED && err.offset == 0,
-                  "shift %zu", shift);
+        CHECK(kctx_image_validate(p, e->size, &err) == KCTX_IMAGE_MISALIGNED && err.offset == 0,
+              "shift %zu", shift);
         kctx_image_view v;
         CHECK(kctx_image_view_open(&v, p, e->size, NULL) == KCTX_IMAGE_MISALIGNED);
         CHECK(v.base == NULL);
@@ -498,11 +496,11 @@ static void test_images_above_4_gib_are_refused(void) {
 }
 
 static void test_reason_names_and_strings(void) {
-#define CHECK_REASON_(name, num, msg)                                                   \
+#define REASON_ROW_(name, num, msg)                                                     \
     CHECK(strcmp(kctx_image_reason_name(KCTX_IMAGE_##name), "KCTX_IMAGE_" #name) == 0); \
     CHECK(strcmp(kctx_image_reason_string(KCTX_IMAGE_##name), msg) == 0);
-    KCTX_IMAGE_REASON_MAP(CHECK_REASON_)
-#undef CHECK_REASON_
+    KCTX_IMAGE_REASON_MAP(REASON_ROW_)
+#undef REASON_ROW_
     CHECK(strcmp(kctx_image_reason_name((kctx_image_reason)999), "KCTX_IMAGE_UNKNOWN_REASON") == 0);
     CHECK(kctx_image_reason_string((kctx_image_reason)-1) != NULL);
 }
@@ -543,7 +541,7 @@ static void test_limits_are_inclusive(void) {
     char msg[256];
     void *img = NULL;
     size_t size = 0;
-    CHECK_MSG(build_limits(0, msg, sizeof msg, &img, &size) == KCTX_BUILD_OK, "%s", msg);
+    CHECK(build_limits(0, msg, sizeof msg, &img, &size) == KCTX_BUILD_OK, "%s", msg);
     if (img != NULL) CHECK(validate_and_use(img, size, "limits", 0, 0) == KCTX_IMAGE_OK);
     free(img);
     img = NULL;
@@ -567,8 +565,7 @@ static void test_the_largest_task_table(void) {
     void *img = NULL;
     size_t size = 0;
     char msg[256];
-    CHECK_MSG(kctx_image_builder_finish(b, &img, &size, msg, sizeof msg) == KCTX_BUILD_OK, "%s",
-              msg);
+    CHECK(kctx_image_builder_finish(b, &img, &size, msg, sizeof msg) == KCTX_BUILD_OK, "%s", msg);
     if (img != NULL) {
         CHECK(validate_and_use(img, size, "wide", 0, 0) == KCTX_IMAGE_OK);
         free(img);
@@ -691,10 +688,10 @@ static void test_builder_refuses_invalid_content(void) {
         size_t size = 1;
         char msg[256] = "";
         kctx_build_status s = kctx_image_builder_finish(b, &img, &size, msg, sizeof msg);
-        CHECK_MSG(s == KCTX_BUILD_INVALID, "%s: status %d", cases[i].what, (int)s);
-        CHECK_MSG(img == NULL && size == 0, "%s: output left behind", cases[i].what);
-        CHECK_MSG(strstr(msg, cases[i].reason) != NULL, "%s: message \"%s\" lacks %s",
-                  cases[i].what, msg, cases[i].reason);
+        CHECK(s == KCTX_BUILD_INVALID, "%s: status %d", cases[i].what, (int)s);
+        CHECK(img == NULL && size == 0, "%s: output left behind", cases[i].what);
+        CHECK(strstr(msg, cases[i].reason) != NULL, "%s: message \"%s\" lacks %s", cases[i].what,
+              msg, cases[i].reason);
         /* Sticky: later calls return the first failure and change nothing. */
         CHECK(kctx_image_builder_param(b, "late", KCTX_PARAM_SCALAR) == KCTX_BUILD_INVALID);
         char msg2[256] = "";
@@ -745,9 +742,9 @@ static void test_a_binding_index_equal_to_the_count_is_refused_by_the_bound(void
     kctx_image_reseal(img, size);
     kctx_image_error err;
     CHECK(kctx_image_validate(img, size, &err) == KCTX_IMAGE_BAD_BINDING);
-    CHECK_MSG(err.offset == binding + 4, "offset 0x%llx, expected 0x%llx",
-              (unsigned long long)err.offset, (unsigned long long)(binding + 4));
-    CHECK_MSG(strstr(err.message, "parameter index") != NULL, "message: %s", err.message);
+    CHECK(err.offset == binding + 4, "offset 0x%llx, expected 0x%llx",
+          (unsigned long long)err.offset, (unsigned long long)(binding + 4));
+    CHECK(strstr(err.message, "parameter index") != NULL, "message: %s", err.message);
     free(img);
 }
 
@@ -789,7 +786,7 @@ static void test_builder_misuse(void) {
             s = kctx_image_builder_param(b, NULL, KCTX_PARAM_SCALAR);
             break;
         }
-        CHECK_MSG(s == KCTX_BUILD_INVALID, "misuse case %d", k);
+        CHECK(s == KCTX_BUILD_INVALID, "misuse case %d", k);
         CHECK(kctx_image_builder_finish(b, &img, &size, msg, sizeof msg) == KCTX_BUILD_INVALID);
         CHECK(img == NULL);
         kctx_image_builder_free(b);

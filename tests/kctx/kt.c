@@ -1,5 +1,5 @@
 /*
- * kt.c — registration, checks, skips, the per-test teardown proof (objects,
+ * kt.c — registration, the context's checks, skips, the per-test teardown proof (objects,
  * allocations, contexts, claims, lifecycle counters), files, the callable
  * images and main() of every kernel-context test executable.
  */
@@ -24,7 +24,6 @@ typedef struct kt_test {
 
 static kt_test g_tests[KT_MAX_TESTS];
 static int g_ntests;
-static atomic_int g_failures;
 static atomic_int g_skipped; /* the running test called kt_skip */
 
 void kt_register(const char *name, kt_test_fn fn) {
@@ -34,9 +33,6 @@ void kt_register(const char *name, kt_test_fn fn) {
     }
     g_tests[g_ntests++] = (kt_test){name, fn};
 }
-
-int kt_failures(void) { return atomic_load(&g_failures); }
-static void failed(void) { atomic_fetch_add(&g_failures, 1); }
 
 void kt_skip(const char *fmt, ...) {
     char why[512];
@@ -51,85 +47,23 @@ void kt_skip(const char *fmt, ...) {
 
 /* ---- checks ------------------------------------------------------------------ */
 
-int kt_check(int ok, const char *expr, const char *file, int line) {
-    if (ok) return 1;
-    failed();
-    fprintf(stderr, "%s:%d: CHECK failed: %s\n", file, line, expr);
-    return 0;
-}
-
-int kt_check_eq(uint64_t a, uint64_t b, const char *ea, const char *eb, const char *file,
-                int line) {
-    if (a == b) return 1;
-    failed();
-    fprintf(
-        stderr,
-        "%s:%d: CHECK_EQ failed: %s == %s\n    left:  %lld (0x%llx)\n    right: %lld (0x%llx)\n",
-        file, line, ea, eb, (long long)a, (unsigned long long)a, (long long)b,
-        (unsigned long long)b);
-    return 0;
-}
-
-static int k_mismatch(kctx_status got, const char *want, const char *expr, const char *file,
-                      int line) {
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", kctx_thread_last_error());
-    failed();
-    fprintf(
-        stderr,
-        "%s:%d: CHECK_K failed: %s\n    expected: %s\n    got:      %s (%d)\n    message:  %s\n",
-        file, line, expr, want, kctx_status_name(got), (int)got, msg);
-    return 0;
-}
-
-int kt_check_k(kctx_status got, kctx_status want, const char *expr, const char *file, int line) {
-    if (got == want) return 1;
-    return k_mismatch(got, kctx_status_name(want), expr, file, line);
-}
-
-int kt_check_k2(kctx_status got, kctx_status w1, kctx_status w2, const char *expr, const char *file,
-                int line) {
-    if (got == w1 || got == w2) return 1;
-    char want[128];
-    snprintf(want, sizeof want, "%s or %s", kctx_status_name(w1), kctx_status_name(w2));
-    return k_mismatch(got, want, expr, file, line);
-}
-
-int kt_check_sim(sim_status got, sim_status want, const char *expr, const char *file, int line) {
-    if (got == want) return 1;
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", sim_last_error_message());
-    failed();
-    fprintf(
-        stderr,
-        "%s:%d: CHECK_SIM failed: %s\n    expected: %s\n    got:      %s (%d)\n    message:  %s\n",
-        file, line, expr, sim_status_name(want), sim_status_name(got), (int)got, msg);
-    return 0;
-}
-
 int kt_check_phase(kctx_context ctx, kctx_phase want, const char *ectx, const char *file,
                    int line) {
     kctx_phase p = (kctx_phase)-1;
     kctx_status st = kctx_get_phase(ctx, &p);
-    if (st == KCTX_OK && p == want) return 1;
-    failed();
-    fprintf(stderr,
-            "%s:%d: CHECK_PHASE failed: %s\n    expected: %s\n    got:      %s (%s)\n    last "
-            "error: %s\n",
-            file, line, ectx, kctx_phase_name(want), st ? "-" : kctx_phase_name(p),
-            kctx_status_name(st), kctx_last_error(ctx));
-    return 0;
+    if (st == KCTX_OK && p == want) return ktc_held();
+    return ktc_fail(file, line, "CHECK_PHASE", ectx, "%s (%s), expected %s; last error: %s",
+                    st ? "-" : kctx_phase_name(p), kctx_status_name(st), kctx_phase_name(want),
+                    kctx_last_error(ctx));
 }
 
 int kt_check_mode(kctx_context ctx, kctx_mode want, const char *ectx, const char *file, int line) {
     static const char *const names[] = {"NONE", "KERNEL", "PROGRAM"};
     kctx_mode m = (kctx_mode)-1;
     kctx_status st = kctx_get_mode(ctx, &m);
-    if (st == KCTX_OK && m == want) return 1;
-    failed();
-    fprintf(stderr, "%s:%d: CHECK_MODE failed: %s\n    expected: %s\n    got:      %s (%s)\n", file,
-            line, ectx, names[want], st || (unsigned)m > 2 ? "-" : names[m], kctx_status_name(st));
-    return 0;
+    if (st == KCTX_OK && m == want) return ktc_held();
+    return ktc_fail(file, line, "CHECK_MODE", ectx, "%s (%s), expected %s",
+                    st || (unsigned)m > 2 ? "-" : names[m], kctx_status_name(st), names[want]);
 }
 
 /* ---- contexts -------------------------------------------------------------------- */
@@ -145,7 +79,7 @@ kctx_context kt_create(void) {
     if (g_ntracked < KT_MAX_TRACKED)
         g_tracked[g_ntracked++] = c;
     else
-        CHECK(!"kt: too many contexts in one test (raise KT_MAX_TRACKED)");
+        FAIL("too many contexts in one test (raise KT_MAX_TRACKED)");
     pthread_mutex_unlock(&g_track_lock);
     return c;
 }
@@ -286,12 +220,10 @@ static void lc_check(void) {
             uint64_t moved = now[d][op] - g_lc_base[d][op],
                      want = atomic_load(&g_lc_expected[d][op]);
             if (moved == want) continue;
-            failed();
-            fprintf(stderr,
-                    "K4: device %d: %llu lifecycle call(s) of %s during the test, but the test "
-                    "itself made %llu "
-                    "(kctx made the difference)\n",
-                    d, (unsigned long long)moved, k_lc_names[op], (unsigned long long)want);
+            ktc_fail(NULL, 0, NULL, NULL,
+                     "K4: device %d: %llu lifecycle call(s) of %s during the test, but the test "
+                     "itself made %llu (kctx made the difference)",
+                     d, (unsigned long long)moved, k_lc_names[op], (unsigned long long)want);
         }
 }
 
@@ -322,15 +254,14 @@ int kt_check_snap(const kt_snap *want, const kt_snap *got, const char *what, con
                      want->live_count, want->live_bytes};
     uint64_t b[8] = {got->o.streams,     got->o.events,        got->o.modules,  got->o.graphs,
                      got->o.graph_execs, got->o.hooks_pending, got->live_count, got->live_bytes};
-    int ok = 1;
+    char seen[512] = "";
+    size_t n = 0;
     for (int i = 0; i < 8; i++) {
-        if (a[i] == b[i]) continue;
-        if (ok) failed();
-        ok = 0;
-        fprintf(stderr, "%s:%d: %s: %s %llu, expected %llu\n", file, line, what, names[i],
-                (unsigned long long)b[i], (unsigned long long)a[i]);
+        if (a[i] == b[i] || n >= sizeof seen) continue;
+        n += (size_t)snprintf(seen + n, sizeof seen - n, "%s%s %llu, expected %llu", n ? "; " : "",
+                              names[i], (unsigned long long)b[i], (unsigned long long)a[i]);
     }
-    return ok;
+    return seen[0] ? ktc_fail(file, line, "CHECK_SNAP", what, "%s", seen) : ktc_held();
 }
 
 /* ---- state -------------------------------------------------------------------------- */
@@ -369,13 +300,12 @@ kt_state kt_state_take(kctx_context ctx) {
 }
 
 int kt_check_state(const kt_state *want, const kt_state *got, const char *file, int line) {
-    int ok = 1;
-#define KT_FIELD_(f)                                                                     \
-    if (want->f != got->f) {                                                             \
-        ok = 0;                                                                          \
-        fprintf(stderr, "%s:%d: state changed: %s was %llu, now %llu\n", file, line, #f, \
-                (unsigned long long)want->f, (unsigned long long)got->f);                \
-    }
+    char seen[768] = "";
+    size_t n = 0;
+#define KT_FIELD_(f)                                                                               \
+    if (want->f != got->f && n < sizeof seen)                                                      \
+        n += (size_t)snprintf(seen + n, sizeof seen - n, "%s%s was %llu, now %llu", n ? "; " : "", \
+                              #f, (unsigned long long)want->f, (unsigned long long)got->f);
     KT_FIELD_(phase)
     KT_FIELD_(mode)
     KT_FIELD_(device)
@@ -394,7 +324,7 @@ int kt_check_state(const kt_state *want, const kt_state *got, const char *file, 
     KT_FIELD_(res.upload_bytes)
     KT_FIELD_(destructive)
 #undef KT_FIELD_
-    if (!ok) failed();
+    int ok = seen[0] ? ktc_fail(file, line, "CHECK_UNCHANGED", "state", "%s", seen) : ktc_held();
     return kt_check_snap(&want->dev, &got->dev, "state: device", file, line) && ok;
 }
 
@@ -458,10 +388,7 @@ static void images_init(void) {
 
 static kt_image image_or_fail(const kt_image *img, const char *what) {
     pthread_once(&g_images_once, images_init);
-    if (!img->bytes) {
-        failed();
-        fprintf(stderr, "kt: the %s image is not available\n", what);
-    }
+    if (!img->bytes) ktc_fail(NULL, 0, NULL, NULL, "kt: the %s image is not available", what);
     return *img;
 }
 
@@ -557,11 +484,10 @@ static void check_tracked_dead(void) {
         kctx_phase p;
         kctx_status st = kctx_get_phase(g_tracked[i], &p);
         if (st == KCTX_INVALID_HANDLE) continue;
-        failed();
-        fprintf(stderr,
-                "teardown: context 0x%llx is still alive (phase %s): tests end with contexts "
-                "destroyed\n",
-                (unsigned long long)g_tracked[i], st ? "?" : kctx_phase_name(p));
+        ktc_fail(NULL, 0, NULL, NULL,
+                 "teardown: context 0x%llx is still alive (phase %s): tests end with contexts "
+                 "destroyed",
+                 (unsigned long long)g_tracked[i], st ? "?" : kctx_phase_name(p));
     }
     pthread_mutex_unlock(&g_track_lock);
 }
@@ -573,25 +499,21 @@ static void check_claims(void) {
         sim_set_device(d);
         kctx_context c = 0;
         if (kctx_context_create(NULL, &c) != KCTX_OK) {
-            failed();
-            fprintf(stderr, "teardown: cannot create a probe context: %s\n",
-                    kctx_thread_last_error());
+            ktc_fail(NULL, 0, NULL, NULL, "teardown: cannot create a probe context: %s",
+                     kctx_thread_last_error());
             continue;
         }
         kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
         kctx_status st = kctx_kernel_init(c, &cfg);
-        if (st != KCTX_OK) {
-            failed();
-            fprintf(stderr,
-                    "teardown: a kernel init on device %d fails with %s (%s): a claim was left "
-                    "behind\n",
-                    d, kctx_status_name(st), kctx_thread_last_error());
-        }
-        if (kctx_close(c) != KCTX_OK || kctx_destroy(c) != KCTX_OK) {
-            failed();
-            fprintf(stderr, "teardown: the probe context on device %d did not close: %s\n", d,
-                    kctx_thread_last_error());
-        }
+        if (st != KCTX_OK)
+            ktc_fail(NULL, 0, NULL, NULL,
+                     "teardown: a kernel init on device %d fails with %s (%s): a claim was left "
+                     "behind",
+                     d, kctx_status_name(st), kctx_thread_last_error());
+        if (kctx_close(c) != KCTX_OK || kctx_destroy(c) != KCTX_OK)
+            ktc_fail(NULL, 0, NULL, NULL,
+                     "teardown: the probe context on device %d did not close: %s", d,
+                     kctx_thread_last_error());
     }
     sim_set_device(0);
 }
@@ -625,7 +547,7 @@ static int run_one(const kt_test *t) {
     kt_snap before[KT_MAX_DEVICES];
     printf("[ RUN  ] %s\n", t->name);
     fflush(stdout);
-    atomic_store(&g_failures, 0);
+    ktc_test_begin();
     atomic_store(&g_skipped, 0);
     restore_state();
     pthread_mutex_lock(&g_track_lock);
@@ -647,9 +569,9 @@ static int run_one(const kt_test *t) {
         kt_check_snap(&before[d], &after, what, __FILE__, __LINE__);
     }
     check_claims();
-    int result = atomic_load(&g_failures) != 0 ? RUN_FAILED
-                 : atomic_load(&g_skipped)     ? RUN_SKIPPED
-                                               : RUN_PASSED;
+    int result = ktc_test_failures() != 0  ? RUN_FAILED
+                 : atomic_load(&g_skipped) ? RUN_SKIPPED
+                                           : RUN_PASSED;
     static const char *const words[] = {" OK ", "FAIL", "SKIP"};
     fflush(stderr);
     printf("[ %s ] %s\n", words[result], t->name);

@@ -32,10 +32,11 @@
  * After a failed test the harness releases holds, clears faults, resets
  * every device and closes what the test left, so later tests start clean.
  *
- * CHECK* record a failure (file:line, the expression and, for statuses, the
- * status names and the last-error message) and evaluate to 1 when the check
- * held; REQUIRE* return from the test when it did not. Checks are
- * thread-safe: helper threads may use them.
+ * The checks are tests/common/kctx_test_check.h's (CHECK, CHECK_EQ,
+ * CHECK_K, CHECK_OK, CHECK_SIM_OK, REQUIRE..., thread-safe: helper threads
+ * may use them), with the context's own below (CHECK_PHASE, CHECK_SNAP,
+ * CHECK_UNCHANGED, CHECK_REFUSED); a test fails when any failed while it
+ * ran (the teardown proof's findings included).
  */
 #ifndef KCTX_TESTS_KCTX_KT_H
 #define KCTX_TESTS_KCTX_KT_H
@@ -43,6 +44,8 @@
 #include <kctx/image.h>
 #include <kctx/kctx.h>
 #include <kctx/sim.h>
+
+#include "kctx_test_check.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -60,39 +63,12 @@ void kt_register(const char *name, kt_test_fn fn);
     static void name(void)
 
 /* ---- checks ---------------------------------------------------------------- */
-int kt_check(int ok, const char *expr, const char *file, int line);
-int kt_check_eq(uint64_t a, uint64_t b, const char *ea, const char *eb, const char *file, int line);
-/* `got` must be `want`; on mismatch prints both names and the calling
- * thread's kctx last-error message (read before any other kctx call). */
-int kt_check_k(kctx_status got, kctx_status want, const char *expr, const char *file, int line);
-int kt_check_k2(kctx_status got, kctx_status w1, kctx_status w2, const char *expr, const char *file,
-                int line);
-int kt_check_sim(sim_status got, sim_status want, const char *expr, const char *file, int line);
+/* The checks are tests/common/kctx_test_check.h's; these are the context's
+ * own, built on it (1 when the check held). */
 int kt_check_phase(kctx_context ctx, kctx_phase want, const char *ectx, const char *file, int line);
 int kt_check_mode(kctx_context ctx, kctx_mode want, const char *ectx, const char *file, int line);
-
-#define CHECK(cond) kt_check(!!(cond), #cond, __FILE__, __LINE__)
-#define CHECK_EQ(a, b) kt_check_eq((uint64_t)(a), (uint64_t)(b), #a, #b, __FILE__, __LINE__)
-#define CHECK_K(expr, want) kt_check_k((expr), (want), #expr, __FILE__, __LINE__)
-#define CHECK_K2(expr, w1, w2) kt_check_k2((expr), (w1), (w2), #expr, __FILE__, __LINE__)
-#define CHECK_OK(expr) CHECK_K(expr, KCTX_OK)
-#define CHECK_SIM(expr, want) kt_check_sim((expr), (want), #expr, __FILE__, __LINE__)
-#define CHECK_SIM_OK(expr) CHECK_SIM(expr, SIM_OK)
 #define CHECK_PHASE(ctx, want) kt_check_phase((ctx), (want), #ctx, __FILE__, __LINE__)
 #define CHECK_MODE(ctx, want) kt_check_mode((ctx), (want), #ctx, __FILE__, __LINE__)
-
-#define KT_REQUIRE_(check)    \
-    do {                      \
-        if (!(check)) return; \
-    } while (0)
-#define REQUIRE(cond) KT_REQUIRE_(CHECK(cond))
-#define REQUIRE_EQ(a, b) KT_REQUIRE_(CHECK_EQ(a, b))
-#define REQUIRE_K(expr, want) KT_REQUIRE_(CHECK_K(expr, want))
-#define REQUIRE_OK(expr) KT_REQUIRE_(CHECK_OK(expr))
-#define REQUIRE_SIM_OK(expr) KT_REQUIRE_(CHECK_SIM_OK(expr))
-
-/* Failed checks so far in the running test (for loops that stop early). */
-int kt_failures(void);
 
 /* ---- tests that cannot run here ---------------------------------------------- */
 /* Marks the running test skipped, printing the reason; the test should
@@ -185,6 +161,14 @@ int kt_check_state(const kt_state *want, const kt_state *got, const char *file, 
     do {                                                       \
         kt_state kt_now_ = kt_state_take(ctx);                 \
         kt_check_state(&(want), &kt_now_, __FILE__, __LINE__); \
+    } while (0)
+/* A refusal: `call` returns `want` and the context's state is unchanged
+ * (K9). */
+#define CHECK_REFUSED(ctx, call, want)            \
+    do {                                          \
+        kt_state kt_before_ = kt_state_take(ctx); \
+        CHECK_K(call, want);                      \
+        CHECK_UNCHANGED(ctx, kt_before_);         \
     } while (0)
 uint64_t kt_destructive_calls(void);
 /* The calling thread's release calls (stream, event, module, memory). */

@@ -31,10 +31,9 @@ static void watch(sim_stream s) {
 /* Every call since watch() that named the stream was the framework's own. */
 static void check_never_named_by_kctx(int line) {
     uint64_t n = sim_handle_watch_count();
-    if (!kt_check_eq(n, g_own, "sim_handle_watch_count()", "the framework's own calls", __FILE__,
-                     line))
-        fprintf(stderr, "    kctx named the caller's destroyed stream in %llu sim call(s)\n",
-                (unsigned long long)(n - g_own));
+    CHECK_AT(__FILE__, line, n == g_own,
+             "kctx named the caller's destroyed stream in %llu sim call(s)",
+             (unsigned long long)(n - g_own));
     sim_handle_watch(0);
 }
 #define CHECK_NEVER_NAMED_BY_KCTX() check_never_named_by_kctx(__LINE__)

@@ -8,13 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CHECK_REFUSED(ctx, call, want)         \
-    do {                                       \
-        kt_state before_ = kt_state_take(ctx); \
-        CHECK_K(call, want);                   \
-        CHECK_UNCHANGED(ctx, before_);         \
-    } while (0)
-
 static sim_capture_status capture_status(sim_stream s) {
     sim_capture_status st = SIM_CAPTURE_STATUS_NONE;
     CHECK_SIM_OK(sim_stream_get_capture_info(s, &st, NULL, NULL));

@@ -11,13 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CHECK_REFUSED(ctx, call, want)         \
-    do {                                       \
-        kt_state before_ = kt_state_take(ctx); \
-        CHECK_K(call, want);                   \
-        CHECK_UNCHANGED(ctx, before_);         \
-    } while (0)
-
 static uint64_t lc(int device, sim_lifecycle_op op) {
     uint64_t n = 0;
     CHECK_SIM_OK(sim_lifecycle_count(device, op, &n));

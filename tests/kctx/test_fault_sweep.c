@@ -165,7 +165,7 @@ KT_TEST(fault_sweep_init) {
             kt_snap now = kt_snap_take(0);
             ok &= CHECK(snap_equal(&now, &base));
             if (!ok) report("init", k, persistent, st, c);
-            if (kt_failures() > 20) break;
+            if (ktc_test_failures() > 20) break;
         }
     }
     print_tally("init", &t);
@@ -240,7 +240,7 @@ KT_TEST(fault_sweep_prepare_first) {
             kt_snap now = kt_snap_take(0);
             ok &= CHECK(snap_equal(&now, &base));
             if (!ok) report("prepare (first)", k, persistent, st, c);
-            if (kt_failures() > 20) break;
+            if (ktc_test_failures() > 20) break;
         }
     }
     print_tally("prepare (first)", &t);
@@ -289,7 +289,7 @@ KT_TEST(fault_sweep_prepare_dedup) {
             kt_snap dev = kt_snap_take(0);
             ok &= CHECK(snap_equal(&dev, &pre.dev));
             if (!ok) report("prepare (deduplicated)", k, persistent, st, c);
-            if (kt_failures() > 20) break;
+            if (ktc_test_failures() > 20) break;
         }
     }
     kt_finish(c);
@@ -358,7 +358,7 @@ KT_TEST(fault_sweep_close) {
             kt_snap now = kt_snap_take(0);
             ok &= CHECK(snap_equal(&now, &base));
             if (!ok) report("close", k, persistent, st, c);
-            if (kt_failures() > 20) break;
+            if (ktc_test_failures() > 20) break;
         }
     }
     print_tally("close", &t);
@@ -425,7 +425,7 @@ KT_TEST(fault_sweep_close_release_combinations) { /* K26, K10 */
         CHECK_OK(kctx_destroy(c));
         CHECK_DEVICE_AT(0, base);
         combos++;
-        if (kt_failures()) break;
+        if (ktc_test_failures()) break;
     }
     printf("fault-sweep close release combinations: %d of 15 sets of failing release kinds\n",
            combos);

@@ -33,13 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK_REFUSED(ctx, call, want)         \
-    do {                                       \
-        kt_state before_ = kt_state_take(ctx); \
-        CHECK_K(call, want);                   \
-        CHECK_UNCHANGED(ctx, before_);         \
-    } while (0)
-
 /* ---- images ------------------------------------------------------------------------ */
 
 /* Finish a builder into a malloc'd image (free with free()); {NULL, 0} and a
@@ -787,7 +780,7 @@ KT_TEST(a_graph_captured_before_a_failed_prepare_wait_refuses_to_replay) { /* K3
         kt_finish(c);
         CHECK_SIM_OK(sim_stream_destroy(s));
         CHECK_SIM_OK(sim_free(log));
-        if (kt_failures()) break;
+        if (ktc_test_failures()) break;
     }
 }
 
@@ -922,7 +915,7 @@ KT_TEST(racing_kernel_inits_under_lock_contention_have_exactly_one_winner) { /* 
                 CHECK_OK(kctx_destroy(rs[i].ctx));
             }
         }
-        if (kt_failures()) {
+        if (ktc_test_failures()) {
             fprintf(stderr, "    round %d: %d winners\n", round, ok);
             break;
         }

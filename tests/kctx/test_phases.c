@@ -12,13 +12,6 @@
 
 /* Calls an entry that the phase must refuse with `want`, and proves the
  * refusal changed nothing (K9) and made no destructive platform call. */
-#define CHECK_REFUSED(ctx, call, want)         \
-    do {                                       \
-        kt_state before_ = kt_state_take(ctx); \
-        CHECK_K(call, want);                   \
-        CHECK_UNCHANGED(ctx, before_);         \
-    } while (0)
-
 static kctx_kernel_config g_cfg = KCTX_KERNEL_CONFIG_INIT;
 static kctx_program_config g_pcfg = KCTX_PROGRAM_CONFIG_INIT;
 

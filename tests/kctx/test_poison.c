@@ -14,13 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CHECK_REFUSED(ctx, call, want)         \
-    do {                                       \
-        kt_state before_ = kt_state_take(ctx); \
-        CHECK_K(call, want);                   \
-        CHECK_UNCHANGED(ctx, before_);         \
-    } while (0)
-
 /* A READY context whose next prepare is poisoned by an injected failure of
  * the wait on its upload. Returns the status prepare gave. */
 static kctx_status poison_by_failed_wait(kctx_context c, kt_image img, uint64_t id) {

@@ -14,13 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK_REFUSED(ctx, call, want)         \
-    do {                                       \
-        kt_state before_ = kt_state_take(ctx); \
-        CHECK_K(call, want);                   \
-        CHECK_UNCHANGED(ctx, before_);         \
-    } while (0)
-
 /* ---- K11: the resident set ----------------------------------------------------- */
 
 KT_TEST(kernel_init_creates_the_resident_set_once) { /* K11, section 5 */

@@ -88,7 +88,7 @@ KT_TEST(sixteen_threads_race_kernel_init_on_one_device_and_exactly_one_wins) { /
             }
         }
         CHECK_DEVICE_AT(0, base);
-        if (kt_failures()) break;
+        if (ktc_test_failures()) break;
     }
 }
 
@@ -102,7 +102,7 @@ KT_TEST(racing_kernel_inits_of_one_context_have_one_winner) { /* K33 */
         CHECK_EQ(count(rs, NTHREADS, KCTX_OK), 1);
         CHECK_EQ(count(rs, NTHREADS, KCTX_INVALID_STATE), NTHREADS - 1);
         kt_finish(c);
-        if (kt_failures()) break;
+        if (ktc_test_failures()) break;
     }
 }
 
@@ -127,7 +127,7 @@ KT_TEST(racing_closes_release_everything_exactly_once) { /* K33 */
         CHECK_EQ(sim_calls(SIM_OP_MODULE_UNLOAD, 0) - mu, 2); /* programs + the child */
         CHECK_PHASE(c, KCTX_PHASE_CLOSED);
         CHECK_OK(kctx_destroy(c));
-        if (kt_failures()) break;
+        if (ktc_test_failures()) break;
     }
 }
 
@@ -141,7 +141,7 @@ KT_TEST(racing_destroys_have_one_winner) { /* K33 */
         run(rs, NTHREADS, destroy_racer);
         CHECK_EQ(count(rs, NTHREADS, KCTX_OK), 1);
         CHECK_EQ(count(rs, NTHREADS, KCTX_INVALID_HANDLE), NTHREADS - 1);
-        if (kt_failures()) break;
+        if (ktc_test_failures()) break;
     }
 }
 
@@ -169,7 +169,7 @@ KT_TEST(racing_closes_and_destroys_leave_no_half_state) { /* K33, K27 */
         }
         kctx_phase p;
         CHECK_K(kctx_get_phase(c, &p), KCTX_INVALID_HANDLE);
-        if (kt_failures()) break;
+        if (ktc_test_failures()) break;
     }
 }
 
@@ -230,7 +230,7 @@ KT_TEST(lookups_racing_a_destroy_never_see_it_again_nor_its_slot_reused) { /* K3
             CHECK_EQ(rs[i].bad_status, 0);
             CHECK_EQ(rs[i].stale_ok, 0);
         }
-        if (kt_failures()) break;
+        if (ktc_test_failures()) break;
     }
 }
 

@@ -10,13 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CHECK_REFUSED(ctx, call, want)         \
-    do {                                       \
-        kt_state before_ = kt_state_take(ctx); \
-        CHECK_K(call, want);                   \
-        CHECK_UNCHANGED(ctx, before_);         \
-    } while (0)
-
 /* Arm a fault on the calling thread that fails with `error`. */
 static int fault_with(sim_op op, uint64_t nth, int persistent, sim_status error) {
     sim_fault f = SIM_FAULT_INIT;

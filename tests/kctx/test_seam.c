@@ -92,7 +92,7 @@ KT_TEST(a_seam_fault_sweep_over_a_whole_lifecycle_ends_back_at_the_baseline) { /
     CHECK_OK(kctx_destroy(c));
     REQUIRE(total > 10);
     unsigned failed = 0;
-    for (uint64_t k = 1; k <= total && kt_failures() == 0; k++) {
+    for (uint64_t k = 1; k <= total && ktc_test_failures() == 0; k++) {
         c = kt_create();
         REQUIRE(c);
         int id = seam_fault(KCTX_POP_ANY, k, 0, KCTX_PLATFORM_ERROR);

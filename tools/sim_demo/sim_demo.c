@@ -62,9 +62,9 @@ static void report_failure(const char *what, sim_status st, int line) {
             sim_status_name(st), sim_status_string(st), sim_last_error_message());
 }
 
-/* Every sim call of the demo goes through CHECK: on failure it says which
+/* Every sim call of the demo goes through SIM_TRY: on failure it says which
  * call, the status and the sim's detailed message, and the step fails. */
-#define CHECK(call)                               \
+#define SIM_TRY(call)                             \
     do {                                          \
         sim_status st_ = (call);                  \
         if (st_ != SIM_OK) {                      \
@@ -111,10 +111,10 @@ static int check_result(const struct demo *d, const char *phase) {
 static int show_device(void) {
     int count = 0;
     sim_device_props props = SIM_DEVICE_PROPS_INIT;
-    CHECK(sim_init());
-    CHECK(sim_device_count(&count));
-    CHECK(sim_set_device(DEMO_DEVICE));
-    CHECK(sim_device_get_props(DEMO_DEVICE, &props));
+    SIM_TRY(sim_init());
+    SIM_TRY(sim_device_count(&count));
+    SIM_TRY(sim_set_device(DEMO_DEVICE));
+    SIM_TRY(sim_device_get_props(DEMO_DEVICE, &props));
     printf("device   %d of %d: %s, %d AICore cores + %d AICPU, %llu MiB, max block_dim %u\n",
            DEMO_DEVICE, count, props.name, props.aicore_count, props.aicpu_count,
            (unsigned long long)(props.memory_capacity >> 20), props.max_block_dim);
@@ -133,19 +133,19 @@ static int load_module(struct demo *d, const char *path) {
         report_failure("sim_module_load(&d->module, bytes, size)", st, __LINE__);
         return -1;
     }
-    CHECK(sim_module_get_function(&d->vadd, d->module, "k_vadd_f32"));
+    SIM_TRY(sim_module_get_function(&d->vadd, d->module, "k_vadd_f32"));
     printf("module   %s (%zu bytes): loaded, k_vadd_f32 found\n", path, size);
     return 0;
 }
 
 static int setup(struct demo *d) {
     const size_t bytes = DEMO_N * sizeof(float);
-    CHECK(sim_stream_create(&d->stream));
-    CHECK(sim_event_create(&d->start, SIM_EVENT_DEFAULT));
-    CHECK(sim_event_create(&d->stop, SIM_EVENT_DEFAULT));
-    CHECK(sim_malloc(&d->a, bytes));
-    CHECK(sim_malloc(&d->b, bytes));
-    CHECK(sim_malloc(&d->c, bytes));
+    SIM_TRY(sim_stream_create(&d->stream));
+    SIM_TRY(sim_event_create(&d->start, SIM_EVENT_DEFAULT));
+    SIM_TRY(sim_event_create(&d->stop, SIM_EVENT_DEFAULT));
+    SIM_TRY(sim_malloc(&d->a, bytes));
+    SIM_TRY(sim_malloc(&d->b, bytes));
+    SIM_TRY(sim_malloc(&d->c, bytes));
     d->host_a = calloc(DEMO_N, sizeof(float));
     d->host_b = calloc(DEMO_N, sizeof(float));
     d->host_c = calloc(DEMO_N, sizeof(float));
@@ -167,11 +167,11 @@ static int run_eager(struct demo *d) {
         d->expect[i] = d->host_a[i] + d->host_b[i];
     }
     struct vadd_params p = {d->a, d->b, d->c, DEMO_N, 0};
-    CHECK(sim_memcpy_async(dev(d->a), d->host_a, bytes, SIM_COPY_HOST_TO_DEVICE, d->stream));
-    CHECK(sim_memcpy_async(dev(d->b), d->host_b, bytes, SIM_COPY_HOST_TO_DEVICE, d->stream));
-    CHECK(sim_launch_kernel(d->stream, d->vadd, SIM_TARGET_AICORE, DEMO_BLOCK_DIM, &p, sizeof p));
-    CHECK(sim_memcpy_async(d->host_c, dev(d->c), bytes, SIM_COPY_DEVICE_TO_HOST, d->stream));
-    CHECK(sim_stream_synchronize(d->stream));
+    SIM_TRY(sim_memcpy_async(dev(d->a), d->host_a, bytes, SIM_COPY_HOST_TO_DEVICE, d->stream));
+    SIM_TRY(sim_memcpy_async(dev(d->b), d->host_b, bytes, SIM_COPY_HOST_TO_DEVICE, d->stream));
+    SIM_TRY(sim_launch_kernel(d->stream, d->vadd, SIM_TARGET_AICORE, DEMO_BLOCK_DIM, &p, sizeof p));
+    SIM_TRY(sim_memcpy_async(d->host_c, dev(d->c), bytes, SIM_COPY_DEVICE_TO_HOST, d->stream));
+    SIM_TRY(sim_stream_synchronize(d->stream));
     if (check_result(d, "eager") != 0) return -1;
     printf("eager    c = a + b, %d floats, block_dim %d on the AICore: ok\n", DEMO_N,
            DEMO_BLOCK_DIM);
@@ -189,18 +189,18 @@ static int capture_graph(struct demo *d) {
     uint64_t capture_id = 0;
     size_t nodes = 0;
 
-    CHECK(sim_stream_begin_capture(d->stream, SIM_CAPTURE_MODE_GLOBAL));
-    CHECK(sim_stream_get_capture_info(d->stream, &cs, &capture_id, NULL));
+    SIM_TRY(sim_stream_begin_capture(d->stream, SIM_CAPTURE_MODE_GLOBAL));
+    SIM_TRY(sim_stream_get_capture_info(d->stream, &cs, &capture_id, NULL));
     if (cs != SIM_CAPTURE_STATUS_ACTIVE) {
         fprintf(stderr, "sim_demo: FAILED: capture status %d, expected active\n", (int)cs);
         return -1;
     }
-    CHECK(sim_memcpy_async(dev(d->a), d->host_a, bytes, SIM_COPY_HOST_TO_DEVICE, d->stream));
-    CHECK(sim_launch_kernel(d->stream, d->vadd, SIM_TARGET_AICORE, DEMO_BLOCK_DIM, &p, sizeof p));
-    CHECK(sim_memcpy_async(d->host_c, dev(d->c), bytes, SIM_COPY_DEVICE_TO_HOST, d->stream));
-    CHECK(sim_stream_end_capture(d->stream, &d->graph));
-    CHECK(sim_graph_node_count(d->graph, &nodes));
-    CHECK(sim_graph_instantiate(&d->exec, d->graph));
+    SIM_TRY(sim_memcpy_async(dev(d->a), d->host_a, bytes, SIM_COPY_HOST_TO_DEVICE, d->stream));
+    SIM_TRY(sim_launch_kernel(d->stream, d->vadd, SIM_TARGET_AICORE, DEMO_BLOCK_DIM, &p, sizeof p));
+    SIM_TRY(sim_memcpy_async(d->host_c, dev(d->c), bytes, SIM_COPY_DEVICE_TO_HOST, d->stream));
+    SIM_TRY(sim_stream_end_capture(d->stream, &d->graph));
+    SIM_TRY(sim_graph_node_count(d->graph, &nodes));
+    SIM_TRY(sim_graph_instantiate(&d->exec, d->graph));
     printf("capture  copy in, kernel, copy out -> graph (capture id %llu, %zu nodes), "
            "instantiated\n",
            (unsigned long long)capture_id, nodes);
@@ -215,8 +215,8 @@ static int replay_fresh_inputs(struct demo *d) {
             d->host_a[i] = (float)((i + 13u * (unsigned)r) % 64);
             d->expect[i] += d->host_a[i];
         }
-        CHECK(sim_graph_launch(d->exec, d->stream));
-        CHECK(sim_stream_synchronize(d->stream));
+        SIM_TRY(sim_graph_launch(d->exec, d->stream));
+        SIM_TRY(sim_stream_synchronize(d->stream));
         if (check_result(d, "replay with fresh input") != 0) {
             fprintf(stderr, "  (replay %d)\n", r);
             return -1;
@@ -234,12 +234,12 @@ static int replay_back_to_back(struct demo *d) {
         d->host_a[i] = (float)(i % 5 + 1);
         d->expect[i] += (float)DEMO_REPLAYS * d->host_a[i];
     }
-    CHECK(sim_event_record(d->start, d->stream));
-    for (int r = 0; r < DEMO_REPLAYS; r++) CHECK(sim_graph_launch(d->exec, d->stream));
-    CHECK(sim_event_record(d->stop, d->stream));
-    CHECK(sim_stream_synchronize(d->stream));
+    SIM_TRY(sim_event_record(d->start, d->stream));
+    for (int r = 0; r < DEMO_REPLAYS; r++) SIM_TRY(sim_graph_launch(d->exec, d->stream));
+    SIM_TRY(sim_event_record(d->stop, d->stream));
+    SIM_TRY(sim_stream_synchronize(d->stream));
     if (check_result(d, "back-to-back replays") != 0) return -1;
-    CHECK(sim_event_elapsed_ms(&ms, d->start, d->stop));
+    SIM_TRY(sim_event_elapsed_ms(&ms, d->start, d->stop));
     printf("replay   %d replays back to back, no host sync: ok (%.3f ms, %.1f us per replay)\n",
            DEMO_REPLAYS, (double)ms, (double)ms * 1000.0 / DEMO_REPLAYS);
     return 0;
@@ -293,8 +293,8 @@ static int cleanup(struct demo *d) {
 static int check_device_empty(void) {
     uint64_t live = 0, live_bytes = 0;
     sim_object_counts oc = SIM_OBJECT_COUNTS_INIT;
-    CHECK(sim_mem_stats(DEMO_DEVICE, &live, &live_bytes));
-    CHECK(sim_object_counts_get(DEMO_DEVICE, &oc));
+    SIM_TRY(sim_mem_stats(DEMO_DEVICE, &live, &live_bytes));
+    SIM_TRY(sim_object_counts_get(DEMO_DEVICE, &oc));
     uint64_t objects = oc.streams + oc.events + oc.modules + oc.graphs + oc.graph_execs;
     printf("cleanup  %llu live allocations (%llu bytes), %llu live objects, %llu hooks pending",
            (unsigned long long)live, (unsigned long long)live_bytes, (unsigned long long)objects,

@@ -446,10 +446,10 @@ kacl_error aclmdlRIDestroyUnregisterCallback(kacl_model model, kacl_callback fn)
 
 /* Every wrapper has its entry's type (acl_abi.h): a missing or mistyped
  * one does not compile. */
-#define CHECK_(name, ret, params) \
+#define TYPED_(name, ret, params) \
     static const kacl_fn_##name chk_##name __attribute__((unused)) = name;
-LAYER_ENTRIES(CHECK_)
-#undef CHECK_
+LAYER_ENTRIES(TYPED_)
+#undef TYPED_
 
 /* ---- the double's test hooks, passed through ----------------------------------- */
 

@@ -14,6 +14,7 @@
  * and summary line: tests/common (77 when something was skipped).
  */
 #include "acl_abi.h"
+#include "kctx_test_check.h"
 #include "kctx_test_common.h"
 #include "loader.h"
 
@@ -58,27 +59,12 @@ static calls_fn g_double_calls;
 
 /* ---- the harness ---------------------------------------------------------------- */
 
+/* The checks are tests/common/kctx_test_check.h's; every failure's report
+ * adds the library's recent error message (main: ktc_failure_note). */
 static unsigned g_passed, g_failed, g_skipped;
-static int g_test_failed;
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            printf("  FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);                 \
-            const char *m_ = acl.aclGetRecentErrMsg ? acl.aclGetRecentErrMsg() : NULL; \
-            if (m_) printf("    last message: %s\n", m_);                              \
-            g_test_failed = 1;                                                         \
-        }                                                                              \
-    } while (0)
-/* A status check: prints the code got. */
-#define CHECK_CODE(expr, want)                                                                   \
-    do {                                                                                         \
-        kacl_error got_ = (expr);                                                                \
-        if (got_ != (want)) {                                                                    \
-            printf("  FAILED %s:%d: %s gave %d, expected %d\n", __FILE__, __LINE__, #expr, got_, \
-                   (int)(want));                                                                 \
-            g_test_failed = 1;                                                                   \
-        }                                                                                        \
-    } while (0)
+static const char *recent_message(void) {
+    return acl.aclGetRecentErrMsg ? acl.aclGetRecentErrMsg() : NULL;
+}
 /* The double's documented choice: checked on the double, reported elsewhere. */
 #define DOUBLE_CHECK(cond)                                                              \
     do {                                                                                \
@@ -102,30 +88,30 @@ static int g_skip;
 /* Helpers. */
 static kacl_stream stream(uint32_t flags) {
     kacl_stream s = NULL;
-    CHECK_CODE(A(aclrtCreateStreamWithConfig, &s, 0, flags), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtCreateStreamWithConfig, &s, 0, flags), KACL_SUCCESS);
     return s;
 }
 static kacl_event ex_event(void) {
     kacl_event e = NULL;
-    CHECK_CODE(A(aclrtCreateEventExWithFlag, &e, KACL_EVENT_SYNC), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtCreateEventExWithFlag, &e, KACL_EVENT_SYNC), KACL_SUCCESS);
     return e;
 }
 static int capture_status(kacl_stream s) {
     int st = -1;
     kacl_model m = NULL;
-    CHECK_CODE(A(aclmdlRICaptureGetInfo, s, &st, &m), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureGetInfo, s, &st, &m), KACL_SUCCESS);
     return st;
 }
 static void *g_dev; /* 4 KiB of device memory every test may fill */
 static void fill(kacl_stream s) {
-    CHECK_CODE(A(aclrtMemsetAsync, g_dev, 4096, 7, 4096, s), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtMemsetAsync, g_dev, 4096, 7, 4096, s), KACL_SUCCESS);
 }
 static void destroy_model(kacl_model m) {
-    if (m) CHECK_CODE(A(aclmdlRIDestroy, m), KACL_SUCCESS);
+    if (m) CHECK_EQ(A(aclmdlRIDestroy, m), KACL_SUCCESS);
 }
 static void sync_destroy(kacl_stream s) {
-    CHECK_CODE(A(aclrtSynchronizeStream, s), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtDestroyStream, s), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtSynchronizeStream, s), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtDestroyStream, s), KACL_SUCCESS);
 }
 #define CAPTURE_NEEDED()                  \
     do {                                  \
@@ -146,31 +132,30 @@ static void t_107024_wait_on_outside_record(void) {
     kacl_stream a = stream(0), b = stream(0), c = stream(0);
     kacl_event e = ex_event(), f = ex_event();
     kacl_model m = NULL;
-    CHECK_CODE(A(aclrtRecordEvent, e, b), KACL_SUCCESS); /* before the capture */
-    CHECK_CODE(A(aclrtSynchronizeStream, b), KACL_SUCCESS);
-    CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtStreamWaitEvent, a, e), KACL_ERROR_RT_CAPTURE_DEPENDENCY);
+    CHECK_EQ(A(aclrtRecordEvent, e, b), KACL_SUCCESS); /* before the capture */
+    CHECK_EQ(A(aclrtSynchronizeStream, b), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtStreamWaitEvent, a, e), KACL_ERROR_RT_CAPTURE_DEPENDENCY);
     DOUBLE_CHECK(capture_status(a) == KACL_MODEL_RI_CAPTURE_STATUS_ACTIVE);
     /* control: a record inside the capture, waited on by a joining stream
      * and joined back */
     fill(a);
-    CHECK_CODE(A(aclrtRecordEvent, f, a), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtStreamWaitEvent, c, f), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, f, a), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtStreamWaitEvent, c, f), KACL_SUCCESS);
     fill(c);
-    CHECK_CODE(A(aclrtRecordEvent, f, c), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtStreamWaitEvent, a, f), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, f, c), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtStreamWaitEvent, a, f), KACL_SUCCESS);
     if (acl.aclrtStreamWaitEventWithFlag) /* control: the documented escape */
-        CHECK_CODE(A(aclrtStreamWaitEventWithFlag, a, e, 0, KACL_EVENT_WAIT_EXTERNAL),
-                   KACL_SUCCESS);
+        CHECK_EQ(A(aclrtStreamWaitEventWithFlag, a, e, 0, KACL_EVENT_WAIT_EXTERNAL), KACL_SUCCESS);
     else
         printf("  (no aclrtStreamWaitEventWithFlag: the escape is not checked)\n");
     kacl_error end = A(aclmdlRICaptureEnd, a, &m);
     DOUBLE_CHECK(end == KACL_SUCCESS && m != NULL);
     if (m) {
         /* a replay: the external wait is on a record that executed */
-        CHECK_CODE(A(aclrtRecordEvent, e, b), KACL_SUCCESS);
-        CHECK_CODE(A(aclmdlRIExecuteAsync, m, a), KACL_SUCCESS);
-        CHECK_CODE(A(aclrtSynchronizeStream, a), KACL_SUCCESS);
+        CHECK_EQ(A(aclrtRecordEvent, e, b), KACL_SUCCESS);
+        CHECK_EQ(A(aclmdlRIExecuteAsync, m, a), KACL_SUCCESS);
+        CHECK_EQ(A(aclrtSynchronizeStream, a), KACL_SUCCESS);
     }
     destroy_model(m);
     A(aclrtDestroyEvent, e), A(aclrtDestroyEvent, f);
@@ -187,26 +172,26 @@ static void t_107028_event_query_in_capture(void) {
     kacl_event e = ex_event(), out = ex_event();
     int st = -1;
     kacl_model m = NULL;
-    CHECK_CODE(A(aclrtRecordEvent, out, b), KACL_SUCCESS);
-    CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtRecordEvent, e, a), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtSynchronizeEvent, out), KACL_SUCCESS); /* control */
-    CHECK_CODE(A(aclrtQueryEventStatus, out, &st), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, out, b), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, e, a), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtSynchronizeEvent, out), KACL_SUCCESS); /* control */
+    CHECK_EQ(A(aclrtQueryEventStatus, out, &st), KACL_SUCCESS);
     CHECK(st == KACL_EVENT_RECORDED_STATUS_COMPLETE);
-    CHECK_CODE(A(aclrtQueryEventStatus, e, &st), KACL_ERROR_RT_EVENT_CAPTURED);
-    CHECK_CODE(A(aclrtSynchronizeEvent, e), KACL_ERROR_RT_EVENT_CAPTURED);
+    CHECK_EQ(A(aclrtQueryEventStatus, e, &st), KACL_ERROR_RT_EVENT_CAPTURED);
+    CHECK_EQ(A(aclrtSynchronizeEvent, e), KACL_ERROR_RT_EVENT_CAPTURED);
     if (acl.aclrtSynchronizeEventWithTimeout)
-        CHECK_CODE(A(aclrtSynchronizeEventWithTimeout, e, 10), KACL_ERROR_RT_EVENT_CAPTURED);
+        CHECK_EQ(A(aclrtSynchronizeEventWithTimeout, e, 10), KACL_ERROR_RT_EVENT_CAPTURED);
     kacl_error end = A(aclmdlRICaptureEnd, a, &m);
     DOUBLE_CHECK(end == KACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED && m == NULL);
     destroy_model(m);
     m = NULL;
     /* control: a capture that ended; its event queries again */
-    CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
     fill(a);
-    CHECK_CODE(A(aclrtRecordEvent, e, a), KACL_SUCCESS);
-    CHECK_CODE(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtQueryEventStatus, e, &st), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, e, a), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtQueryEventStatus, e, &st), KACL_SUCCESS);
     destroy_model(m);
     A(aclrtDestroyEvent, e), A(aclrtDestroyEvent, out);
     sync_destroy(a), sync_destroy(b);
@@ -220,20 +205,20 @@ static void t_107027_capturing_stream_ops(void) {
     kacl_stream a = stream(0);
     kacl_model m = NULL;
     int st = -1;
-    CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
     CHECK(capture_status(a) == KACL_MODEL_RI_CAPTURE_STATUS_ACTIVE); /* control: legal */
-    CHECK_CODE(A(aclrtDestroyStream, a), KACL_ERROR_RT_STREAM_CAPTURED);
+    CHECK_EQ(A(aclrtDestroyStream, a), KACL_ERROR_RT_STREAM_CAPTURED);
     DOUBLE_CHECK(capture_status(a) == KACL_MODEL_RI_CAPTURE_STATUS_ACTIVE);
-    CHECK_CODE(A(aclrtStreamQuery, a, &st), KACL_ERROR_RT_STREAM_CAPTURED);
-    CHECK_CODE(A(aclrtSynchronizeStream, a), KACL_ERROR_RT_STREAM_CAPTURED);
-    CHECK_CODE(A(aclrtSynchronizeStreamWithTimeout, a, 10), KACL_ERROR_RT_STREAM_CAPTURED);
+    CHECK_EQ(A(aclrtStreamQuery, a, &st), KACL_ERROR_RT_STREAM_CAPTURED);
+    CHECK_EQ(A(aclrtSynchronizeStream, a), KACL_ERROR_RT_STREAM_CAPTURED);
+    CHECK_EQ(A(aclrtSynchronizeStreamWithTimeout, a, 10), KACL_ERROR_RT_STREAM_CAPTURED);
     kacl_error end = A(aclmdlRICaptureEnd, a, &m);
     CHECK(end == KACL_SUCCESS || end == KACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED);
     destroy_model(m);
     CHECK(capture_status(a) == KACL_MODEL_RI_CAPTURE_STATUS_NONE);
-    CHECK_CODE(A(aclrtStreamQuery, a, &st), KACL_SUCCESS); /* control */
-    CHECK_CODE(A(aclrtSynchronizeStreamWithTimeout, a, 1000), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtDestroyStream, a), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtStreamQuery, a, &st), KACL_SUCCESS); /* control */
+    CHECK_EQ(A(aclrtSynchronizeStreamWithTimeout, a, 1000), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtDestroyStream, a), KACL_SUCCESS);
 }
 
 /* 107025: a stream forked into a capture and not joined back fails the
@@ -243,23 +228,23 @@ static void t_107025_unjoined_fork(void) {
     kacl_stream a = stream(0), b = stream(0);
     kacl_event e = ex_event(), j = ex_event();
     kacl_model m = NULL;
-    CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtRecordEvent, e, a), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtStreamWaitEvent, b, e), KACL_SUCCESS); /* b joins */
+    CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, e, a), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtStreamWaitEvent, b, e), KACL_SUCCESS); /* b joins */
     fill(b);
-    CHECK_CODE(A(aclmdlRICaptureEnd, a, &m), KACL_ERROR_RT_STREAM_UNJOINED);
+    CHECK_EQ(A(aclmdlRICaptureEnd, a, &m), KACL_ERROR_RT_STREAM_UNJOINED);
     CHECK(m == NULL);
     destroy_model(m);
     m = NULL;
     CHECK(capture_status(b) == KACL_MODEL_RI_CAPTURE_STATUS_NONE);
     /* control */
-    CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtRecordEvent, e, a), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtStreamWaitEvent, b, e), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, e, a), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtStreamWaitEvent, b, e), KACL_SUCCESS);
     fill(b);
-    CHECK_CODE(A(aclrtRecordEvent, j, b), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtStreamWaitEvent, a, j), KACL_SUCCESS);
-    CHECK_CODE(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, j, b), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtStreamWaitEvent, a, j), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
     CHECK(m != NULL);
     destroy_model(m);
     A(aclrtDestroyEvent, e), A(aclrtDestroyEvent, j);
@@ -274,15 +259,15 @@ static void t_107031_default_stream(void) {
     kacl_stream a = stream(0), b = stream(0);
     kacl_event e = ex_event(), j = ex_event();
     kacl_model m = NULL;
-    CHECK_CODE(A(aclmdlRICaptureBegin, NULL, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL),
-               KACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT);
-    CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtRecordEvent, e, a), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtStreamWaitEvent, NULL, e), KACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT);
-    CHECK_CODE(A(aclrtStreamWaitEvent, b, e), KACL_SUCCESS); /* control */
-    CHECK_CODE(A(aclrtRecordEvent, j, b), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtStreamWaitEvent, a, j), KACL_SUCCESS);
-    CHECK_CODE(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureBegin, NULL, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL),
+             KACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT);
+    CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, e, a), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtStreamWaitEvent, NULL, e), KACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT);
+    CHECK_EQ(A(aclrtStreamWaitEvent, b, e), KACL_SUCCESS); /* control */
+    CHECK_EQ(A(aclrtRecordEvent, j, b), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtStreamWaitEvent, a, j), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
     destroy_model(m);
     A(aclrtDestroyEvent, e), A(aclrtDestroyEvent, j);
     sync_destroy(a), sync_destroy(b);
@@ -296,9 +281,9 @@ static void t_507903_invalidated_capture(void) {
     kacl_stream a = stream(0);
     kacl_model m = NULL;
     int st = -1;
-    CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
     fill(a);
-    CHECK_CODE(A(aclrtStreamQuery, a, &st), KACL_ERROR_RT_STREAM_CAPTURED);
+    CHECK_EQ(A(aclrtStreamQuery, a, &st), KACL_ERROR_RT_STREAM_CAPTURED);
     int status = capture_status(a);
     DOUBLE_CHECK(status == KACL_MODEL_RI_CAPTURE_STATUS_INVALIDATED);
     kacl_error end = A(aclmdlRICaptureEnd, a, &m);
@@ -308,9 +293,9 @@ static void t_507903_invalidated_capture(void) {
     }
     destroy_model(m);
     m = NULL;
-    CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
     fill(a);
-    CHECK_CODE(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS); /* control */
+    CHECK_EQ(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS); /* control */
     CHECK(m != NULL);
     destroy_model(m);
     sync_destroy(a);
@@ -326,19 +311,19 @@ static void t_207000_non_ex_events(void) {
     kacl_stream a = stream(0), b = stream(0);
     kacl_event plain = NULL, flagged = NULL, e = ex_event();
     kacl_model m = NULL;
-    CHECK_CODE(A(aclrtCreateEvent, &plain), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtCreateEventWithFlag, &flagged, KACL_EVENT_SYNC), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtRecordEvent, plain, b), KACL_SUCCESS); /* legal outside */
-    CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtRecordEvent, plain, a), KACL_ERROR_RT_FEATURE_NOT_SUPPORT);
-    CHECK_CODE(A(aclrtRecordEvent, flagged, a), KACL_ERROR_RT_FEATURE_NOT_SUPPORT);
-    CHECK_CODE(A(aclrtStreamWaitEvent, a, plain), KACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+    CHECK_EQ(A(aclrtCreateEvent, &plain), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtCreateEventWithFlag, &flagged, KACL_EVENT_SYNC), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, plain, b), KACL_SUCCESS); /* legal outside */
+    CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, plain, a), KACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+    CHECK_EQ(A(aclrtRecordEvent, flagged, a), KACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+    CHECK_EQ(A(aclrtStreamWaitEvent, a, plain), KACL_ERROR_RT_FEATURE_NOT_SUPPORT);
     fill(a);
-    CHECK_CODE(A(aclrtRecordEvent, e, a), KACL_SUCCESS); /* control */
-    CHECK_CODE(A(aclrtStreamWaitEvent, b, e), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtRecordEvent, e, b), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtStreamWaitEvent, a, e), KACL_SUCCESS);
-    CHECK_CODE(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, e, a), KACL_SUCCESS); /* control */
+    CHECK_EQ(A(aclrtStreamWaitEvent, b, e), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, e, b), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtStreamWaitEvent, a, e), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
     destroy_model(m);
     A(aclrtDestroyEvent, plain), A(aclrtDestroyEvent, flagged), A(aclrtDestroyEvent, e);
     sync_destroy(a), sync_destroy(b);
@@ -354,22 +339,22 @@ static void t_507000_flagged_streams(void) {
                 fast = stream(KACL_STREAM_FAST_SYNC);
     kacl_event e = ex_event(), j = ex_event();
     kacl_model m = NULL;
-    CHECK_CODE(A(aclmdlRICaptureBegin, per, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL),
-               KACL_ERROR_RT_INTERNAL_ERROR);
-    CHECK_CODE(A(aclmdlRICaptureBegin, cpu, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL),
-               KACL_ERROR_RT_INTERNAL_ERROR);
-    CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtRecordEvent, e, a), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtStreamWaitEvent, per, e), KACL_ERROR_RT_INTERNAL_ERROR);
-    CHECK_CODE(A(aclrtStreamWaitEvent, cpu, e), KACL_ERROR_RT_INTERNAL_ERROR);
-    CHECK_CODE(A(aclrtStreamWaitEvent, plain, e), KACL_SUCCESS); /* controls */
-    CHECK_CODE(A(aclrtStreamWaitEvent, fast, e), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureBegin, per, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL),
+             KACL_ERROR_RT_INTERNAL_ERROR);
+    CHECK_EQ(A(aclmdlRICaptureBegin, cpu, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL),
+             KACL_ERROR_RT_INTERNAL_ERROR);
+    CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, e, a), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtStreamWaitEvent, per, e), KACL_ERROR_RT_INTERNAL_ERROR);
+    CHECK_EQ(A(aclrtStreamWaitEvent, cpu, e), KACL_ERROR_RT_INTERNAL_ERROR);
+    CHECK_EQ(A(aclrtStreamWaitEvent, plain, e), KACL_SUCCESS); /* controls */
+    CHECK_EQ(A(aclrtStreamWaitEvent, fast, e), KACL_SUCCESS);
     fill(plain);
-    CHECK_CODE(A(aclrtRecordEvent, j, plain), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtStreamWaitEvent, a, j), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtRecordEvent, j, fast), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtStreamWaitEvent, a, j), KACL_SUCCESS);
-    CHECK_CODE(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, j, plain), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtStreamWaitEvent, a, j), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRecordEvent, j, fast), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtStreamWaitEvent, a, j), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
     CHECK(m != NULL);
     destroy_model(m);
     A(aclrtDestroyEvent, e), A(aclrtDestroyEvent, j);
@@ -398,11 +383,11 @@ static void t_107030_unsafe_sync_copy(void) {
     unsigned char host[64] = {1};
     for (int mode = KACL_MODEL_RI_CAPTURE_MODE_GLOBAL;
          mode <= KACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL; mode++) {
-        CHECK_CODE(A(aclmdlRICaptureBegin, a, mode), KACL_SUCCESS);
+        CHECK_EQ(A(aclmdlRICaptureBegin, a, mode), KACL_SUCCESS);
         fill(a);
-        CHECK_CODE(A(aclrtMemcpy, g_dev, 4096, host, sizeof host, KACL_MEMCPY_HOST_TO_DEVICE),
-                   KACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
-        CHECK_CODE(A(aclrtMemset, g_dev, 4096, 0, 64), KACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
+        CHECK_EQ(A(aclrtMemcpy, g_dev, 4096, host, sizeof host, KACL_MEMCPY_HOST_TO_DEVICE),
+                 KACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
+        CHECK_EQ(A(aclrtMemset, g_dev, 4096, 0, 64), KACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT);
         struct copy_arg other = {-1};
         pthread_t t;
         CHECK(pthread_create(&t, NULL, copy_thread, &other) == 0);
@@ -411,20 +396,20 @@ static void t_107030_unsafe_sync_copy(void) {
                                 ? KACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT
                                 : KACL_SUCCESS));
         int old = KACL_MODEL_RI_CAPTURE_MODE_RELAXED; /* control */
-        CHECK_CODE(A(aclmdlRICaptureThreadExchangeMode, &old), KACL_SUCCESS);
+        CHECK_EQ(A(aclmdlRICaptureThreadExchangeMode, &old), KACL_SUCCESS);
         CHECK(old == KACL_MODEL_RI_CAPTURE_MODE_GLOBAL);
-        CHECK_CODE(A(aclrtMemcpy, g_dev, 4096, host, sizeof host, KACL_MEMCPY_HOST_TO_DEVICE),
-                   KACL_SUCCESS);
-        CHECK_CODE(A(aclrtMemset, g_dev, 4096, 0, 64), KACL_SUCCESS);
-        CHECK_CODE(A(aclmdlRICaptureThreadExchangeMode, &old), KACL_SUCCESS);
+        CHECK_EQ(A(aclrtMemcpy, g_dev, 4096, host, sizeof host, KACL_MEMCPY_HOST_TO_DEVICE),
+                 KACL_SUCCESS);
+        CHECK_EQ(A(aclrtMemset, g_dev, 4096, 0, 64), KACL_SUCCESS);
+        CHECK_EQ(A(aclmdlRICaptureThreadExchangeMode, &old), KACL_SUCCESS);
         CHECK(old == KACL_MODEL_RI_CAPTURE_MODE_RELAXED);
         kacl_error end = A(aclmdlRICaptureEnd, a, &m);
         DOUBLE_CHECK(end == KACL_SUCCESS && m != NULL);
         destroy_model(m);
         m = NULL;
     }
-    CHECK_CODE(A(aclrtMemcpy, g_dev, 4096, host, sizeof host, KACL_MEMCPY_HOST_TO_DEVICE),
-               KACL_SUCCESS); /* control: no capture */
+    CHECK_EQ(A(aclrtMemcpy, g_dev, 4096, host, sizeof host, KACL_MEMCPY_HOST_TO_DEVICE),
+             KACL_SUCCESS); /* control: no capture */
     sync_destroy(a);
 }
 
@@ -433,9 +418,9 @@ static void t_107030_unsafe_sync_copy(void) {
  * id), so an id is never a process-unique key. */
 static kacl_model small_model(kacl_stream a) {
     kacl_model m = NULL;
-    CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
     fill(a);
-    CHECK_CODE(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
     return m;
 }
 static void t_model_ids_reused(void) {
@@ -444,12 +429,12 @@ static void t_model_ids_reused(void) {
     kacl_stream a = stream(0);
     kacl_model x = small_model(a), y = small_model(a);
     uint32_t ix = 0, iy = 0, iz = 0;
-    CHECK_CODE(A(aclmdlRIGetId, x, &ix), KACL_SUCCESS);
-    CHECK_CODE(A(aclmdlRIGetId, y, &iy), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRIGetId, x, &ix), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRIGetId, y, &iy), KACL_SUCCESS);
     CHECK(ix != iy);
     destroy_model(x);
     kacl_model z = small_model(a);
-    CHECK_CODE(A(aclmdlRIGetId, z, &iz), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRIGetId, z, &iz), KACL_SUCCESS);
     CHECK(iz != iy);
     DOUBLE_CHECK(iz == ix);
     printf("  ids: %u, %u; after destroying the first: %u\n", ix, iy, iz);
@@ -474,23 +459,23 @@ static void t_destroy_callback(void) {
     kacl_stream a = stream(0), r = stream(0);
     kacl_model during = NULL, m = NULL;
     int st = -1;
-    CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
     fill(a);
-    CHECK_CODE(A(aclmdlRICaptureGetInfo, a, &st, &during), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureGetInfo, a, &st, &during), KACL_SUCCESS);
     CHECK(st == KACL_MODEL_RI_CAPTURE_STATUS_ACTIVE && during != NULL);
-    CHECK_CODE(A(aclmdlRIDestroyRegisterCallback, during, cb_a, (void *)&g_cb_a), KACL_SUCCESS);
-    CHECK_CODE(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRIDestroyRegisterCallback, during, cb_a, (void *)&g_cb_a), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
     CHECK(m == during); /* the model GetInfo gave is the capture's */
-    CHECK_CODE(A(aclmdlRIDestroyRegisterCallback, m, cb_b, (void *)&g_cb_b), KACL_SUCCESS);
-    CHECK_CODE(A(aclmdlRIDestroyRegisterCallback, m, cb_c, (void *)&g_cb_c), KACL_SUCCESS);
-    CHECK_CODE(A(aclmdlRIDestroyUnregisterCallback, m, cb_c), KACL_SUCCESS);
-    CHECK_CODE(A(aclmdlRIDestroyUnregisterCallback, m, cb_c), KACL_ERROR_RT_PARAM_INVALID);
-    CHECK_CODE(A(aclmdlRIExecuteAsync, m, r), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtSynchronizeStream, r), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRIDestroyRegisterCallback, m, cb_b, (void *)&g_cb_b), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRIDestroyRegisterCallback, m, cb_c, (void *)&g_cb_c), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRIDestroyUnregisterCallback, m, cb_c), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRIDestroyUnregisterCallback, m, cb_c), KACL_ERROR_RT_PARAM_INVALID);
+    CHECK_EQ(A(aclmdlRIExecuteAsync, m, r), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtSynchronizeStream, r), KACL_SUCCESS);
     CHECK(atomic_load(&g_cb_a) == 0 && atomic_load(&g_cb_b) == 0); /* control: not yet */
-    CHECK_CODE(A(aclmdlRIExecuteAsync, m, r), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRIExecuteAsync, m, r), KACL_SUCCESS);
     destroy_model(m);
-    CHECK_CODE(A(aclrtSynchronizeStream, r), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtSynchronizeStream, r), KACL_SUCCESS);
     CHECK(atomic_load(&g_cb_a) == 1 && atomic_load(&g_cb_b) == 1);
     CHECK(atomic_load(&g_cb_c) == 0);
     sync_destroy(a), sync_destroy(r);
@@ -510,14 +495,14 @@ static void t_discard_callback_d1(void) {
         atomic_store(&g_cb_a, 0);
         kacl_model during = NULL, m = NULL;
         int st = -1;
-        CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+        CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
         fill(a);
-        CHECK_CODE(A(aclmdlRICaptureGetInfo, a, &st, &during), KACL_SUCCESS);
+        CHECK_EQ(A(aclmdlRICaptureGetInfo, a, &st, &during), KACL_SUCCESS);
         CHECK(during != NULL);
         if (during)
-            CHECK_CODE(A(aclmdlRIDestroyRegisterCallback, during, cb_a, (void *)&g_cb_a),
-                       KACL_SUCCESS);
-        CHECK_CODE(A(aclrtStreamQuery, a, &st), KACL_ERROR_RT_STREAM_CAPTURED); /* invalidates */
+            CHECK_EQ(A(aclmdlRIDestroyRegisterCallback, during, cb_a, (void *)&g_cb_a),
+                     KACL_SUCCESS);
+        CHECK_EQ(A(aclrtStreamQuery, a, &st), KACL_ERROR_RT_STREAM_CAPTURED); /* invalidates */
         kacl_error end = A(aclmdlRICaptureEnd, a, &m);
         printf("  D.1%s: the end gave %d; the callback ran %d time(s)\n",
                IS_DOUBLE ? (k ? " (switch 0)" : " (switch 1)") : "", end, atomic_load(&g_cb_a));
@@ -540,17 +525,17 @@ static void t_recent_error_message(void) {
     kacl_event e = ex_event();
     kacl_model m = NULL;
     (void)A(aclrtGetLastError, KACL_RT_THREAD_LEVEL);
-    CHECK_CODE(A(aclrtRecordEvent, e, b), KACL_SUCCESS);
-    CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtStreamWaitEvent, a, e), KACL_ERROR_RT_CAPTURE_DEPENDENCY);
+    CHECK_EQ(A(aclrtRecordEvent, e, b), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtStreamWaitEvent, a, e), KACL_ERROR_RT_CAPTURE_DEPENDENCY);
     const char *msg = A(aclGetRecentErrMsg);
     CHECK(msg != NULL && *msg);
     if (msg) printf("  message: %s\n", msg);
     DOUBLE_CHECK(msg && strstr(msg, "107024") && strstr(msg, "WAIT_EXTERNAL"));
     fill(a); /* control: a success */
-    CHECK_CODE(A(aclrtPeekAtLastError, KACL_RT_THREAD_LEVEL), KACL_ERROR_RT_CAPTURE_DEPENDENCY);
-    CHECK_CODE(A(aclrtGetLastError, KACL_RT_THREAD_LEVEL), KACL_ERROR_RT_CAPTURE_DEPENDENCY);
-    CHECK_CODE(A(aclrtGetLastError, KACL_RT_THREAD_LEVEL), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtPeekAtLastError, KACL_RT_THREAD_LEVEL), KACL_ERROR_RT_CAPTURE_DEPENDENCY);
+    CHECK_EQ(A(aclrtGetLastError, KACL_RT_THREAD_LEVEL), KACL_ERROR_RT_CAPTURE_DEPENDENCY);
+    CHECK_EQ(A(aclrtGetLastError, KACL_RT_THREAD_LEVEL), KACL_SUCCESS);
     (void)A(aclmdlRICaptureEnd, a, &m);
     destroy_model(m);
     A(aclrtDestroyEvent, e);
@@ -581,18 +566,17 @@ static void t_refuse_runtime_programs(void) {
     }
     kacl_bin b = NULL;
     setenv("KCTX_ACL_DOUBLE_REFUSE_RT", "1", 1);
-    CHECK_CODE(A(aclrtBinaryLoadFromData, rt, n, NULL, &b), KACL_ERROR_RT_PARAM_INVALID);
+    CHECK_EQ(A(aclrtBinaryLoadFromData, rt, n, NULL, &b), KACL_ERROR_RT_PARAM_INVALID);
     const char *msg = A(aclGetRecentErrMsg);
     CHECK(msg && strstr(msg, "KCTX_ACL_DOUBLE_REFUSE_RT"));
-    CHECK_CODE(A(aclrtBinaryLoadFromData, mod, k, NULL, &b), KACL_SUCCESS);
-    if (b) CHECK_CODE(A(aclrtBinaryUnLoad, b), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtBinaryLoadFromData, mod, k, NULL, &b), KACL_SUCCESS);
+    if (b) CHECK_EQ(A(aclrtBinaryUnLoad, b), KACL_SUCCESS);
     unsetenv("KCTX_ACL_DOUBLE_REFUSE_RT");
     b = NULL;
-    CHECK_CODE(A(aclrtBinaryLoadFromData, rt, n, NULL, &b), KACL_SUCCESS); /* control */
-    if (b) CHECK_CODE(A(aclrtBinaryUnLoad, b), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtBinaryLoadFromData, rt, n, NULL, &b), KACL_SUCCESS); /* control */
+    if (b) CHECK_EQ(A(aclrtBinaryUnLoad, b), KACL_SUCCESS);
     unsigned char junk[64] = {0x7f, 'E', 'L', 'F', 1}; /* a 32-bit ELF: not for this device */
-    CHECK_CODE(A(aclrtBinaryLoadFromData, junk, sizeof junk, NULL, &b),
-               KACL_ERROR_RT_PARAM_INVALID);
+    CHECK_EQ(A(aclrtBinaryLoadFromData, junk, sizeof junk, NULL, &b), KACL_ERROR_RT_PARAM_INVALID);
     free(rt), free(mod);
 }
 
@@ -611,43 +595,43 @@ static void t_launch_and_replay(void) {
     kacl_bin b = NULL;
     kacl_func core = NULL, cpu = NULL;
     kacl_model m = NULL;
-    CHECK_CODE(A(aclrtBinaryLoadFromData, mod, k, NULL, &b), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtBinaryGetFunction, b, "kacl_test_add", &core), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtRegisterCpuFunc, b, "kacl_test_add", "add", &cpu), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtBinaryLoadFromData, mod, k, NULL, &b), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtBinaryGetFunction, b, "kacl_test_add", &core), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtRegisterCpuFunc, b, "kacl_test_add", "add", &cpu), KACL_SUCCESS);
     uint32_t zero = 0, got = 0;
-    CHECK_CODE(A(aclrtMemcpy, g_dev, 4, &zero, 4, KACL_MEMCPY_HOST_TO_DEVICE), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtMemcpy, g_dev, 4, &zero, 4, KACL_MEMCPY_HOST_TO_DEVICE), KACL_SUCCESS);
     struct {
         uint64_t addr;
         uint32_t value, pad;
     } args = {(uint64_t)(uintptr_t)g_dev, 1, 0};
-    CHECK_CODE(A(aclrtLaunchKernelWithHostArgs, core, 3, a, NULL, &args, sizeof args, NULL, 0),
-               KACL_SUCCESS);
+    CHECK_EQ(A(aclrtLaunchKernelWithHostArgs, core, 3, a, NULL, &args, sizeof args, NULL, 0),
+             KACL_SUCCESS);
     args.value = 10; /* copied at enqueue: the first launch adds 1 per block */
-    CHECK_CODE(A(aclrtLaunchKernelWithHostArgs, cpu, 1, a, NULL, &args, sizeof args, NULL, 0),
-               KACL_SUCCESS);
-    CHECK_CODE(A(aclrtLaunchKernelWithHostArgs, cpu, 2, a, NULL, &args, sizeof args, NULL, 0),
-               KACL_ERROR_RT_PARAM_INVALID);
-    CHECK_CODE(A(aclrtSynchronizeStream, a), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtMemcpy, &got, 4, g_dev, 4, KACL_MEMCPY_DEVICE_TO_HOST), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtLaunchKernelWithHostArgs, cpu, 1, a, NULL, &args, sizeof args, NULL, 0),
+             KACL_SUCCESS);
+    CHECK_EQ(A(aclrtLaunchKernelWithHostArgs, cpu, 2, a, NULL, &args, sizeof args, NULL, 0),
+             KACL_ERROR_RT_PARAM_INVALID);
+    CHECK_EQ(A(aclrtSynchronizeStream, a), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtMemcpy, &got, 4, g_dev, 4, KACL_MEMCPY_DEVICE_TO_HOST), KACL_SUCCESS);
     CHECK(got == 13);
     args.value = 100;
-    CHECK_CODE(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtLaunchKernelWithHostArgs, core, 2, a, NULL, &args, sizeof args, NULL, 0),
-               KACL_SUCCESS);
-    CHECK_CODE(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureBegin, a, KACL_MODEL_RI_CAPTURE_MODE_GLOBAL), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtLaunchKernelWithHostArgs, core, 2, a, NULL, &args, sizeof args, NULL, 0),
+             KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRICaptureEnd, a, &m), KACL_SUCCESS);
     args.value = 1000;
-    CHECK_CODE(A(aclrtMemcpy, &got, 4, g_dev, 4, KACL_MEMCPY_DEVICE_TO_HOST), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtMemcpy, &got, 4, g_dev, 4, KACL_MEMCPY_DEVICE_TO_HOST), KACL_SUCCESS);
     CHECK(got == 13); /* captured, not run */
-    CHECK_CODE(A(aclmdlRIExecuteAsync, m, a), KACL_SUCCESS);
-    CHECK_CODE(A(aclmdlRIExecuteAsync, m, a), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtSynchronizeStream, a), KACL_SUCCESS);
-    CHECK_CODE(A(aclrtMemcpy, &got, 4, g_dev, 4, KACL_MEMCPY_DEVICE_TO_HOST), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRIExecuteAsync, m, a), KACL_SUCCESS);
+    CHECK_EQ(A(aclmdlRIExecuteAsync, m, a), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtSynchronizeStream, a), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtMemcpy, &got, 4, g_dev, 4, KACL_MEMCPY_DEVICE_TO_HOST), KACL_SUCCESS);
     CHECK(got == 413);
     void *aic = NULL, *aiv = (void *)1;
-    CHECK_CODE(A(aclrtGetFunctionAddr, core, &aic, &aiv), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtGetFunctionAddr, core, &aic, &aiv), KACL_SUCCESS);
     CHECK(aic != NULL && aiv == NULL);
     destroy_model(m);
-    CHECK_CODE(A(aclrtBinaryUnLoad, b), KACL_SUCCESS);
+    CHECK_EQ(A(aclrtBinaryUnLoad, b), KACL_SUCCESS);
     sync_destroy(a);
     free(mod);
 }
@@ -721,6 +705,7 @@ int main(int argc, char **argv) {
     }
     printf("acl rules on %s\n", g_ld.path);
     resolve();
+    ktc_failure_note(recent_message);
     /* what every test uses */
     const char *needed[] = {"aclrtCreateStreamWithConfig",
                             "aclrtDestroyStream",
@@ -767,9 +752,10 @@ int main(int argc, char **argv) {
         for (int a = 1; a < argc; a++) run |= strcmp(argv[a], k_tests[i].name) == 0;
         if (!run) continue;
         printf("%s\n", k_tests[i].name);
-        g_test_failed = g_skip = 0;
+        ktc_test_begin();
+        g_skip = 0;
         k_tests[i].fn();
-        if (g_test_failed)
+        if (ktc_test_failures())
             g_failed++;
         else if (g_skip)
             g_skipped++;

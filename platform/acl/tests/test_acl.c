@@ -113,7 +113,7 @@ static const char *const k_not_on_launch[] = {"aclrtSynchronizeStreamWithTimeout
 
 static void expect_sum(fw_devptr out, const char *what) {
     static float h[N];
-    CHECK_FW(fw->download(h, out, sizeof h));
+    CHECK_FW_OK(fw, fw->download(h, out, sizeof h));
     int bad = 0;
     for (int i = 0; i < N; i++) bad += h[i] != (float)i + 2.0f * (float)i;
     CHECK(bad == 0, "%s: %d of %d elements wrong", what, bad, N);
@@ -143,13 +143,13 @@ static void mode_lifecycle(const char *images, const char *strategy) {
     fw_devptr a = 0, b = 0, out = 0;
     static float ha[N], hb[N];
     for (int i = 0; i < N; i++) ha[i] = (float)i, hb[i] = 2.0f * (float)i;
-    CHECK_FW(fw->stream_create(&s));
-    CHECK_FW(fw->stream_create(&t));
-    CHECK_FW(fw->mem_alloc(sizeof ha, &a));
-    CHECK_FW(fw->mem_alloc(sizeof hb, &b));
-    CHECK_FW(fw->mem_alloc(sizeof ha, &out));
-    CHECK_FW(fw->upload(a, ha, sizeof ha));
-    CHECK_FW(fw->upload(b, hb, sizeof hb));
+    CHECK_FW_OK(fw, fw->stream_create(&s));
+    CHECK_FW_OK(fw, fw->stream_create(&t));
+    CHECK_FW_OK(fw, fw->mem_alloc(sizeof ha, &a));
+    CHECK_FW_OK(fw, fw->mem_alloc(sizeof hb, &b));
+    CHECK_FW_OK(fw, fw->mem_alloc(sizeof ha, &out));
+    CHECK_FW_OK(fw, fw->upload(a, ha, sizeof ha));
+    CHECK_FW_OK(fw, fw->upload(b, hb, sizeof hb));
     const kctx_arg args[4] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4), KCTX_TENSOR(out, N * 4),
                               KCTX_SCALAR(N)};
 
@@ -173,9 +173,9 @@ static void mode_lifecycle(const char *images, const char *strategy) {
     for (int k = 0; k < 50; k++) CHECK_K(kctx_launch(c, 1, args, 4, s), KCTX_OK);
     fw_graph g[3] = {0};
     for (int k = 0; k < 3; k++) {
-        CHECK_FW(fw->begin_capture(t));
+        CHECK_FW_OK(fw, fw->begin_capture(t));
         CHECK_K(kctx_launch(c, 1, args, 4, t), KCTX_OK);
-        CHECK_FW(fw->end_capture(t, &g[k]));
+        CHECK_FW_OK(fw, fw->end_capture(t, &g[k]));
     }
     for (size_t i = 0; i < N_NOT_ON_LAUNCH; i++) {
         uint64_t now = calls(k_not_on_launch[i]);
@@ -188,18 +188,18 @@ static void mode_lifecycle(const char *images, const char *strategy) {
     CHECK(calls("aclrtLaunchKernelWithHostArgs") - launch0 >= 53 * 2,
           "the launch entry counts: %llu",
           (unsigned long long)(calls("aclrtLaunchKernelWithHostArgs") - launch0));
-    CHECK_FW(fw->stream_sync(s, 10000));
+    CHECK_FW_OK(fw, fw->stream_sync(s, 10000));
     expect_sum(out, "50 eager launches");
     for (int k = 0; k < 3; k++) {
         fw_exec x = 0;
-        CHECK_FW(fw->fill_async(out, 0, N * 4, s));
-        CHECK_FW(fw->stream_sync(s, 10000));
-        CHECK_FW(fw->graph_instantiate(g[k], &x));
-        CHECK_FW(fw->graph_launch(x, t));
-        CHECK_FW(fw->stream_sync(t, 10000));
+        CHECK_FW_OK(fw, fw->fill_async(out, 0, N * 4, s));
+        CHECK_FW_OK(fw, fw->stream_sync(s, 10000));
+        CHECK_FW_OK(fw, fw->graph_instantiate(g[k], &x));
+        CHECK_FW_OK(fw, fw->graph_launch(x, t));
+        CHECK_FW_OK(fw, fw->stream_sync(t, 10000));
         expect_sum(out, "a replay");
-        CHECK_FW(fw->exec_destroy(x));
-        CHECK_FW(fw->graph_destroy(g[k]));
+        CHECK_FW_OK(fw, fw->exec_destroy(x));
+        CHECK_FW_OK(fw, fw->graph_destroy(g[k]));
     }
     kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
     CHECK_K(kctx_check(c, &rep), KCTX_OK);
@@ -210,11 +210,11 @@ static void mode_lifecycle(const char *images, const char *strategy) {
         CHECK(now == never0[i], "K4: a kernel lifecycle called %s %llu times", k_never[i],
               (unsigned long long)(now - never0[i]));
     }
-    CHECK_FW(fw->stream_destroy(s));
-    CHECK_FW(fw->stream_destroy(t));
-    CHECK_FW(fw->mem_free(a));
-    CHECK_FW(fw->mem_free(b));
-    CHECK_FW(fw->mem_free(out));
+    CHECK_FW_OK(fw, fw->stream_destroy(s));
+    CHECK_FW_OK(fw, fw->stream_destroy(t));
+    CHECK_FW_OK(fw, fw->mem_free(a));
+    CHECK_FW_OK(fw, fw->mem_free(b));
+    CHECK_FW_OK(fw, fw->mem_free(out));
     free(img);
 }
 
@@ -319,11 +319,11 @@ static void mode_discard(const char *images) {
     if (!img) return;
     fw_stream s = 0, t = 0;
     fw_devptr a = 0, b = 0, out = 0;
-    CHECK_FW(fw->stream_create(&s));
-    CHECK_FW(fw->stream_create(&t));
-    CHECK_FW(fw->mem_alloc(N * 4, &a));
-    CHECK_FW(fw->mem_alloc(N * 4, &b));
-    CHECK_FW(fw->mem_alloc(N * 4, &out));
+    CHECK_FW_OK(fw, fw->stream_create(&s));
+    CHECK_FW_OK(fw, fw->stream_create(&t));
+    CHECK_FW_OK(fw, fw->mem_alloc(N * 4, &a));
+    CHECK_FW_OK(fw, fw->mem_alloc(N * 4, &b));
+    CHECK_FW_OK(fw, fw->mem_alloc(N * 4, &out));
     const kctx_arg args[4] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4), KCTX_TENSOR(out, N * 4),
                               KCTX_SCALAR(N)};
     kctx_context c = 0;
@@ -333,7 +333,7 @@ static void mode_discard(const char *images) {
     CHECK_K(kctx_prepare(c, 1, img, img_size), KCTX_OK);
     for (int round = 0; round < 2; round++) {
         fw_graph g = 0;
-        CHECK_FW(fw->begin_capture(t));
+        CHECK_FW_OK(fw, fw->begin_capture(t));
         CHECK_K(kctx_launch(c, 1, args, 4, t), KCTX_OK);
         /* the framework breaks its own capture: discarded at its end */
         CHECK(fw->stream_query(t) != FW_OK, "a query inside a capture is refused");
@@ -349,11 +349,11 @@ static void mode_discard(const char *images) {
      * count would go wrong, and the context would close while one lives) */
     CHECK_K(kctx_close(c), KCTX_OK);
     CHECK_K(kctx_destroy(c), KCTX_OK);
-    CHECK_FW(fw->stream_destroy(s));
-    CHECK_FW(fw->stream_destroy(t));
-    CHECK_FW(fw->mem_free(a));
-    CHECK_FW(fw->mem_free(b));
-    CHECK_FW(fw->mem_free(out));
+    CHECK_FW_OK(fw, fw->stream_destroy(s));
+    CHECK_FW_OK(fw, fw->stream_destroy(t));
+    CHECK_FW_OK(fw, fw->mem_free(a));
+    CHECK_FW_OK(fw, fw->mem_free(b));
+    CHECK_FW_OK(fw, fw->mem_free(out));
     free(img);
 }
 
@@ -395,7 +395,7 @@ static int mode_fatal_one(const char *images, const char *strategy, uint64_t k) 
     size_t img_size = 0;
     void *img = ktc_read_file(path, &img_size, why, sizeof why);
     CHECK(img != NULL, "%s", why);
-    if (!L || !img) return ktc_summary(stdout, g_passed, g_failed, 0);
+    if (!L || !img) return ktc_check_summary();
     int rc = ktc_fatal_one("acl", L, strategy_of(strategy), img, img_size, k);
     free(img);
     return rc;
@@ -432,5 +432,5 @@ int main(int argc, char **argv) {
                 argv[0]);
         return 2;
     }
-    return ktc_summary(stdout, g_passed, g_failed, 0);
+    return ktc_check_summary();
 }

@@ -125,7 +125,7 @@ static void vadd_once(kctx_context c, fw_devptr a, fw_devptr b, fw_devptr out, f
 
 static void expect_sum(fw_devptr out, const char *what) {
     static float h[N];
-    CHECK_FW(fw->download(h, out, sizeof h));
+    CHECK_FW_OK(fw, fw->download(h, out, sizeof h));
     int bad = 0;
     for (int i = 0; i < N; i++) bad += h[i] != (float)i + 2.0f * (float)i;
     CHECK(bad == 0, "%s: %d of %d elements wrong", what, bad, N);
@@ -157,13 +157,13 @@ static void mode_lifecycle(const char *images) {
     fw_devptr a = 0, b = 0, out = 0;
     static float ha[N], hb[N];
     for (int i = 0; i < N; i++) ha[i] = (float)i, hb[i] = 2.0f * (float)i;
-    CHECK_FW(fw->stream_create(&s));
-    CHECK_FW(fw->stream_create(&t));
-    CHECK_FW(fw->mem_alloc(sizeof ha, &a));
-    CHECK_FW(fw->mem_alloc(sizeof hb, &b));
-    CHECK_FW(fw->mem_alloc(sizeof ha, &out));
-    CHECK_FW(fw->upload(a, ha, sizeof ha));
-    CHECK_FW(fw->upload(b, hb, sizeof hb));
+    CHECK_FW_OK(fw, fw->stream_create(&s));
+    CHECK_FW_OK(fw, fw->stream_create(&t));
+    CHECK_FW_OK(fw, fw->mem_alloc(sizeof ha, &a));
+    CHECK_FW_OK(fw, fw->mem_alloc(sizeof hb, &b));
+    CHECK_FW_OK(fw, fw->mem_alloc(sizeof ha, &out));
+    CHECK_FW_OK(fw, fw->upload(a, ha, sizeof ha));
+    CHECK_FW_OK(fw, fw->upload(b, hb, sizeof hb));
 
     kctx_context c = 0;
     CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
@@ -189,27 +189,27 @@ static void mode_lifecycle(const char *images) {
     CHECK(calls("cuStreamGetCaptureInfo") - info0 == 100,
           "cuStreamGetCaptureInfo: %llu calls for 100 launches (the caller stream each)",
           (unsigned long long)(calls("cuStreamGetCaptureInfo") - info0));
-    CHECK_FW(fw->stream_sync(s, 10000));
+    CHECK_FW_OK(fw, fw->stream_sync(s, 10000));
     expect_sum(out, "100 eager launches");
 
     /* K18: caller stream 0 (the legacy default stream) eagerly */
-    CHECK_FW(fw->fill_async(out, 0, N * 4, s));
-    CHECK_FW(fw->stream_sync(s, 10000));
+    CHECK_FW_OK(fw, fw->fill_async(out, 0, N * 4, s));
+    CHECK_FW_OK(fw, fw->stream_sync(s, 10000));
     vadd_once(c, a, b, out, 0, "stream 0");
-    CHECK_FW(fw->stream_sync(0, 10000));
+    CHECK_FW_OK(fw, fw->stream_sync(0, 10000));
     expect_sum(out, "a launch on stream 0");
 
     /* and CU_STREAM_PER_THREAD (2) */
-    CHECK_FW(fw->fill_async(out, 0, N * 4, s));
-    CHECK_FW(fw->stream_sync(s, 10000));
+    CHECK_FW_OK(fw, fw->fill_async(out, 0, N * 4, s));
+    CHECK_FW_OK(fw, fw->stream_sync(s, 10000));
     vadd_once(c, a, b, out, 2, "stream 2");
-    CHECK_FW(fw->stream_sync(2, 10000));
+    CHECK_FW_OK(fw, fw->stream_sync(2, 10000));
     expect_sum(out, "a launch on CU_STREAM_PER_THREAD");
 
     /* K18: a capturing default stream (CU_STREAM_PER_THREAD can capture) is
      * refused with the reason, nothing enqueued: the capture stays valid */
     fw_graph g2 = 0;
-    CHECK_FW(fw->begin_capture(2));
+    CHECK_FW_OK(fw, fw->begin_capture(2));
     {
         const kctx_arg a2[4] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4),
                                 KCTX_TENSOR(out, N * 4), KCTX_SCALAR(N)};
@@ -217,28 +217,28 @@ static void mode_lifecycle(const char *images) {
         CHECK(strstr(kctx_thread_last_error(), "default stream") != NULL, "the reason: %s",
               kctx_thread_last_error());
     }
-    CHECK_FW(fw->end_capture(2, &g2));
-    if (g2) CHECK_FW(fw->graph_destroy(g2));
+    CHECK_FW_OK(fw, fw->end_capture(2, &g2));
+    if (g2) CHECK_FW_OK(fw, fw->graph_destroy(g2));
 
     /* K34: while a capture holds the context's streams, stream 0 is refused */
     fw_graph g = 0;
-    CHECK_FW(fw->begin_capture(t));
+    CHECK_FW_OK(fw, fw->begin_capture(t));
     vadd_once(c, a, b, out, t, "captured");
     const kctx_arg args[4] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4), KCTX_TENSOR(out, N * 4),
                               KCTX_SCALAR(N)};
     CHECK_K(kctx_launch(c, 1, args, 4, 0), KCTX_CAPTURE_ACTIVE);
     CHECK(strstr(kctx_thread_last_error(), "K34") != NULL, "the refusal says why: %s",
           kctx_thread_last_error());
-    CHECK_FW(fw->end_capture(t, &g));
+    CHECK_FW_OK(fw, fw->end_capture(t, &g));
     fw_exec x = 0;
-    CHECK_FW(fw->graph_instantiate(g, &x));
-    CHECK_FW(fw->fill_async(out, 0, N * 4, s));
-    CHECK_FW(fw->stream_sync(s, 10000));
-    CHECK_FW(fw->graph_launch(x, t));
-    CHECK_FW(fw->stream_sync(t, 10000));
+    CHECK_FW_OK(fw, fw->graph_instantiate(g, &x));
+    CHECK_FW_OK(fw, fw->fill_async(out, 0, N * 4, s));
+    CHECK_FW_OK(fw, fw->stream_sync(s, 10000));
+    CHECK_FW_OK(fw, fw->graph_launch(x, t));
+    CHECK_FW_OK(fw, fw->stream_sync(t, 10000));
     expect_sum(out, "a replay");
-    CHECK_FW(fw->exec_destroy(x));
-    CHECK_FW(fw->graph_destroy(g));
+    CHECK_FW_OK(fw, fw->exec_destroy(x));
+    CHECK_FW_OK(fw, fw->graph_destroy(g));
 
     kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
     CHECK_K(kctx_check(c, &rep), KCTX_OK);
@@ -258,11 +258,11 @@ static void mode_lifecycle(const char *images) {
     for (size_t i = 0; i < N_NOT_ON_LAUNCH; i++)
         printf(" %s=%llu", k_not_on_launch[i], (unsigned long long)calls(k_not_on_launch[i]));
     printf(" cuLaunchKernel=%llu\n", (unsigned long long)calls("cuLaunchKernel"));
-    CHECK_FW(fw->mem_free(a));
-    CHECK_FW(fw->mem_free(b));
-    CHECK_FW(fw->mem_free(out));
-    CHECK_FW(fw->stream_destroy(s));
-    CHECK_FW(fw->stream_destroy(t));
+    CHECK_FW_OK(fw, fw->mem_free(a));
+    CHECK_FW_OK(fw, fw->mem_free(b));
+    CHECK_FW_OK(fw, fw->mem_free(out));
+    CHECK_FW_OK(fw, fw->stream_destroy(s));
+    CHECK_FW_OK(fw, fw->stream_destroy(t));
     free(img);
 }
 
@@ -274,17 +274,17 @@ static void mode_fatal(const char *images) {
     if (!img) return;
     fw_stream s = 0;
     fw_devptr a = 0, b = 0, out = 0;
-    CHECK_FW(fw->stream_create(&s));
-    CHECK_FW(fw->mem_alloc(N * 4, &a));
-    CHECK_FW(fw->mem_alloc(N * 4, &b));
-    CHECK_FW(fw->mem_alloc(N * 4, &out));
+    CHECK_FW_OK(fw, fw->stream_create(&s));
+    CHECK_FW_OK(fw, fw->mem_alloc(N * 4, &a));
+    CHECK_FW_OK(fw, fw->mem_alloc(N * 4, &b));
+    CHECK_FW_OK(fw, fw->mem_alloc(N * 4, &out));
     kctx_context c = 0;
     CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
     kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
     CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
     CHECK_K(kctx_prepare(c, 1, img, img_size), KCTX_OK);
     vadd_once(c, a, b, out, s, "before");
-    CHECK_FW(fw->stream_sync(s, 10000));
+    CHECK_FW_OK(fw, fw->stream_sync(s, 10000));
     /* the device is lost: the double's driver calls answer
      * CUDA_ERROR_LAUNCH_FAILED (719), a sticky error */
     CHECK(sim_device_make_fatal(0) == SIM_OK, "sim_device_make_fatal");
@@ -318,7 +318,7 @@ static int mode_fatal_one(const char *images, uint64_t k) {
           getenv("KCTX_CUDA_DRIVER") ? getenv("KCTX_CUDA_DRIVER") : "(unset)");
     size_t img_size = 0;
     void *img = read_image(images, "vector_add", &img_size);
-    if (!L || !img) return ktc_summary(stdout, g_passed, g_failed, 0);
+    if (!L || !img) return ktc_check_summary();
     int rc = ktc_fatal_one("cuda", L, KCTX_STRATEGY_HOST_ORDERED, img, img_size, k);
     free(img);
     return rc;
@@ -499,7 +499,7 @@ static void mode_bad_modules(const char *images, const char *sim_elf, const char
     kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
     CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
     fw_counts base, now;
-    CHECK_FW(fw->live_counts(0, &base));
+    CHECK_FW_OK(fw, fw->live_counts(0, &base));
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         size_t size = 0;
         void *img = image_with(cases[k].entry, cases[k].blob, cases[k].size, &size);
@@ -508,7 +508,7 @@ static void mode_bad_modules(const char *images, const char *sim_elf, const char
         const char *m = kctx_thread_last_error();
         CHECK(strstr(m, cases[k].code) != NULL, "%s: the message keeps %s: %s", cases[k].what,
               cases[k].code, m);
-        CHECK_FW(fw->live_counts(0, &now));
+        CHECK_FW_OK(fw, fw->live_counts(0, &now));
         CHECK(now.modules == base.modules && now.allocations == base.allocations,
               "%s: nothing kept (modules %llu, allocations %llu; baseline %llu, %llu)",
               cases[k].what, (unsigned long long)now.modules, (unsigned long long)now.allocations,
@@ -540,7 +540,7 @@ static void mode_bad_modules(const char *images, const char *sim_elf, const char
             CHECK_K(kctx_get_phase(c, &ph), KCTX_OK);
             CHECK(ph == KCTX_PHASE_READY, "seam call %llu failed: phase %s", (unsigned long long)n,
                   kctx_phase_name(ph));
-            CHECK_FW(fw->live_counts(0, &now));
+            CHECK_FW_OK(fw, fw->live_counts(0, &now));
             CHECK(now.modules == base.modules && now.allocations == base.allocations,
                   "seam call %llu failed: modules %llu, allocations %llu kept",
                   (unsigned long long)n, (unsigned long long)(now.modules - base.modules),
@@ -615,11 +615,11 @@ static void mode_task_failure(const char *sim_elf) {
     static unsigned char h[N * 4];
     fw_stream s = 0;
     fw_devptr a = 0, b = 0, out = 0, x = 0;
-    CHECK_FW(fw->stream_create(&s));
-    CHECK_FW(fw->mem_alloc(N * 4, &a));
-    CHECK_FW(fw->mem_alloc(N * 4, &b));
-    CHECK_FW(fw->mem_alloc(N * 4, &out));
-    CHECK_FW(fw->mem_alloc(N * 4, &x));
+    CHECK_FW_OK(fw, fw->stream_create(&s));
+    CHECK_FW_OK(fw, fw->mem_alloc(N * 4, &a));
+    CHECK_FW_OK(fw, fw->mem_alloc(N * 4, &b));
+    CHECK_FW_OK(fw, fw->mem_alloc(N * 4, &out));
+    CHECK_FW_OK(fw, fw->mem_alloc(N * 4, &x));
     const kctx_arg args[3] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4),
                               KCTX_TENSOR(out, N * 4)};
     for (int captured = 0; captured < 2; captured++) {
@@ -629,44 +629,44 @@ static void mode_task_failure(const char *sim_elf) {
         kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
         CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
         CHECK_K(kctx_prepare(c, 1, bad, bad_size), KCTX_OK);
-        CHECK_FW(fw->fill_async(x, 0, N * 4, s));
-        CHECK_FW(fw->stream_sync(s, 10000));
+        CHECK_FW_OK(fw, fw->fill_async(x, 0, N * 4, s));
+        CHECK_FW_OK(fw, fw->stream_sync(s, 10000));
         fw_graph g = 0;
         fw_exec e = 0;
-        if (captured) CHECK_FW(fw->begin_capture(s));
+        if (captured) CHECK_FW_OK(fw, fw->begin_capture(s));
         CHECK_K(kctx_launch(c, 1, args, 3, s), KCTX_OK);
         /* the framework's work on the caller stream, after the launch */
-        CHECK_FW(fw->fill_async(x, 0x5a, N * 4, s));
+        CHECK_FW_OK(fw, fw->fill_async(x, 0x5a, N * 4, s));
         if (captured) {
-            CHECK_FW(fw->end_capture(s, &g));
-            CHECK_FW(fw->graph_instantiate(g, &e));
-            CHECK_FW(fw->graph_launch(e, s));
+            CHECK_FW_OK(fw, fw->end_capture(s, &g));
+            CHECK_FW_OK(fw, fw->graph_instantiate(g, &e));
+            CHECK_FW_OK(fw, fw->graph_launch(e, s));
         }
-        CHECK_FW(fw->stream_sync(s, 10000)); /* the stream reports no error */
-        CHECK_FW(fw->download(h, x, sizeof h));
+        CHECK_FW_OK(fw, fw->stream_sync(s, 10000)); /* the stream reports no error */
+        CHECK_FW_OK(fw, fw->download(h, x, sizeof h));
         CHECK(all_bytes(h, sizeof h, 0x5a),
               "%s: the framework's memset after the failed task did not run (x[0] = 0x%02x)", how,
               h[0]);
         /* and more framework work later still runs */
-        CHECK_FW(fw->fill_async(x, 0xa5, N * 4, s));
-        CHECK_FW(fw->stream_sync(s, 10000));
-        CHECK_FW(fw->download(h, x, sizeof h));
+        CHECK_FW_OK(fw, fw->fill_async(x, 0xa5, N * 4, s));
+        CHECK_FW_OK(fw, fw->stream_sync(s, 10000));
+        CHECK_FW_OK(fw, fw->download(h, x, sizeof h));
         CHECK(all_bytes(h, sizeof h, 0xa5), "%s: later framework work did not run", how);
         kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
         CHECK_K(kctx_check(c, &rep), KCTX_DEVICE_ERROR);
         CHECK(rep.device_status == KCTX_DEVICE_ERROR && rep.error_detail == 0,
               "%s: check reports %s, task %llu (expected DEVICE_ERROR, task 0)", how,
               kctx_status_name(rep.device_status), (unsigned long long)rep.error_detail);
-        if (e) CHECK_FW(fw->exec_destroy(e));
-        if (g) CHECK_FW(fw->graph_destroy(g));
+        if (e) CHECK_FW_OK(fw, fw->exec_destroy(e));
+        if (g) CHECK_FW_OK(fw, fw->graph_destroy(g));
         CHECK_K(kctx_close(c), KCTX_OK);
         CHECK_K(kctx_destroy(c), KCTX_OK);
     }
-    CHECK_FW(fw->mem_free(a));
-    CHECK_FW(fw->mem_free(b));
-    CHECK_FW(fw->mem_free(out));
-    CHECK_FW(fw->mem_free(x));
-    CHECK_FW(fw->stream_destroy(s));
+    CHECK_FW_OK(fw, fw->mem_free(a));
+    CHECK_FW_OK(fw, fw->mem_free(b));
+    CHECK_FW_OK(fw, fw->mem_free(out));
+    CHECK_FW_OK(fw, fw->mem_free(x));
+    CHECK_FW_OK(fw, fw->stream_destroy(s));
     free(bad);
     free(elf);
 }
@@ -694,14 +694,14 @@ static void mode_failure_path(const char *images) {
     if (!img) return;
     fw_stream s = 0;
     fw_devptr a = 0, b = 0, out = 0;
-    CHECK_FW(fw->stream_create(&s));
-    CHECK_FW(fw->mem_alloc(N * 4, &a));
-    CHECK_FW(fw->mem_alloc(N * 4, &b));
-    CHECK_FW(fw->mem_alloc(N * 4, &out));
+    CHECK_FW_OK(fw, fw->stream_create(&s));
+    CHECK_FW_OK(fw, fw->mem_alloc(N * 4, &a));
+    CHECK_FW_OK(fw, fw->mem_alloc(N * 4, &b));
+    CHECK_FW_OK(fw, fw->mem_alloc(N * 4, &out));
     const kctx_arg args[4] = {KCTX_TENSOR(a, N * 4), KCTX_TENSOR(b, N * 4), KCTX_TENSOR(out, N * 4),
                               KCTX_SCALAR(N)};
     fw_counts base, now;
-    CHECK_FW(fw->live_counts(0, &base));
+    CHECK_FW_OK(fw, fw->live_counts(0, &base));
     /* the seam calls of one clean launch: the steps to fail */
     uint64_t steps = 0, launches = 0;
     {
@@ -715,7 +715,7 @@ static void mode_failure_path(const char *images) {
         CHECK_K(kctx_launch(c, 1, args, 4, s), KCTX_OK);
         steps = kctx_thread_platform_calls(KCTX_POP_ANY) - n0;
         launches = kctx_thread_platform_calls(KCTX_POP_LAUNCH) - l0;
-        CHECK_FW(fw->stream_sync(s, 10000));
+        CHECK_FW_OK(fw, fw->stream_sync(s, 10000));
         CHECK_K(kctx_close(c), KCTX_OK);
         CHECK_K(kctx_destroy(c), KCTX_OK);
     }
@@ -738,7 +738,7 @@ static void mode_failure_path(const char *images) {
                 kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
                 CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
                 CHECK_K(kctx_prepare(c, 1, img, img_size), KCTX_OK);
-                if (captured) CHECK_FW(fw->begin_capture(s));
+                if (captured) CHECK_FW_OK(fw, fw->begin_capture(s));
                 uint64_t before[N_NOT_ON_FAILURE];
                 for (size_t i = 0; i < N_NOT_ON_FAILURE; i++)
                     before[i] = calls(k_not_on_failure[i]);
@@ -775,9 +775,9 @@ static void mode_failure_path(const char *images) {
                     CHECK(es == FW_OK || (persistent && es == FW_CAPTURE_UNJOINED),
                           "%s: the capture ended with %s (%s)", how, fw_status_name(es),
                           fw->last_error());
-                    if (g) CHECK_FW(fw->graph_destroy(g));
+                    if (g) CHECK_FW_OK(fw, fw->graph_destroy(g));
                 }
-                CHECK_FW(fw->stream_sync(s, 10000)); /* the chain came back (K24) */
+                CHECK_FW_OK(fw, fw->stream_sync(s, 10000)); /* the chain came back (K24) */
                 /* close does not wait (K25): where every later call failed,
                  * the chain's tail on the context's own streams may still
                  * be running; it ends by itself (up to 30 s: a loaded
@@ -791,7 +791,7 @@ static void mode_failure_path(const char *images) {
                 CHECK(cst == KCTX_OK, "%s: close: %s (%s)", how, kctx_status_name(cst),
                       kctx_thread_last_error());
                 CHECK_K(kctx_destroy(c), KCTX_OK);
-                CHECK_FW(fw->live_counts(0, &now));
+                CHECK_FW_OK(fw, fw->live_counts(0, &now));
                 CHECK(now.streams == base.streams && now.events == base.events &&
                           now.modules == base.modules && now.allocations == base.allocations,
                       "%s: live objects after close: streams %llu events %llu modules %llu "
@@ -803,10 +803,10 @@ static void mode_failure_path(const char *images) {
             }
     /* the sweep did reach the failure paths that touch the device words */
     CHECK(word_failures > 0, "no failure path wrote the error or abort word");
-    CHECK_FW(fw->mem_free(a));
-    CHECK_FW(fw->mem_free(b));
-    CHECK_FW(fw->mem_free(out));
-    CHECK_FW(fw->stream_destroy(s));
+    CHECK_FW_OK(fw, fw->mem_free(a));
+    CHECK_FW_OK(fw, fw->mem_free(b));
+    CHECK_FW_OK(fw, fw->mem_free(out));
+    CHECK_FW_OK(fw, fw->stream_destroy(s));
     free(img);
 }
 
@@ -866,5 +866,5 @@ int main(int argc, char **argv) {
                 argv[0]);
         return 2;
     }
-    return ktc_summary(stdout, g_passed, g_failed, 0);
+    return ktc_check_summary();
 }

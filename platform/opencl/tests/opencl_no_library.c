@@ -9,46 +9,40 @@
 #include <kctx/kctx.h>
 #include <kctx/opencl.h>
 
+#include "kctx_test_check.h"
+#include "kctx_test_common.h"
+
 #include <stdio.h>
 #include <string.h>
 
-static int g_fails;
-
-static void check(int ok, const char *what) {
-    if (!ok) g_fails++;
-    printf("%s %s\n", ok ? "ok  " : "FAIL", what);
-}
-
 int main(void) {
     kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
-    check(kctx_get_platform_caps("opencl", &caps) == KCTX_OK, "the caps query answers");
+    CHECK(kctx_get_platform_caps("opencl", &caps) == KCTX_OK, "the caps query answers");
     if (caps.available) {
-        printf("the OpenCL library loads here: run with KCTX_OPENCL_LIBRARY naming a missing "
-               "file\n0 passed, 1 failed\n");
-        return 1;
+        FAIL("the OpenCL library loads here: run with KCTX_OPENCL_LIBRARY naming a missing file");
+        return ktc_check_summary();
     }
-    check(caps.built && !caps.available, "built, not available");
-    check(caps.reason && strstr(caps.reason, "not installed or not loadable") != NULL,
+    CHECK(caps.built && !caps.available, "built, not available");
+    CHECK(caps.reason && strstr(caps.reason, "not installed or not loadable") != NULL,
           "the reason says the library does not load");
     printf("     reason: %s\n", caps.reason ? caps.reason : "(null)");
     kctx_context c = 0;
     kctx_status st = kctx_context_create("opencl", &c);
-    check(st != KCTX_OK && c == 0, "a context of it is refused");
-    check(strstr(kctx_thread_last_error(), "not loadable") != NULL, "with the reason");
+    CHECK(st != KCTX_OK && c == 0, "a context of it is refused");
+    CHECK(strstr(kctx_thread_last_error(), "not loadable") != NULL, "with the reason");
     printf("     create: %s\n", kctx_thread_last_error());
     int dev = -1;
-    check(kctx_opencl_bind_queue((struct _cl_command_queue *)&caps, &dev) == KCTX_UNSUPPORTED &&
+    CHECK(kctx_opencl_bind_queue((struct _cl_command_queue *)&caps, &dev) == KCTX_UNSUPPORTED &&
               dev == -1,
           "kctx_opencl_bind_queue: UNSUPPORTED, touching nothing");
-    check(kctx_opencl_bind((struct _cl_context *)&caps, (struct _cl_device_id *)&caps, &dev) ==
+    CHECK(kctx_opencl_bind((struct _cl_context *)&caps, (struct _cl_device_id *)&caps, &dev) ==
               KCTX_UNSUPPORTED,
           "kctx_opencl_bind: UNSUPPORTED");
     uint64_t n = 77;
-    check(kctx_opencl_driver_calls("clFlush", &n) == KCTX_UNSUPPORTED && n == 77,
+    CHECK(kctx_opencl_driver_calls("clFlush", &n) == KCTX_UNSUPPORTED && n == 77,
           "kctx_opencl_driver_calls: UNSUPPORTED, touching nothing");
     /* the sim is unaffected */
-    check(kctx_context_create("sim", &c) == KCTX_OK && kctx_destroy(c) == KCTX_OK,
+    CHECK(kctx_context_create("sim", &c) == KCTX_OK && kctx_destroy(c) == KCTX_OK,
           "the sim still works");
-    printf("%d passed, %d failed\n", g_fails ? 0 : 1, g_fails ? 1 : 0);
-    return g_fails ? 1 : 0;
+    return ktc_check_summary();
 }

@@ -1,5 +1,5 @@
 /*
- * harness.c — registration, checks, the per-test clean-teardown baseline and
+ * harness.c — registration, the per-test clean-teardown baseline and
  * main() of every sim test executable.
  */
 #include "harness.h"
@@ -25,8 +25,7 @@ typedef struct harness_test {
 
 static harness_test g_tests[HARNESS_MAX_TESTS];
 static int g_ntests;
-static atomic_int g_failures; /* failed checks of the running test */
-static atomic_int g_skipped;  /* the running test called harness_skip */
+static atomic_int g_skipped; /* the running test called harness_skip */
 
 void harness_register(const char *name, harness_test_fn fn) {
     if (g_ntests == HARNESS_MAX_TESTS) {
@@ -36,54 +35,6 @@ void harness_register(const char *name, harness_test_fn fn) {
     g_tests[g_ntests].name = name;
     g_tests[g_ntests].fn = fn;
     g_ntests++;
-}
-
-static void failed(void) { atomic_fetch_add(&g_failures, 1); }
-
-int harness_check(int ok, const char *expr, const char *file, int line) {
-    if (ok) return 1;
-    failed();
-    fprintf(stderr, "%s:%d: CHECK failed: %s\n", file, line, expr);
-    return 0;
-}
-
-int harness_check_eq(uint64_t a, uint64_t b, const char *ea, const char *eb, const char *file,
-                     int line) {
-    if (a == b) return 1;
-    failed();
-    fprintf(
-        stderr,
-        "%s:%d: CHECK_EQ failed: %s == %s\n    left:  %lld (0x%llx)\n    right: %lld (0x%llx)\n",
-        file, line, ea, eb, (long long)a, (unsigned long long)a, (long long)b,
-        (unsigned long long)b);
-    return 0;
-}
-
-static int status_mismatch(sim_status got, const char *want, const char *expr, const char *file,
-                           int line) {
-    /* Copy the message first: it is valid only until the next sim call. */
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", sim_last_error_message());
-    failed();
-    fprintf(stderr,
-            "%s:%d: CHECK_STATUS failed: %s\n    expected: %s\n    got:      %s (%d)\n    message: "
-            " %s\n",
-            file, line, expr, want, sim_status_name(got), (int)got, msg);
-    return 0;
-}
-
-int harness_check_status(sim_status got, sim_status want, const char *expr, const char *file,
-                         int line) {
-    if (got == want) return 1;
-    return status_mismatch(got, sim_status_name(want), expr, file, line);
-}
-
-int harness_check_status2(sim_status got, sim_status want1, sim_status want2, const char *expr,
-                          const char *file, int line) {
-    if (got == want1 || got == want2) return 1;
-    char want[128];
-    snprintf(want, sizeof want, "%s or %s", sim_status_name(want1), sim_status_name(want2));
-    return status_mismatch(got, want, expr, file, line);
 }
 
 int harness_device_count(void) {
@@ -143,7 +94,7 @@ int harness_flag_wait(harness_flag *f, int at_least, unsigned timeout_ms) {
 void harness_run_in_thread(void *(*fn)(void *), void *arg) {
     pthread_t t;
     if (pthread_create(&t, NULL, fn, arg) != 0) {
-        CHECK(!"pthread_create failed");
+        FAIL("pthread_create failed");
         return;
     }
     pthread_join(t, NULL);
@@ -154,10 +105,7 @@ void harness_run_in_thread(void *(*fn)(void *), void *arg) {
 void *harness_read_file(const char *path, size_t *size) {
     char why[512];
     void *bytes = ktc_read_file(path, size, why, sizeof why);
-    if (!bytes) {
-        fprintf(stderr, "harness: %s\n", why);
-        failed();
-    }
+    if (!bytes) ktc_fail(NULL, 0, NULL, NULL, "harness: %s", why);
     return bytes;
 }
 
@@ -166,10 +114,8 @@ sim_status harness_module_load_file(sim_module *module, const char *path) {
     sim_status st = SIM_INVALID_VALUE;
     /* An unreadable file is the harness's failure; a refused module is the
      * caller's to check (some tests expect the refusal). */
-    if (ktc_sim_module_load_file(module, path, &st, why, sizeof why) != 0) {
-        fprintf(stderr, "harness: %s\n", why);
-        failed();
-    }
+    if (ktc_sim_module_load_file(module, path, &st, why, sizeof why) != 0)
+        ktc_fail(NULL, 0, NULL, NULL, "harness: %s", why);
     return st;
 }
 
@@ -190,15 +136,14 @@ typedef struct device_baseline {
     uint64_t live_count, live_bytes;
 } device_baseline;
 
+/* 0 (a failure recorded) when the counters cannot be read. */
 static int take_baseline(device_baseline *b, int ndev) {
     for (int d = 0; d < ndev; d++) {
         sim_object_counts c = SIM_OBJECT_COUNTS_INIT;
         if (sim_object_counts_get(d, &c) != SIM_OK ||
-            sim_mem_stats(d, &b[d].live_count, &b[d].live_bytes) != SIM_OK) {
-            fprintf(stderr, "harness: cannot read device %d counters: %s\n", d,
-                    sim_last_error_message());
-            return 0;
-        }
+            sim_mem_stats(d, &b[d].live_count, &b[d].live_bytes) != SIM_OK)
+            return ktc_fail(NULL, 0, NULL, NULL, "harness: cannot read device %d counters: %s", d,
+                            sim_last_error_message());
         b[d].objects = c;
     }
     return 1;
@@ -206,17 +151,14 @@ static int take_baseline(device_baseline *b, int ndev) {
 
 static void compare_field(int d, const char *what, uint64_t before, uint64_t after) {
     if (before == after) return;
-    failed();
-    fprintf(stderr, "teardown: device %d %s: %llu at start, %llu at end (leak or over-release)\n",
-            d, what, (unsigned long long)before, (unsigned long long)after);
+    ktc_fail(NULL, 0, NULL, NULL,
+             "teardown: device %d %s: %llu at start, %llu at end (leak or over-release)", d, what,
+             (unsigned long long)before, (unsigned long long)after);
 }
 
 static void check_baseline(const device_baseline *before, int ndev) {
     device_baseline after[HARNESS_MAX_DEVICES];
-    if (!take_baseline(after, ndev)) {
-        failed();
-        return;
-    }
+    if (!take_baseline(after, ndev)) return;
     for (int d = 0; d < ndev; d++) {
         compare_field(d, "streams", before[d].objects.streams, after[d].objects.streams);
         compare_field(d, "events", before[d].objects.events, after[d].objects.events);
@@ -263,19 +205,17 @@ static int run_one(const harness_test *t, int ndev) {
     device_baseline before[HARNESS_MAX_DEVICES];
     printf("[ RUN  ] %s\n", t->name);
     fflush(stdout);
-    atomic_store(&g_failures, 0);
+    ktc_test_begin();
     atomic_store(&g_skipped, 0);
     restore_test_state();
-    if (!take_baseline(before, ndev))
-        failed();
-    else {
+    if (take_baseline(before, ndev)) {
         t->fn();
         restore_test_state();
         check_baseline(before, ndev);
     }
-    int result = atomic_load(&g_failures) != 0 ? RUN_FAILED
-                 : atomic_load(&g_skipped)     ? RUN_SKIPPED
-                                               : RUN_PASSED;
+    int result = ktc_test_failures() != 0  ? RUN_FAILED
+                 : atomic_load(&g_skipped) ? RUN_SKIPPED
+                                           : RUN_PASSED;
     static const char *const words[] = {" OK ", "FAIL", "SKIP"};
     fflush(stderr);
     printf("[ %s ] %s\n", words[result], t->name);

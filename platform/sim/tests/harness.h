@@ -1,7 +1,7 @@
 /*
  * harness.h — the sim tests' tiny harness.
  *
- *   TEST(stream_runs_operations_in_order) { ... CHECK_STATUS(sim_..., SIM_OK); }
+ *   TEST(stream_runs_operations_in_order) { ... CHECK_SIM(sim_..., SIM_OK); }
  *
  * Each test executable runs all its tests, or the one named on the command
  * line, and prints "N passed, M failed" as its final line (", K skipped"
@@ -12,15 +12,17 @@
  * After a failed test the harness resets every device so that later tests
  * start clean.
  *
- * CHECK* macros record a failure (file:line, the expression, the values and,
- * for statuses, the status name and sim_last_error_message()) and evaluate
- * to 1 when the check held; REQUIRE* return from the test when it did not.
- * Checks are thread-safe: helper threads and host functions may use them.
+ * The checks are tests/common/kctx_test_check.h's (CHECK, CHECK_EQ,
+ * CHECK_SIM, CHECK_SIM_OK, REQUIRE...): thread-safe, so helper threads and
+ * host functions may use them; a test fails when any of them failed while
+ * it ran.
  */
 #ifndef KCTX_TESTS_SIM_HARNESS_H
 #define KCTX_TESTS_SIM_HARNESS_H
 
 #include <kctx/sim.h>
+
+#include "kctx_test_check.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -35,37 +37,6 @@ void harness_register(const char *name, harness_test_fn fn);
         harness_register(#name, name);                                       \
     }                                                                        \
     static void name(void)
-
-int harness_check(int ok, const char *expr, const char *file, int line);
-int harness_check_eq(uint64_t a, uint64_t b, const char *ea, const char *eb, const char *file,
-                     int line);
-int harness_check_status(sim_status got, sim_status want, const char *expr, const char *file,
-                         int line);
-/* Checks that `got` is one of two acceptable statuses (where the contract
- * leaves the choice open). */
-int harness_check_status2(sim_status got, sim_status want1, sim_status want2, const char *expr,
-                          const char *file, int line);
-
-#define CHECK(cond) harness_check(!!(cond), #cond, __FILE__, __LINE__)
-#define CHECK_EQ(a, b) harness_check_eq((uint64_t)(a), (uint64_t)(b), #a, #b, __FILE__, __LINE__)
-#define CHECK_STATUS(expr, want) harness_check_status((expr), (want), #expr, __FILE__, __LINE__)
-#define CHECK_STATUS2(expr, w1, w2) \
-    harness_check_status2((expr), (w1), (w2), #expr, __FILE__, __LINE__)
-#define CHECK_OK(expr) CHECK_STATUS(expr, SIM_OK)
-
-#define REQUIRE(cond)             \
-    do {                          \
-        if (!CHECK(cond)) return; \
-    } while (0)
-#define REQUIRE_EQ(a, b)             \
-    do {                             \
-        if (!CHECK_EQ(a, b)) return; \
-    } while (0)
-#define REQUIRE_STATUS(expr, want)             \
-    do {                                       \
-        if (!CHECK_STATUS(expr, want)) return; \
-    } while (0)
-#define REQUIRE_OK(expr) REQUIRE_STATUS(expr, SIM_OK)
 
 /* Number of devices of the sim (queried once). */
 int harness_device_count(void);

@@ -9,12 +9,13 @@
 
 static int lookup(sim_function *fn, sim_module m, const char *name) {
     sim_status st = sim_module_get_function(fn, m, name);
-    return harness_check_status(st, SIM_OK, name, __FILE__, __LINE__);
+    return CHECK(st == SIM_OK, "kernel %s: %s (%s)", name, sim_status_name(st),
+                 sim_last_error_message());
 }
 
 int kernels_load(test_kernels *k) {
     memset(k, 0, sizeof *k);
-    if (!CHECK_OK(harness_module_load_file(&k->module, SIM_TEST_KERNELS))) return 0;
+    if (!CHECK_SIM_OK(harness_module_load_file(&k->module, SIM_TEST_KERNELS))) return 0;
     int ok = lookup(&k->noop, k->module, "k_noop") & lookup(&k->add_u32, k->module, "k_add_u32") &
              lookup(&k->vadd_f32, k->module, "k_vadd_f32") &
              lookup(&k->append, k->module, "k_append") & lookup(&k->gang, k->module, "k_gang") &
@@ -30,13 +31,13 @@ int kernels_load(test_kernels *k) {
 }
 
 void kernels_unload(test_kernels *k) {
-    if (k->module) CHECK_OK(sim_module_unload(k->module));
+    if (k->module) CHECK_SIM_OK(sim_module_unload(k->module));
     k->module = 0;
 }
 
 int probes_load(probe_kernels *p) {
     memset(p, 0, sizeof *p);
-    if (!CHECK_OK(harness_module_load_file(&p->module, SIM_PROBE_KERNELS))) return 0;
+    if (!CHECK_SIM_OK(harness_module_load_file(&p->module, SIM_PROBE_KERNELS))) return 0;
     int ok = lookup(&p->exclusive_enter, p->module, "k_exclusive_enter") &
              lookup(&p->exclusive_exit, p->module, "k_exclusive_exit") &
              lookup(&p->exclusive, p->module, "k_exclusive") &
@@ -52,7 +53,7 @@ int probes_load(probe_kernels *p) {
 }
 
 void probes_unload(probe_kernels *p) {
-    if (p->module) CHECK_OK(sim_module_unload(p->module));
+    if (p->module) CHECK_SIM_OK(sim_module_unload(p->module));
     p->module = 0;
 }
 
@@ -87,25 +88,25 @@ sim_status launch_error(sim_stream s, const test_kernels *k, uint32_t code, uint
 
 sim_devptr dev_alloc(size_t size) {
     sim_devptr p = 0;
-    if (!CHECK_OK(sim_malloc(&p, size))) return 0;
+    if (!CHECK_SIM_OK(sim_malloc(&p, size))) return 0;
     void *zeros = calloc(1, size);
     if (zeros) {
-        CHECK_OK(sim_memcpy(DEVP(p), zeros, size, SIM_COPY_HOST_TO_DEVICE));
+        CHECK_SIM_OK(sim_memcpy(DEVP(p), zeros, size, SIM_COPY_HOST_TO_DEVICE));
         free(zeros);
     }
     return p;
 }
 
 void dev_free(sim_devptr p) {
-    if (p) CHECK_OK(sim_free(p));
+    if (p) CHECK_SIM_OK(sim_free(p));
 }
 
 void dev_write(sim_devptr dst, const void *src, size_t size) {
-    CHECK_OK(sim_memcpy(DEVP(dst), src, size, SIM_COPY_HOST_TO_DEVICE));
+    CHECK_SIM_OK(sim_memcpy(DEVP(dst), src, size, SIM_COPY_HOST_TO_DEVICE));
 }
 
 void dev_read(void *dst, sim_devptr src, size_t size) {
-    CHECK_OK(sim_memcpy(dst, DEVP(src), size, SIM_COPY_DEVICE_TO_HOST));
+    CHECK_SIM_OK(sim_memcpy(dst, DEVP(src), size, SIM_COPY_DEVICE_TO_HOST));
 }
 
 uint32_t dev_read_u32(sim_devptr src) {
@@ -116,7 +117,7 @@ uint32_t dev_read_u32(sim_devptr src) {
 
 uint32_t dev_peek_u32(sim_devptr src) {
     uint32_t v = 0xFFFFFFFFu;
-    CHECK_OK(sim_atomic_read_u32(src, &v));
+    CHECK_SIM_OK(sim_atomic_read_u32(src, &v));
     return v;
 }
 
@@ -136,7 +137,7 @@ int hold_kernel(sim_function fn, uint64_t nth) {
     h.kind = SIM_EXEC_KERNEL;
     h.nth = nth;
     h.fn = fn;
-    CHECK_OK(sim_hold_arm(&h, &id));
+    CHECK_SIM_OK(sim_hold_arm(&h, &id));
     return id;
 }
 
@@ -145,7 +146,7 @@ int hold_kind(sim_exec_kind kind, uint64_t nth) {
     int id = -1;
     h.kind = kind;
     h.nth = nth;
-    CHECK_OK(sim_hold_arm(&h, &id));
+    CHECK_SIM_OK(sim_hold_arm(&h, &id));
     return id;
 }
 
@@ -153,11 +154,11 @@ void start_blocked_kernel(sim_stream s, sim_stream helper, const test_kernels *k
                           const probe_kernels *pk, sim_devptr word, sim_devptr scratch,
                           sim_devptr result) {
     struct signal_wait_params p = {scratch, word, 0, 0, UINT64_MAX, result};
-    CHECK_OK(sim_launch_kernel(s, pk->signal_then_wait, SIM_TARGET_AICPU, 1, &p, sizeof p));
+    CHECK_SIM_OK(sim_launch_kernel(s, pk->signal_then_wait, SIM_TARGET_AICPU, 1, &p, sizeof p));
     /* The helper's AICPU kernel returns once the blocked kernel has started. */
-    CHECK_OK(
+    CHECK_SIM_OK(
         launch_wait(helper, k, scratch, 0, TEST_WAIT_TIMEOUT_NS, scratch + 4, SIM_TARGET_AICPU));
-    CHECK_OK(sim_stream_synchronize(helper));
+    CHECK_SIM_OK(sim_stream_synchronize(helper));
     CHECK_EQ(dev_peek_u32(scratch), 1);
     CHECK_EQ(dev_peek_u32(scratch + 4), WAIT_RESULT_OK);
 }

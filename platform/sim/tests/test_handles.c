@@ -26,23 +26,23 @@ typedef struct objects {
 static int objects_create(objects *o) {
     *o = (objects){0};
     if (!kernels_load(&o->k)) return 0;
-    if (!CHECK_OK(sim_stream_create(&o->stream))) return 0;
-    if (!CHECK_OK(sim_event_create(&o->event, SIM_EVENT_DEFAULT))) return 0;
+    if (!CHECK_SIM_OK(sim_stream_create(&o->stream))) return 0;
+    if (!CHECK_SIM_OK(sim_event_create(&o->event, SIM_EVENT_DEFAULT))) return 0;
     o->mem = dev_alloc(256);
     if (!o->mem) return 0;
-    if (!CHECK_OK(sim_stream_begin_capture(o->stream, SIM_CAPTURE_MODE_GLOBAL))) return 0;
-    CHECK_OK(launch_add(o->stream, &o->k, o->mem, 4, 1, 0));
-    if (!CHECK_OK(sim_stream_end_capture(o->stream, &o->graph))) return 0;
-    return CHECK_OK(sim_graph_instantiate(&o->exec, o->graph));
+    if (!CHECK_SIM_OK(sim_stream_begin_capture(o->stream, SIM_CAPTURE_MODE_GLOBAL))) return 0;
+    CHECK_SIM_OK(launch_add(o->stream, &o->k, o->mem, 4, 1, 0));
+    if (!CHECK_SIM_OK(sim_stream_end_capture(o->stream, &o->graph))) return 0;
+    return CHECK_SIM_OK(sim_graph_instantiate(&o->exec, o->graph));
 }
 
 static void objects_destroy(objects *o) {
-    if (o->exec) CHECK_OK(sim_graph_exec_destroy(o->exec));
-    if (o->graph) CHECK_OK(sim_graph_destroy(o->graph));
-    if (o->event) CHECK_OK(sim_event_destroy(o->event));
+    if (o->exec) CHECK_SIM_OK(sim_graph_exec_destroy(o->exec));
+    if (o->graph) CHECK_SIM_OK(sim_graph_destroy(o->graph));
+    if (o->event) CHECK_SIM_OK(sim_event_destroy(o->event));
     if (o->stream) {
-        CHECK_OK(sim_stream_synchronize(o->stream));
-        CHECK_OK(sim_stream_destroy(o->stream));
+        CHECK_SIM_OK(sim_stream_synchronize(o->stream));
+        CHECK_SIM_OK(sim_stream_destroy(o->stream));
     }
     dev_free(o->mem);
     kernels_unload(&o->k);
@@ -50,8 +50,15 @@ static void objects_destroy(objects *o) {
 
 /* Every handle-taking function, given `bad` in one handle position and live
  * objects elsewhere, returns SIM_INVALID_HANDLE. */
+/* CHECK_SIM reported at the caller's line. */
+static int status_at(int line, const char *what, sim_status got, sim_status want) {
+    if (got == want) return ktc_held();
+    return ktc_fail(__FILE__, line, "CHECK_SIM", what, "%s, expected %s (%s)", sim_status_name(got),
+                    sim_status_name(want), sim_last_error_message());
+}
+
 static void check_rejected_everywhere(const objects *o, uint64_t bad, int line) {
-#define BAD_(expr) harness_check_status((expr), SIM_INVALID_HANDLE, #expr, __FILE__, line)
+#define BAD_(expr) status_at(line, #expr, (expr), SIM_INVALID_HANDLE)
     uint32_t v = 0;
     int dev = 0;
     float ms = 0;
@@ -93,8 +100,7 @@ static void check_rejected_everywhere(const objects *o, uint64_t bad, int line) 
     BAD_(sim_graph_exec_destroy(bad));
 #undef BAD_
     /* The live objects still work. */
-    harness_check_status(sim_stream_query(o->stream), SIM_OK, "live stream still valid", __FILE__,
-                         line);
+    status_at(line, "live stream still valid", sim_stream_query(o->stream), SIM_OK);
 }
 
 TEST(zero_handle_is_invalid_everywhere) {
@@ -124,14 +130,14 @@ TEST(handle_with_any_bit_flipped_is_invalid) {
     /* Index, generation, type and device are all validated: a handle with
      * one bit changed is never taken for a live object. */
     sim_stream s = 0;
-    REQUIRE_OK(sim_stream_create(&s));
+    REQUIRE_SIM_OK(sim_stream_create(&s));
     for (int bit = 0; bit < 64; bit++) {
         uint64_t h = s ^ (1ull << bit);
-        if (!CHECK_STATUS(sim_stream_query(h), SIM_INVALID_HANDLE))
+        if (!CHECK_SIM(sim_stream_query(h), SIM_INVALID_HANDLE))
             CHECK_EQ(bit, -1); /* names the bit in the failure */
     }
-    CHECK_OK(sim_stream_query(s));
-    CHECK_OK(sim_stream_destroy(s));
+    CHECK_SIM_OK(sim_stream_query(s));
+    CHECK_SIM_OK(sim_stream_destroy(s));
 }
 
 TEST(destroyed_handles_are_invalid_everywhere) {
@@ -161,11 +167,11 @@ TEST(double_destroy_is_invalid_handle) {
     }
     objects gone = o;
     objects_destroy(&o);
-    CHECK_STATUS(sim_stream_destroy(gone.stream), SIM_INVALID_HANDLE);
-    CHECK_STATUS(sim_event_destroy(gone.event), SIM_INVALID_HANDLE);
-    CHECK_STATUS(sim_graph_destroy(gone.graph), SIM_INVALID_HANDLE);
-    CHECK_STATUS(sim_graph_exec_destroy(gone.exec), SIM_INVALID_HANDLE);
-    CHECK_STATUS(sim_module_unload(gone.k.module), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_stream_destroy(gone.stream), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_event_destroy(gone.event), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_graph_destroy(gone.graph), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_graph_exec_destroy(gone.exec), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_module_unload(gone.k.module), SIM_INVALID_HANDLE);
 }
 
 TEST(handle_of_another_type_is_invalid) {
@@ -176,26 +182,26 @@ TEST(handle_of_another_type_is_invalid) {
         sim_graph_exec x = 0;
         sim_function fn = 0;
         /* an event or a graph used as a stream */
-        CHECK_STATUS(sim_stream_query(o.event), SIM_INVALID_HANDLE);
-        CHECK_STATUS(sim_stream_get_device(o.graph, &dev), SIM_INVALID_HANDLE);
-        CHECK_STATUS(sim_event_record(o.event, o.event), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_stream_query(o.event), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_stream_get_device(o.graph, &dev), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_event_record(o.event, o.event), SIM_INVALID_HANDLE);
         /* a stream used as an event */
-        CHECK_STATUS(sim_event_query(o.stream), SIM_INVALID_HANDLE);
-        CHECK_STATUS(sim_stream_wait_event(o.stream, o.stream), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_event_query(o.stream), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_stream_wait_event(o.stream, o.stream), SIM_INVALID_HANDLE);
         /* a module used as a function, a function as a module */
-        CHECK_STATUS(sim_launch_kernel(o.stream, o.k.module, SIM_TARGET_AICPU, 1, NULL, 0),
-                     SIM_INVALID_HANDLE);
-        CHECK_STATUS(sim_module_get_function(&fn, o.k.noop, "k_noop"), SIM_INVALID_HANDLE);
-        CHECK_STATUS(sim_module_unload(o.k.noop), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_launch_kernel(o.stream, o.k.module, SIM_TARGET_AICPU, 1, NULL, 0),
+                  SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_module_get_function(&fn, o.k.noop, "k_noop"), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_module_unload(o.k.noop), SIM_INVALID_HANDLE);
         /* a graph used as an exec and back */
-        CHECK_STATUS(sim_graph_launch(o.graph, o.stream), SIM_INVALID_HANDLE);
-        CHECK_STATUS(sim_graph_node_count(o.exec, &n), SIM_INVALID_HANDLE);
-        CHECK_STATUS(sim_graph_instantiate(&x, o.exec), SIM_INVALID_HANDLE);
-        CHECK_STATUS(sim_graph_destroy(o.exec), SIM_INVALID_HANDLE);
-        CHECK_STATUS(sim_graph_exec_destroy(o.graph), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_graph_launch(o.graph, o.stream), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_graph_node_count(o.exec, &n), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_graph_instantiate(&x, o.exec), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_graph_destroy(o.exec), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_graph_exec_destroy(o.graph), SIM_INVALID_HANDLE);
         /* a stream destroyed through the event API survives */
-        CHECK_STATUS(sim_event_destroy(o.stream), SIM_INVALID_HANDLE);
-        CHECK_OK(sim_stream_query(o.stream));
+        CHECK_SIM(sim_event_destroy(o.stream), SIM_INVALID_HANDLE);
+        CHECK_SIM_OK(sim_stream_query(o.stream));
     }
     objects_destroy(&o);
 }
@@ -203,50 +209,50 @@ TEST(handle_of_another_type_is_invalid) {
 TEST(handle_of_another_device_is_invalid) {
     objects d0, d1;
     int ok0 = objects_create(&d0);
-    CHECK_OK(sim_set_device(1));
+    CHECK_SIM_OK(sim_set_device(1));
     int ok1 = objects_create(&d1);
-    CHECK_OK(sim_set_device(0));
+    CHECK_SIM_OK(sim_set_device(0));
     if (ok0 && ok1) {
         float ms = 0;
         /* event of device 1 recorded on / waited by a stream of device 0 */
-        CHECK_STATUS(sim_event_record(d1.event, d0.stream), SIM_INVALID_HANDLE);
-        CHECK_STATUS(sim_stream_wait_event(d0.stream, d1.event), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_event_record(d1.event, d0.stream), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_stream_wait_event(d0.stream, d1.event), SIM_INVALID_HANDLE);
         /* elapsed time between executed timing events of two devices */
-        CHECK_OK(sim_event_record(d0.event, d0.stream));
-        CHECK_OK(sim_event_record(d1.event, d1.stream));
-        CHECK_OK(sim_event_synchronize(d0.event));
-        CHECK_OK(sim_event_synchronize(d1.event));
-        CHECK_STATUS(sim_event_elapsed_ms(&ms, d0.event, d1.event), SIM_INVALID_HANDLE);
-        CHECK_STATUS(sim_event_elapsed_ms(&ms, d1.event, d0.event), SIM_INVALID_HANDLE);
+        CHECK_SIM_OK(sim_event_record(d0.event, d0.stream));
+        CHECK_SIM_OK(sim_event_record(d1.event, d1.stream));
+        CHECK_SIM_OK(sim_event_synchronize(d0.event));
+        CHECK_SIM_OK(sim_event_synchronize(d1.event));
+        CHECK_SIM(sim_event_elapsed_ms(&ms, d0.event, d1.event), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_event_elapsed_ms(&ms, d1.event, d0.event), SIM_INVALID_HANDLE);
         /* a function of a module of device 1 launched on device 0 */
-        CHECK_STATUS(sim_launch_kernel(d0.stream, d1.k.noop, SIM_TARGET_AICPU, 1, NULL, 0),
-                     SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_launch_kernel(d0.stream, d1.k.noop, SIM_TARGET_AICPU, 1, NULL, 0),
+                  SIM_INVALID_HANDLE);
         /* an exec of device 1 launched on a stream of device 0 */
-        CHECK_STATUS(sim_graph_launch(d1.exec, d0.stream), SIM_INVALID_HANDLE);
+        CHECK_SIM(sim_graph_launch(d1.exec, d0.stream), SIM_INVALID_HANDLE);
         /* Handles carry their device: a stream of device 1 is usable and
          * reports its device from a thread whose current device is 0. */
         int dev = -1;
-        CHECK_OK(sim_stream_get_device(d1.stream, &dev));
+        CHECK_SIM_OK(sim_stream_get_device(d1.stream, &dev));
         CHECK_EQ(dev, 1);
-        CHECK_OK(sim_stream_get_device(d0.stream, &dev));
+        CHECK_SIM_OK(sim_stream_get_device(d0.stream, &dev));
         CHECK_EQ(dev, 0);
     }
     objects_destroy(&d0);
-    CHECK_OK(sim_set_device(1));
+    CHECK_SIM_OK(sim_set_device(1));
     objects_destroy(&d1);
-    CHECK_OK(sim_set_device(0));
+    CHECK_SIM_OK(sim_set_device(0));
 }
 
 TEST(stale_handles_after_reset_stay_invalid) {
     objects o;
-    CHECK_OK(sim_set_device(1));
+    CHECK_SIM_OK(sim_set_device(1));
     int ok = objects_create(&o);
     objects stale = o;
-    CHECK_OK(sim_device_reset());
+    CHECK_SIM_OK(sim_device_reset());
     /* New objects (possibly in the same slots) do not revive old handles. */
     objects fresh;
     int fresh_ok = objects_create(&fresh);
-    CHECK_OK(sim_set_device(0));
+    CHECK_SIM_OK(sim_set_device(0));
     if (ok && fresh_ok) {
         check_rejected_everywhere(&fresh, stale.stream, __LINE__);
         check_rejected_everywhere(&fresh, stale.event, __LINE__);
@@ -255,57 +261,57 @@ TEST(stale_handles_after_reset_stay_invalid) {
         check_rejected_everywhere(&fresh, stale.k.module, __LINE__);
         check_rejected_everywhere(&fresh, stale.k.noop, __LINE__);
     }
-    CHECK_OK(sim_set_device(1));
+    CHECK_SIM_OK(sim_set_device(1));
     objects_destroy(&fresh);
-    CHECK_OK(sim_set_device(0));
+    CHECK_SIM_OK(sim_set_device(0));
 }
 
 TEST(reused_slot_does_not_revive_a_destroyed_handle) {
     for (int i = 0; i < 100; i++) {
         sim_stream a = 0, b = 0;
-        REQUIRE_OK(sim_stream_create(&a));
-        REQUIRE_OK(sim_stream_destroy(a));
-        REQUIRE_OK(sim_stream_create(&b));
+        REQUIRE_SIM_OK(sim_stream_create(&a));
+        REQUIRE_SIM_OK(sim_stream_destroy(a));
+        REQUIRE_SIM_OK(sim_stream_create(&b));
         CHECK(a != b);
-        CHECK_STATUS(sim_stream_query(a), SIM_INVALID_HANDLE);
-        CHECK_OK(sim_stream_query(b));
-        CHECK_OK(sim_stream_destroy(b));
+        CHECK_SIM(sim_stream_query(a), SIM_INVALID_HANDLE);
+        CHECK_SIM_OK(sim_stream_query(b));
+        CHECK_SIM_OK(sim_stream_destroy(b));
     }
 }
 
 TEST(null_out_pointers_and_bad_flags_are_invalid_value) {
     objects o;
     if (objects_create(&o)) {
-        CHECK_STATUS(sim_stream_create(NULL), SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_event_create(NULL, SIM_EVENT_DEFAULT), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_stream_create(NULL), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_event_create(NULL, SIM_EVENT_DEFAULT), SIM_INVALID_VALUE);
         sim_event e = 0;
-        CHECK_STATUS(sim_event_create(&e, 0x80), SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_malloc(NULL, 64), SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_module_load(NULL, "x", 1), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_event_create(&e, 0x80), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_malloc(NULL, 64), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_module_load(NULL, "x", 1), SIM_INVALID_VALUE);
         sim_module m = 0;
-        CHECK_STATUS(sim_module_load(&m, NULL, 64), SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_module_get_function(NULL, o.k.module, "k_noop"), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_module_load(&m, NULL, 64), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_module_get_function(NULL, o.k.module, "k_noop"), SIM_INVALID_VALUE);
         sim_function fn = 0;
-        CHECK_STATUS(sim_module_get_function(&fn, o.k.module, NULL), SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_stream_get_device(o.stream, NULL), SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_graph_node_count(o.graph, NULL), SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_graph_instantiate(NULL, o.graph), SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_graph_attach_hook(o.graph, NULL, NULL), SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_launch_host_func(o.stream, NULL, NULL), SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_event_elapsed_ms(NULL, o.event, o.event), SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_stream_begin_capture(o.stream, (sim_capture_mode)7), SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_thread_exchange_capture_mode(NULL), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_module_get_function(&fn, o.k.module, NULL), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_stream_get_device(o.stream, NULL), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_graph_node_count(o.graph, NULL), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_graph_instantiate(NULL, o.graph), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_graph_attach_hook(o.graph, NULL, NULL), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_launch_host_func(o.stream, NULL, NULL), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_event_elapsed_ms(NULL, o.event, o.event), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_stream_begin_capture(o.stream, (sim_capture_mode)7), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_thread_exchange_capture_mode(NULL), SIM_INVALID_VALUE);
         sim_capture_mode bad = (sim_capture_mode)9;
-        CHECK_STATUS(sim_thread_exchange_capture_mode(&bad), SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_launch_kernel(o.stream, o.k.noop, (sim_target)0, 1, NULL, 0),
-                     SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_launch_kernel(o.stream, o.k.noop, SIM_TARGET_AICPU, 1, NULL, 8),
-                     SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_atomic_read_u32(o.mem, NULL), SIM_INVALID_VALUE);
-        CHECK_STATUS(sim_atomic_read_u64(o.mem, NULL), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_thread_exchange_capture_mode(&bad), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_launch_kernel(o.stream, o.k.noop, (sim_target)0, 1, NULL, 0),
+                  SIM_INVALID_VALUE);
+        CHECK_SIM(sim_launch_kernel(o.stream, o.k.noop, SIM_TARGET_AICPU, 1, NULL, 8),
+                  SIM_INVALID_VALUE);
+        CHECK_SIM(sim_atomic_read_u32(o.mem, NULL), SIM_INVALID_VALUE);
+        CHECK_SIM(sim_atomic_read_u64(o.mem, NULL), SIM_INVALID_VALUE);
         /* Nothing was created by the refused calls (checked by the
          * harness's teardown baseline too). */
-        CHECK_OK(sim_stream_query(o.stream));
+        CHECK_SIM_OK(sim_stream_query(o.stream));
     }
     objects_destroy(&o);
 }
@@ -318,73 +324,73 @@ TEST(null_out_pointers_and_bad_flags_are_invalid_value) {
 
 TEST(destroyed_handle_never_validates_again_after_a_full_turn_of_its_slot) {
     sim_event gone = 0, fresh = 0;
-    REQUIRE_OK(sim_event_create(&gone, SIM_EVENT_DISABLE_TIMING));
-    REQUIRE_OK(sim_event_destroy(gone));
+    REQUIRE_SIM_OK(sim_event_create(&gone, SIM_EVENT_DISABLE_TIMING));
+    REQUIRE_SIM_OK(sim_event_destroy(gone));
     /* Every generation of the slot but one more create/destroy cycle: were
      * the generations to wrap, the next object created in the slot (the
      * free list's head) would get `gone` back. */
     uint64_t left = UINT64_MAX;
-    REQUIRE_OK(sim_handle_age(gone, SIM_HANDLE_GENERATIONS - 1, &left));
+    REQUIRE_SIM_OK(sim_handle_age(gone, SIM_HANDLE_GENERATIONS - 1, &left));
     CHECK_EQ(left, 0); /* it ran out of generations on the way: retired */
-    REQUIRE_OK(sim_event_create(&fresh, SIM_EVENT_DISABLE_TIMING));
+    REQUIRE_SIM_OK(sim_event_create(&fresh, SIM_EVENT_DISABLE_TIMING));
     CHECK(fresh != gone);
-    CHECK_STATUS(sim_event_query(gone), SIM_INVALID_HANDLE);
-    CHECK_STATUS(sim_event_synchronize(gone), SIM_INVALID_HANDLE);
-    CHECK_STATUS(sim_event_destroy(gone), SIM_INVALID_HANDLE);
-    CHECK_OK(sim_event_query(fresh));
-    CHECK_OK(sim_event_destroy(fresh));
+    CHECK_SIM(sim_event_query(gone), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_event_synchronize(gone), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_event_destroy(gone), SIM_INVALID_HANDLE);
+    CHECK_SIM_OK(sim_event_query(fresh));
+    CHECK_SIM_OK(sim_event_destroy(fresh));
 }
 
 TEST(slot_is_retired_when_its_last_generation_is_destroyed) {
     /* The last two generations of a slot go through the API: created,
      * destroyed, then the slot is retired and creation moves on. */
     sim_stream first = 0;
-    REQUIRE_OK(sim_stream_create(&first));
-    REQUIRE_OK(sim_stream_destroy(first));
+    REQUIRE_SIM_OK(sim_stream_create(&first));
+    REQUIRE_SIM_OK(sim_stream_destroy(first));
     uint64_t left = 0;
-    REQUIRE_OK(sim_handle_age(first, 0, &left)); /* only reads */
+    REQUIRE_SIM_OK(sim_handle_age(first, 0, &left)); /* only reads */
     REQUIRE(left >= 2 && left < SIM_HANDLE_GENERATIONS);
-    REQUIRE_OK(sim_handle_age(first, left - 2, &left));
+    REQUIRE_SIM_OK(sim_handle_age(first, left - 2, &left));
     REQUIRE_EQ(left, 2);
-    CHECK_STATUS(sim_handle_age(first, 0, &left), SIM_INVALID_HANDLE); /* no longer the last */
+    CHECK_SIM(sim_handle_age(first, 0, &left), SIM_INVALID_HANDLE); /* no longer the last */
 
     sim_event last2 = 0, last1 = 0, next = 0;
-    REQUIRE_OK(sim_event_create(&last2, SIM_EVENT_DISABLE_TIMING));
-    CHECK_STATUS(sim_handle_age(last2, 0, &left), SIM_INVALID_HANDLE); /* live */
-    REQUIRE_OK(sim_event_destroy(last2));
-    REQUIRE_OK(sim_handle_age(last2, 0, &left)); /* it came from that slot */
+    REQUIRE_SIM_OK(sim_event_create(&last2, SIM_EVENT_DISABLE_TIMING));
+    CHECK_SIM(sim_handle_age(last2, 0, &left), SIM_INVALID_HANDLE); /* live */
+    REQUIRE_SIM_OK(sim_event_destroy(last2));
+    REQUIRE_SIM_OK(sim_handle_age(last2, 0, &left)); /* it came from that slot */
     CHECK_EQ(left, 1);
-    REQUIRE_OK(sim_event_create(&last1, SIM_EVENT_DISABLE_TIMING));
+    REQUIRE_SIM_OK(sim_event_create(&last1, SIM_EVENT_DISABLE_TIMING));
     CHECK(last1 != last2);
-    REQUIRE_OK(sim_event_destroy(last1));
-    REQUIRE_OK(sim_handle_age(last1, 0, &left));
+    REQUIRE_SIM_OK(sim_event_destroy(last1));
+    REQUIRE_SIM_OK(sim_handle_age(last1, 0, &left));
     CHECK_EQ(left, 0); /* retired by the destroy */
 
-    REQUIRE_OK(sim_event_create(&next, SIM_EVENT_DISABLE_TIMING));
+    REQUIRE_SIM_OK(sim_event_create(&next, SIM_EVENT_DISABLE_TIMING));
     CHECK(next != first && next != last2 && next != last1);
-    CHECK_STATUS(sim_stream_query(first), SIM_INVALID_HANDLE);
-    CHECK_STATUS(sim_event_query(last2), SIM_INVALID_HANDLE);
-    CHECK_STATUS(sim_event_query(last1), SIM_INVALID_HANDLE);
-    CHECK_OK(sim_event_query(next));
+    CHECK_SIM(sim_stream_query(first), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_event_query(last2), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_event_query(last1), SIM_INVALID_HANDLE);
+    CHECK_SIM_OK(sim_event_query(next));
     /* The retired slot stays retired: more cycles do nothing. */
-    CHECK_OK(sim_handle_age(last1, 1000, &left));
+    CHECK_SIM_OK(sim_handle_age(last1, 1000, &left));
     CHECK_EQ(left, 0);
-    CHECK_OK(sim_event_destroy(next));
+    CHECK_SIM_OK(sim_event_destroy(next));
 }
 
 TEST(handle_age_refuses_handles_that_are_not_a_slot_s_last_destroyed_one) {
     uint64_t left = 7;
-    CHECK_STATUS(sim_handle_age(0, 1, &left), SIM_INVALID_HANDLE);
-    CHECK_STATUS(sim_handle_age(0xDEADBEEFCAFEF00Dull, 1, &left), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_handle_age(0, 1, &left), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_handle_age(0xDEADBEEFCAFEF00Dull, 1, &left), SIM_INVALID_HANDLE);
     sim_stream s = 0;
-    REQUIRE_OK(sim_stream_create(&s));
-    CHECK_STATUS(sim_handle_age(s, 1, &left), SIM_INVALID_HANDLE); /* live */
-    CHECK_OK(sim_stream_query(s));                                 /* untouched */
-    CHECK_OK(sim_stream_destroy(s));
-    CHECK_STATUS(sim_handle_age(s ^ (1ull << 56), 0, &left), SIM_INVALID_HANDLE); /* type */
-    CHECK_STATUS(sim_handle_age(s ^ (1ull << 48), 0, &left), SIM_INVALID_HANDLE); /* device */
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    CHECK_SIM(sim_handle_age(s, 1, &left), SIM_INVALID_HANDLE); /* live */
+    CHECK_SIM_OK(sim_stream_query(s));                          /* untouched */
+    CHECK_SIM_OK(sim_stream_destroy(s));
+    CHECK_SIM(sim_handle_age(s ^ (1ull << 56), 0, &left), SIM_INVALID_HANDLE); /* type */
+    CHECK_SIM(sim_handle_age(s ^ (1ull << 48), 0, &left), SIM_INVALID_HANDLE); /* device */
     CHECK_EQ(left, 7); /* written only on success */
-    CHECK_OK(sim_handle_age(s, 0, NULL));
+    CHECK_SIM_OK(sim_handle_age(s, 0, NULL));
 }
 
 /* ---- the handle watch ------------------------------------------------------ */
@@ -394,60 +400,60 @@ TEST(handle_watch_counts_each_call_that_names_the_handle_once) {
     REQUIRE(kernels_load(&k));
     sim_stream s = 0, other = 0;
     sim_event e = 0;
-    REQUIRE_OK(sim_stream_create(&s));
-    REQUIRE_OK(sim_stream_create(&other));
-    REQUIRE_OK(sim_event_create(&e, SIM_EVENT_DEFAULT));
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    REQUIRE_SIM_OK(sim_stream_create(&other));
+    REQUIRE_SIM_OK(sim_event_create(&e, SIM_EVENT_DEFAULT));
 
     sim_handle_watch(s);
     CHECK_EQ(sim_handle_watch_count(), 0);
-    CHECK_OK(sim_stream_query(other)); /* names another handle */
-    CHECK_OK(sim_event_record(e, other));
-    CHECK_OK(sim_event_synchronize(e));
+    CHECK_SIM_OK(sim_stream_query(other)); /* names another handle */
+    CHECK_SIM_OK(sim_event_record(e, other));
+    CHECK_SIM_OK(sim_event_synchronize(e));
     CHECK_EQ(sim_handle_watch_count(), 0);
-    CHECK_OK(sim_stream_query(s));
+    CHECK_SIM_OK(sim_stream_query(s));
     CHECK_EQ(sim_handle_watch_count(), 1);
-    CHECK_OK(sim_event_record(e, s)); /* the stream as the second argument */
-    CHECK_OK(sim_stream_wait_event(other, e));
+    CHECK_SIM_OK(sim_event_record(e, s)); /* the stream as the second argument */
+    CHECK_SIM_OK(sim_stream_wait_event(other, e));
     CHECK_EQ(sim_handle_watch_count(), 2);
-    CHECK_OK(sim_launch_kernel(s, k.noop, SIM_TARGET_AICPU, 1, NULL, 0));
-    CHECK_OK(sim_stream_synchronize(s));
+    CHECK_SIM_OK(sim_launch_kernel(s, k.noop, SIM_TARGET_AICPU, 1, NULL, 0));
+    CHECK_SIM_OK(sim_stream_synchronize(s));
     CHECK_EQ(sim_handle_watch_count(), 4);
     /* Failed, refused and injected calls count too. */
     int dev = 0;
-    CHECK_STATUS(sim_stream_get_device(s, NULL), SIM_INVALID_VALUE);
-    CHECK_STATUS(sim_event_record(s, other), SIM_INVALID_HANDLE); /* a stream as an event */
+    CHECK_SIM(sim_stream_get_device(s, NULL), SIM_INVALID_VALUE);
+    CHECK_SIM(sim_event_record(s, other), SIM_INVALID_HANDLE); /* a stream as an event */
     sim_fault f = SIM_FAULT_INIT;
     f.op = SIM_OP_STREAM_GET_DEVICE;
     int id = -1;
-    REQUIRE_OK(sim_fault_arm(&f, &id));
-    CHECK_STATUS(sim_stream_get_device(s, &dev), SIM_INJECTED);
-    CHECK_OK(sim_fault_clear_all());
+    REQUIRE_SIM_OK(sim_fault_arm(&f, &id));
+    CHECK_SIM(sim_stream_get_device(s, &dev), SIM_INJECTED);
+    CHECK_SIM_OK(sim_fault_clear_all());
     CHECK_EQ(sim_handle_watch_count(), 7);
 
     /* The second handle of a two-handle call is watched too. */
     sim_handle_watch(e);
-    CHECK_OK(sim_event_record(e, s));
-    CHECK_OK(sim_stream_wait_event(other, e));
+    CHECK_SIM_OK(sim_event_record(e, s));
+    CHECK_SIM_OK(sim_stream_wait_event(other, e));
     float ms = 0;
-    CHECK_OK(sim_event_synchronize(e));
-    CHECK_OK(sim_event_elapsed_ms(&ms, e, e)); /* both arguments: one call */
+    CHECK_SIM_OK(sim_event_synchronize(e));
+    CHECK_SIM_OK(sim_event_elapsed_ms(&ms, e, e)); /* both arguments: one call */
     CHECK_EQ(sim_handle_watch_count(), 4);
     sim_handle_watch(k.noop);
-    CHECK_OK(sim_launch_kernel(s, k.noop, SIM_TARGET_AICPU, 1, NULL, 0));
+    CHECK_SIM_OK(sim_launch_kernel(s, k.noop, SIM_TARGET_AICPU, 1, NULL, 0));
     CHECK_EQ(sim_handle_watch_count(), 1);
 
     /* A destroyed handle named again is still a call that names it. */
-    CHECK_OK(sim_stream_synchronize(s));
+    CHECK_SIM_OK(sim_stream_synchronize(s));
     sim_handle_watch(s);
-    CHECK_OK(sim_stream_destroy(s));
-    CHECK_STATUS(sim_stream_query(s), SIM_INVALID_HANDLE);
+    CHECK_SIM_OK(sim_stream_destroy(s));
+    CHECK_SIM(sim_stream_query(s), SIM_INVALID_HANDLE);
     CHECK_EQ(sim_handle_watch_count(), 2);
     sim_handle_watch(0); /* off */
-    CHECK_STATUS(sim_stream_query(s), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_stream_query(s), SIM_INVALID_HANDLE);
     CHECK_EQ(sim_handle_watch_count(), 0);
 
-    CHECK_OK(sim_stream_synchronize(other));
-    CHECK_OK(sim_event_destroy(e));
-    CHECK_OK(sim_stream_destroy(other));
+    CHECK_SIM_OK(sim_stream_synchronize(other));
+    CHECK_SIM_OK(sim_event_destroy(e));
+    CHECK_SIM_OK(sim_stream_destroy(other));
     kernels_unload(&k);
 }

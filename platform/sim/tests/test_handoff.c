@@ -115,8 +115,8 @@ TEST(handoff_stress_gives_the_results_of_sequential_execution) {
     sim_stream s[3] = {0, 0, 0};
     sim_event e[3] = {0, 0, 0};
     for (int i = 0; i < 3; i++) {
-        REQUIRE_OK(sim_stream_create(&s[i]));
-        REQUIRE_OK(sim_event_create(&e[i], SIM_EVENT_DISABLE_TIMING));
+        REQUIRE_SIM_OK(sim_stream_create(&s[i]));
+        REQUIRE_SIM_OK(sim_event_create(&e[i], SIM_EVENT_DISABLE_TIMING));
     }
     sim_devptr log = dev_alloc(4 * (STEPS + 1));
     sim_devptr buf = dev_alloc(4 * WORDS);
@@ -125,37 +125,37 @@ TEST(handoff_stress_gives_the_results_of_sequential_execution) {
     /* Graph: s0 forks to s1 (a 4-block add there, a 1-block add on s0), joins. */
     sim_graph g = 0;
     sim_graph_exec x = 0;
-    CHECK_OK(sim_stream_begin_capture(s[0], SIM_CAPTURE_MODE_GLOBAL));
-    CHECK_OK(sim_event_record(e[0], s[0]));
-    CHECK_OK(sim_stream_wait_event(s[1], e[0]));
-    CHECK_OK(launch_add(s[1], &k, gbuf, WORDS / 2, 1, 4));
-    CHECK_OK(launch_add(s[0], &k, gbuf + 4 * (WORDS / 2), WORDS / 2, 1, 0));
-    CHECK_OK(sim_event_record(e[1], s[1]));
-    CHECK_OK(sim_stream_wait_event(s[0], e[1]));
-    CHECK_OK(sim_stream_end_capture(s[0], &g));
-    CHECK_OK(sim_graph_instantiate(&x, g));
-    CHECK_OK(sim_graph_destroy(g));
+    CHECK_SIM_OK(sim_stream_begin_capture(s[0], SIM_CAPTURE_MODE_GLOBAL));
+    CHECK_SIM_OK(sim_event_record(e[0], s[0]));
+    CHECK_SIM_OK(sim_stream_wait_event(s[1], e[0]));
+    CHECK_SIM_OK(launch_add(s[1], &k, gbuf, WORDS / 2, 1, 4));
+    CHECK_SIM_OK(launch_add(s[0], &k, gbuf + 4 * (WORDS / 2), WORDS / 2, 1, 0));
+    CHECK_SIM_OK(sim_event_record(e[1], s[1]));
+    CHECK_SIM_OK(sim_stream_wait_event(s[0], e[1]));
+    CHECK_SIM_OK(sim_stream_end_capture(s[0], &g));
+    CHECK_SIM_OK(sim_graph_instantiate(&x, g));
+    CHECK_SIM_OK(sim_graph_destroy(g));
 
     uint32_t replays = 0;
     for (uint32_t i = 0; i < STEPS; i++) {
         sim_stream cur = s[i % 3];
-        if (i > 0) CHECK_OK(sim_stream_wait_event(cur, e[(i - 1) % 3]));
-        CHECK_OK(launch_append(cur, &k, log, i));
-        CHECK_OK(launch_add(cur, &k, buf, WORDS, 1, 4));
-        CHECK_OK(sim_event_record(e[i % 3], cur));
+        if (i > 0) CHECK_SIM_OK(sim_stream_wait_event(cur, e[(i - 1) % 3]));
+        CHECK_SIM_OK(launch_append(cur, &k, log, i));
+        CHECK_SIM_OK(launch_add(cur, &k, buf, WORDS, 1, 4));
+        CHECK_SIM_OK(sim_event_record(e[i % 3], cur));
         if (i % 16 == 15 && x) {
-            CHECK_OK(sim_graph_launch(x, cur));
+            CHECK_SIM_OK(sim_graph_launch(x, cur));
             replays++;
-            CHECK_OK(sim_event_record(e[i % 3], cur));
+            CHECK_SIM_OK(sim_event_record(e[i % 3], cur));
         }
         if (i % 8 == 7) {
             if (i % 16 == 7)
-                CHECK_OK(sim_stream_synchronize(cur));
+                CHECK_SIM_OK(sim_stream_synchronize(cur));
             else
-                CHECK_OK(sim_event_synchronize(e[i % 3]));
+                CHECK_SIM_OK(sim_event_synchronize(e[i % 3]));
         }
     }
-    for (int i = 0; i < 3; i++) CHECK_OK(sim_stream_synchronize(s[i]));
+    for (int i = 0; i < 3; i++) CHECK_SIM_OK(sim_stream_synchronize(s[i]));
 
     uint32_t *v = calloc(STEPS, sizeof *v);
     REQUIRE(v != NULL);
@@ -172,10 +172,10 @@ TEST(handoff_stress_gives_the_results_of_sequential_execution) {
         if (!CHECK_EQ(w[i], replays)) break;
     CHECK_EQ(replays, STEPS / 16);
 
-    if (x) CHECK_OK(sim_graph_exec_destroy(x));
+    if (x) CHECK_SIM_OK(sim_graph_exec_destroy(x));
     for (int i = 0; i < 3; i++) {
-        CHECK_OK(sim_event_destroy(e[i]));
-        CHECK_OK(sim_stream_destroy(s[i]));
+        CHECK_SIM_OK(sim_event_destroy(e[i]));
+        CHECK_SIM_OK(sim_stream_destroy(s[i]));
     }
     dev_free(log);
     dev_free(buf);
@@ -191,18 +191,18 @@ TEST(parked_stream_worker_and_cores_are_woken_by_new_work) {
     test_kernels k;
     REQUIRE(kernels_load(&k));
     sim_stream s = 0;
-    REQUIRE_OK(sim_stream_create(&s));
+    REQUIRE_SIM_OK(sim_stream_create(&s));
     sim_devptr buf = dev_alloc(4 * WORDS);
-    CHECK_OK(sim_stream_synchronize(s));
+    CHECK_SIM_OK(sim_stream_synchronize(s));
     for (int round = 1; round <= 3; round++) {
         sleep_ms(PARK_MS); /* the worker and the cores park */
-        CHECK_OK(launch_add(s, &k, buf, WORDS, 1, 4));
+        CHECK_SIM_OK(launch_add(s, &k, buf, WORDS, 1, 4));
         bounded_call c;
         bounded_start(&c, CALL_STREAM_SYNC, s);
-        CHECK_OK(bounded_finish(&c, "a stream worker or a core after new work"));
+        CHECK_SIM_OK(bounded_finish(&c, "a stream worker or a core after new work"));
         CHECK_EQ(dev_read_u32(buf), (uint32_t)round);
     }
-    CHECK_OK(sim_stream_destroy(s));
+    CHECK_SIM_OK(sim_stream_destroy(s));
     dev_free(buf);
     kernels_unload(&k);
 }
@@ -214,25 +214,25 @@ TEST(parked_host_synchronisers_are_woken_when_the_work_completes) {
     REQUIRE(kernels_load(&k));
     sim_stream s = 0;
     sim_event e = 0;
-    REQUIRE_OK(sim_stream_create(&s));
-    REQUIRE_OK(sim_event_create(&e, SIM_EVENT_DISABLE_TIMING));
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    REQUIRE_SIM_OK(sim_event_create(&e, SIM_EVENT_DISABLE_TIMING));
     sim_devptr buf = dev_alloc(4 * WORDS);
     int h = hold_kernel(k.add_u32, 1);
-    CHECK_OK(launch_add(s, &k, buf, WORDS, 5, 0));
-    CHECK_OK(sim_event_record(e, s));
-    CHECK_OK(sim_hold_wait_reached(h, HOLD_REACH_MS));
+    CHECK_SIM_OK(launch_add(s, &k, buf, WORDS, 5, 0));
+    CHECK_SIM_OK(sim_event_record(e, s));
+    CHECK_SIM_OK(sim_hold_wait_reached(h, HOLD_REACH_MS));
     bounded_call cs, ce;
     bounded_start(&cs, CALL_STREAM_SYNC, s);
     bounded_start(&ce, CALL_EVENT_SYNC, e);
     sleep_ms(PARK_MS); /* both park */
     bounded_still_waiting(&cs);
     bounded_still_waiting(&ce);
-    CHECK_OK(sim_hold_release(h));
-    CHECK_OK(bounded_finish(&ce, "an event synchroniser"));
-    CHECK_OK(bounded_finish(&cs, "a stream synchroniser"));
+    CHECK_SIM_OK(sim_hold_release(h));
+    CHECK_SIM_OK(bounded_finish(&ce, "an event synchroniser"));
+    CHECK_SIM_OK(bounded_finish(&cs, "a stream synchroniser"));
     CHECK_EQ(dev_read_u32(buf), 5);
-    CHECK_OK(sim_event_destroy(e));
-    CHECK_OK(sim_stream_destroy(s));
+    CHECK_SIM_OK(sim_event_destroy(e));
+    CHECK_SIM_OK(sim_stream_destroy(s));
     dev_free(buf);
     kernels_unload(&k);
 }
@@ -244,30 +244,30 @@ TEST(parked_event_wait_on_a_stream_is_woken_by_the_record) {
     REQUIRE(kernels_load(&k));
     sim_stream a = 0, b = 0;
     sim_event e = 0;
-    REQUIRE_OK(sim_stream_create(&a));
-    REQUIRE_OK(sim_stream_create(&b));
-    REQUIRE_OK(sim_event_create(&e, SIM_EVENT_DISABLE_TIMING));
+    REQUIRE_SIM_OK(sim_stream_create(&a));
+    REQUIRE_SIM_OK(sim_stream_create(&b));
+    REQUIRE_SIM_OK(sim_event_create(&e, SIM_EVENT_DISABLE_TIMING));
     sim_devptr log = dev_alloc(4 * 3);
     int h = hold_kernel(k.append, 1);
-    CHECK_OK(launch_append(a, &k, log, 1));
-    CHECK_OK(sim_event_record(e, a));
-    CHECK_OK(sim_stream_wait_event(b, e));
-    CHECK_OK(launch_add(b, &k, log + 4, 1, 1, 0)); /* adds 1 to the appended value */
-    CHECK_OK(sim_hold_wait_reached(h, HOLD_REACH_MS));
+    CHECK_SIM_OK(launch_append(a, &k, log, 1));
+    CHECK_SIM_OK(sim_event_record(e, a));
+    CHECK_SIM_OK(sim_stream_wait_event(b, e));
+    CHECK_SIM_OK(launch_add(b, &k, log + 4, 1, 1, 0)); /* adds 1 to the appended value */
+    CHECK_SIM_OK(sim_hold_wait_reached(h, HOLD_REACH_MS));
     sleep_ms(PARK_MS); /* b's worker parks in the wait */
-    CHECK_STATUS(sim_stream_query(b), SIM_NOT_READY);
-    CHECK_OK(sim_hold_release(h));
+    CHECK_SIM(sim_stream_query(b), SIM_NOT_READY);
+    CHECK_SIM_OK(sim_hold_release(h));
     bounded_call c;
     bounded_start(&c, CALL_STREAM_SYNC, b);
-    CHECK_OK(bounded_finish(&c, "a stream worker waiting on an event"));
+    CHECK_SIM_OK(bounded_finish(&c, "a stream worker waiting on an event"));
     uint32_t v[2];
     dev_read(v, log, sizeof v);
     CHECK_EQ(v[0], 1);     /* one append */
     CHECK_EQ(v[1], 1 + 1); /* b's add ran after the append, not before it */
-    CHECK_OK(sim_stream_synchronize(a));
-    CHECK_OK(sim_event_destroy(e));
-    CHECK_OK(sim_stream_destroy(a));
-    CHECK_OK(sim_stream_destroy(b));
+    CHECK_SIM_OK(sim_stream_synchronize(a));
+    CHECK_SIM_OK(sim_event_destroy(e));
+    CHECK_SIM_OK(sim_stream_destroy(a));
+    CHECK_SIM_OK(sim_stream_destroy(b));
     dev_free(log);
     kernels_unload(&k);
 }
@@ -279,39 +279,39 @@ TEST(parked_graph_lanes_are_woken_by_the_next_launch) {
     REQUIRE(kernels_load(&k));
     sim_stream s0 = 0, s1 = 0;
     sim_event e0 = 0, e1 = 0;
-    REQUIRE_OK(sim_stream_create(&s0));
-    REQUIRE_OK(sim_stream_create(&s1));
-    REQUIRE_OK(sim_event_create(&e0, SIM_EVENT_DISABLE_TIMING));
-    REQUIRE_OK(sim_event_create(&e1, SIM_EVENT_DISABLE_TIMING));
+    REQUIRE_SIM_OK(sim_stream_create(&s0));
+    REQUIRE_SIM_OK(sim_stream_create(&s1));
+    REQUIRE_SIM_OK(sim_event_create(&e0, SIM_EVENT_DISABLE_TIMING));
+    REQUIRE_SIM_OK(sim_event_create(&e1, SIM_EVENT_DISABLE_TIMING));
     sim_devptr buf = dev_alloc(8);
     sim_graph g = 0;
     sim_graph_exec x = 0;
-    CHECK_OK(sim_stream_begin_capture(s0, SIM_CAPTURE_MODE_GLOBAL));
-    CHECK_OK(sim_event_record(e0, s0));
-    CHECK_OK(sim_stream_wait_event(s1, e0));
-    CHECK_OK(launch_add(s1, &k, buf + 4, 1, 1, 0));
-    CHECK_OK(launch_add(s0, &k, buf, 1, 1, 0));
-    CHECK_OK(sim_event_record(e1, s1));
-    CHECK_OK(sim_stream_wait_event(s0, e1));
-    CHECK_OK(sim_stream_end_capture(s0, &g));
-    CHECK_OK(sim_graph_instantiate(&x, g));
-    CHECK_OK(sim_graph_destroy(g));
+    CHECK_SIM_OK(sim_stream_begin_capture(s0, SIM_CAPTURE_MODE_GLOBAL));
+    CHECK_SIM_OK(sim_event_record(e0, s0));
+    CHECK_SIM_OK(sim_stream_wait_event(s1, e0));
+    CHECK_SIM_OK(launch_add(s1, &k, buf + 4, 1, 1, 0));
+    CHECK_SIM_OK(launch_add(s0, &k, buf, 1, 1, 0));
+    CHECK_SIM_OK(sim_event_record(e1, s1));
+    CHECK_SIM_OK(sim_stream_wait_event(s0, e1));
+    CHECK_SIM_OK(sim_stream_end_capture(s0, &g));
+    CHECK_SIM_OK(sim_graph_instantiate(&x, g));
+    CHECK_SIM_OK(sim_graph_destroy(g));
     for (int round = 1; x && round <= 3; round++) {
         sleep_ms(PARK_MS); /* the lane thread parks */
-        CHECK_OK(sim_graph_launch(x, s0));
+        CHECK_SIM_OK(sim_graph_launch(x, s0));
         bounded_call c;
         bounded_start(&c, CALL_STREAM_SYNC, s0);
-        CHECK_OK(bounded_finish(&c, "a graph lane"));
+        CHECK_SIM_OK(bounded_finish(&c, "a graph lane"));
         uint32_t v[2];
         dev_read(v, buf, sizeof v);
         CHECK_EQ(v[0], (uint32_t)round);
         CHECK_EQ(v[1], (uint32_t)round);
     }
-    if (x) CHECK_OK(sim_graph_exec_destroy(x));
-    CHECK_OK(sim_event_destroy(e0));
-    CHECK_OK(sim_event_destroy(e1));
-    CHECK_OK(sim_stream_destroy(s0));
-    CHECK_OK(sim_stream_destroy(s1));
+    if (x) CHECK_SIM_OK(sim_graph_exec_destroy(x));
+    CHECK_SIM_OK(sim_event_destroy(e0));
+    CHECK_SIM_OK(sim_event_destroy(e1));
+    CHECK_SIM_OK(sim_stream_destroy(s0));
+    CHECK_SIM_OK(sim_stream_destroy(s1));
     dev_free(buf);
     kernels_unload(&k);
 }
@@ -323,7 +323,7 @@ TEST(parked_graph_lanes_are_woken_by_the_next_launch) {
  * accepts only for a device the test started with nothing on). */
 TEST(parked_event_wait_is_woken_when_the_device_is_lost) {
     REQUIRE_DEVICES(2);
-    REQUIRE_OK(sim_set_device(1));
+    REQUIRE_SIM_OK(sim_set_device(1));
     test_kernels k;
     if (!kernels_load(&k)) {
         sim_set_device(0);
@@ -331,21 +331,21 @@ TEST(parked_event_wait_is_woken_when_the_device_is_lost) {
     }
     sim_stream a = 0, b = 0;
     sim_event e = 0;
-    CHECK_OK(sim_stream_create(&a));
-    CHECK_OK(sim_stream_create(&b));
-    CHECK_OK(sim_event_create(&e, SIM_EVENT_DISABLE_TIMING));
+    CHECK_SIM_OK(sim_stream_create(&a));
+    CHECK_SIM_OK(sim_stream_create(&b));
+    CHECK_SIM_OK(sim_event_create(&e, SIM_EVENT_DISABLE_TIMING));
     sim_devptr log = dev_alloc(4 * 2);
     harness_flag ran;
     harness_flag_init(&ran);
     int h = hold_kernel(k.append, 1);
-    CHECK_OK(launch_append(a, &k, log, 1));
-    CHECK_OK(sim_event_record(e, a));
-    CHECK_OK(sim_stream_wait_event(b, e));
-    CHECK_OK(sim_launch_host_func(b, raise_flag, &ran));
-    CHECK_OK(sim_hold_wait_reached(h, HOLD_REACH_MS));
+    CHECK_SIM_OK(launch_append(a, &k, log, 1));
+    CHECK_SIM_OK(sim_event_record(e, a));
+    CHECK_SIM_OK(sim_stream_wait_event(b, e));
+    CHECK_SIM_OK(sim_launch_host_func(b, raise_flag, &ran));
+    CHECK_SIM_OK(sim_hold_wait_reached(h, HOLD_REACH_MS));
     sleep_ms(PARK_MS); /* b's worker parks in the wait */
     CHECK_EQ(harness_flag_count(&ran), 0);
-    CHECK_OK(sim_device_make_fatal(1));
+    CHECK_SIM_OK(sim_device_make_fatal(1));
     if (!harness_flag_wait(&ran, 1, WAKE_MS)) {
         fprintf(stderr,
                 "test_handoff: FAILED: an event wait not woken by the device's loss within %u ms "
@@ -353,9 +353,9 @@ TEST(parked_event_wait_is_woken_when_the_device_is_lost) {
                 (unsigned)WAKE_MS);
         _exit(1);
     }
-    CHECK_OK(sim_device_reset()); /* releases the hold; every object of device 1 is gone */
+    CHECK_SIM_OK(sim_device_reset()); /* releases the hold; every object of device 1 is gone */
     harness_flag_destroy(&ran);
-    CHECK_OK(sim_set_device(0));
+    CHECK_SIM_OK(sim_set_device(0));
 }
 
 /* The spin setting is read from the environment; a malformed value is
@@ -365,7 +365,7 @@ TEST(handoff_setting_comes_from_the_environment) {
     printf("  KCTX_SIM_SPIN_US=%s KCTX_SIM_SPINNERS=%s\n", v ? v : "(unset)",
            getenv("KCTX_SIM_SPINNERS") ? getenv("KCTX_SIM_SPINNERS") : "(unset)");
     sim_stream s = 0;
-    REQUIRE_OK(sim_stream_create(&s));
-    CHECK_OK(sim_stream_synchronize(s));
-    CHECK_OK(sim_stream_destroy(s));
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    CHECK_SIM_OK(sim_stream_destroy(s));
 }

@@ -14,25 +14,25 @@
 TEST(module_loads_from_bytes_and_its_kernels_run) {
     sim_module m = 0;
     /* The harness scribbles over and frees the bytes once loaded. */
-    REQUIRE_OK(harness_module_load_file(&m, SIM_TEST_KERNELS));
+    REQUIRE_SIM_OK(harness_module_load_file(&m, SIM_TEST_KERNELS));
     sim_object_counts c = SIM_OBJECT_COUNTS_INIT;
-    CHECK_OK(sim_object_counts_get(0, &c));
+    CHECK_SIM_OK(sim_object_counts_get(0, &c));
     CHECK(c.modules >= 1);
     sim_function add = 0;
-    CHECK_OK(sim_module_get_function(&add, m, "k_add_u32"));
+    CHECK_SIM_OK(sim_module_get_function(&add, m, "k_add_u32"));
     sim_stream s = 0;
-    REQUIRE_OK(sim_stream_create(&s));
+    REQUIRE_SIM_OK(sim_stream_create(&s));
     sim_devptr buf = dev_alloc(16);
     struct add_u32_params p = {buf, 4, 21};
-    CHECK_OK(sim_launch_kernel(s, add, SIM_TARGET_AICORE, 2, &p, sizeof p));
-    CHECK_OK(sim_launch_kernel(s, add, SIM_TARGET_AICPU, 1, &p, sizeof p));
-    CHECK_OK(sim_stream_synchronize(s));
+    CHECK_SIM_OK(sim_launch_kernel(s, add, SIM_TARGET_AICORE, 2, &p, sizeof p));
+    CHECK_SIM_OK(sim_launch_kernel(s, add, SIM_TARGET_AICPU, 1, &p, sizeof p));
+    CHECK_SIM_OK(sim_stream_synchronize(s));
     uint32_t out[4];
     dev_read(out, buf, sizeof out);
     for (int i = 0; i < 4; i++) CHECK_EQ(out[i], 42);
-    CHECK_OK(sim_stream_destroy(s));
+    CHECK_SIM_OK(sim_stream_destroy(s));
     dev_free(buf);
-    CHECK_OK(sim_module_unload(m));
+    CHECK_SIM_OK(sim_module_unload(m));
 }
 
 TEST(same_bytes_loaded_twice_give_independent_modules) {
@@ -40,27 +40,27 @@ TEST(same_bytes_loaded_twice_give_independent_modules) {
     void *bytes = harness_read_file(SIM_TEST_KERNELS, &size);
     REQUIRE(bytes);
     sim_module a = 0, b = 0;
-    CHECK_OK(sim_module_load(&a, bytes, size));
-    CHECK_OK(sim_module_load(&b, bytes, size));
+    CHECK_SIM_OK(sim_module_load(&a, bytes, size));
+    CHECK_SIM_OK(sim_module_load(&b, bytes, size));
     free(bytes);
     CHECK(a != b);
     sim_function fa = 0, fb = 0;
-    CHECK_OK(sim_module_get_function(&fa, a, "k_set_word"));
-    CHECK_OK(sim_module_get_function(&fb, b, "k_set_word"));
+    CHECK_SIM_OK(sim_module_get_function(&fa, a, "k_set_word"));
+    CHECK_SIM_OK(sim_module_get_function(&fb, b, "k_set_word"));
     CHECK(fa != fb);
-    CHECK_OK(sim_module_unload(a));
+    CHECK_SIM_OK(sim_module_unload(a));
     /* b's function still runs after a is gone. */
     sim_stream s = 0;
-    REQUIRE_OK(sim_stream_create(&s));
+    REQUIRE_SIM_OK(sim_stream_create(&s));
     sim_devptr w = dev_alloc(4);
     struct set_params p = {w, 99, 0};
-    CHECK_STATUS(sim_launch_kernel(s, fa, SIM_TARGET_AICPU, 1, &p, sizeof p), SIM_INVALID_HANDLE);
-    CHECK_OK(sim_launch_kernel(s, fb, SIM_TARGET_AICPU, 1, &p, sizeof p));
-    CHECK_OK(sim_stream_synchronize(s));
+    CHECK_SIM(sim_launch_kernel(s, fa, SIM_TARGET_AICPU, 1, &p, sizeof p), SIM_INVALID_HANDLE);
+    CHECK_SIM_OK(sim_launch_kernel(s, fb, SIM_TARGET_AICPU, 1, &p, sizeof p));
+    CHECK_SIM_OK(sim_stream_synchronize(s));
     CHECK_EQ(dev_peek_u32(w), 99);
-    CHECK_OK(sim_stream_destroy(s));
+    CHECK_SIM_OK(sim_stream_destroy(s));
     dev_free(w);
-    CHECK_OK(sim_module_unload(b));
+    CHECK_SIM_OK(sim_module_unload(b));
 }
 
 /* 1 if every writable PT_LOAD byte of the ELF64 module lies in its
@@ -104,42 +104,43 @@ TEST(same_bytes_of_an_immutable_module_share_one_loaded_object) {
     REQUIRE(bytes);
     const int immutable = immutable_module(bytes, size);
     sim_module a = 0, b = 0;
-    CHECK_OK(sim_module_load(&a, bytes, size));
-    CHECK_OK(sim_module_load(&b, bytes, size));
+    CHECK_SIM_OK(sim_module_load(&a, bytes, size));
+    CHECK_SIM_OK(sim_module_load(&b, bytes, size));
     free(bytes);
     sim_function fa = 0, fb = 0;
-    CHECK_OK(sim_module_get_function(&fa, a, "k_set_word"));
-    CHECK_OK(sim_module_get_function(&fb, b, "k_set_word"));
+    CHECK_SIM_OK(sim_module_get_function(&fa, a, "k_set_word"));
+    CHECK_SIM_OK(sim_module_get_function(&fb, b, "k_set_word"));
     CHECK(fa != fb);
     uint64_t xa = 0, xb = 0;
-    CHECK_OK(sim_function_address(fa, &xa));
-    CHECK_OK(sim_function_address(fb, &xb));
+    CHECK_SIM_OK(sim_function_address(fa, &xa));
+    CHECK_SIM_OK(sim_function_address(fb, &xb));
     CHECK(xa != 0);
     if (immutable)
         CHECK_EQ(xa, xb);
     else
         CHECK(xa != xb);
-    CHECK_OK(sim_module_unload(a));
-    CHECK_OK(sim_module_unload(b));
+    CHECK_SIM_OK(sim_module_unload(a));
+    CHECK_SIM_OK(sim_module_unload(b));
 }
 
 TEST(get_function_of_a_missing_name_is_not_found) {
     sim_module m = 0;
-    REQUIRE_OK(harness_module_load_file(&m, SIM_TEST_KERNELS));
+    REQUIRE_SIM_OK(harness_module_load_file(&m, SIM_TEST_KERNELS));
     sim_function fn = 12345;
-    CHECK_STATUS(sim_module_get_function(&fn, m, "k_does_not_exist"), SIM_NOT_FOUND);
-    CHECK_STATUS(sim_module_get_function(&fn, m, ""), SIM_NOT_FOUND);
-    CHECK_STATUS(sim_module_get_function(&fn, m, "k_noo"), SIM_NOT_FOUND);
+    CHECK_SIM(sim_module_get_function(&fn, m, "k_does_not_exist"), SIM_NOT_FOUND);
+    CHECK_SIM(sim_module_get_function(&fn, m, ""), SIM_NOT_FOUND);
+    CHECK_SIM(sim_module_get_function(&fn, m, "k_noo"), SIM_NOT_FOUND);
     CHECK_EQ(fn, 12345);
-    CHECK_OK(sim_module_get_function(&fn, m, "k_noop"));
+    CHECK_SIM_OK(sim_module_get_function(&fn, m, "k_noop"));
     CHECK(fn != 0 && fn != 12345);
-    CHECK_OK(sim_module_unload(m));
+    CHECK_SIM_OK(sim_module_unload(m));
 }
 
 static void check_refused(const void *bytes, size_t size, const char *what) {
     sim_module m = 777;
     sim_status st = sim_module_load(&m, bytes, size);
-    if (!harness_check_status(st, SIM_INVALID_MODULE, what, __FILE__, __LINE__)) {
+    if (!CHECK(st == SIM_INVALID_MODULE, "%s: %s, expected SIM_INVALID_MODULE (%s)", what,
+               sim_status_name(st), sim_last_error_message())) {
         if (st == SIM_OK) sim_module_unload(m);
         return;
     }
@@ -198,7 +199,7 @@ TEST(module_of_another_class_or_machine_is_an_invalid_module) {
     check_refused(copy, size, "another machine");
     /* The unpatched bytes load. */
     sim_module m = 0;
-    if (CHECK_OK(sim_module_load(&m, bytes, size))) CHECK_OK(sim_module_unload(m));
+    if (CHECK_SIM_OK(sim_module_load(&m, bytes, size))) CHECK_SIM_OK(sim_module_unload(m));
     free(copy);
     free(bytes);
 }
@@ -229,11 +230,11 @@ TEST(module_with_an_unresolvable_symbol_is_refused) {
 
 TEST(refused_modules_leave_no_module_behind) {
     sim_object_counts before = SIM_OBJECT_COUNTS_INIT, after = SIM_OBJECT_COUNTS_INIT;
-    CHECK_OK(sim_object_counts_get(0, &before));
+    CHECK_SIM_OK(sim_object_counts_get(0, &before));
     check_file_refused(SIM_BAD_INIT_MODULE, "init");
     check_file_refused(SIM_BAD_TLS_MODULE, "tls");
     check_file_refused(SIM_BAD_UNDEFINED_MODULE, "undefined");
-    CHECK_OK(sim_object_counts_get(0, &after));
+    CHECK_SIM_OK(sim_object_counts_get(0, &after));
     CHECK_EQ(after.modules, before.modules);
 }
 
@@ -241,34 +242,33 @@ TEST(unload_makes_the_modules_functions_invalid_handles) {
     test_kernels k;
     REQUIRE(kernels_load(&k));
     sim_stream s = 0;
-    REQUIRE_OK(sim_stream_create(&s));
+    REQUIRE_SIM_OK(sim_stream_create(&s));
     sim_module m = k.module;
-    CHECK_OK(sim_module_unload(m));
-    CHECK_STATUS(sim_launch_kernel(s, k.noop, SIM_TARGET_AICPU, 1, NULL, 0), SIM_INVALID_HANDLE);
-    CHECK_STATUS(sim_launch_kernel(s, k.add_u32, SIM_TARGET_AICORE, 1, NULL, 0),
-                 SIM_INVALID_HANDLE);
+    CHECK_SIM_OK(sim_module_unload(m));
+    CHECK_SIM(sim_launch_kernel(s, k.noop, SIM_TARGET_AICPU, 1, NULL, 0), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_launch_kernel(s, k.add_u32, SIM_TARGET_AICORE, 1, NULL, 0), SIM_INVALID_HANDLE);
     sim_function fn = 0;
-    CHECK_STATUS(sim_module_get_function(&fn, m, "k_noop"), SIM_INVALID_HANDLE);
-    CHECK_STATUS(sim_module_unload(m), SIM_INVALID_HANDLE);
-    CHECK_OK(sim_stream_synchronize(s));
-    CHECK_OK(sim_stream_destroy(s));
+    CHECK_SIM(sim_module_get_function(&fn, m, "k_noop"), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_module_unload(m), SIM_INVALID_HANDLE);
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    CHECK_SIM_OK(sim_stream_destroy(s));
 }
 
 TEST(unload_while_a_kernel_of_the_module_runs_is_illegal_state) {
     test_kernels k;
     REQUIRE(kernels_load(&k));
     sim_stream s = 0;
-    REQUIRE_OK(sim_stream_create(&s));
+    REQUIRE_SIM_OK(sim_stream_create(&s));
     int h = hold_kernel(k.noop, 1);
-    CHECK_OK(sim_launch_kernel(s, k.noop, SIM_TARGET_AICPU, 1, NULL, 0));
-    CHECK_OK(sim_hold_wait_reached(h, HOLD_REACH_MS));
-    CHECK_STATUS(sim_module_unload(k.module), SIM_ILLEGAL_STATE);
+    CHECK_SIM_OK(sim_launch_kernel(s, k.noop, SIM_TARGET_AICPU, 1, NULL, 0));
+    CHECK_SIM_OK(sim_hold_wait_reached(h, HOLD_REACH_MS));
+    CHECK_SIM(sim_module_unload(k.module), SIM_ILLEGAL_STATE);
     /* Still loaded: its functions work. */
     sim_function fn = 0;
-    CHECK_OK(sim_module_get_function(&fn, k.module, "k_noop"));
-    CHECK_OK(sim_hold_release(h));
-    CHECK_OK(sim_stream_synchronize(s));
-    CHECK_OK(sim_stream_destroy(s));
+    CHECK_SIM_OK(sim_module_get_function(&fn, k.module, "k_noop"));
+    CHECK_SIM_OK(sim_hold_release(h));
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    CHECK_SIM_OK(sim_stream_destroy(s));
     kernels_unload(&k);
 }
 
@@ -280,34 +280,34 @@ TEST(unload_while_a_kernel_of_the_module_is_enqueued_is_illegal_state) {
         return;
     }
     sim_stream s = 0;
-    REQUIRE_OK(sim_stream_create(&s));
+    REQUIRE_SIM_OK(sim_stream_create(&s));
     int h = hold_kernel(blocker.noop, 1);
-    CHECK_OK(sim_launch_kernel(s, blocker.noop, SIM_TARGET_AICPU, 1, NULL, 0));
-    CHECK_OK(sim_launch_kernel(s, victim.noop, SIM_TARGET_AICPU, 1, NULL, 0));
-    CHECK_OK(sim_hold_wait_reached(h, HOLD_REACH_MS));
-    CHECK_STATUS(sim_module_unload(victim.module), SIM_ILLEGAL_STATE);
-    CHECK_OK(sim_hold_release(h));
-    CHECK_OK(sim_stream_synchronize(s));
-    CHECK_OK(sim_stream_destroy(s));
+    CHECK_SIM_OK(sim_launch_kernel(s, blocker.noop, SIM_TARGET_AICPU, 1, NULL, 0));
+    CHECK_SIM_OK(sim_launch_kernel(s, victim.noop, SIM_TARGET_AICPU, 1, NULL, 0));
+    CHECK_SIM_OK(sim_hold_wait_reached(h, HOLD_REACH_MS));
+    CHECK_SIM(sim_module_unload(victim.module), SIM_ILLEGAL_STATE);
+    CHECK_SIM_OK(sim_hold_release(h));
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    CHECK_SIM_OK(sim_stream_destroy(s));
     kernels_unload(&victim);
     kernels_unload(&blocker);
 }
 
 TEST(module_belongs_to_the_current_device) {
     REQUIRE_DEVICES(2); /* uses device 1 */
-    REQUIRE_OK(sim_set_device(1));
+    REQUIRE_SIM_OK(sim_set_device(1));
     sim_module m = 0;
     sim_status st = harness_module_load_file(&m, SIM_TEST_KERNELS);
-    CHECK_OK(sim_set_device(0));
-    REQUIRE_OK(st);
+    CHECK_SIM_OK(sim_set_device(0));
+    REQUIRE_SIM_OK(st);
     sim_object_counts c1 = SIM_OBJECT_COUNTS_INIT;
-    CHECK_OK(sim_object_counts_get(1, &c1));
+    CHECK_SIM_OK(sim_object_counts_get(1, &c1));
     CHECK(c1.modules >= 1);
     sim_function fn = 0;
-    CHECK_OK(sim_module_get_function(&fn, m, "k_noop"));
+    CHECK_SIM_OK(sim_module_get_function(&fn, m, "k_noop"));
     sim_stream s0 = 0;
-    REQUIRE_OK(sim_stream_create(&s0));
-    CHECK_STATUS(sim_launch_kernel(s0, fn, SIM_TARGET_AICPU, 1, NULL, 0), SIM_INVALID_HANDLE);
-    CHECK_OK(sim_stream_destroy(s0));
-    CHECK_OK(sim_module_unload(m));
+    REQUIRE_SIM_OK(sim_stream_create(&s0));
+    CHECK_SIM(sim_launch_kernel(s0, fn, SIM_TARGET_AICPU, 1, NULL, 0), SIM_INVALID_HANDLE);
+    CHECK_SIM_OK(sim_stream_destroy(s0));
+    CHECK_SIM_OK(sim_module_unload(m));
 }

@@ -8,12 +8,12 @@
 #include <string.h>
 
 TEST(status_names_and_messages_come_from_the_status_list) {
-#define CHECK_ONE_(name, num, msg)                                 \
+#define STATUS_ROW_(name, num, msg)                                \
     CHECK_EQ((int)SIM_##name, num);                                \
     CHECK(strcmp(sim_status_name(SIM_##name), "SIM_" #name) == 0); \
     CHECK(strcmp(sim_status_string(SIM_##name), msg) == 0);
-    SIM_STATUS_MAP(CHECK_ONE_)
-#undef CHECK_ONE_
+    SIM_STATUS_MAP(STATUS_ROW_)
+#undef STATUS_ROW_
 }
 
 TEST(status_codes_carry_their_cuda_numbers) {
@@ -54,7 +54,7 @@ TEST(every_status_has_a_distinct_name) {
 
 TEST(last_error_message_describes_the_last_failure) {
     CHECK(sim_last_error_message() != NULL);
-    CHECK_STATUS(sim_stream_destroy(0), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_stream_destroy(0), SIM_INVALID_HANDLE);
     const char *msg = sim_last_error_message();
     CHECK(msg != NULL);
     CHECK(msg[0] != '\0');
@@ -73,14 +73,14 @@ static void *fail_with_invalid_value(void *arg) {
 }
 
 TEST(last_error_message_is_per_thread) {
-    CHECK_STATUS(sim_event_destroy(0), SIM_INVALID_HANDLE);
+    CHECK_SIM(sim_event_destroy(0), SIM_INVALID_HANDLE);
     char mine[512] = {0};
     strncpy(mine, sim_last_error_message(), sizeof mine - 1);
     CHECK(mine[0] != '\0');
 
     other_thread_message other = {SIM_OK, {0}};
     harness_run_in_thread(fail_with_invalid_value, &other);
-    CHECK_STATUS(other.status, SIM_INVALID_VALUE);
+    CHECK_SIM(other.status, SIM_INVALID_VALUE);
     CHECK(other.message[0] != '\0');
     /* The other thread's failure did not replace this thread's message. */
     CHECK(strcmp(sim_last_error_message(), mine) == 0);

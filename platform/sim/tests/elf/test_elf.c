@@ -8,6 +8,7 @@
  */
 #include "sim_elf.h"
 
+#include "kctx_test_check.h"
 #include "kctx_test_common.h"
 
 #include <dirent.h>
@@ -20,24 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
-
-/* CHECK with the loader's message shown on failure. */
-#define CHECK_MSG(cond, msg)                                                                      \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "%s:%d: CHECK failed: %s (msg: \"%s\")\n", __FILE__, __LINE__, #cond, \
-                    (msg));                                                                       \
-            exit(1);                                                                              \
-        }                                                                                         \
-    } while (0)
 
 #define MSGSZ 512
 #define REJECTED "module rejected: "
@@ -201,8 +184,8 @@ static int call(void *h, const char *name) {
 static void expect_rejected(const image *im, const char *reason) {
     char msg[MSGSZ];
     int rc = check_exact(im->bytes, im->size, msg);
-    CHECK_MSG(rc == -1, msg);
-    CHECK_MSG(strncmp(msg, REJECTED, strlen(REJECTED)) == 0, msg);
+    CHECK(rc == -1, "msg: \"%s\"", msg);
+    CHECK(strncmp(msg, REJECTED, strlen(REJECTED)) == 0, "msg: \"%s\"", msg);
     if (strstr(msg, reason) == NULL) {
         fprintf(stderr, "expected a rejection naming \"%s\", got \"%s\"\n", reason, msg);
         CHECK(0);
@@ -212,7 +195,7 @@ static void expect_rejected(const image *im, const char *reason) {
 static void expect_accepted(const image *im) {
     char msg[MSGSZ];
     int rc = check_exact(im->bytes, im->size, msg);
-    CHECK_MSG(rc == 0, msg);
+    CHECK(rc == 0, "msg: \"%s\"", msg);
     CHECK(msg[0] == '\0');
 }
 
@@ -223,10 +206,10 @@ static image valid, fx_one, fx_two;
  * ---------------------------------------------------------------------- */
 static void test_valid_module(void) {
     char msg[MSGSZ] = "junk";
-    CHECK_MSG(simelf_check(valid.bytes, valid.size, msg, sizeof msg) == 0, msg);
+    CHECK(simelf_check(valid.bytes, valid.size, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
     CHECK(msg[0] == '\0');
     void *h = (void *)&msg;
-    CHECK_MSG(simelf_open(valid.bytes, valid.size, &h, msg, sizeof msg) == 0, msg);
+    CHECK(simelf_open(valid.bytes, valid.size, &h, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
     CHECK(h != NULL);
     CHECK(call(h, "fixture_answer") == 42);
     CHECK(simelf_sym(h, "no_such_symbol") == NULL);
@@ -255,7 +238,7 @@ static void test_invalid_fixtures(void) {
         void *h = (void *)&msg;
         CHECK(simelf_open(im.bytes, im.size, &h, msg, sizeof msg) == -1);
         CHECK(h == NULL);
-        CHECK_MSG(strstr(msg, cases[i].reason) != NULL, msg);
+        CHECK(strstr(msg, cases[i].reason) != NULL, "msg: \"%s\"", msg);
         printf("  %s: %s\n", strrchr(cases[i].path, '/') + 1, msg);
         free(im.bytes);
     }
@@ -268,8 +251,8 @@ static void test_dlopen_failure(void) {
     void *h = (void *)&msg;
     CHECK(simelf_open(im.bytes, im.size, &h, msg, sizeof msg) == -1);
     CHECK(h == NULL);
-    CHECK_MSG(strncmp(msg, "module load failed: ", 20) == 0, msg);
-    CHECK_MSG(strstr(msg, "kctx_elf_fixture_missing") != NULL, msg);
+    CHECK(strncmp(msg, "module load failed: ", 20) == 0, "msg: \"%s\"", msg);
+    CHECK(strstr(msg, "kctx_elf_fixture_missing") != NULL, "msg: \"%s\"", msg);
     printf("  fx_unresolved: %s\n", msg);
     free(im.bytes);
 }
@@ -278,7 +261,7 @@ static void test_bad_inputs(void) {
     char msg[MSGSZ];
     void *h = (void *)&msg;
     CHECK(simelf_check(NULL, 100, msg, sizeof msg) == -1);
-    CHECK_MSG(strstr(msg, "NULL") != NULL, msg);
+    CHECK(strstr(msg, "NULL") != NULL, "msg: \"%s\"", msg);
     CHECK(simelf_check(NULL, 0, NULL, 0) == -1);
     CHECK(simelf_open(NULL, 100, &h, msg, sizeof msg) == -1);
     CHECK(h == NULL);
@@ -288,17 +271,17 @@ static void test_bad_inputs(void) {
     static const size_t shorts[] = {0, 1, 4, 16, 63};
     for (size_t i = 0; i < sizeof shorts / sizeof shorts[0]; ++i) {
         CHECK(check_exact(valid.bytes, shorts[i], msg) == -1);
-        CHECK_MSG(strstr(msg, "too small") != NULL, msg);
+        CHECK(strstr(msg, "too small") != NULL, "msg: \"%s\"", msg);
     }
     /* The header alone: the program headers are cut off. */
     CHECK(check_exact(valid.bytes, 64, msg) == -1);
-    CHECK_MSG(strstr(msg, "program header table") != NULL, msg);
+    CHECK(strstr(msg, "program header table") != NULL, "msg: \"%s\"", msg);
 
     /* Not ELF at all. */
     static const char text[] =
         "#!/bin/sh\necho this is not an ELF shared object, but it is long enough\n";
     CHECK(check_exact((const unsigned char *)text, sizeof text, msg) == -1);
-    CHECK_MSG(strstr(msg, "not an ELF file") != NULL, msg);
+    CHECK(strstr(msg, "not an ELF file") != NULL, "msg: \"%s\"", msg);
 
     /* Message buffers: none, one byte, truncated. */
     CHECK(simelf_check(text, sizeof text, NULL, 0) == -1);
@@ -544,9 +527,9 @@ static void test_truncation(void) {
         char msg[MSGSZ];
         size_t L = lens[i];
         int rc = check_exact(valid.bytes, L, msg);
-        if (L < needed) CHECK_MSG(rc == -1, msg);
+        if (L < needed) CHECK(rc == -1, "msg: \"%s\"", msg);
         if (rc != 0) {
-            CHECK_MSG(strncmp(msg, REJECTED, strlen(REJECTED)) == 0, msg);
+            CHECK(strncmp(msg, REJECTED, strlen(REJECTED)) == 0, "msg: \"%s\"", msg);
             continue;
         }
         ++accepted;
@@ -554,7 +537,7 @@ static void test_truncation(void) {
          * are missing; the module loads and works. */
         if (loaded < 20 || L == valid.size) {
             void *h = NULL;
-            CHECK_MSG(simelf_open(valid.bytes, L, &h, msg, sizeof msg) == 0, msg);
+            CHECK(simelf_open(valid.bytes, L, &h, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
             CHECK(call(h, "fixture_answer") == 42);
             simelf_close(h);
             ++loaded;
@@ -594,7 +577,8 @@ static void test_mutations(void) {
                 im.bytes[pos] = vals[v];
                 int rc = check_exact(im.bytes, im.size, msg);
                 CHECK(rc == 0 || rc == -1);
-                if (rc != 0) CHECK_MSG(strncmp(msg, REJECTED, strlen(REJECTED)) == 0, msg);
+                if (rc != 0)
+                    CHECK(strncmp(msg, REJECTED, strlen(REJECTED)) == 0, "msg: \"%s\"", msg);
                 accepted += rc == 0;
                 ++checks;
             }
@@ -644,8 +628,8 @@ static void test_mutations(void) {
 static void test_distinct_modules(void) {
     char msg[MSGSZ];
     void *h1 = NULL, *h2 = NULL, *v1 = NULL, *v2 = NULL;
-    CHECK_MSG(simelf_open(fx_one.bytes, fx_one.size, &h1, msg, sizeof msg) == 0, msg);
-    CHECK_MSG(simelf_open(fx_two.bytes, fx_two.size, &h2, msg, sizeof msg) == 0, msg);
+    CHECK(simelf_open(fx_one.bytes, fx_one.size, &h1, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
+    CHECK(simelf_open(fx_two.bytes, fx_two.size, &h2, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
     CHECK(h1 != h2);
     CHECK(simelf_sym(h1, "fixture_which") != simelf_sym(h2, "fixture_which"));
     CHECK(call(h1, "fixture_which") == 1);
@@ -653,8 +637,8 @@ static void test_distinct_modules(void) {
     CHECK(simelf_sym(h1, "fixture_answer") == NULL);
 
     /* The same bytes twice: two objects with their own data. */
-    CHECK_MSG(simelf_open(valid.bytes, valid.size, &v1, msg, sizeof msg) == 0, msg);
-    CHECK_MSG(simelf_open(valid.bytes, valid.size, &v2, msg, sizeof msg) == 0, msg);
+    CHECK(simelf_open(valid.bytes, valid.size, &v1, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
+    CHECK(simelf_open(valid.bytes, valid.size, &v2, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
     CHECK(simelf_sym(v1, "fixture_bump") != simelf_sym(v2, "fixture_bump"));
     CHECK(call(v1, "fixture_bump") == 1);
     CHECK(call(v1, "fixture_bump") == 2);
@@ -696,19 +680,19 @@ static void test_identical_immutable_modules_share_one_object(void) {
     int base = loaded_objects();
     image again = copy_image(&fx_one); /* the same bytes in another buffer */
     void *a = NULL, *b = NULL, *c = NULL, *v1 = NULL, *v2 = NULL;
-    CHECK_MSG(simelf_open(fx_one.bytes, fx_one.size, &a, msg, sizeof msg) == 0, msg);
+    CHECK(simelf_open(fx_one.bytes, fx_one.size, &a, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
     CHECK(loaded_objects() == base + 1);
-    CHECK_MSG(simelf_open(again.bytes, again.size, &b, msg, sizeof msg) == 0, msg);
+    CHECK(simelf_open(again.bytes, again.size, &b, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
     CHECK(loaded_objects() == base + 1); /* shared: no second object */
     CHECK(a != b);                       /* handles are each its own */
     CHECK(simelf_sym(a, "fixture_which") == simelf_sym(b, "fixture_which"));
     /* other bytes: an object of their own */
-    CHECK_MSG(simelf_open(fx_two.bytes, fx_two.size, &c, msg, sizeof msg) == 0, msg);
+    CHECK(simelf_open(fx_two.bytes, fx_two.size, &c, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
     CHECK(loaded_objects() == base + 2);
     CHECK(call(c, "fixture_which") == 2);
     /* data of its own: never shared */
-    CHECK_MSG(simelf_open(valid.bytes, valid.size, &v1, msg, sizeof msg) == 0, msg);
-    CHECK_MSG(simelf_open(valid.bytes, valid.size, &v2, msg, sizeof msg) == 0, msg);
+    CHECK(simelf_open(valid.bytes, valid.size, &v1, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
+    CHECK(simelf_open(valid.bytes, valid.size, &v2, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
     CHECK(loaded_objects() == base + 4);
     simelf_close(v1);
     simelf_close(v2);
@@ -734,13 +718,13 @@ static void test_sharing_compares_bytes_not_the_hash(void) {
     simelf_test_constant_hash(1);
     int base = loaded_objects();
     void *a = NULL, *b = NULL, *a2 = NULL;
-    CHECK_MSG(simelf_open(fx_one.bytes, fx_one.size, &a, msg, sizeof msg) == 0, msg);
-    CHECK_MSG(simelf_open(fx_two.bytes, fx_two.size, &b, msg, sizeof msg) == 0, msg);
+    CHECK(simelf_open(fx_one.bytes, fx_one.size, &a, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
+    CHECK(simelf_open(fx_two.bytes, fx_two.size, &b, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
     CHECK(loaded_objects() == base + 2);
     CHECK(call(a, "fixture_which") == 1);
     CHECK(call(b, "fixture_which") == 2);
     image again = copy_image(&fx_one);
-    CHECK_MSG(simelf_open(again.bytes, again.size, &a2, msg, sizeof msg) == 0, msg);
+    CHECK(simelf_open(again.bytes, again.size, &a2, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
     CHECK(loaded_objects() == base + 2);
     CHECK(simelf_sym(a2, "fixture_which") == simelf_sym(a, "fixture_which"));
     simelf_close(a);
@@ -779,7 +763,7 @@ static void test_name_reuse(void) {
     void *h = NULL;
     int fds[8];
     CHECK(module_fds(fds, 8) == 0);
-    CHECK_MSG(simelf_open(nd.bytes, nd.size, &h, msg, sizeof msg) == 0, msg);
+    CHECK(simelf_open(nd.bytes, nd.size, &h, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
     CHECK(call(h, "fixture_which") == 3);
     CHECK(module_fds(fds, 8) == 1);
     int stale = fds[0];
@@ -793,10 +777,10 @@ static void test_name_reuse(void) {
 
     for (int round = 0; round < 3; ++round) {
         void *a = NULL, *b = NULL;
-        CHECK_MSG(simelf_open(valid.bytes, valid.size, &a, msg, sizeof msg) == 0, msg);
+        CHECK(simelf_open(valid.bytes, valid.size, &a, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
         CHECK(call(a, "fixture_answer") == 42);
         CHECK(simelf_sym(a, "fixture_which") == NULL);
-        CHECK_MSG(simelf_open(fx_one.bytes, fx_one.size, &b, msg, sizeof msg) == 0, msg);
+        CHECK(simelf_open(fx_one.bytes, fx_one.size, &b, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
         CHECK(call(b, "fixture_which") == 1);
         CHECK(module_fds(fds, 8) == 2);
         CHECK(fds[0] != stale && fds[1] != stale);
@@ -818,8 +802,10 @@ static void *load_worker(void *arg) {
         void *h1 = NULL, *h2 = NULL;
         const image *first = ((id + r) & 1) ? &fx_one : &fx_two;
         const image *second = first == &fx_one ? &fx_two : &fx_one;
-        CHECK_MSG(simelf_open(first->bytes, first->size, &h1, msg, sizeof msg) == 0, msg);
-        CHECK_MSG(simelf_open(second->bytes, second->size, &h2, msg, sizeof msg) == 0, msg);
+        CHECK(simelf_open(first->bytes, first->size, &h1, msg, sizeof msg) == 0, "msg: \"%s\"",
+              msg);
+        CHECK(simelf_open(second->bytes, second->size, &h2, msg, sizeof msg) == 0, "msg: \"%s\"",
+              msg);
         CHECK(call(h1, "fixture_which") == (first == &fx_one ? 1 : 2));
         CHECK(call(h2, "fixture_which") == (second == &fx_one ? 1 : 2));
         simelf_close(h1);
@@ -841,13 +827,13 @@ static void test_no_fd_leak(void) {
     char msg[MSGSZ];
     void *h = NULL;
     /* Warm up (the runtime may open descriptors of its own on first use). */
-    CHECK_MSG(simelf_open(valid.bytes, valid.size, &h, msg, sizeof msg) == 0, msg);
+    CHECK(simelf_open(valid.bytes, valid.size, &h, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
     simelf_close(h);
     CHECK(simelf_open(unresolved.bytes, unresolved.size, &h, msg, sizeof msg) == -1);
 
     int before = count_fds();
     for (int i = 0; i < 200; ++i) {
-        CHECK_MSG(simelf_open(valid.bytes, valid.size, &h, msg, sizeof msg) == 0, msg);
+        CHECK(simelf_open(valid.bytes, valid.size, &h, msg, sizeof msg) == 0, "msg: \"%s\"", msg);
         CHECK(call(h, "fixture_answer") == 42);
         simelf_close(h);
         if (i % 10 == 0) {
@@ -884,6 +870,9 @@ int main(void) {
          test_identical_immutable_modules_share_one_object},
         {"sharing_compares_bytes_not_the_hash", test_sharing_compares_bytes_not_the_hash},
     };
+    /* The first failed check ends the program (exit status 1): the tests go
+     * on to use what a check vouched for (an open handle, a symbol). */
+    ktc_exit_on_failure();
     valid = read_image(FX_VALID);
     fx_one = read_image(FX_ONE);
     fx_two = read_image(FX_TWO);
