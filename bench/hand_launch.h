@@ -6,7 +6,7 @@
  * platform").
  *
  * The harness is the platform-neutral part: the framework's side is the
- * conformance suite's framework driver of the platform (tests/conformance,
+ * conformance suite's framework driver of the platform (src/conformance,
  * fw.h: the device made current, streams, events, memory); the hand chain
  * is lb_chain_enqueue / lb_chain_enqueue_ho (launch_common.h) through the
  * platform's hand-written table of record / wait / launch / current-device

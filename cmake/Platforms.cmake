@@ -23,7 +23,7 @@
 #                                platform's own; <fn> returns const fw_driver *
 #     FW_SOURCES <file>...       their sources (built into kctx_conformance_suite)
 #     FW_INCLUDES <dir>...       include directories for them
-#     EXPECTED_NA <file>         rows of the expected-N/A table (tests/conformance/expected_na.c)
+#     EXPECTED_NA <file>         rows of the expected-N/A table (src/conformance/expected_na.c)
 #     CONFORMANCE <strategy>:<suffix>...   the conformance runs (ctest conformance_<probe><suffix>)
 #     CONFORMANCE_IF <target>    only when this target exists (e.g. a driver double)
 #     CONFORMANCE_ARGS <arg>...  extra runner arguments (generator expressions allowed)
@@ -170,7 +170,7 @@ endfunction()
 #   kctx_gen_registry.h  KCTX_GEN_PLATFORMS(X): X(name, entry-or-NULL, built, "not built reason")
 #                        and the entry functions' declarations (src/platforms/registry.c)
 #   kctx_gen_suite.h     KCTX_GEN_FW_DRIVERS(X): X("platform", "driver", fn), the drivers'
-#                        declarations, and the expected-N/A rows' includes (tests/conformance)
+#                        declarations, and the expected-N/A rows' includes (src/conformance)
 #   kctx_gen_tool.h      KCTX_GEN_TOOL_PLATFORMS(X): X("name", driver-or-NULL, lister-or-NULL,
 #                        "device unit"), KCTX_GEN_BENCH_PLATFORMS(X): X("name", "prefix"),
 #                        KCTX_GEN_BENCHMARKS(X): X("benchmark") (tools/kctx)

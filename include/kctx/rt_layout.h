@@ -249,7 +249,7 @@ typedef struct kctx_rt_binding {
  * The task kernels between them check the error word through the task ABI
  * (kctx/task_abi.h): a refused launch runs none of its tasks. One
  * conformance check proves each platform's programs: the probes of
- * tests/conformance/probes_guard.c (unordered_replays_detected_as_
+ * src/conformance/probes_guard.c (unordered_replays_detected_as_
  * concurrent_launch, two_copies_of_one_graph_detected_as_concurrent_launch,
  * poisoned_context_refuses_launches, concurrent_launch_poison_stops_graphs_
  * at_once) run on every platform under HOST_ORDERED (conformance_*_

@@ -32,7 +32,7 @@
 #include "fw.h"
 
 #include "acl_abi.h"
-#include "fault_layer.h" /* tests/common: the failing layer's control table */
+#include "fault_control.h" /* src/conformance: the failing layer's control table */
 #include "loader.h"
 
 #include <pthread.h>

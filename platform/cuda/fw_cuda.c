@@ -31,7 +31,7 @@
 #include <kctx/cuda.h>
 
 #include "driver_table.h"
-#include "fault_layer.h" /* tests/common: the failing layer's control table */
+#include "fault_control.h" /* src/conformance: the failing layer's control table */
 
 #include <pthread.h>
 #include <stdio.h>

@@ -33,8 +33,8 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
-#include "cl_errors.h"   /* kctx__opencl_error_name */
-#include "fault_layer.h" /* tests/common: the failing layer's control table */
+#include "cl_errors.h"     /* kctx__opencl_error_name */
+#include "fault_control.h" /* src/conformance: the failing layer's control table */
 #include "loader.h"
 
 #include <pthread.h>

@@ -4,7 +4,7 @@
 Every rule K1..K36 has exactly one line there; every test file a line names
 exists under tests/ (or, named from platform/, in a platform's own folder)
 and cites the rule; every probe it names is in
-tests/conformance/probe_list.h with the rule in its rule column; a line that
+src/conformance/probe_list.h with the rule in its rule column; a line that
 names no test says "no test yet". Usage: check_rules_doc.py REPO_ROOT
 """
 import os
@@ -24,7 +24,7 @@ def main():
     if not m:
         print("docs/kernel-mode.md has no section 'The rules, one line each'")
         return 1
-    with open(os.path.join(root, "tests", "conformance", "probe_list.h"), encoding="utf-8") as f:
+    with open(os.path.join(root, "src", "conformance", "probe_list.h"), encoding="utf-8") as f:
         probes = {name: rules.split(",") for name, rules in
                   re.findall(r'^PROBE\((\w+), "([^"]*)"', f.read(), re.M)}
     lines = {}

@@ -23,7 +23,7 @@ PROBE_LINE = re.compile(r"^probe (?P<name>[a-z0-9_]+) (?P<result>PASS|FAIL|N/A) 
 SUMMARY = re.compile(r"^probes: (\d+) passed, (\d+) failed, (\d+) not applicable$")
 METRIC = re.compile(r"^metric [A-Za-z0-9_.-]+ value=\S+ unit=\S+( [a-z]+=\S+)*$")
 COMMANDS = ("demo", "probe", "bench", "platforms")
-# The lifecycle probes (tests/conformance/probes_lifecycle.c), last in the suite's table.
+# The lifecycle probes (src/conformance/probes_lifecycle.c), last in the suite's table.
 EXTRA_PROBES = ("kernel_lifecycle_makes_no_lifecycle_calls", "init_fault_sweep",
                 "prepare_fault_sweep", "close_fault_sweep")
 

@@ -19,7 +19,9 @@
  * The layer for one API is a thin file of typed wrappers (the entries, their
  * handle arguments) over this core: platform/cuda/double/fault_layer.c, ...
  * Each exports kctx_fault_layer_control() returning kfl_control_of(...); the
- * framework drivers (fw.h, fault_layer) find it in the library kctx loaded.
+ * framework drivers (src/conformance/fw.h, fault_layer) find it in the
+ * library kctx loaded, and read the table it returns
+ * (src/conformance/fault_control.h).
  */
 #ifndef KCTX_TEST_FAULT_LAYER_H
 #define KCTX_TEST_FAULT_LAYER_H
@@ -27,7 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KFL_VERSION 1u
+/* The control table (kfl_control, kfl_control_fn, KFL_VERSION): declared
+ * with the conformance suite that reads it (src/conformance). */
+#include "fault_control.h"
 
 /* The kinds of handle the layer follows (for messages). */
 typedef enum kfl_kind {
@@ -37,33 +41,6 @@ typedef enum kfl_kind {
     KFL_MEMORY,
     KFL_OBJECT, /* anything else with a create and a destroy */
 } kfl_kind;
-
-typedef struct kfl_control {
-    uint32_t version;  /* KFL_VERSION */
-    const char *api;   /* "cuda", "opencl", "acl" */
-    int nonfatal_code; /* a code that fails one call and nothing else */
-    int fatal_code;    /* a code the adapter classifies as a lost device; 0: none */
-    /* Forget every handle, count and violation; disarm. */
-    void (*reset)(void);
-    /* The calling thread's calls are kctx's (1) or not (0). */
-    void (*watch)(int on);
-    /* Watched calls since reset. */
-    uint64_t (*calls)(void);
-    /* Fail the nth watched call since reset (1-based) with `code`, once;
-     * nth 0 disarms. */
-    void (*arm)(uint64_t nth, int code);
-    /* The entry that failed ("" while the armed call has not happened). */
-    const char *(*fired)(void);
-    /* kctx's handles (made by watched calls since reset) not destroyed. */
-    uint64_t (*live)(void);
-    /* The number of violations since reset, and the first one's text. */
-    uint64_t (*violations)(char *first, size_t size);
-    /* The device's owner reset it: every handle is gone (a later call
-     * naming one of kctx's is a violation). */
-    void (*device_reset)(void);
-} kfl_control;
-
-typedef const kfl_control *(*kfl_control_fn)(void);
 
 /* ---- the core, for the layers' wrappers ------------------------------- */
 

@@ -16,6 +16,8 @@
 #ifndef KCTX_TESTS_COMMON_H
 #define KCTX_TESTS_COMMON_H
 
+#include "kctx_test_check.h" /* ktc_summary, ktc_exit_status, KTC_EXIT_SKIP, the checks */
+
 #include <stddef.h>
 #include <stdio.h>
 
@@ -23,22 +25,11 @@
 extern "C" {
 #endif
 
-/* ctest's SKIP_RETURN_CODE for every kctx test (the Automake convention). */
-#define KTC_EXIT_SKIP 77
-
 /* Reads a whole file into malloc'd memory (free() it) with one NUL byte
  * after the last (not counted in *size), so text can be used as a string;
  * malloc's alignment suits images (8-byte aligned). Returns NULL on failure
  * with the reason ("cannot open PATH: ...") in why (may be NULL). */
 void *ktc_read_file(const char *path, size_t *size, char *why, size_t why_size);
-
-/* The exit status above: 1 when failed, else KTC_EXIT_SKIP when skipped,
- * else 0. */
-int ktc_exit_status(unsigned failed, unsigned skipped);
-
-/* Prints the summary line above on `out` and flushes it; returns
- * ktc_exit_status(failed, skipped). */
-int ktc_summary(FILE *out, unsigned passed, unsigned failed, unsigned skipped);
 
 #ifdef __cplusplus
 }

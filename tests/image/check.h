@@ -4,7 +4,7 @@
  *   static void test_truncation_is_rejected(void) { CHECK(x == y); ... }
  *   int main(void) { RUN(test_truncation_is_rejected); return check_summary(); }
  *
- * The checks are tests/common/kctx_test_check.h's (CHECK, CHECK_EQ,
+ * The checks are src/check/kctx_test_check.h's (CHECK, CHECK_EQ,
  * REQUIRE, ...). RUN runs one test; a test fails when any check failed
  * while it ran. SKIP(...) marks the running test skipped
  * (it could not run here; the reason is printed), and the test returns: a

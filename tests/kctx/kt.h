@@ -32,7 +32,7 @@
  * After a failed test the harness releases holds, clears faults, resets
  * every device and closes what the test left, so later tests start clean.
  *
- * The checks are tests/common/kctx_test_check.h's (CHECK, CHECK_EQ,
+ * The checks are src/check/kctx_test_check.h's (CHECK, CHECK_EQ,
  * CHECK_K, CHECK_OK, CHECK_SIM_OK, REQUIRE..., thread-safe: helper threads
  * may use them), with the context's own below (CHECK_PHASE, CHECK_SNAP,
  * CHECK_UNCHANGED, CHECK_REFUSED); a test fails when any failed while it
@@ -63,7 +63,7 @@ void kt_register(const char *name, kt_test_fn fn);
     static void name(void)
 
 /* ---- checks ---------------------------------------------------------------- */
-/* The checks are tests/common/kctx_test_check.h's; these are the context's
+/* The checks are src/check/kctx_test_check.h's; these are the context's
  * own, built on it (1 when the check held). */
 int kt_check_phase(kctx_context ctx, kctx_phase want, const char *ectx, const char *file, int line);
 int kt_check_mode(kctx_context ctx, kctx_mode want, const char *ectx, const char *file, int line);

@@ -24,7 +24,7 @@
  * arguments exceed the kernel-args capacity; kt.h's images take at most
  * one argument (launch's CAPACITY is driven elsewhere).
  * Statuses that are a platform call's mapped status are driven by the
- * fault sweeps (test_fault_sweep.c, tests/conformance).
+ * fault sweeps (test_fault_sweep.c, the conformance suite's src/conformance).
  */
 #include "kt.h"
 

@@ -920,7 +920,7 @@ def _finish_within(queue: Any, seconds: float) -> bool:
 
 
 def test_k9_k24_fault_sweep_of_a_launch_fails_each_platform_call_in_turn(env: Env) -> None:
-    """tests/conformance/probes_sweep.c's sweep, from Python: count the
+    """src/conformance/probes_sweep.c's sweep, from Python: count the
     platform calls one launch makes on this thread (P preflight calls, then
     E enqueues), then for k = 1.. fail the k-th call once. kctx_launch's
     contract (kctx.h): a failing preflight call is a refusal and the

@@ -412,7 +412,7 @@ static int run_demo(const cli_command *cmd, int argc, char **argv) {
     else if ((fw = suite_driver(platform)) == NULL)
         fprintf(stderr,
                 "kctx demo: error: platform '%s' is built, but there is no framework driver for "
-                "it (tests/conformance/fw.h) to play the framework\n",
+                "it (src/conformance/fw.h) to play the framework\n",
                 platform);
     else if (suite_strategy_resolve(platform, strategy_opt, &strategy, why, sizeof why) != 0) {
         fprintf(stderr, "kctx demo: error: %s\n", why);

@@ -1,5 +1,5 @@
 /*
- * cmd_probe.c — `kctx probe`: the conformance suite (tests/conformance, the
+ * cmd_probe.c — `kctx probe`: the conformance suite (src/conformance, the
  * kctx_conformance_suite library: capture and replay, the launch guard,
  * poison and quarantine, resident resources, correctness, the lifecycle and
  * the fault sweeps) as a user-facing report for one platform and execution
@@ -187,7 +187,7 @@ static int run_probe(const cli_command *cmd, int argc, char **argv) {
     } else if ((env.fw = suite_driver(name)) == NULL) {
         fprintf(stderr,
                 "kctx probe: error: platform '%s' is built, but the conformance suite has no "
-                "framework driver for it (tests/conformance/fw.h), so no probe can play the "
+                "framework driver for it (src/conformance/fw.h), so no probe can play the "
                 "framework\n",
                 name);
     } else if (suite_strategy_resolve(name, strategy_opt, &env.strategy, why, sizeof why) != 0) {
@@ -278,7 +278,7 @@ const cli_command kctx_cmd_probe = {
     "Check a platform against the kernel-mode contract (conformance probes)",
     "[--platform NAME] [--strategy resident|host-ordered] [--json] [--only NAME]... [--list]\n"
     "       [--images DIR] [--seed N] [-v]",
-    "Runs the conformance suite (tests/conformance: capture and replay, the launch\n"
+    "Runs the conformance suite (src/conformance: capture and replay, the launch\n"
     "guard, graph lifetimes, poison and quarantine, resident resources,\n"
     "correctness, zero device lifecycle calls over a kernel lifecycle (K4), and\n"
     "fault sweeps of kernel init, prepare, close and launch) against the platform\n"

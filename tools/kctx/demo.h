@@ -4,7 +4,7 @@
  *
  * Two sides, kept apart as they would be in a real server:
  *  - the FRAMEWORK (this code, through the platform's framework driver: the
- *    conformance suite's driver table, tests/conformance/fw.h, which calls
+ *    conformance suite's driver table, src/conformance/fw.h, which calls
  *    the platform's own runtime API): it makes the device current, creates
  *    its streams, allocates the weights and per-bucket buffers, owns capture
  *    and replays graphs;

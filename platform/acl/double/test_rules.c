@@ -59,7 +59,7 @@ static calls_fn g_double_calls;
 
 /* ---- the harness ---------------------------------------------------------------- */
 
-/* The checks are tests/common/kctx_test_check.h's; every failure's report
+/* The checks are src/check/kctx_test_check.h's; every failure's report
  * adds the library's recent error message (main: ktc_failure_note). */
 static unsigned g_passed, g_failed, g_skipped;
 static const char *recent_message(void) {

@@ -12,7 +12,7 @@
  * After a failed test the harness resets every device so that later tests
  * start clean.
  *
- * The checks are tests/common/kctx_test_check.h's (CHECK, CHECK_EQ,
+ * The checks are src/check/kctx_test_check.h's (CHECK, CHECK_EQ,
  * CHECK_SIM, CHECK_SIM_OK, REQUIRE...): thread-safe, so helper threads and
  * host functions may use them; a test fails when any of them failed while
  * it ran.

@@ -128,7 +128,7 @@ KCTX_API kctx_status kctx_opencl_live_objects(int kctx_device, kctx_opencl_live 
 KCTX_API kctx_status kctx_opencl_driver_calls(const char *entry, uint64_t *count);
 
 /* ---- test support: holding a launch in flight ------------------------
- * The conformance suite's holds (tests/conformance/fw.h, FW_HOLD_FIRST_TASK)
+ * The conformance suite's holds (src/conformance/fw.h, FW_HOLD_FIRST_TASK)
  * on a platform whose kernels cannot be paused from outside: arm a hold, and
  * the next task kernel kctx enqueues on lent pair `kctx_device` (any
  * context) also waits for `gate` (a user event the caller made with

@@ -6,8 +6,9 @@
  * stream; an OpenCL launch sets arguments then enqueues) can fail half-way,
  * which they cannot see. These probes fail each call the adapter makes to
  * the runtime, one at a time, through a failing layer in front of the
- * runtime (tests/common/fault_layer.h; fw.h, fault_layer), which also
- * follows every handle kctx makes.
+ * runtime (tests/common/fault_layer.h; its control table, which these probes
+ * drive: fault_control.h; fw.h, fault_layer), which also follows every
+ * handle kctx makes.
  *
  * After every run, whatever failed:
  *  - every handle kctx made was destroyed by exactly one successful call,
@@ -31,7 +32,7 @@
  */
 #include "probes.h"
 
-#include "fault_layer.h"
+#include "fault_control.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -218,7 +218,8 @@ typedef struct fw_driver {
     int (*device_count)(void);
 
     /* The failing layer below kctx's adapter (tests/common/fault_layer.h),
-     * when the runtime library kctx loaded is one: its control table; NULL
+     * when the runtime library kctx loaded is one: its control table
+     * (fault_control.h); NULL
      * (the hook, or its answer) otherwise. A user's runtime never has one:
      * the driver sweeps (probes_driver.c) are then N/A as a capability
      * (PROBE_NEEDS_FAULT_LAYER), like capture; the test runs put the layer

@@ -1,9 +1,10 @@
 /*
  * kctx_test_check.h — the one check vocabulary of kctx's C test programs
- * (tests/common, library kctx_test_common; the conformance probes use it
- * too). A harness (tests/kctx/kt.h, tests/sim/harness.h, the image tests'
- * check.h, ...) adds how tests are registered, run and skipped; the checks
- * themselves are these, everywhere.
+ * (src/check, library kctx_check, which tests/common's kctx_test_common links;
+ * the conformance probes use it too). A harness (tests/kctx/kt.h, the sim's
+ * platform/sim/tests/harness.h, the image tests' check.h, ...) adds how tests
+ * are registered, run and skipped; the checks themselves are these,
+ * everywhere.
  *
  * Every check is an expression that evaluates its operands once and is 1
  * when the check held, else 0 after the failure was recorded. A failure is
@@ -63,10 +64,22 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ctest's SKIP_RETURN_CODE for every kctx test (the Automake convention). */
+#define KTC_EXIT_SKIP 77
+
+/* The exit status of a test program: 1 when failed, else KTC_EXIT_SKIP
+ * when skipped, else 0. */
+int ktc_exit_status(unsigned failed, unsigned skipped);
+
+/* Prints "N passed, M failed" (", K skipped" when K > 0) on `out` and
+ * flushes it; returns ktc_exit_status(failed, skipped). */
+int ktc_summary(FILE *out, unsigned passed, unsigned failed, unsigned skipped);
 
 /* A test's failures printed before the rest are only counted. */
 #define KTC_MAX_REPORTS 20

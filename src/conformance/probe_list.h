@@ -1,7 +1,8 @@
 /*
  * probe_list.h — the conformance probes, in run order:
  *   PROBE(name, "rule", threads, needs, "what it checks")
- * One line per probe (tests/conformance/CMakeLists.txt reads this file to
+ * One line per probe (tests/conformance/CMakeLists.txt, the suite's ctest
+ * registration, reads this file to
  * register each probe with ctest once per strategy; `threads` = 1 — several
  * host threads or overlapping device work — labels it "concurrency").
  * `needs`: EAGER (runs on every platform) or CAPTURE (replays captured
