@@ -8,7 +8,7 @@
  * device-programs module kctx loaded at init; kctx_get_resources names that
  * module, and the sim returns the same function handle for the same entry
  * name, so the driver looks the scheduler up by its entry name
- * ("kctx_rt_scheduler", platform/sim/runtime/rt_programs.c). On the AICPU
+ * ("kctx_rt_scheduler", platform/common/rt_programs_elf.c). On the AICPU
  * stream of a launch the scheduler runs right after the acquire step (K20),
  * so a held scheduler means its launch holds the context's launch guard.
  *

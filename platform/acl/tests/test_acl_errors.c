@@ -139,7 +139,7 @@ int main(void) {
     expect(a_module_load(junk, sizeof junk, &mod), ACLA_BAD_MODULE, KCTX_PCLASS_BAD_MODULE,
            "a 32-bit ELF");
     CHECK(strstr(a_last_message(), "ACL 107000") != NULL, "the code kept: %s", a_last_message());
-    CHECK(a_module_load(kctx_rt_sim_programs, kctx_rt_sim_programs_size, &mod) == 0,
+    CHECK(a_module_load(kctx_rt_elf_programs, kctx_rt_elf_programs_size, &mod) == 0,
           "the runtime programs load on the double: %s", a_last_message());
     kctx_pfunction fn = 0;
     expect(a_module_function(mod, "kctx_no_such_kernel", &fn), ACLA_BAD_MODULE,
@@ -148,7 +148,7 @@ int main(void) {
 
     /* UNSUPPORTED: the runtime refuses kctx's runtime programs */
     setenv("KCTX_ACL_DOUBLE_REFUSE_RT", "1", 1);
-    expect(a_module_load(kctx_rt_sim_programs, kctx_rt_sim_programs_size, &mod), ACLA_NO_PROGRAMS,
+    expect(a_module_load(kctx_rt_elf_programs, kctx_rt_elf_programs_size, &mod), ACLA_NO_PROGRAMS,
            KCTX_PCLASS_UNSUPPORTED, "refused runtime programs");
     CHECK(strstr(a_last_message(), "CANN") && strstr(a_last_message(), "ACL 107000"),
           "says what is missing, keeps the code: %s", a_last_message());
