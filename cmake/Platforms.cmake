@@ -30,8 +30,9 @@
 #     CONFORMANCE_ENV <k=v>...   extra environment of those runs
 #     CONFORMANCE_DEPENDS <target>...  what the runner needs built first
 #     LABEL <label>              ctest label of its conformance runs (default: its name)
-#     CLI_DEVICES <symbol>       `kctx platforms` device lister: int <symbol>(FILE *, json_writer *)
-#                                (default: the framework driver's device_count/device_info)
+#     CLI_DEVICES <symbol>       `kctx platforms` device lister: int <symbol>(FILE *, const
+#                                kctx_lister_json *), platform/common/device_lister.h (default:
+#                                the framework driver's device_count/device_info)
 #     CLI_SOURCES <file>...      sources of that lister (built into the kctx tool)
 #     DEVICE_UNIT <text>         the default lister's name for a device's compute units
 #     BENCH_PREFIX <prefix>      benchmarks whose name starts with it run on this platform
@@ -224,7 +225,7 @@ function(kctx_platforms_generate out_dir)
       set(unit "compute units")
     endif()
     if(lister)
-      string(APPEND tool "struct json_writer;\nint ${lister}(FILE *out, struct json_writer *jw);\n")
+      string(APPEND tool "struct kctx_lister_json;\nint ${lister}(FILE *out, const struct kctx_lister_json *json);\n")
     else()
       set(lister NULL)
     endif()
@@ -294,6 +295,9 @@ function(kctx_platforms_collect prefix)
       list(APPEND src ${s})
     endif()
   endforeach()
+  # a shared source several declarations list (platform/common/rt_programs_elf.cmake) once
+  list(REMOVE_DUPLICATES src)
+  list(REMOVE_DUPLICATES inc)
   set(${prefix}_SOURCES "${src}" PARENT_SCOPE)
   set(${prefix}_INCLUDES "${inc}" PARENT_SCOPE)
   set(${prefix}_LINK "${lnk}" PARENT_SCOPE)

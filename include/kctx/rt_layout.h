@@ -219,8 +219,8 @@ typedef struct kctx_rt_binding {
     uint64_t value;
 } kctx_rt_binding;
 
-/* The host-ordered guard programs: the one specification that the sim's
- * (platform/sim/runtime/rt_programs.c, C), OpenCL's (platform/opencl/
+/* The host-ordered guard programs: the one specification that the sim_elf
+ * build's (platform/common/rt_programs_elf.c, C), OpenCL's (platform/opencl/
  * rt_programs.cl, OpenCL C) and CUDA's (platform/cuda/rt_programs.cu, CUDA
  * C++) kctx_rt_ho_acquire and kctx_rt_ho_finalize follow step for step.
  * Each runs alone (one work item) with a kctx_rt_step_params block whose

@@ -47,9 +47,10 @@
  *  - no device epoch (has_epoch 0: quarantine is terminal, K30), no range
  *    checks, no program mode (no lifecycle table).
  *
- * The runtime's device programs are the sim build (kctx_rt_sim_programs):
- * what runs where they load, which is the driver double
- * (platform/acl/double). A real runtime refuses them; kernel init is then
+ * The runtime's device programs are the shared sim_elf build
+ * (kctx_rt_elf_programs, platform/common/rt_programs_elf.h): what runs where
+ * they load, which is the driver double (platform/acl/double, built on the
+ * sim). A real runtime refuses them; kernel init is then
  * UNSUPPORTED, naming what is missing (runtime programs built with CANN's
  * compilers, which kctx does not build). Callables load their
  * KCTX_VARIANT_ASCEND_BIN variant (image format 1.1): the blob goes to
@@ -67,6 +68,7 @@
 
 #include "acl_abi.h"
 #include "loader.h"
+#include "rt_programs_elf.h"
 #include "services.h"
 
 #include <pthread.h>
@@ -75,8 +77,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const unsigned char kctx_rt_sim_programs[];
-extern const size_t kctx_rt_sim_programs_size;
 const kctx_platform_entry *kctx_acl_platform_entry(void);
 
 /* ---- the entry table ---------------------------------------------------- */
@@ -574,7 +574,7 @@ typedef struct afunc {
 } afunc;
 
 static int a_module_load(const void *bytes, size_t size, kctx_pmodule *m) {
-    const int programs = bytes == (const void *)kctx_rt_sim_programs;
+    const int programs = bytes == (const void *)kctx_rt_elf_programs;
     abin *b = calloc(1, sizeof *b);
     if (!b) return kctx__svc_msgf(ACLA_NO_HOST_MEMORY, "module_load: out of host memory");
     int st = ACL(aclrtBinaryLoadFromData, bytes, size, NULL, &b->bin);
@@ -868,8 +868,8 @@ static void desc_init(void) {
         .name = "acl",
         .ops = cap || !loaded() ? &k_ops : &g_ops_nocapture,
         .variant_kind = KCTX_VARIANT_ASCEND_BIN, /* AICore kernels (docs/acl.md) */
-        .programs = kctx_rt_sim_programs,
-        .programs_size = kctx_rt_sim_programs_size,
+        .programs = kctx_rt_elf_programs,
+        .programs_size = kctx_rt_elf_programs_size,
         .strategies = KCTX_STRATEGY_BIT(KCTX_STRATEGY_RESIDENT) |
                       KCTX_STRATEGY_BIT(KCTX_STRATEGY_HOST_ORDERED),
         .default_strategy = KCTX_STRATEGY_RESIDENT,

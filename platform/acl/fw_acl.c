@@ -15,8 +15,8 @@
  * Test hooks: a real runtime has none. With the ACL driver double
  * (platform/acl/double, recognised by its kacl_double_calls symbol), which runs
  * on the sim, the copy and first-task holds and the counters are the sim's
- * (fw_sim.c's hooks: the double's device memory and objects are sim
- * objects), and the K4 lifecycle counters are the double's counts of ACL's
+ * (the suite's hooks over the sim's API, src/conformance/fw_simdev.h:
+ * the double's device memory and objects are sim objects), and the K4 lifecycle counters are the double's counts of ACL's
  * lifecycle entries. The scheduler hold is not available (every launch of
  * the double runs its own device program, so a hold cannot name kctx's
  * scheduler); fatal devices and owner resets are not either (no device
@@ -30,6 +30,7 @@
  * fault_layer is its control table (the driver sweeps, probes_driver.c).
  */
 #include "fw.h"
+#include "fw_simdev.h" /* the hooks of the double, which runs on the sim */
 
 #include "acl_abi.h"
 #include "fault_control.h" /* src/conformance: the failing layer's control table */
@@ -329,7 +330,6 @@ static int a_device_count(void) {
 
 /* ---- the double's hooks ---- */
 
-static fw_status (*g_sim_hold_arm)(fw_hold_point, int, kctx_context, int *);
 static fw_status a_hold_arm(fw_hold_point point, int device, kctx_context ctx, int *hold) {
     if (point == FW_HOLD_SCHEDULER) {
         snprintf(tl_msg, sizeof tl_msg,
@@ -337,16 +337,15 @@ static fw_status a_hold_arm(fw_hold_point point, int device, kctx_context ctx, i
                  "program, so a hold cannot name kctx's scheduler");
         return FW_NA;
     }
-    return g_sim_hold_arm(point, device, ctx, hold);
+    return fw_simdev_hold_arm(point, device, ctx, hold);
 }
 
 /* The sim's count less the double's own enqueue per replay (a host
  * function that observes the replay's end, platform/acl/double/double.c):
  * what the framework and kctx enqueued. The double counts per process, so
  * this is exact on one device at a time, as the probes use it. */
-static fw_status (*g_sim_device_enqueues)(int, uint64_t *);
 static fw_status a_device_enqueues(int device, uint64_t *n) {
-    fw_status st = g_sim_device_enqueues(device, n);
+    fw_status st = fw_simdev_device_enqueues(device, n);
     if (st == FW_OK)
         *n -= g_double_calls("aclmdlRIExecuteAsync") + g_double_calls("aclmdlRIExecute");
     return st;
@@ -453,16 +452,13 @@ static void make_driver(void) {
         .fault_layer = a_fault_layer,
     };
     if (ready() && g_double_calls) {
-        const fw_driver *sim = fw_sim_driver();
         g_driver.name = "acl-double";
-        g_sim_hold_arm = sim->hold_arm;
         g_driver.hold_arm = a_hold_arm;
-        g_driver.hold_wait_reached = sim->hold_wait_reached;
-        g_driver.hold_release = sim->hold_release;
-        g_driver.hold_release_all = sim->hold_release_all;
-        g_driver.live_counts = sim->live_counts;
-        g_driver.device_allocs = sim->device_allocs;
-        g_sim_device_enqueues = sim->device_enqueues;
+        g_driver.hold_wait_reached = fw_simdev_hold_wait_reached;
+        g_driver.hold_release = fw_simdev_hold_release;
+        g_driver.hold_release_all = fw_simdev_hold_release_all;
+        g_driver.live_counts = fw_simdev_live_counts;
+        g_driver.device_allocs = fw_simdev_device_allocs;
         g_driver.device_enqueues = a_device_enqueues;
         g_driver.lifecycle = &k_double_lifecycle;
     }

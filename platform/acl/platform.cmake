@@ -3,13 +3,15 @@
 # declarations (acl_abi.h), no CANN header, and loads libascendcl.so (or
 # KCTX_ACL_LIBRARY) at run time, so `kctx platforms` lists it everywhere,
 # unavailable with the loader's reason where no ACL runtime is installed.
-# Its runtime programs are the sim build (kctx_rt_sim_blob.c, which libkctx
-# has for the sim): they load only on the driver double (platform/acl/double).
+# Its runtime programs are the shared sim_elf build
+# (platform/common/rt_programs_elf.cmake, which the sim platform lists too):
+# they load only on the driver double (platform/acl/double, built on the sim).
+include(${PROJECT_SOURCE_DIR}/platform/common/rt_programs_elf.cmake)
 kctx_declare_platform(acl
   ORDER 40
   BUILT TRUE
   ENTRY kctx_acl_platform_entry
-  SOURCES adapter.c
+  SOURCES adapter.c ${KCTX_RT_ELF_BLOB}
   INCLUDES ${CMAKE_CURRENT_LIST_DIR}
   FW_DRIVERS acl=fw_acl_driver
   FW_SOURCES fw_acl.c

@@ -1,24 +1,27 @@
 /*
  * services.h — what kctx lends a platform adapter, and all an adapter may
  * use of kctx besides the public headers (docs/platforms.md, "The support
- * layer"). An adapter never includes the core's src/core/internal.h.
+ * layer"). An adapter never includes a header of src/core.
+ *
+ * This header only declares: the one implementation is the core's,
+ * src/core/services.c (the last error, the not-built reason and the clock
+ * are the core's; the message buffer and the poll live beside them so that
+ * the header has one owner). A program that compiles an adapter without
+ * libkctx lends it what it calls itself (platform/acl/tests/test_acl_errors.c).
  *
  *  - kctx__svc_fail: set the calling thread's last error
  *    (kctx_thread_last_error), for an adapter's own public API (kctx/cuda.h,
- *    kctx/opencl.h); implemented by the core side (src/platforms/services.c).
+ *    kctx/opencl.h).
  *  - kctx__svc_not_built: the one "not built" refusal: a platform's public
  *    API in a library built without that platform (the declaration's
  *    NOT_BUILT_SOURCES) fails with the registry's reason.
  *  - kctx__svc_now_ns: the monotonic clock, in nanoseconds.
  *  - kctx__svc_msg*: the calling thread's adapter message, the one buffer
- *    the opencl and cuda adapters' last_message ops answer from (the sim has
+ *    the opencl, cuda and acl adapters' last_message ops answer from (the sim has
  *    its own, sim_last_error_message; platform.h: per thread,
  *    read by the core right after the failed op).
  *  - kctx__svc_poll: one bounded poll with backoff (an op's timed wait on a
  *    runtime with no timed wait of its own).
- *
- * The clock, the messages and the poll live in platform/common/services.c
- * (no dependency on the core).
  */
 #ifndef KCTX_PLATFORM_COMMON_SERVICES_H
 #define KCTX_PLATFORM_COMMON_SERVICES_H
@@ -39,7 +42,7 @@ kctx_status kctx__svc_fail(kctx_status s, const char *fmt, ...)
  * entry documents for that case). */
 kctx_status kctx__svc_not_built(kctx_status s, const char *fn, const char *platform);
 
-/* CLOCK_MONOTONIC in nanoseconds. */
+/* CLOCK_MONOTONIC in nanoseconds (the core's clock, its trace spans' too). */
 uint64_t kctx__svc_now_ns(void);
 
 /* The calling thread's adapter message ("" until an adapter sets one). */

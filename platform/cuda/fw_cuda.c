@@ -15,17 +15,19 @@
  * device call counters, lifecycle counters): they are NULL there. With the
  * CUDA driver double (platform/cuda/double, recognised by its
  * kctx_cuda_double_calls symbol), which runs on the sim, the holds and the
- * counters are the sim's (fw_sim.c's hooks: the double's handles are the
- * sim's), and the K4 lifecycle counters are the double's counts of the
- * context and device lifecycle entries, and graph_stream_nodes is the
- * sim's graph inspection (a real CUgraph does not record the streams its
- * nodes were captured on). The graph memory pool is the suite's framework
+ * counters are the sim's (the suite's hooks over the sim's API,
+ * src/conformance/fw_simdev.h: the double's handles are the sim's), and
+ * the K4 lifecycle counters are the double's counts of the context and
+ * device lifecycle entries, and graph_stream_nodes is the sim's graph
+ * inspection (a real CUgraph does not record the streams its nodes were
+ * captured on). The graph memory pool is the suite's framework
  * arena over cuMemAlloc (fw_pool.c), on the double and on a real driver.
  * Fatal devices and owner resets
  * stay NULL on CUDA: without a device epoch a quarantined context can
  * never close (K30), which those probes need (expected_na.c).
  */
 #include "fw.h"
+#include "fw_simdev.h" /* the hooks of the double, which runs on the sim */
 
 #include <cuda.h>
 #include <kctx/cuda.h>
@@ -408,23 +410,24 @@ static void make_driver(void) {
      * hooks), to rehearse what a GPU run reports */
     const char *as_driver = getenv("KCTX_FW_CUDA_AS_DRIVER");
     if (ready() && g_double_calls && !(as_driver && *as_driver == '1')) {
-        /* the double runs on the sim: its holds and counters are the sim's */
-        const fw_driver *sim = fw_sim_driver();
+        /* the double runs on the sim: its holds and counters are the sim's
+         * (the suite's hooks over the sim's API, fw_simdev.h) */
         g_driver.name = "cuda-double";
-        g_driver.hold_arm = sim->hold_arm;
-        g_driver.hold_wait_reached = sim->hold_wait_reached;
-        g_driver.hold_release = sim->hold_release;
-        g_driver.hold_release_all = sim->hold_release_all;
-        g_driver.live_counts = sim->live_counts;
-        g_driver.device_allocs = sim->device_allocs;
-        g_driver.device_enqueues = sim->device_enqueues;
+        g_driver.hold_arm = fw_simdev_hold_arm;
+        g_driver.hold_wait_reached = fw_simdev_hold_wait_reached;
+        g_driver.hold_release = fw_simdev_hold_release;
+        g_driver.hold_release_all = fw_simdev_hold_release_all;
+        g_driver.live_counts = fw_simdev_live_counts;
+        g_driver.device_allocs = fw_simdev_device_allocs;
+        g_driver.device_enqueues = fw_simdev_device_enqueues;
         /* the double's graphs and streams are the sim's: it can tell which
          * stream each node came from (a real CUgraph cannot) */
-        g_driver.graph_stream_nodes = sim->graph_stream_nodes;
+        g_driver.graph_stream_nodes = fw_simdev_graph_stream_nodes;
         g_driver.lifecycle = &k_double_lifecycle;
     }
 }
 
+const fw_driver *fw_cuda_driver(void);
 const fw_driver *fw_cuda_driver(void) {
     pthread_once(&g_driver_once, make_driver);
     return &g_driver;

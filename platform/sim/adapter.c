@@ -10,11 +10,11 @@
 #include <kctx/platform.h>
 #include <kctx/sim.h>
 
+#include "rt_programs_elf.h" /* platform/common: the runtime's programs as a sim_elf module */
+
 #include <pthread.h>
 #include <stddef.h>
 
-extern const unsigned char kctx_rt_sim_programs[];
-extern const size_t kctx_rt_sim_programs_size;
 const kctx_platform_entry *kctx_sim_platform_entry(void);
 
 /* ---- what the sim offers (its capabilities, docs/platforms.md) ----------
@@ -221,8 +221,8 @@ static void desc_init(void) {
         .name = "sim",
         .ops = &k_ops,
         .variant_kind = KCTX_VARIANT_SIM_ELF,
-        .programs = kctx_rt_sim_programs,
-        .programs_size = kctx_rt_sim_programs_size,
+        .programs = kctx_rt_elf_programs,
+        .programs_size = kctx_rt_elf_programs_size,
         .strategies = SIM_STRATEGIES,
         .default_strategy = SIM_DEFAULT_STRATEGY,
         .max_params_size = SIM_MAX_PARAMS_SIZE,

@@ -3,17 +3,18 @@
  * platform/sim/platform.cmake, CLI_DEVICES; built into the kctx tool): the
  * sim's devices through its own runtime API (sim.h), as a framework would,
  * with what only the sim can tell (AICPU count, memory in use, epoch).
+ * JSON goes through the writer the tool lends (platform/common/device_lister.h).
  */
-#include "json.h"
+#include "device_lister.h"
 
 #include <kctx/sim.h>
 
 #include <inttypes.h>
 #include <stdio.h>
 
-int kctx_cli_sim_devices(FILE *out, json_writer *jw);
+int kctx_cli_sim_devices(FILE *out, const kctx_lister_json *json);
 
-int kctx_cli_sim_devices(FILE *out, json_writer *jw) {
+int kctx_cli_sim_devices(FILE *out, const kctx_lister_json *json) {
     int count = 0, current = -1;
     sim_status st = sim_device_count(&count);
     if (st != SIM_OK) {
@@ -22,7 +23,7 @@ int kctx_cli_sim_devices(FILE *out, json_writer *jw) {
         return -1;
     }
     sim_get_device(&current);
-    if (jw) json_array_begin(jw, "devices");
+    if (json) json->array_begin(json->w, "devices");
     for (int d = 0; d < count; d++) {
         sim_device_props props = SIM_DEVICE_PROPS_INIT;
         uint64_t epoch = 0, allocs = 0, bytes = 0;
@@ -30,26 +31,26 @@ int kctx_cli_sim_devices(FILE *out, json_writer *jw) {
         if (st == SIM_OK) st = sim_device_epoch(d, &epoch);
         if (st == SIM_OK) st = sim_mem_stats(d, &allocs, &bytes);
         if (st != SIM_OK) {
-            if (jw) json_array_end(jw);
+            if (json) json->array_end(json->w);
             fprintf(stderr, "kctx platforms: error: sim device %d: %s (%s)\n", d,
                     sim_status_name(st), sim_last_error_message());
             return -1;
         }
-        if (jw) {
-            json_object_begin(jw, NULL);
-            json_u64(jw, "index", (uint64_t)d);
-            json_string(jw, "name", props.name);
-            json_u64(jw, "aicore_count", (uint64_t)props.aicore_count);
-            json_u64(jw, "aicpu_count", (uint64_t)props.aicpu_count);
-            json_u64(jw, "memory_bytes", props.memory_capacity);
-            json_u64(jw, "memory_in_use_bytes", bytes);
-            json_u64(jw, "max_params_bytes", props.max_params_size);
-            json_u64(jw, "max_block_dim", props.max_block_dim);
-            json_u64(jw, "alloc_alignment", props.alloc_alignment);
-            json_u64(jw, "device_word_bytes", props.device_word_size);
-            json_u64(jw, "epoch", epoch);
-            json_bool(jw, "current", d == current);
-            json_object_end(jw);
+        if (json) {
+            json->object_begin(json->w, NULL);
+            json->u64(json->w, "index", (uint64_t)d);
+            json->string(json->w, "name", props.name);
+            json->u64(json->w, "aicore_count", (uint64_t)props.aicore_count);
+            json->u64(json->w, "aicpu_count", (uint64_t)props.aicpu_count);
+            json->u64(json->w, "memory_bytes", props.memory_capacity);
+            json->u64(json->w, "memory_in_use_bytes", bytes);
+            json->u64(json->w, "max_params_bytes", props.max_params_size);
+            json->u64(json->w, "max_block_dim", props.max_block_dim);
+            json->u64(json->w, "alloc_alignment", props.alloc_alignment);
+            json->u64(json->w, "device_word_bytes", props.device_word_size);
+            json->u64(json->w, "epoch", epoch);
+            json->boolean(json->w, "current", d == current);
+            json->object_end(json->w);
         } else {
             fprintf(out, "  device %d  %s%s\n", d, props.name,
                     d == current ? "  (this thread's current device)" : "");
@@ -65,6 +66,6 @@ int kctx_cli_sim_devices(FILE *out, json_writer *jw) {
             fprintf(out, "    device epoch   %" PRIu64 " (resets so far)\n", epoch);
         }
     }
-    if (jw) json_array_end(jw);
+    if (json) json->array_end(json->w);
     return 0;
 }

@@ -1,13 +1,14 @@
 # The sim platform (cmake/Platforms.cmake reads this declaration): kctx's
 # adapter to the simulated accelerator (libkctx_sim, defined by the
-# top-level CMakeLists.txt with the runtime's sim device programs, which
-# other parts of the build load too). Always built: the tests and tools run
-# on it.
+# top-level CMakeLists.txt). Always built: the tests and tools run on it.
+# Its runtime programs are the shared sim_elf build
+# (platform/common/rt_programs_elf.cmake, which the acl platform lists too).
+include(${PROJECT_SOURCE_DIR}/platform/common/rt_programs_elf.cmake)
 kctx_declare_platform(sim
   ORDER 10
   BUILT TRUE
   ENTRY kctx_sim_platform_entry
-  SOURCES adapter.c ${CMAKE_BINARY_DIR}/kctx_rt_sim_blob.c
+  SOURCES adapter.c ${KCTX_RT_ELF_BLOB}
   FW_DRIVERS sim=fw_sim_driver sim-nocapture=fw_sim_driver_without_capture
   FW_SOURCES fw_sim.c
   EXPECTED_NA expected_na.inc

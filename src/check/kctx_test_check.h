@@ -29,7 +29,7 @@
  *   CHECK_SIM(expr, want)          the same for a sim_status, with the
  *   CHECK_SIM2, CHECK_SIM_OK       sim's last error message
  *   CHECK_FW(drv, expr, want)      an fw_status of framework driver `drv`
- *   CHECK_FW_OK(drv, expr)         (tests/conformance/fw.h), with
+ *   CHECK_FW_OK(drv, expr)         (src/conformance/fw.h), with
  *                                  drv->last_error()
  *   FAIL(fmt, ...)                 a failure where no condition says it
  *                                  (always 0)

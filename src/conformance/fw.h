@@ -7,9 +7,12 @@
  * capture. The suite plays that framework: it creates streams and device
  * buffers with the platform's own runtime API, captures kctx launches into
  * graphs and replays them — through this table, so the suite itself never
- * names a platform. fw_sim.c implements it with the sim's runtime API
- * (platform/sim/include/kctx/sim.h); another platform (CUDA runtime, ACL) fills the same
- * table with its own calls.
+ * names a platform. Each platform's driver fills it with its own runtime's
+ * calls (platform/sim/fw_sim.c: the sim's runtime API, kctx/sim.h; CUDA's
+ * driver API; ACL), declared with the platform (FW_DRIVERS) and reached
+ * through the suite (suite_driver, suite.h). What several drivers share is
+ * the suite's: the graph pool's arena below (fw_pool.c) and the hooks of
+ * drivers whose devices are sim devices (fw_simdev.h).
  *
  * Three kinds of entries:
  *  - REQUIRED: the operations every framework has (streams, memory, copies,
@@ -319,16 +322,10 @@ typedef struct fw_lifecycle {
     int (*prove)(int device, char *why, size_t why_size);
 } fw_lifecycle;
 
-/* The sim's driver (fw_sim.c). */
-const fw_driver *fw_sim_driver(void);
-/* The same without the CAPTURE group ("sim-nocapture"): a platform without
- * capture, played on the sim. */
-const fw_driver *fw_sim_driver_without_capture(void);
-/* The other platforms' drivers are declared with them
- * (platform/<name>/platform.cmake, FW_DRIVERS) and reached through the
- * suite (suite_driver, suite.h), or directly by their own tests (e.g.
- * fw_cuda_driver, platform/cuda/fw_cuda.c: the CUDA driver API, or the CUDA
- * driver double with the sim's hooks). */
-const fw_driver *fw_cuda_driver(void);
+/* The platforms' drivers are declared with them
+ * (platform/<name>/platform.cmake, FW_DRIVERS: the generated
+ * kctx_gen_suite.h declares them) and reached through the suite
+ * (suite_driver, suite.h), or directly by their own tests, which declare
+ * the one they call (e.g. fw_cuda_driver in platform/cuda/tests/test_cuda.c). */
 
 #endif

@@ -2,7 +2,8 @@
  * trace_json.c — kctx_dfx_write_chrome: a collected trace (trace.h) as
  * Chrome trace-event JSON (the "JSON Object Format" that Perfetto and
  * chrome://tracing open). docs/tracing.md describes the file; the reader
- * (trace_read.c) and the tests rely on the lane names and args written here.
+ * (tools/kctx/trace_read.c) and the tests rely on the lane names and args
+ * written here.
  *
  * The output depends only on the input: no clock, no pid, no address is
  * written, and events come in input order (metadata first), so the same

@@ -8,6 +8,9 @@
 #include <pthread.h>
 
 const fw_driver *fw_fake_driver(void);
+/* The sim's driver (platform/sim/fw_sim.c): the fake platform is the sim's
+ * ops under another name, and its framework is the sim's. */
+const fw_driver *fw_sim_driver(void);
 
 static fw_driver g_driver;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;

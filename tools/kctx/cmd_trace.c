@@ -4,8 +4,8 @@
  * as numbers or as a swimlane picture. This file is the command (options,
  * arguments, reading the file) and what both views share (cmd_trace.h);
  * the views are cmd_trace_summarize.c and cmd_trace_render.c. The file is
- * read by src/dfx's reader, which rejects anything malformed before either
- * view sees it.
+ * read by the tool's reader (trace_read.c), which rejects anything
+ * malformed before either view sees it.
  */
 #include "cmd_trace.h"
 #include "commands.h"

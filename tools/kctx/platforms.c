@@ -2,8 +2,9 @@
  * platforms.c — the platforms of libkctx's registry and what the tool can
  * do on each (see platforms.h), from the platform declarations: a
  * platform's devices are listed by its declared lister (the sim's,
- * platform/sim/cli_devices.c) or else through its conformance framework
- * driver (the devices it can lend), as a framework would.
+ * platform/sim/cli_devices.c, which writes JSON through the writer lent
+ * here: platform/common/device_lister.h) or else through its conformance
+ * framework driver (the devices it can lend), as a framework would.
  */
 #include "platforms.h"
 
@@ -49,8 +50,29 @@ static int driver_devices(const tool_platform *p, FILE *out, json_writer *jw) {
     return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* a platform's own lister: the tool's JSON writer lent to it           */
+
+static void lj_object_begin(void *w, const char *key) { json_object_begin(w, key); }
+static void lj_object_end(void *w) { json_object_end(w); }
+static void lj_array_begin(void *w, const char *key) { json_array_begin(w, key); }
+static void lj_array_end(void *w) { json_array_end(w); }
+static void lj_string(void *w, const char *key, const char *value) { json_string(w, key, value); }
+static void lj_u64(void *w, const char *key, uint64_t value) { json_u64(w, key, value); }
+static void lj_boolean(void *w, const char *key, int value) { json_bool(w, key, value); }
+
 int platforms_devices(const tool_platform *p, FILE *out, json_writer *jw) {
-    if (p->devices) return p->devices(out, jw);
+    if (p->devices) {
+        const kctx_lister_json lj = {.w = jw,
+                                     .object_begin = lj_object_begin,
+                                     .object_end = lj_object_end,
+                                     .array_begin = lj_array_begin,
+                                     .array_end = lj_array_end,
+                                     .string = lj_string,
+                                     .u64 = lj_u64,
+                                     .boolean = lj_boolean};
+        return p->devices(out, jw ? &lj : NULL);
+    }
     if (p->driver && p->driver()->device_count && p->driver()->device_info)
         return driver_devices(p, out, jw);
     return 1;

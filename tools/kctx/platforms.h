@@ -11,6 +11,7 @@
 #ifndef KCTX_TOOL_PLATFORMS_H
 #define KCTX_TOOL_PLATFORMS_H
 
+#include "device_lister.h" /* platform/common: a platform's device lister */
 #include "fw.h"
 #include "json.h"
 
@@ -21,11 +22,13 @@ typedef struct tool_platform {
     const char *name; /* kctx platform name (the registry's) */
     /* The framework driver of the conformance suite; NULL: none in this tool. */
     const fw_driver *(*driver)(void);
-    /* Print the platform's devices (text, indented), or write them as the
-     * "devices" array of `jw` when jw is not NULL. Returns 0, or -1 with a
+    /* The platform's own lister (its declaration's CLI_DEVICES,
+     * device_lister.h): print its devices (text, indented), or write them
+     * as the "devices" array through `json` when it is not NULL (the
+     * tool's writer, platforms_devices lends it). Returns 0, or -1 with a
      * message on stderr. NULL: the framework driver's device_count and
      * device_info list them (platforms_devices). */
-    int (*devices)(FILE *out, json_writer *jw);
+    int (*devices)(FILE *out, const kctx_lister_json *json);
     const char *device_unit; /* what the default lister calls compute units */
 } tool_platform;
 

@@ -557,7 +557,7 @@ static void *read_module(const char *path, size_t *size) {
 static void t_refuse_runtime_programs(void) {
     SKIP_IF(!IS_DOUBLE, "the switch is the double's (a real runtime loads no sim module)");
     size_t n = 0, k = 0;
-    unsigned char *rt = read_module(KACL_RT_SIM_PROGRAMS, &n);
+    unsigned char *rt = read_module(KACL_RT_ELF_PROGRAMS, &n);
     unsigned char *mod = read_module(KACL_RULES_MODULE, &k);
     CHECK(rt && mod);
     if (!rt || !mod) {

@@ -16,13 +16,30 @@
 #include "kctx_test_common.h"
 
 #include <dlfcn.h>
-#include <time.h>
+#include <stdarg.h>
 
-/* The core's clock, which services.c's poll uses (libkctx is not linked). */
-uint64_t kctx__svc_now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+/* The services the adapter calls (platform/common/services.h), lent by this
+ * test as the core lends them in libkctx (src/core/services.c, not linked
+ * here): the thread's adapter message, set, appended to and read back. */
+static _Thread_local char tl_msg[KCTX_SVC_MSG_SIZE];
+
+const char *kctx__svc_msg(void) { return tl_msg; }
+
+int kctx__svc_msgf(int st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tl_msg, sizeof tl_msg, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+int kctx__svc_msg_append(int st, const char *fmt, ...) {
+    size_t n = strlen(tl_msg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tl_msg + n, sizeof tl_msg - n, fmt, ap);
+    va_end(ap);
+    return st;
 }
 
 #include "kctx_test_check.h"
@@ -122,7 +139,7 @@ int main(void) {
     expect(a_module_load(junk, sizeof junk, &mod), ACLA_BAD_MODULE, KCTX_PCLASS_BAD_MODULE,
            "a 32-bit ELF");
     CHECK(strstr(a_last_message(), "ACL 107000") != NULL, "the code kept: %s", a_last_message());
-    CHECK(a_module_load(kctx_rt_sim_programs, kctx_rt_sim_programs_size, &mod) == 0,
+    CHECK(a_module_load(kctx_rt_elf_programs, kctx_rt_elf_programs_size, &mod) == 0,
           "the runtime programs load on the double: %s", a_last_message());
     kctx_pfunction fn = 0;
     expect(a_module_function(mod, "kctx_no_such_kernel", &fn), ACLA_BAD_MODULE,
@@ -131,7 +148,7 @@ int main(void) {
 
     /* UNSUPPORTED: the runtime refuses kctx's runtime programs */
     setenv("KCTX_ACL_DOUBLE_REFUSE_RT", "1", 1);
-    expect(a_module_load(kctx_rt_sim_programs, kctx_rt_sim_programs_size, &mod), ACLA_NO_PROGRAMS,
+    expect(a_module_load(kctx_rt_elf_programs, kctx_rt_elf_programs_size, &mod), ACLA_NO_PROGRAMS,
            KCTX_PCLASS_UNSUPPORTED, "refused runtime programs");
     CHECK(strstr(a_last_message(), "CANN") && strstr(a_last_message(), "ACL 107000"),
           "says what is missing, keeps the code: %s", a_last_message());

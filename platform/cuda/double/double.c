@@ -25,9 +25,9 @@
  *    (its extent is read from its ELF header), which is how the tests'
  *    callable images carry kernels under the cuda variant kind. A fatbin
  *    (magic 0xBA55ED50) naming kctx_rt_ho_acquire is kctx's runtime
- *    programs (platform/cuda/rt_programs.cu): the double loads their sim build
- *    instead (platform/sim/runtime/rt_programs.c, the same kernels by name,
- *    read from KCTX_DOUBLE_RT_SIM at the path the build compiled in); any
+ *    programs (platform/cuda/rt_programs.cu): the double loads their sim_elf
+ *    build instead (platform/common/rt_programs_elf.c, the same kernels by name,
+ *    read from KCTX_DOUBLE_RT_ELF at the path the build compiled in); any
  *    other fatbin is CUDA_ERROR_NO_BINARY_FOR_GPU (no GPU to run it).
  *  - Launches: extra = {CU_LAUNCH_PARAM_BUFFER_POINTER, p,
  *    CU_LAUNCH_PARAM_BUFFER_SIZE, &n, CU_LAUNCH_PARAM_END} only; a launch
@@ -494,8 +494,8 @@ static CUresult d_cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CU
 
 /* ---- modules and launches --------------------------------------------------- */
 
-#ifndef KCTX_DOUBLE_RT_SIM
-#error "KCTX_DOUBLE_RT_SIM: the path of the sim build of kctx's runtime programs"
+#ifndef KCTX_DOUBLE_RT_ELF
+#error "KCTX_DOUBLE_RT_ELF: the path of the sim_elf build of kctx's runtime programs"
 #endif
 
 static unsigned char *g_rt;
@@ -503,7 +503,7 @@ static size_t g_rt_size;
 static pthread_once_t g_rt_once = PTHREAD_ONCE_INIT;
 
 static void rt_read(void) {
-    FILE *f = fopen(KCTX_DOUBLE_RT_SIM, "rb");
+    FILE *f = fopen(KCTX_DOUBLE_RT_ELF, "rb");
     if (!f) return;
     if (fseek(f, 0, SEEK_END) == 0) {
         long n = ftell(f);
@@ -590,7 +590,7 @@ static CUresult d_cuModuleLoadData(CUmodule *m, const void *image) {
         if (!g_rt)
             return fail(CUDA_ERROR_INVALID_IMAGE,
                         "the double cannot read the sim build of kctx's runtime programs "
-                        "(" KCTX_DOUBLE_RT_SIM ")");
+                        "(" KCTX_DOUBLE_RT_ELF ")");
         bytes = g_rt;
         size = g_rt_size;
     } else if (memcmp(b, ELFMAG, SELFMAG) == 0 && b[EI_CLASS] == ELFCLASS64) {

@@ -74,6 +74,8 @@
 #include <string.h>
 #include <time.h>
 
+const fw_driver *fw_cuda_driver(void); /* platform/cuda/fw_cuda.c */
+
 #include "kctx_test_check.h"
 
 static uint64_t calls(const char *entry) {

@@ -9,7 +9,7 @@
  * the file.
  */
 #include "trace_read.h"
-#include "trace.h" /* kctx_dfx_span_kind */
+#include "trace.h" /* src/dfx: kctx_dfx_span_kind, the host span kinds the writer writes */
 
 #include <jansson.h>
 

@@ -1,7 +1,8 @@
 /*
  * trace_read.h — reads a Chrome trace-event JSON file as kctx writes it
- * (trace_json.c, docs/tracing.md) back into lanes and spans, for the
- * `kctx trace` tool and the tests. Tool-side only: not part of libkctx.
+ * (src/dfx/trace_json.c, docs/tracing.md) back into lanes and spans, for
+ * the `kctx trace` tool and its tests (tests/dfx compiles it from here).
+ * Tool-side only: not part of libkctx, so it lives with the tool.
  *
  * The JSON is decoded by Jansson (Debian libjansson-dev), a complete and
  * well-kept parser, one value at a time (each event, otherData), so memory

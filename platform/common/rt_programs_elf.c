@@ -1,6 +1,14 @@
 /*
- * rt_programs.c — the kctx runtime's device programs for the sim, loaded as
- * one module at kernel init (K11):
+ * rt_programs_elf.c — the kctx runtime's device programs as a sim_elf
+ * module (an x86-64 ELF object against the sim's kernel API,
+ * kctx/sim_kernel.h), loaded as one module at kernel init (K11). They are
+ * shared, so they live here and not in one platform's folder: the sim runs
+ * them, and so does every driver double built on the sim (the ACL double
+ * gets them through the acl adapter, the CUDA double reads them in place of
+ * its fatbin). rt_programs_elf.cmake builds and embeds them
+ * (kctx_rt_elf_programs, rt_programs_elf.h), and each platform that loads
+ * them lists that declaration (platform/sim, platform/acl platform.cmake).
+ * The programs:
  *
  *   kctx_rt_acquire    AICPU: takes the launch guard (K23), clears the
  *                      mailboxes and the ready queue
