@@ -440,7 +440,8 @@ typedef struct kctx_arg {
  *   AICPU:  scheduler (args by value, K22); wait AICORE_DONE; record AICPU_DONE
  *   caller: wait AICPU_DONE; record SERIAL_TAIL
  * A launch captured into a graph replays with the args it was captured
- * with (K22); dozens of graphs may share the context and its five events
+ * with (K22; an updatable launch, kctx_launch_updatable, with its slot's
+ * current set, K37); dozens of graphs may share the context and its five events
  * (K12). Eager launches of one context are serialised in host order through
  * its streams, whatever caller streams they come from (K23) — a real
  * ordering between those caller streams. Graph replays the caller does not
@@ -491,6 +492,52 @@ typedef struct kctx_arg {
  * graph); a platform call's mapped status (the preflight's queries, or a submission failure). */
 KCTX_API kctx_status kctx_launch(kctx_context ctx, uint64_t id, const kctx_arg *args,
                                  uint32_t nargs, uint64_t caller_stream);
+
+/* ---- Updatable captured launches (K37-K40) ------------------------------
+ * A launch captured into a graph normally replays with the arguments it
+ * was captured with (K22). kctx_launch_updatable makes the same captured
+ * launch (same checks, same chain, same errors as kctx_launch) whose
+ * arguments live in an argument slot in device memory that the context made
+ * at init (K11: one slot per graph lifetime token, token_capacity, so an
+ * updatable launch never fails where a plain captured one works; CAPACITY
+ * when they are all held). Every replay reads the slot's current set when
+ * it runs; until the first update that is the captured set. The handle
+ * names the slot for as long as the launch's graph lives: once the graph's
+ * lifetime hook has run (the hook of K25, which a platform may run late),
+ * the slot returns to the pool and the handle is stale.
+ *
+ * kctx_launch_updatable is legal only while caller_stream is capturing
+ * (eager: INVALID_STATE, nothing enqueued). out must not be NULL.
+ *
+ * kctx_update_args checks `args` as a launch of the callable the handle was
+ * captured with (K18: the same count and kinds, tensors inside live
+ * allocations) and enqueues on `stream` one small device program whose
+ * by-value parameter block carries the new set (no host buffer outlives
+ * the call; legal inside another capture, so one graph can set the next
+ * graph's arguments). It never waits (K19). Refused with nothing enqueued
+ * (K9): a changed count or kind (INVALID_ARGUMENT), a stale or foreign
+ * handle (INVALID_ARGUMENT), a poisoned, quarantined or closed context (as
+ * a launch is). When its one platform call fails, nothing was enqueued and
+ * the context is not poisoned (K40); the call's mapped status is returned.
+ *
+ * Ordering (K37-K39), stated like CUDA's: an update and the replays ordered
+ * with it (the same stream, or joined by events) behave as if the update
+ * happened at its place in that order: replays ordered after it read the
+ * new set, replays ordered before it, even if still running, read the set
+ * they started with. A replay never reads a half-updated set. An update
+ * and a replay that are not ordered with each other break the contract
+ * (like K23's unordered replays); kctx then still guarantees that the
+ * replay runs with one whole set, the old or the new one.
+ *
+ * Built for the RESIDENT strategy on platforms with capture (the sim, ACL)
+ * so far: under HOST_ORDERED and on CUDA and OpenCL both calls return
+ * UNSUPPORTED. */
+typedef uint64_t kctx_args_handle;
+KCTX_API kctx_status kctx_launch_updatable(kctx_context ctx, uint64_t id, const kctx_arg *args,
+                                           uint32_t nargs, uint64_t caller_stream,
+                                           kctx_args_handle *out);
+KCTX_API kctx_status kctx_update_args(kctx_context ctx, kctx_args_handle handle,
+                                      const kctx_arg *args, uint32_t nargs, uint64_t stream);
 
 typedef struct kctx_check_report {
     size_t size; /* sizeof(kctx_check_report) */
@@ -600,9 +647,15 @@ typedef struct kctx_resource_info {
     uint64_t upload_bytes; /* device bytes held by uploads */
     /* ---- end of the first version (144 bytes) ---- */
     uint64_t upload_stream; /* the third context stream: trace copy-backs (never captured) */
-} kctx_resource_info;       /* published sizes: 144, 152 */
-#define KCTX_RESOURCE_INFO_INIT \
-    { sizeof(kctx_resource_info), 0, 0, {0, 0, 0, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    /* ---- end of the second version (152 bytes) ---- */
+    uint64_t arg_slots, arg_slots_bytes; /* updatable launches' slots (K37; 0: none) */
+    uint32_t arg_slot_count, arg_slots_in_use;
+} kctx_resource_info; /* published sizes: 144, 152, 176 */
+#define KCTX_RESOURCE_INFO_INIT                                                                   \
+    {                                                                                             \
+        sizeof(kctx_resource_info), 0, 0, {0, 0, 0, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, \
+            0, 0, 0, 0                                                                            \
+    }
 KCTX_API kctx_status kctx_get_resources(kctx_context ctx, kctx_resource_info *info);
 
 /* Calls the context made into the platform table since creation (every

@@ -90,6 +90,50 @@ typedef struct kctx_rt_scheduler_params {
     kctx_rt_arg snapshot[]; /* nargs entries */
 } kctx_rt_scheduler_params;
 
+/* Updatable captured launches (K37-K40, kctx_launch_updatable): the
+ * arguments a replay runs with live in an argument slot, one of a pool of
+ * token_capacity slots made at kernel init (K11) under RESIDENT. A slot is
+ * double-buffered: two buffers of `cap` kctx_rt_arg entries (cap comes with
+ * every parameter block that names the slot) and a version word
+ * `ver` = serial << 32 | generation. The buffer of generation g is
+ * buf[(g % 2) * cap ...]. The serial names one use of the slot (one captured
+ * launch, kctx_args_handle); a slot whose serial is not the reader's was
+ * never updated in this use: the reader takes its by-value snapshot.
+ *
+ * kctx_rt_update (the writer, one AICPU work item, on the caller's stream):
+ *  U1. take the writer lock (compare-and-swap 0 -> 1; wait while held);
+ *  U2. read ver; a serial newer than its own (the slot was reused after its
+ *      graph was gone): unlock, nothing written; an older serial: the
+ *      generation counts from 0;
+ *  U3. fill the buffer of generation g + 1 (the one not published), then
+ *      publish ver = serial << 32 | g + 1 with release order; unlock.
+ * The scheduler (the reader, KCTX_RT_FLAG_ARG_SLOT):
+ *  R1. read ver (acquire); its serial is not the launch's: copy the
+ *      by-value snapshot (no update yet in this use); else
+ *  R2. copy the buffer of its generation into the kernel-args block, then
+ *      re-read ver: unchanged, done; changed (a writer published meanwhile:
+ *      only an update unordered with the replay, K39), retry, bounded; then
+ *      copy under the writer lock.
+ * So a replay reads one whole published set, never a half-updated one. */
+#define KCTX_RT_FLAG_ARG_SLOT \
+    2u /* scheduler: snapshot[nargs] = {slot address, serial | cap << 32} */
+typedef struct kctx_rt_arg_slot {
+    uint64_t ver;  /* serial << 32 | generation */
+    uint32_t lock; /* the writers' lock: 0 free, 1 held */
+    uint32_t reserved0;
+    uint64_t reserved[2];
+    kctx_rt_arg buf[]; /* 2 * cap entries */
+} kctx_rt_arg_slot;
+
+typedef struct kctx_rt_update_params {
+    uint64_t slot;   /* device address of the kctx_rt_arg_slot */
+    uint32_t serial; /* the use of the slot this update is for */
+    uint32_t cap;    /* entries per buffer */
+    uint32_t nargs;
+    uint32_t reserved;
+    kctx_rt_arg args[]; /* nargs entries */
+} kctx_rt_update_params;
+
 /* Per-core mailbox (KCTX_RT_MAILBOX_STRIDE bytes): a core's report-in
  * slot. Work is not posted through it: workers pull ready tasks from the
  * run's queue (see kctx_rt_image and kctx_rt_callable). */

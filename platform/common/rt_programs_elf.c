@@ -16,6 +16,10 @@
  *                      args snapshot, seeds the ready queue with the tasks
  *                      that depend on nothing, waits for the graph to
  *                      complete, ends the run and releases the guard
+ *   kctx_rt_update     AICPU, on the caller's stream: publishes a new argument
+ *                      set in an updatable launch's slot (kctx_update_args;
+ *                      kctx/rt_layout.h U1-U3); the scheduler reads the slot
+ *                      (R1-R2) when the launch names one
  *   kctx_rt_worker     AICore (one block per core, or fewer when the
  *                      callable has fewer blocks in all): takes blocks of ready
  *                      tasks from the queue, runs them (through the task
@@ -314,10 +318,96 @@ static int claim_run(kctx_rt_image *rt) {
     return atomic_compare_exchange_strong(A32(&rt->sched_claim), &zero, 1);
 }
 
+/* ------------------------------------------------------------------ */
+/* argument slots of updatable launches (kctx/rt_layout.h, U1-U3, R1-R2) */
+
+#define SLOT_READ_TRIES 64u
+
+static void slot_lock(kctx_rt_arg_slot *s, const sim_kernel_services *svc) {
+    for (;;) {
+        uint32_t zero = 0;
+        if (atomic_compare_exchange_strong(A32(&s->lock), &zero, 1)) return;
+        if (svc->wait_u32(&s->lock, 1, WAIT_NS) == SIM_SVC_DEVICE_LOST) return;
+    }
+}
+
+static void slot_unlock(kctx_rt_arg_slot *s, const sim_kernel_services *svc) {
+    atomic_store(A32(&s->lock), 0);
+    svc->wake_u32(&s->lock);
+}
+
+/* The buffer words are atomics: a reader may overlap a writer only on a
+ * buffer it then throws away (R2). The reader's loads are acquire loads, so
+ * its re-read of the version cannot move before them (a seqlock's read
+ * side without a fence, which ThreadSanitizer does not model). */
+static void slot_copy(kctx_rt_arg *dst, const kctx_rt_arg *src, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        dst[i].value = atomic_load_explicit(A64(&src[i].value), memory_order_acquire);
+        dst[i].size = atomic_load_explicit(A64(&src[i].size), memory_order_acquire);
+    }
+}
+
+/* R1-R2: the scheduler's arguments from the slot the launch names, or its
+ * by-value snapshot while the slot holds no update of this use. */
+static void slot_read(kctx_rt_arg *args, const kctx_rt_scheduler_params *p,
+                      const sim_kernel_services *svc) {
+    const kctx_rt_arg ext = p->snapshot[p->nargs];
+    kctx_rt_arg_slot *s = DEV(kctx_rt_arg_slot *, ext.value);
+    const uint32_t serial = (uint32_t)ext.size, cap = (uint32_t)(ext.size >> 32);
+    for (uint32_t tries = 0;; tries++) {
+        const int locked = tries >= SLOT_READ_TRIES;
+        if (locked) slot_lock(s, svc);
+        uint64_t v = atomic_load_explicit(A64(&s->ver), memory_order_acquire);
+        if ((uint32_t)(v >> 32) != serial) { /* R1 */
+            for (uint32_t i = 0; i < p->nargs; i++) args[i] = p->snapshot[i];
+            if (locked) slot_unlock(s, svc);
+            return;
+        }
+        slot_copy(args, s->buf + (size_t)(v & 1u) * cap, p->nargs);
+        if (locked || atomic_load_explicit(A64(&s->ver), memory_order_relaxed) == v) {
+            if (locked) slot_unlock(s, svc);
+            return;
+        }
+    }
+}
+
+/* kctx_rt_update (U1-U3): publish a new argument set in the slot's
+ * unpublished buffer. */
+SIM_KERNEL(kctx_rt_update) {
+    const kctx_rt_update_params *p = params;
+    if (params_size < sizeof *p || (params_size - sizeof *p) / sizeof(kctx_rt_arg) < p->nargs ||
+        p->nargs > p->cap)
+        return;
+    const sim_kernel_services *svc = ctx->svc;
+    kctx_rt_arg_slot *s = DEV(kctx_rt_arg_slot *, p->slot);
+    slot_lock(s, svc);
+    uint64_t v = atomic_load_explicit(A64(&s->ver), memory_order_relaxed);
+    uint32_t gen = (uint32_t)v;
+    const uint32_t sv = (uint32_t)(v >> 32);
+    if (sv != p->serial) {
+        if ((int32_t)(sv - p->serial) > 0) { /* reused after this update's graph was gone */
+            slot_unlock(s, svc);
+            return;
+        }
+        gen = 0;
+    }
+    const uint32_t next = gen + 1;
+    kctx_rt_arg *b = s->buf + (size_t)(next & 1u) * p->cap;
+    for (uint32_t i = 0; i < p->nargs; i++) {
+        atomic_store_explicit(A64(&b[i].value), p->args[i].value, memory_order_relaxed);
+        atomic_store_explicit(A64(&b[i].size), p->args[i].size, memory_order_relaxed);
+    }
+    atomic_store_explicit(A64(&s->ver), ((uint64_t)p->serial << 32) | next, memory_order_release);
+    slot_unlock(s, svc);
+}
+
 SIM_KERNEL(kctx_rt_scheduler) {
     const kctx_rt_scheduler_params *p = params;
-    if (params_size < sizeof *p || (params_size - sizeof *p) / sizeof(kctx_rt_arg) < p->nargs)
-        return;
+    if (params_size < sizeof *p) return;
+    const uint64_t nsnap = (params_size - sizeof *p) / sizeof(kctx_rt_arg);
+    if (nsnap < p->nargs) return;
+    const int from_slot = (p->flags & KCTX_RT_FLAG_ARG_SLOT) && p->mode == KCTX_RT_SCHED_RUN;
+    if (from_slot && nsnap < (uint64_t)p->nargs + 1) return;
     const sim_kernel_services *svc = ctx->svc;
     const kctx_rt_arch *arch = DEV(const kctx_rt_arch *, p->arch);
     kctx_rt_image *rt = DEV(kctx_rt_image *, arch->runtime_image);
@@ -341,9 +431,13 @@ SIM_KERNEL(kctx_rt_scheduler) {
         end_run(rt, svc, p->launch_id);
         return;
     }
-    /* The args snapshot travelled by value (K22); workers read the block. */
+    /* The args snapshot travelled by value (K22), or the launch is
+     * updatable and its slot holds the set (K37); workers read the block. */
     kctx_rt_arg *args = DEV(kctx_rt_arg *, p->args);
-    for (uint32_t i = 0; i < p->nargs; i++) args[i] = p->snapshot[i];
+    if (from_slot)
+        slot_read(args, p, svc);
+    else
+        for (uint32_t i = 0; i < p->nargs; i++) args[i] = p->snapshot[i];
 
     graph_view g = view_of(p->callable);
     const uint32_t ntasks = g.cal->task_count < MAX_TASKS ? g.cal->task_count : MAX_TASKS;

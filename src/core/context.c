@@ -337,6 +337,9 @@ kctx_status kctx_destroy(kctx_context h) {
     while (atomic_load(&s->pins) != 0) sched_yield();
     kctx__callables_free_host(c);
     kctx__trace_free(c);
+    free(c->uslots); /* unpublished: no hook can reach it any more */
+    c->uslots = NULL;
+    c->nuslots = 0;
     kctx__ctx_release(c); /* this entry's reference */
     ctx_put(c);           /* the table's: frees it once no other entry holds it */
     return KCTX_OK;
@@ -346,6 +349,29 @@ void kctx__token_release(kctx_context h) {
     pthread_mutex_lock(&g_ctx_lock);
     kctx_ctx *c = slot_get(h); /* published means not yet freed */
     if (c && atomic_load(&c->tokens_in_use) > 0) atomic_fetch_sub(&c->tokens_in_use, 1);
+    pthread_mutex_unlock(&g_ctx_lock);
+}
+
+/* An updatable launch's hook (K38): the context's handle (its table
+ * index, 12 bits, and generation, 32 bits) and the slot (16 bits) packed
+ * into the hook's word, so that the hook looks the context up like
+ * kctx__token_release and never touches a destroyed one. */
+_Static_assert(CT_MAX <= 4096u, "a table index fits 12 bits of the slot hook's word");
+void *kctx__slot_hook_user(kctx_context h, uint32_t slot) {
+    uint64_t idx = h & 0xfffu, gen = (h >> 24) & 0xffffffffu;
+    return (void *)(uintptr_t)(idx | gen << 12 | (uint64_t)(slot & 0xffffu) << 44);
+}
+
+void kctx__slot_hook(void *user) {
+    uint64_t u = (uint64_t)(uintptr_t)user;
+    kctx_context h = CTX_TAG | ((u >> 12) & 0xffffffffu) << 24 | (u & 0xfffu);
+    uint32_t slot = (uint32_t)(u >> 44) & 0xffffu;
+    pthread_mutex_lock(&g_ctx_lock);
+    kctx_ctx *c = slot_get(h);
+    if (c) {
+        if (atomic_load(&c->tokens_in_use) > 0) atomic_fetch_sub(&c->tokens_in_use, 1);
+        if (slot < c->nuslots) atomic_store(&c->uslots[slot].busy, 0);
+    }
     pthread_mutex_unlock(&g_ctx_lock);
 }
 
@@ -471,6 +497,7 @@ kctx_status kctx_platform_calls(kctx_context h, uint64_t *calls) {
 /* The published sizes of kctx_resource_info: before and after the upload
  * stream (issue 11). */
 static const size_t k_resource_info_sizes[] = {offsetof(kctx_resource_info, upload_stream),
+                                               offsetof(kctx_resource_info, arg_slots),
                                                sizeof(kctx_resource_info)};
 
 static void fill_resources(kctx_ctx *c, kctx_resource_info *info) {
@@ -488,6 +515,11 @@ static void fill_resources(kctx_ctx *c, kctx_resource_info *info) {
     info->arch_table_bytes = c->mem_bytes[KCTX_MEM_ARCH_TABLE];
     info->args_block_bytes = c->mem_bytes[KCTX_MEM_ARGS_BLOCK];
     info->token_capacity = c->token_capacity;
+    info->arg_slots = c->mem[KCTX_MEM_ARG_SLOTS].live ? c->mem[KCTX_MEM_ARG_SLOTS].h : 0;
+    info->arg_slots_bytes = c->mem_bytes[KCTX_MEM_ARG_SLOTS];
+    info->arg_slot_count = c->nuslots;
+    for (uint32_t i = 0; i < c->nuslots; i++)
+        info->arg_slots_in_use += atomic_load(&c->uslots[i].busy);
     info->tokens_in_use = atomic_load(&c->tokens_in_use);
     info->callables = c->ncallables;
     for (kctx_upload *u = c->uploads; u; u = u->next) {
@@ -498,7 +530,7 @@ static void fill_resources(kctx_ctx *c, kctx_resource_info *info) {
 
 kctx_status kctx_get_resources(kctx_context h, kctx_resource_info *info) {
     QUERY(h, info ? NULL : "info is NULL", {
-        st_ = kctx__struct_out_check(c, "kctx_resource_info", info, k_resource_info_sizes, 2);
+        st_ = kctx__struct_out_check(c, "kctx_resource_info", info, k_resource_info_sizes, 3);
         if (!st_) {
             kctx_resource_info full = KCTX_RESOURCE_INFO_INIT;
             fill_resources(c, &full);

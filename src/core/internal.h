@@ -50,6 +50,7 @@ enum {
     KCTX_MEM_ARCH_TABLE,
     KCTX_MEM_ARGS_BLOCK,
     KCTX_MEM_TRACE_RING,
+    KCTX_MEM_ARG_SLOTS, /* updatable launches' argument slots (K37; RESIDENT with capture) */
     KCTX_MEM_COUNT
 };
 
@@ -61,6 +62,7 @@ enum {
     KCTX_PROG_SCHEDULER,
     KCTX_PROG_FINALIZE = KCTX_PROG_SCHEDULER,
     KCTX_PROG_WORKER,
+    KCTX_PROG_UPDATE, /* RESIDENT with capture: kctx_update_args' program (K37) */
     KCTX_PROG_COUNT
 };
 
@@ -121,6 +123,17 @@ typedef struct kctx_upload {
     struct kctx_upload *next;
 } kctx_upload;
 
+/* The host side of an updatable launch's argument slot (K37-K40; the
+ * device side: kctx/rt_layout.h). `busy` is cleared by the graph's lifetime
+ * hook (kctx__slot_hook, any thread, under g_ctx_lock); the rest is written
+ * under the context lock by the launch that takes the slot. */
+typedef struct kctx_uslot {
+    atomic_uint busy;
+    uint32_t serial;              /* this use's serial (kctx_args_handle), never 0 */
+    const struct kctx_upload *up; /* the callable the launch was captured with */
+    uint64_t id;
+} kctx_uslot;
+
 typedef struct kctx_callable {
     uint64_t id;
     kctx_upload *up;
@@ -157,11 +170,20 @@ typedef struct kctx_ctx {
     kctx_res streams[KCTX_STREAM_COUNT]; /* KCTX_STREAM_* */
     kctx_res events[KCTX_EVENT_COUNT];
     kctx_res programs;
-    kctx_pfunction prog_fn[3]; /* KCTX_PROG_*: the strategy's device programs */
+    kctx_pfunction prog_fn[KCTX_PROG_COUNT]; /* KCTX_PROG_*: the strategy's device programs */
     kctx_res mem[KCTX_MEM_COUNT];
     uint64_t mem_bytes[KCTX_MEM_COUNT];
     void *staging[2]; /* host sources of init's uploads, kept while they may be in flight */
     atomic_uint tokens_in_use; /* live captured graphs holding the context (K25) */
+    /* updatable launches (K37): token_capacity slots made at kernel init
+     * (RESIDENT with capture; else none), freed at destroy (a graph's hook
+     * may still clear `busy` until the handle is unpublished) */
+    kctx_uslot *uslots;
+    uint32_t nuslots;
+    uint32_t uslot_cap;    /* kctx_rt_arg entries per slot buffer */
+    uint64_t uslot_stride; /* bytes per device slot */
+    uint32_t uslot_next;   /* where the next take starts looking */
+    uint32_t uslot_serial; /* the last serial handed out */
 
     /* prepared callables, in preparation order, and their index by id
      * (open addressing: slot = position + 1, 0 empty; capacity a power of
@@ -243,6 +265,10 @@ void kctx__claim_release(kctx_ctx *c);
 /* A graph holding a launch of context `h` is gone (K25). Safe from any
  * thread, also after the context was destroyed. */
 void kctx__token_release(kctx_context h);
+/* The lifetime hook of an updatable launch's graph (K25, K38): releases its
+ * token and returns its argument slot. `user` is kctx__slot_hook_user's. */
+void kctx__slot_hook(void *user);
+void *kctx__slot_hook_user(kctx_context h, uint32_t slot);
 
 /* Structs that grow (kctx.h): `sizes` lists a struct's published sizes,
  * ascending, the last one this library's sizeof. An input struct is copied

@@ -277,10 +277,10 @@ static kctx_status enqueue_tasks(kctx_ctx *c, uint64_t *tl, const kctx_upload *u
  * recorded), so it holds the context: attach its lifetime token. Not
  * earlier: a launch refused before anything was enqueued must leave no
  * token behind (K9). */
-static inline kctx_status attach_token(kctx_ctx *c, uint64_t *tl, kctx_pgraph graph) {
+static inline kctx_status attach_token(kctx_ctx *c, uint64_t *tl, kctx_pgraph graph,
+                                       kctx_phook_fn fn, void *user) {
     atomic_fetch_add(&c->tokens_in_use, 1);
-    kctx_status st = KP(c, "graph_attach_hook(lifetime token)", graph_attach_hook, graph,
-                        token_hook, (void *)(uintptr_t)c->handle);
+    kctx_status st = KP(c, "graph_attach_hook(lifetime token)", graph_attach_hook, graph, fn, user);
     if (st) atomic_fetch_sub(&c->tokens_in_use, 1);
     return st;
 }
@@ -385,9 +385,17 @@ chain_compensate(kctx_ctx *c, uint64_t *tl, kctx_status st, const chain *ch, kct
  * AICORE_START is recorded before the scheduler's launch: the scheduler
  * waits for the cores to report in. On failure, the scheduler in abort
  * mode releases the guard (chain_compensate). */
-static kctx_status enqueue_chain_resident(kctx_ctx *c, uint64_t *tl, const kctx_upload *u,
-                                          const kctx_arg *args, uint32_t nargs, kctx_pstream caller,
-                                          kctx_pgraph graph) {
+/* An updatable launch's slot (K37): its index and serial. */
+typedef struct slot_ref {
+    uint32_t index, serial;
+    bool hooked; /* out: the graph's hook that returns the slot is attached */
+} slot_ref;
+
+/* The builder; `slot` NULL for a plain launch (a constant in every caller,
+ * so a plain launch's chain is built with no test of it). */
+static inline __attribute__((always_inline)) kctx_status
+chain_resident(kctx_ctx *c, uint64_t *tl, const kctx_upload *u, const kctx_arg *args,
+               uint32_t nargs, kctx_pstream caller, kctx_pgraph graph, slot_ref *slot) {
     const kctx_pstream cpu = c->streams[KCTX_STREAM_AICPU].h,
                        core = c->streams[KCTX_STREAM_AICORE].h;
     const uint64_t id = ++c->launch_seq, arch = c->mem[KCTX_MEM_ARCH_TABLE].h;
@@ -401,6 +409,14 @@ static kctx_status enqueue_chain_resident(kctx_ctx *c, uint64_t *tl, const kctx_
         arch, id, u->table.h, c->mem[KCTX_MEM_ARGS_BLOCK].h, KCTX_RT_SCHED_RUN, nargs, flags, 0};
     for (uint32_t i = 0; i < nargs; i++)
         sp->snapshot[i] = (kctx_rt_arg){args[i].value, args[i].size};
+    size_t run_size = ssize;
+    if (slot) { /* K37: the scheduler reads the slot; the snapshot is its set until an update */
+        sp->flags |= KCTX_RT_FLAG_ARG_SLOT;
+        sp->snapshot[nargs] =
+            (kctx_rt_arg){c->mem[KCTX_MEM_ARG_SLOTS].h + (uint64_t)slot->index * c->uslot_stride,
+                          (uint64_t)c->uslot_cap << 32 | slot->serial};
+        run_size += sizeof(kctx_rt_arg);
+    }
     /* one worker per core, but never more than the callable has blocks: a
      * one-block callable's launch starts one worker, not a gang that would
      * only report in and leave */
@@ -415,7 +431,14 @@ static kctx_status enqueue_chain_resident(kctx_ctx *c, uint64_t *tl, const kctx_
     /* from the first enqueue on, the context's streams may join the capture (K34) */
     if (graph) c->streams_maybe_captured = true;
     STEP(caller_started, "event_record(START, caller)", event_record, ev(KCTX_EV_START), caller);
-    if (graph && (st = attach_token(c, tl, graph)) != KCTX_OK) goto failed;
+    if (slot) {
+        if ((st = attach_token(c, tl, graph, kctx__slot_hook,
+                               kctx__slot_hook_user(c->handle, slot->index))) != KCTX_OK)
+            goto failed;
+        slot->hooked = true;
+    } else if (graph && (st = attach_token(c, tl, graph, token_hook,
+                                           (void *)(uintptr_t)c->handle)) != KCTX_OK)
+        goto failed;
     STEP(aicpu_waited, "stream_wait_event(AICPU, START)", stream_wait_event, cpu,
          ev(KCTX_EV_START));
     STEP(acquire, "launch(acquire)", launch, cpu, c->prog_fn[KCTX_PROG_ACQUIRE], KCTX_PTARGET_AICPU,
@@ -429,7 +452,7 @@ static kctx_status enqueue_chain_resident(kctx_ctx *c, uint64_t *tl, const kctx_
     STEP(aicore_done, "event_record(AICORE_DONE, AICore)", event_record, ev(KCTX_EV_AICORE_DONE),
          core);
     STEP(release, "launch(scheduler)", launch, cpu, c->prog_fn[KCTX_PROG_SCHEDULER],
-         KCTX_PTARGET_AICPU, 1, sp, ssize);
+         KCTX_PTARGET_AICPU, 1, sp, run_size);
     STEP(aicpu_joined, "stream_wait_event(AICPU, AICORE_DONE)", stream_wait_event, cpu,
          ev(KCTX_EV_AICORE_DONE));
     STEP(aicpu_done, "event_record(AICPU_DONE, AICPU)", event_record, ev(KCTX_EV_AICPU_DONE), cpu);
@@ -443,9 +466,16 @@ failed:
     /* the abort carries no snapshot */
     sp->mode = KCTX_RT_SCHED_ABORT;
     sp->nargs = 0;
+    sp->flags &= ~KCTX_RT_FLAG_ARG_SLOT;
     return chain_compensate(
         c, tl, st, &ch, caller, graph != 0, id,
         &(chain_release){"launch(scheduler abort)", KCTX_PROG_SCHEDULER, sp, sizeof *sp, false});
+}
+
+static kctx_status enqueue_chain_resident(kctx_ctx *c, uint64_t *tl, const kctx_upload *u,
+                                          const kctx_arg *args, uint32_t nargs, kctx_pstream caller,
+                                          kctx_pgraph graph) {
+    return chain_resident(c, tl, u, args, nargs, caller, graph, NULL);
 }
 
 /* HOST_ORDERED's chain (§0b): the host enqueues the callable's tasks. Its
@@ -475,7 +505,9 @@ static kctx_status enqueue_chain_host_ordered(kctx_ctx *c, uint64_t *tl, const k
     /* from the first enqueue on, the context's streams may join the capture (K34) */
     if (graph) c->streams_maybe_captured = true;
     STEP(caller_started, "event_record(START, caller)", event_record, ev(KCTX_EV_START), caller);
-    if (graph && (st = attach_token(c, tl, graph)) != KCTX_OK) goto failed;
+    if (graph &&
+        (st = attach_token(c, tl, graph, token_hook, (void *)(uintptr_t)c->handle)) != KCTX_OK)
+        goto failed;
     STEP(aicpu_waited, "stream_wait_event(AICPU, START)", stream_wait_event, cpu,
          ev(KCTX_EV_START));
     STEP(acquire, "launch(acquire)", launch, cpu, c->prog_fn[KCTX_PROG_ACQUIRE], KCTX_PTARGET_AICPU,
@@ -533,8 +565,63 @@ static inline kctx_callable *launch_callable(kctx_ctx *c, uint64_t id) {
     return cb;
 }
 
-kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t nargs,
-                        uint64_t caller) {
+/* ------------------------------------------------------------------ */
+/* updatable launches (K37-K40)                                        */
+
+#define ARGS_HANDLE_TAG (UINT64_C(0x55) << 56) /* 'U' */
+
+static kctx_args_handle args_handle(uint32_t index, uint32_t serial) {
+    return ARGS_HANDLE_TAG | (uint64_t)serial << 16 | index;
+}
+
+/* Updatable launches are built for RESIDENT kernel contexts on a platform
+ * with capture (the sim, the ACL double): the context then loaded the
+ * update program and made the slots at init. */
+static kctx_status updatable_supported(kctx_ctx *c, const char *what) {
+    if (c->prog_fn[KCTX_PROG_UPDATE] && c->mem[KCTX_MEM_ARG_SLOTS].live) return KCTX_OK;
+    return kctx__fail(c, KCTX_UNSUPPORTED,
+                      "%s: updatable launch arguments are built for the RESIDENT strategy on a "
+                      "platform with capture (the sim and ACL) so far; this context is %s on %s",
+                      what, kctx_strategy_name(c->strategy), c->plat->name);
+}
+
+/* Out of line: the updatable launch's own checks, before anything is
+ * enqueued (K9): the capture, the slot's capacity, a free slot (taken). */
+__attribute__((noinline)) static kctx_status updatable_take(kctx_ctx *c, bool captured, uint64_t id,
+                                                            const kctx_upload *u, uint32_t nargs,
+                                                            slot_ref *slot) {
+    if (!captured)
+        return kctx__fail(c, KCTX_INVALID_STATE,
+                          "kctx_launch_updatable needs the caller stream to be capturing: an eager "
+                          "launch has no graph whose arguments could be updated (K37); nothing "
+                          "enqueued");
+    if (nargs > c->uslot_cap)
+        return kctx__fail(c, KCTX_CAPACITY,
+                          "%u arguments exceed an argument slot's %u entries (K11, K37)", nargs,
+                          c->uslot_cap);
+    for (uint32_t k = 0; k < c->nuslots; k++) {
+        const uint32_t i = (c->uslot_next + k) % c->nuslots;
+        if (atomic_load(&c->uslots[i].busy)) continue;
+        if (++c->uslot_serial == 0) c->uslot_serial = 1; /* 0 never names a use */
+        c->uslots[i].serial = c->uslot_serial;
+        c->uslots[i].up = u;
+        c->uslots[i].id = id;
+        atomic_store(&c->uslots[i].busy, 1);
+        c->uslot_next = (i + 1) % c->nuslots;
+        *slot = (slot_ref){i, c->uslots[i].serial, false};
+        return KCTX_OK;
+    }
+    return kctx__fail(c, KCTX_CAPACITY,
+                      "all %u argument slots are held by live graphs (K37: a slot comes back when "
+                      "its graph's lifetime hook has run, K25)",
+                      c->nuslots);
+}
+
+/* kctx_launch and kctx_launch_updatable: `out` NULL for a plain launch (a
+ * constant: a plain launch is compiled with no test of it). */
+static inline __attribute__((always_inline)) kctx_status
+launch_entry(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t nargs, uint64_t caller,
+             kctx_args_handle *out) {
     kctx_ctx *c;
     kctx_status st = kctx__ctx_acquire(h, &c);
     if (st) return st;
@@ -553,6 +640,7 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
                         "launch needs a kernel context (K3; program mode uses kctx_run)");
         goto done;
     }
+    if (out && (st = updatable_supported(c, "kctx_launch_updatable")) != KCTX_OK) goto done;
     if (c->phase != KCTX_PHASE_READY && (st = kctx__admit(c, "launch")) != KCTX_OK) goto done;
     if ((st = kctx__check_device(c)) != KCTX_OK) goto done;
     cb = launch_callable(c, id);
@@ -603,10 +691,104 @@ kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint3
                         c->token_capacity);
         goto done;
     }
+    if (out) {
+        slot_ref slot;
+        if ((st = updatable_take(c, captured, id, cb->up, nargs, &slot)) != KCTX_OK) goto done;
+        st = chain_resident(c, kp_thread_calls(), cb->up, args, nargs, caller, graph, &slot);
+        if (st == KCTX_OK)
+            *out = args_handle(slot.index, slot.serial);
+        else if (!slot.hooked) /* no graph holds it: back now (else its hook returns it) */
+            atomic_store(&c->uslots[slot.index].busy, 0);
+        goto done;
+    }
     st = enqueue_chain(c, kp_thread_calls(), cb->up, args, nargs, caller, captured ? graph : 0);
 done:
     if (c->trace) /* preallocated: no allocation (K19) */
         kctx__trace_span(c, KCTX_DFX_LAUNCH, t0, id, st ? 0 : c->launch_seq, st);
+    kctx__ctx_release(c);
+    return st;
+}
+
+kctx_status kctx_launch(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t nargs,
+                        uint64_t caller) {
+    return launch_entry(h, id, args, nargs, caller, NULL);
+}
+
+kctx_status kctx_launch_updatable(kctx_context h, uint64_t id, const kctx_arg *args, uint32_t nargs,
+                                  uint64_t caller, kctx_args_handle *out) {
+    if (!out) {
+        kctx_ctx *c;
+        kctx_status st = kctx__ctx_acquire(h, &c);
+        if (st) return st;
+        st = kctx__fail(c, KCTX_INVALID_ARGUMENT, "out (the args handle) is NULL");
+        kctx__ctx_release(c);
+        return st;
+    }
+    return launch_entry(h, id, args, nargs, caller, out);
+}
+
+/* The slot a handle names while its graph lives (K38), else NULL. */
+static kctx_uslot *handle_slot(kctx_ctx *c, kctx_args_handle a, uint32_t *index) {
+    if ((a & (UINT64_C(0xff) << 56)) != ARGS_HANDLE_TAG) return NULL;
+    const uint32_t i = (uint32_t)(a & 0xffffu), serial = (uint32_t)(a >> 16);
+    if (i >= c->nuslots || !atomic_load(&c->uslots[i].busy) || c->uslots[i].serial != serial)
+        return NULL;
+    *index = i;
+    return &c->uslots[i];
+}
+
+kctx_status kctx_update_args(kctx_context h, kctx_args_handle a, const kctx_arg *args,
+                             uint32_t nargs, uint64_t stream) {
+    kctx_ctx *c;
+    kctx_status st = kctx__ctx_acquire(h, &c);
+    if (st) return st;
+    uint32_t index = 0;
+    kctx_uslot *slot = NULL;
+    if (!stream && !c->plat->has_null_stream) {
+        st = kctx__fail(c, KCTX_INVALID_ARGUMENT,
+                        "stream is 0 (the %s platform has no NULL stream)", c->plat->name);
+        goto done;
+    }
+    if (c->mode != KCTX_MODE_KERNEL) {
+        st = kctx__fail(c, KCTX_INVALID_STATE, "kctx_update_args needs a kernel context (K3)");
+        goto done;
+    }
+    if ((st = updatable_supported(c, "kctx_update_args")) != KCTX_OK) goto done;
+    if (c->phase != KCTX_PHASE_READY && (st = kctx__admit(c, "update_args")) != KCTX_OK) goto done;
+    if ((st = kctx__check_device(c)) != KCTX_OK) goto done;
+    if (!(slot = handle_slot(c, a, &index))) {
+        st = kctx__fail(c, KCTX_INVALID_ARGUMENT,
+                        "args handle 0x%llx names no live updatable launch of this context (its "
+                        "graph is gone, or it is not a handle of this context; K38); nothing "
+                        "enqueued",
+                        (unsigned long long)a);
+        goto done;
+    }
+    /* K18 as a launch of the callable the handle was captured with: the
+     * same count and kinds, tensors in live ranges */
+    arg_masks masks = {0, 0};
+    if ((st = check_args(c, slot->up, args, nargs, &masks)) != KCTX_OK) goto done;
+    kctx_pcapture_status ccs = KCTX_PCAPTURE_NONE;
+    uint64_t cid = 0;
+    kctx_pgraph graph = 0;
+    if ((st = check_platform_args(c, args, &masks, stream, &ccs, &cid, &graph)) != KCTX_OK)
+        goto done;
+    if (ccs == KCTX_PCAPTURE_INVALIDATED) {
+        st = kctx__fail(c, KCTX_CAPTURE_BROKEN, "the stream's capture is already invalidated");
+        goto done;
+    }
+    /* the new set by value in the update program's block (K19: no host
+     * buffer outlives the call; legal inside another capture) */
+    _Alignas(16) unsigned char buf[SNAPSHOT_LIMIT];
+    kctx_rt_update_params *up = (kctx_rt_update_params *)buf;
+    *up = (kctx_rt_update_params){c->mem[KCTX_MEM_ARG_SLOTS].h + (uint64_t)index * c->uslot_stride,
+                                  slot->serial, c->uslot_cap, nargs, 0};
+    for (uint32_t i = 0; i < nargs; i++) up->args[i] = (kctx_rt_arg){args[i].value, args[i].size};
+    /* One platform call: if it fails, nothing was enqueued and the context
+     * stays as it was (K40; a fatal status quarantines, K29). */
+    st = KP(c, "launch(update)", launch, stream, c->prog_fn[KCTX_PROG_UPDATE], KCTX_PTARGET_AICPU,
+            1, buf, sizeof *up + (size_t)nargs * sizeof(kctx_rt_arg));
+done:
     kctx__ctx_release(c);
     return st;
 }

@@ -14,8 +14,36 @@
 static const char *const k_event_names[KCTX_EVENT_COUNT] = {"START", "AICORE_START", "AICORE_DONE",
                                                             "AICPU_DONE", "SERIAL_TAIL"};
 static const char *const k_prog_names[2][KCTX_PROG_COUNT] = {
-    {"kctx_rt_acquire", "kctx_rt_scheduler", "kctx_rt_worker"},
-    {"kctx_rt_ho_acquire", "kctx_rt_ho_finalize", NULL}};
+    {"kctx_rt_acquire", "kctx_rt_scheduler", "kctx_rt_worker", "kctx_rt_update"},
+    {"kctx_rt_ho_acquire", "kctx_rt_ho_finalize", NULL, NULL}};
+
+/* Updatable launches (K37) are built for RESIDENT kernel contexts of a
+ * platform with capture: only those load the update program and make the
+ * argument slots. */
+static bool updatable(const kctx_ctx *c) {
+    return c->mode == KCTX_MODE_KERNEL && c->strategy == KCTX_STRATEGY_RESIDENT &&
+           c->plat->has_capture;
+}
+
+/* The slot pool's host side and geometry: one slot per graph lifetime
+ * token (an updatable launch holds one token and one slot, so it never
+ * fails where a plain captured launch works), each buffer as large as the
+ * largest argument set a launch can carry with the slot's reference. */
+static kctx_status uslots_setup(kctx_ctx *c) {
+    uint32_t by_params =
+        (c->max_params - (uint32_t)sizeof(kctx_rt_scheduler_params)) / sizeof(kctx_rt_arg);
+    by_params = by_params ? by_params - 1 : 0; /* the slot's reference takes one entry */
+    uint32_t by_block = c->args_capacity / (uint32_t)sizeof(kctx_rt_arg);
+    c->uslot_cap = by_params < by_block ? by_params : by_block;
+    c->uslot_stride = sizeof(kctx_rt_arg_slot) + 2u * (uint64_t)c->uslot_cap * sizeof(kctx_rt_arg);
+    c->uslot_stride = (c->uslot_stride + 63u) & ~(uint64_t)63u;
+    if (!c->uslots) { /* once per context (init runs once), freed at destroy */
+        c->uslots = calloc(c->token_capacity, sizeof *c->uslots);
+        if (!c->uslots) return kctx__fail(c, KCTX_OUT_OF_MEMORY, "host allocation failed");
+        c->nuslots = c->token_capacity;
+    }
+    return KCTX_OK;
+}
 
 static uint64_t image_bytes(uint32_t cores) {
     return sizeof(kctx_rt_image) + (uint64_t)cores * KCTX_RT_MAILBOX_STRIDE;
@@ -60,6 +88,9 @@ static kctx_status init_device_memory(kctx_ctx *c, bool *in_flight) {
     if (!st)
         st = KP(c, "memset_async(args block)", memset_async, c->mem[KCTX_MEM_ARGS_BLOCK].h, 0,
                 c->mem_bytes[KCTX_MEM_ARGS_BLOCK], s);
+    if (!st && c->mem[KCTX_MEM_ARG_SLOTS].live) /* no slot holds a version: R1 */
+        st = KP(c, "memset_async(argument slots)", memset_async, c->mem[KCTX_MEM_ARG_SLOTS].h, 0,
+                c->mem_bytes[KCTX_MEM_ARG_SLOTS], s);
     if (!*in_flight) return st;
     /* Something was enqueued: wait for it even if a later enqueue failed. */
     kctx_status ws =
@@ -114,7 +145,7 @@ kctx_status kctx__resources_create(kctx_ctx *c, bool *in_flight) {
     c->programs.live = true;
     for (int i = 0; i < KCTX_PROG_COUNT; i++) {
         const char *name = k_prog_names[c->strategy == KCTX_STRATEGY_HOST_ORDERED][i];
-        if (!name) continue;
+        if (!name || (i == KCTX_PROG_UPDATE && !updatable(c))) continue;
         st = KP(c, name, module_function, c->programs.h, name, &c->prog_fn[i]);
         if (st) return st;
     }
@@ -123,11 +154,16 @@ kctx_status kctx__resources_create(kctx_ctx *c, bool *in_flight) {
     c->mem_bytes[KCTX_MEM_ARGS_BLOCK] = c->args_capacity;
     c->mem_bytes[KCTX_MEM_TRACE_RING] =
         c->trace ? (uint64_t)c->trace_dev_cap * sizeof(kctx_rt_trace_rec) : 0;
+    c->mem_bytes[KCTX_MEM_ARG_SLOTS] = 0;
+    if (updatable(c)) {
+        if ((st = uslots_setup(c)) != KCTX_OK) return st;
+        c->mem_bytes[KCTX_MEM_ARG_SLOTS] = c->uslot_stride * c->nuslots;
+    }
     static const char *const mem_names[KCTX_MEM_COUNT] = {
         "mem_alloc(runtime image)", "mem_alloc(arch table)", "mem_alloc(args block)",
-        "mem_alloc(trace ring)"};
+        "mem_alloc(trace ring)", "mem_alloc(argument slots)"};
     for (int i = 0; i < KCTX_MEM_COUNT; i++) {
-        if (!c->mem_bytes[i]) continue; /* the trace ring exists only when tracing is on */
+        if (!c->mem_bytes[i]) continue; /* the trace ring, the slots: only when used */
         st = KP(c, mem_names[i], mem_alloc, c->mem_bytes[i], &c->mem[i].h);
         if (st) return st;
         c->mem[i].live = true;

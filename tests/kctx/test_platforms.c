@@ -32,8 +32,9 @@ KT_TEST(the_first_config_version_is_48_bytes_and_ends_with_trace_path) {
     CHECK_EQ(offsetof(kctx_program_config, strategy), 48);
     CHECK_EQ(sizeof(kctx_kernel_config), 56);
     CHECK_EQ(sizeof(kctx_program_config), 56);
-    CHECK_EQ(sizeof(kctx_resource_info), 152);
+    CHECK_EQ(sizeof(kctx_resource_info), 176);
     CHECK_EQ(offsetof(kctx_resource_info, upload_stream), 144);
+    CHECK_EQ(offsetof(kctx_resource_info, arg_slots), 152);
     CHECK_EQ(offsetof(kctx_platform_caps, note), 72);
     CHECK_EQ(sizeof(kctx_platform_caps), 80);
 }
