@@ -322,7 +322,7 @@ uint64_t *kp_thread_calls(void) __attribute__((const));
  * compiler cannot share a const call's result across functions). */
 #define KP_TL kp_thread_calls()
 bool kp_enter_armed(int op);
-static inline bool kp_enter_tl(kctx_ctx *c, uint64_t *tl, int op) {
+static inline __attribute__((always_inline)) bool kp_enter_tl(kctx_ctx *c, uint64_t *tl, int op) {
     atomic_fetch_add_explicit(&c->calls, 1, memory_order_relaxed);
     tl[op]++;
     if (__builtin_expect(atomic_load_explicit(&kp_nfaults, memory_order_relaxed) == 0, 1))

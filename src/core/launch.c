@@ -148,9 +148,9 @@ static inline kctx_status check_args(kctx_ctx *c, const kctx_upload *u, const kc
 /* Everything of K18 that needs the platform: the caller stream (its device
  * and, in the same query, its capture state for K25/K34) and the tensor
  * ranges. */
-static kctx_status check_platform_args(kctx_ctx *c, const kctx_arg *args, const arg_masks *m,
-                                       kctx_pstream caller, kctx_pcapture_status *ccs,
-                                       uint64_t *cid, kctx_pgraph *graph) {
+static inline __attribute__((always_inline)) kctx_status
+check_platform_args(kctx_ctx *c, const kctx_arg *args, const arg_masks *m, kctx_pstream caller,
+                    kctx_pcapture_status *ccs, uint64_t *cid, kctx_pgraph *graph) {
     if (caller == c->streams[KCTX_STREAM_AICPU].h || caller == c->streams[KCTX_STREAM_AICORE].h ||
         caller == c->streams[KCTX_STREAM_UPLOAD].h)
         return kctx__fail(c, KCTX_INVALID_ARGUMENT,
