@@ -708,6 +708,93 @@ KT_TEST(an_exhausted_token_pool_refuses_a_captured_launch_until_a_graph_is_gone)
     CHECK_SIM_OK(sim_stream_destroy(s));
 }
 
+/* ---- K37, K38: the pool of argument slots of updatable launches ----------------------------- */
+
+static sim_graph capture_updatable(kctx_context c, sim_stream s, kctx_status want,
+                                   kctx_args_handle *h) {
+    sim_graph g = 0;
+    CHECK_SIM_OK(sim_stream_begin_capture(s, SIM_CAPTURE_MODE_GLOBAL));
+    CHECK_K(kctx_launch_updatable(c, 1, NULL, 0, s, h), want);
+    CHECK_SIM_OK(sim_stream_end_capture(s, &g));
+    return g;
+}
+
+/* One slot per lifetime token: the pool runs out with the tokens
+ * (CAPACITY, nothing enqueued), and a slot comes back with its graph's
+ * lifetime hook; the handle of the gone graph stays refused. Kills: the
+ * slot hook not returning the slot (kctx__slot_hook's store of `busy`),
+ * and a stale handle accepted (handle_slot's serial test). Under
+ * HOST_ORDERED: UNSUPPORTED, no slot made. */
+KT_TEST(argument_slots_run_out_with_the_tokens_and_come_back_with_their_graphs) { /* K37, K38 */
+    kt_image noop = kt_image_noop();
+    REQUIRE(noop.bytes);
+    kctx_context c = kt_create();
+    REQUIRE(c);
+    kctx_kernel_config cfg = kt_config(0);
+    cfg.token_capacity = 2;
+    REQUIRE_OK(kctx_kernel_init(c, &cfg));
+    CHECK_OK(kctx_prepare(c, 1, noop.bytes, noop.size));
+    sim_stream s = 0;
+    REQUIRE_SIM_OK(sim_stream_create(&s));
+    kctx_args_handle h1 = 0, h2 = 0, h3 = 0, h4 = 0;
+    if (kt_resources(c).arg_slot_count == 0) {
+        /* not built for this strategy: refused, nothing made */
+        CHECK_EQ(kt_resources(c).arg_slots, 0);
+        sim_graph g = capture_updatable(c, s, KCTX_UNSUPPORTED, &h1);
+        CHECK_SIM_OK(sim_graph_destroy(g));
+        CHECK_K(kctx_update_args(c, 1, NULL, 0, s), KCTX_UNSUPPORTED);
+        kt_finish(c);
+        CHECK_SIM_OK(sim_stream_destroy(s));
+        return;
+    }
+    CHECK_EQ(kt_resources(c).arg_slot_count, 2);
+    sim_graph g1 = capture_updatable(c, s, KCTX_OK, &h1);
+    sim_graph g2 = capture_updatable(c, s, KCTX_OK, &h2);
+    CHECK(h1 != h2);
+    CHECK_EQ(kt_resources(c).arg_slots_in_use, 2);
+    CHECK_EQ(kt_resources(c).tokens_in_use, 2);
+
+    /* the third: CAPACITY before anything is enqueued, no slot taken */
+    CHECK_SIM_OK(sim_stream_begin_capture(s, SIM_CAPTURE_MODE_GLOBAL));
+    kt_state before = kt_state_take(c);
+    CHECK_K(kctx_launch_updatable(c, 1, NULL, 0, s, &h3), KCTX_CAPACITY);
+    CHECK_UNCHANGED(c, before);
+    sim_graph g3 = 0;
+    CHECK_SIM_OK(sim_stream_end_capture(s, &g3));
+    CHECK_EQ(node_count(g3), 0);
+    CHECK_SIM_OK(sim_graph_destroy(g3));
+    CHECK_EQ(kt_resources(c).arg_slots_in_use, 2);
+
+    /* updates of live handles are enqueued (eagerly here) */
+    CHECK_OK(kctx_update_args(c, h1, NULL, 0, s));
+    CHECK_OK(kctx_update_args(c, h2, NULL, 0, s));
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+
+    /* a graph gone gives its slot back: an updatable launch works again,
+     * and the gone graph's handle is refused */
+    CHECK_SIM_OK(sim_graph_destroy(g1));
+    CHECK_EQ(kt_resources(c).arg_slots_in_use, 1);
+    CHECK_K(kctx_update_args(c, h1, NULL, 0, s), KCTX_INVALID_ARGUMENT);
+    sim_graph g4 = capture_updatable(c, s, KCTX_OK, &h4);
+    CHECK(node_count(g4) > 0);
+    CHECK(h4 != h1);
+    CHECK_K(kctx_update_args(c, h1, NULL, 0, s), KCTX_INVALID_ARGUMENT);
+    CHECK_OK(kctx_update_args(c, h4, NULL, 0, s));
+    CHECK_EQ(kt_resources(c).arg_slots_in_use, 2);
+    /* and the pool is full again */
+    sim_graph g5 = capture_updatable(c, s, KCTX_CAPACITY, &h3);
+    CHECK_EQ(node_count(g5), 0);
+    CHECK_SIM_OK(sim_graph_destroy(g5));
+
+    CHECK_SIM_OK(sim_graph_destroy(g2));
+    CHECK_SIM_OK(sim_graph_destroy(g4));
+    CHECK_EQ(kt_resources(c).arg_slots_in_use, 0);
+    CHECK_EQ(kt_resources(c).tokens_in_use, 0);
+    CHECK_SIM_OK(sim_stream_synchronize(s));
+    kt_finish(c);
+    CHECK_SIM_OK(sim_stream_destroy(s));
+}
+
 /* ---- K35: a failed prepare wait poisons the device side too --------------------------------- */
 
 /* Kills: deleting `kctx__device_poison(c);` in do_upload
