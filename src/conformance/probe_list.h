@@ -70,11 +70,11 @@ PROBE(two_threads_one_context_device_failure, "K23,K34,K19,K35", 1, EAGER, "thre
 PROBE(stale_completion_report, "K23,K21", 1, EAGER, "round N held after its acquire step, round N+1 submitted: no stream completes early, both correct; 0 fills/copies/writes per launch")
 PROBE(init_first_device_program_fails, "K11,K17", 0, EAGER, "init's first device work fails on the device: DEVICE_ERROR, rolled back, prepare/launch make no call, close OK, baseline")
 /* Updatable captured launches (issue 36): kctx_launch_updatable, kctx_update_args */
-PROBE(updated_scalar_replays_match_host_model, "K37,K19", 0, CAPTURE, "a scalar updated 100 times between 101 replays on one stream, no host sync: every replay matches the host model")
+PROBE(updated_scalar_replays_match_host_model, "K37,K39,K19", 0, CAPTURE, "a scalar updated 100 times between 101 replays on one stream, no host sync: every replay matches the host model")
 PROBE(updated_tensor_moves_to_another_buffer_and_back, "K37,K18", 0, CAPTURE, "the output tensor moved to a second buffer and back: each replay writes only the buffer its set names")
 PROBE(update_with_changed_signature_refused_without_enqueue, "K38,K9,K18", 0, CAPTURE, "a changed count or kind: INVALID_ARGUMENT, 0 enqueues, READY; the captured set still runs")
 PROBE(update_of_destroyed_graph_refused, "K38,K25", 0, CAPTURE, "a destroyed graph's handle refused with 0 enqueues, also after its slot was reused")
-PROBE(update_behind_held_replay_keeps_its_result, "K37,K19", 1, CAPTURE, "an update enqueued behind a replay held on the device: that replay runs the old set, the next the new")
+PROBE(update_behind_held_replay_keeps_its_result, "K37,K40,K19", 1, CAPTURE, "an update enqueued behind a replay held on the device: that replay runs the old set, the next the new")
 PROBE(updatable_launch_refused_when_eager, "K37,K9", 0, EAGER, "an eager kctx_launch_updatable: INVALID_STATE, 0 enqueues, READY")
 PROBE(update_fault_sweep, "K40,K9", 0, CAPTURE, "fail each platform call of kctx_update_args: an error, READY, the previous set still runs")
 /* clang-format on */
