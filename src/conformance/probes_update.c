@@ -419,3 +419,60 @@ void probe_update_fault_sweep(probe *p) {
 done:
     rig_close(&r);
 }
+
+/* ------------------------------------------------------------------ */
+/* 8. an update captured into another graph and replayed (K37)         */
+
+/* Replay G once and copy its output aside (slot k of outs). */
+static int replay_into(rig *r, int gi, const job *j, fw_devptr outs, int k, fw_stream s) {
+    const size_t bytes = j->n * sizeof(float);
+    return rig_replay(r, gi, s) &&
+           CHECK_FW_OK(r->fw,
+                       r->fw->copy_async(outs + (fw_devptr)(k * bytes), j->out[0], bytes, s));
+}
+
+void probe_update_captured_into_another_graph(probe *p) {
+    rig r;
+    job j;
+    fw_stream s;
+    fw_devptr outs = 0;
+    int g = -1, u = -1;
+    kctx_args_handle h = 0;
+    float *got = NULL;
+    if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID, "scale_add_chain") || !rig_stream(&r, &s) ||
+        !job_chain(&r, &j, ID, 64, 9, 0) || !capture_updatable(&r, &j, s, &g, &h))
+        goto done;
+    const size_t bytes = j.n * sizeof(float);
+    if (!rig_alloc(&r, 4 * bytes, &outs) || !(got = rig_host(&r, 4 * bytes))) goto done;
+    const float a0 = j.alpha, a1 = a0 + 3.0f, a2 = a0 + 5.0f;
+    kctx_arg args[8];
+    memcpy(args, j.args, sizeof args);
+    /* graph U holds one update (its set by value): capturing it changes nothing */
+    args[6] = KCTX_SCALAR(callable_f32_scalar(a1));
+    if (!rig_begin_capture(&r, s)) goto done;
+    kctx_status us = kctx_update_args(r.ctx, h, args, j.nargs, s);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", kctx_last_error(r.ctx));
+    if (!rig_end_capture(&r, s, &u) ||
+        !CHECK(us == KCTX_OK, "kctx_update_args inside a capture: %s (%s)", kctx_status_name(us),
+               msg))
+        goto done;
+    /* G as captured; U then G; an eager update (a2) then G; U again then G */
+    args[6] = KCTX_SCALAR(callable_f32_scalar(a2));
+    if (!replay_into(&r, g, &j, outs, 0, s) || !rig_replay(&r, u, s) ||
+        !replay_into(&r, g, &j, outs, 1, s) ||
+        !CHECK_K(kctx_update_args(r.ctx, h, args, j.nargs, s), KCTX_OK) ||
+        !replay_into(&r, g, &j, outs, 2, s) || !rig_replay(&r, u, s) ||
+        !replay_into(&r, g, &j, outs, 3, s))
+        goto done;
+    if (!rig_sync(&r, s) || !CHECK_FW_OK(r.fw, r.fw->download(got, outs, 4 * bytes)) ||
+        !chain_matches(p, got, &j, a0, "G before U ran (capturing the update changed nothing)") ||
+        !chain_matches(p, got + j.n, &j, a1, "G after U") ||
+        !chain_matches(p, got + 2 * j.n, &j, a2, "G after an eager update") ||
+        !chain_matches(p, got + 3 * j.n, &j, a1, "G after U replayed again"))
+        goto done;
+    pr_note(p, "an update captured into graph U: G ran the captured set until U ran, then U's "
+               "set; an eager update and U again each took effect at their place on the stream");
+done:
+    rig_close(&r);
+}
