@@ -576,9 +576,11 @@ static kctx_args_handle args_handle(uint32_t index, uint32_t serial) {
 
 /* Updatable launches are built for RESIDENT kernel contexts on a platform
  * with capture (the sim, the ACL double): the context then loaded the
- * update program and made the slots at init. */
+ * update program and made the slots at init (resources.c). */
 static kctx_status updatable_supported(kctx_ctx *c, const char *what) {
-    if (c->prog_fn[KCTX_PROG_UPDATE] && c->mem[KCTX_MEM_ARG_SLOTS].live) return KCTX_OK;
+    /* the slots' host side outlives close (a closed context is then refused
+     * by admission, not called UNSUPPORTED) */
+    if (c->nuslots) return KCTX_OK;
     return kctx__fail(c, KCTX_UNSUPPORTED,
                       "%s: updatable launch arguments are built for the RESIDENT strategy on a "
                       "platform with capture (the sim and ACL) so far; this context is %s on %s",

@@ -791,6 +791,14 @@ KT_TEST(argument_slots_run_out_with_the_tokens_and_come_back_with_their_graphs) 
     CHECK_EQ(kt_resources(c).arg_slots_in_use, 0);
     CHECK_EQ(kt_resources(c).tokens_in_use, 0);
     CHECK_SIM_OK(sim_stream_synchronize(s));
+    /* a closed context refuses both calls by its phase (not UNSUPPORTED) */
+    CHECK_OK(kctx_close(c));
+    CHECK_K(kctx_update_args(c, h4, NULL, 0, s), KCTX_INVALID_STATE);
+    CHECK_SIM_OK(sim_stream_begin_capture(s, SIM_CAPTURE_MODE_GLOBAL));
+    CHECK_K(kctx_launch_updatable(c, 1, NULL, 0, s, &h3), KCTX_INVALID_STATE);
+    sim_graph g6 = 0;
+    CHECK_SIM_OK(sim_stream_end_capture(s, &g6));
+    CHECK_SIM_OK(sim_graph_destroy(g6));
     kt_finish(c);
     CHECK_SIM_OK(sim_stream_destroy(s));
 }
