@@ -65,8 +65,8 @@ say "platforms: $(last platforms '^platform cuda')"
 grep -Eq '^platform cuda +built +available' "$LOGS/platforms.log" || failed=1
 
 # 2. the conformance suite (HOST_ORDERED, the platform's default)
-# (on a real driver: 29 passed, 0 failed, 23 not applicable expected (the
-# eight probes of updatable launches among them: RESIDENT-only so far),
+# (on a real driver: 29 passed, 0 failed, 24 not applicable expected (the
+# nine probes of updatable launches among them: RESIDENT-only so far),
 # docs/cuda.md)
 if "$KCTX" --help >/dev/null 2>&1; then
     run probe 120 "$KCTX" probe --platform cuda --images "$IMAGES"

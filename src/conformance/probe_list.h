@@ -77,5 +77,6 @@ PROBE(update_of_destroyed_graph_refused, "K38,K25", 0, CAPTURE, "a destroyed gra
 PROBE(update_behind_held_replay_keeps_its_result, "K37,K40,K19", 1, CAPTURE, "an update enqueued behind a replay held on the device: that replay runs the old set, the next the new")
 PROBE(updatable_launch_refused_when_eager, "K37,K9", 0, EAGER, "an eager kctx_launch_updatable: INVALID_STATE, 0 enqueues, READY")
 PROBE(update_captured_into_another_graph, "K37", 0, CAPTURE, "an update captured into graph U: G runs the captured set until U runs, then U's set, at its place on the stream")
+PROBE(update_of_poisoned_context_refused, "K38,K35", 0, CAPTURE, "a device error poisons the context: kctx_update_args POISONED with 0 enqueues")
 PROBE(update_fault_sweep, "K40,K9", 0, CAPTURE, "fail each platform call of kctx_update_args: an error, READY, the previous set still runs")
 /* clang-format on */

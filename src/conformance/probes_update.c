@@ -476,3 +476,51 @@ void probe_update_captured_into_another_graph(probe *p) {
 done:
     rig_close(&r);
 }
+
+/* ------------------------------------------------------------------ */
+/* 9. a poisoned context refuses updates with nothing enqueued (K38)   */
+
+enum {
+    ID_FAIL = 2
+};
+
+void probe_update_of_poisoned_context_refused(probe *p) {
+    rig r;
+    job a;
+    fw_stream s, t;
+    int gi = -1;
+    kctx_args_handle h = 0;
+    const void *bad;
+    size_t bad_size;
+    fw_devptr m[3];
+    if (!rig_open(p, &r, NULL) || !rig_prepare(&r, ID, "vector_add") || !rig_stream(&r, &s) ||
+        !rig_stream(&r, &t) || !job_vadd(&r, &a, ID, 128, 25, 0) ||
+        !capture_updatable(&r, &a, s, &gi, &h) || !rig_failing_image(&r, &bad, &bad_size) ||
+        !CHECK_K(kctx_prepare(r.ctx, ID_FAIL, bad, bad_size), KCTX_OK))
+        goto done;
+    for (int i = 0; i < 3; i++)
+        if (!rig_alloc(&r, 16 * sizeof(float), &m[i])) goto done;
+    const kctx_arg fa[6] = {KCTX_TENSOR(m[0], 64), KCTX_TENSOR(m[1], 64), KCTX_TENSOR(m[2], 64),
+                            KCTX_SCALAR(4),        KCTX_SCALAR(4),        KCTX_SCALAR(4)};
+    /* a child kernel fails on the device; check reports it and poisons */
+    kctx_check_report rep = KCTX_CHECK_REPORT_INIT;
+    if (!CHECK_K(kctx_launch(r.ctx, ID_FAIL, fa, 6, t), KCTX_OK) ||
+        !CHECK_FW(p->fw, p->fw->stream_sync(t, SYNC_MS),
+                  p->fw->task_failure_leaves_streams_ok ? FW_OK : FW_DEVICE_ERROR) ||
+        !CHECK_K(kctx_check(r.ctx, &rep), KCTX_DEVICE_ERROR) ||
+        !CHECK(rig_phase(&r) == KCTX_PHASE_POISONED, "phase %s after the device error",
+               kctx_phase_name(rig_phase(&r))))
+        goto done;
+    uint64_t c0, e0, c1, e1;
+    if (!HOOK_OK(p, seam_thread_calls(&c0, &e0))) goto done;
+    kctx_status us = kctx_update_args(r.ctx, h, a.args, a.nargs, s);
+    if (!HOOK_OK(p, seam_thread_calls(&c1, &e1))) goto done;
+    if (!CHECK(us == KCTX_POISONED, "kctx_update_args on a poisoned context returned %s (%s)",
+               kctx_status_name(us), kctx_last_error(r.ctx)) ||
+        !CHECK(e1 == e0, "refused, but %llu operations were enqueued",
+               (unsigned long long)(e1 - e0)))
+        goto done;
+    pr_note(p, "a device error poisoned the context: kctx_update_args POISONED with 0 enqueues");
+done:
+    rig_close(&r);
+}
