@@ -1,5 +1,6 @@
 /*
  * kctx_test_fatal_sweep.h — the per-process fatal sweep below a platform adapter
+ * (and, below, K28's destroy paths seen from a driver double)
  * (K29, K30 on a platform whose quarantine is terminal: no device epoch, no
  * owner reset, so the conformance probe driver_fault_sweep_fatal, which
  * recovers with the owner's reset, is N/A there). Shared by the platform
@@ -34,5 +35,17 @@ int ktc_fatal_one(const char *platform, const kfl_control *L, uint32_t strategy,
  * Returns the number of calls swept; 0 where a child failed or could not
  * be run (said on stdout). */
 uint64_t ktc_fatal_sweep(const char *self, const char *const *args, size_t nargs);
+
+/* K28 from the platform's side, on a driver double built on the sim: kctx
+ * loads the runtime named by $library_env, whose `served_symbol`
+ * (uint64_t (*)(void): the calls it served this thread) and the sim's
+ * per-thread count are the rulers. Destroy of a NEW context, of a dead
+ * handle, of handle 0, of a READY, a CLOSING (a release failed: the sim's
+ * stream destroy), a CLOSED, a rolled-back NEW (the sim's malloc failed)
+ * and a QUARANTINED context (last: the device stays lost) each answer as
+ * K27 says and are served no call by either; the rulers are first seen to
+ * count (kernel init is served). `img`: an image `platform` can prepare. */
+void ktc_destroy_paths(const char *platform, const char *library_env, const char *served_symbol,
+                       const void *img, size_t img_size);
 
 #endif

@@ -336,91 +336,12 @@ static void mode_fatal_sweep(const char *self, const char *images) {
            (unsigned long long)n);
 }
 
-/* K28 from the driver's side. */
-static uint64_t (*g_served)(void); /* the double's kctx_cuda_double_thread_calls */
-
-static void destroy_calls_nothing(kctx_context c, kctx_status want, const char *what) {
-    uint64_t d0 = g_served(), s0 = sim_thread_calls(SIM_OP_ANY);
-    kctx_status st = kctx_destroy(c);
-    uint64_t d = g_served() - d0, s = sim_thread_calls(SIM_OP_ANY) - s0;
-    CHECK(st == want, "K28: destroy of %s: %s, expected %s", what, kctx_status_name(st),
-          kctx_status_name(want));
-    CHECK(d == 0, "K28: destroy of %s: the driver double served it %llu calls", what,
-          (unsigned long long)d);
-    CHECK(s == 0, "K28: destroy of %s: the sim under the double served it %llu calls", what,
-          (unsigned long long)s);
-}
-
-static kctx_phase phase_of(kctx_context c) {
-    kctx_phase ph = KCTX_PHASE_NEW;
-    CHECK_K(kctx_get_phase(c, &ph), KCTX_OK);
-    return ph;
-}
-
-/* A sim fault on this thread's next call of `op` (the double's entries run
- * on the sim: the driver call built on it fails). */
-static void sim_fault_once(int op) {
-    sim_fault f = SIM_FAULT_INIT;
-    f.op = op;
-    f.this_thread_only = 1;
-    int id = -1;
-    CHECK(sim_fault_arm(&f, &id) == SIM_OK, "sim_fault_arm: %s", sim_last_error_message());
-}
-
+/* K28 from the driver's side (ktc_destroy_paths). */
 static void mode_destroy(const char *images) {
-    kctx_platform_caps caps = KCTX_PLATFORM_CAPS_INIT;
-    CHECK_K(kctx_get_platform_caps("cuda", &caps), KCTX_OK); /* loads the driver */
-    const char *path = getenv("KCTX_CUDA_DRIVER");
-    void *lib = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    if (lib) *(void **)&g_served = dlsym(lib, "kctx_cuda_double_thread_calls");
-    CHECK(g_served != NULL, "the double's served-calls hook (KCTX_CUDA_DRIVER=%s)",
-          path ? path : "(unset)");
-    if (!g_served) return;
     size_t img_size = 0;
     void *img = read_image(images, "vector_add", &img_size);
     if (!img) return;
-    kctx_kernel_config cfg = KCTX_KERNEL_CONFIG_INIT;
-
-    /* NEW, then its dead handle, and a handle that was never issued */
-    kctx_context c = 0;
-    CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
-    destroy_calls_nothing(c, KCTX_OK, "a NEW context");
-    destroy_calls_nothing(c, KCTX_INVALID_HANDLE, "a destroyed handle");
-    destroy_calls_nothing(0, KCTX_INVALID_HANDLE, "handle 0");
-
-    /* the rulers count (before trusting a zero): kernel init is served */
-    CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
-    uint64_t d0 = g_served(), s0 = sim_thread_calls(SIM_OP_ANY);
-    CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
-    CHECK(g_served() > d0 && sim_thread_calls(SIM_OP_ANY) > s0,
-          "kernel init: %llu driver calls, %llu sim calls", (unsigned long long)(g_served() - d0),
-          (unsigned long long)(sim_thread_calls(SIM_OP_ANY) - s0));
-    CHECK_K(kctx_prepare(c, 1, img, img_size), KCTX_OK);
-    destroy_calls_nothing(c, KCTX_BUSY, "a READY context");
-    /* CLOSING: a release fails (cuStreamDestroy, on the sim's stream destroy) */
-    sim_fault_once(SIM_OP_STREAM_DESTROY);
-    CHECK(kctx_close(c) != KCTX_OK, "close with a failing release");
-    sim_fault_clear_all();
-    CHECK(phase_of(c) == KCTX_PHASE_CLOSING, "phase %s", kctx_phase_name(phase_of(c)));
-    destroy_calls_nothing(c, KCTX_BUSY, "a CLOSING context");
-    CHECK_K(kctx_close(c), KCTX_OK);
-    destroy_calls_nothing(c, KCTX_OK, "a CLOSED context");
-
-    /* NEW after a rolled-back init (cuMemAlloc fails, on the sim's malloc) */
-    CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
-    sim_fault_once(SIM_OP_MALLOC);
-    CHECK(kctx_kernel_init(c, &cfg) != KCTX_OK, "init with a failing allocation");
-    sim_fault_clear_all();
-    CHECK(phase_of(c) == KCTX_PHASE_NEW, "phase %s", kctx_phase_name(phase_of(c)));
-    destroy_calls_nothing(c, KCTX_OK, "a NEW context after a rollback");
-
-    /* QUARANTINED (last: the device stays lost; no epoch on CUDA, K30) */
-    CHECK_K(kctx_context_create("cuda", &c), KCTX_OK);
-    CHECK_K(kctx_kernel_init(c, &cfg), KCTX_OK);
-    CHECK(sim_device_make_fatal(0) == SIM_OK, "sim_device_make_fatal");
-    CHECK_K(kctx_prepare(c, 1, img, img_size), KCTX_DEVICE_LOST);
-    CHECK(phase_of(c) == KCTX_PHASE_QUARANTINED, "phase %s", kctx_phase_name(phase_of(c)));
-    destroy_calls_nothing(c, KCTX_BUSY, "a QUARANTINED context");
+    ktc_destroy_paths("cuda", "KCTX_CUDA_DRIVER", "kctx_cuda_double_thread_calls", img, img_size);
     free(img);
 }
 
