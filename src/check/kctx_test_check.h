@@ -81,6 +81,12 @@ int ktc_exit_status(unsigned failed, unsigned skipped);
  * flushes it; returns ktc_exit_status(failed, skipped). */
 int ktc_summary(FILE *out, unsigned passed, unsigned failed, unsigned skipped);
 
+/* Reads a whole file into malloc'd memory (free() it) with one NUL byte
+ * after the last (not counted in *size), so text can be used as a string;
+ * malloc's alignment suits images (8-byte aligned). Returns NULL on failure
+ * with the reason ("cannot open PATH: ...") in why (may be NULL). */
+void *ktc_read_file(const char *path, size_t *size, char *why, size_t why_size);
+
 /* A test's failures printed before the rest are only counted. */
 #define KTC_MAX_REPORTS 20
 

@@ -194,53 +194,12 @@ int rig_alloc(rig *r, size_t bytes, fw_devptr *d) {
     return 1;
 }
 
-/* Reads a whole file into malloc'd memory (free() it; malloc's alignment
- * suits images), to the end rather than trusting a size from fseek/ftell.
- * NULL on failure, with the reason in why. (The suite's own: it is
- * installed code, and links no test library.) */
-static void *read_file(const char *path, size_t *size, char *why, size_t why_size) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(why, why_size, "cannot open %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t len = 0, cap = 0;
-    char *buf = NULL;
-    for (;;) {
-        if (cap - len < 2) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, ncap);
-            if (nb == NULL) {
-                free(buf);
-                fclose(f);
-                snprintf(why, why_size, "out of memory reading %s", path);
-                return NULL;
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        size_t n = fread(buf + len, 1, cap - len - 1, f);
-        len += n;
-        if (n == 0) break;
-    }
-    int err = ferror(f) ? (errno ? errno : EIO) : 0;
-    fclose(f);
-    if (err) {
-        free(buf);
-        snprintf(why, why_size, "cannot read %s: %s", path, strerror(err));
-        return NULL;
-    }
-    buf[len] = '\0';
-    *size = len;
-    return buf;
-}
-
 int rig_image(rig *r, const char *name, const void **bytes, size_t *size) {
     char path[1024], why[1100];
     snprintf(path, sizeof path, "%s/%s.kctx", r->p->env->images_dir, name);
     if (!CHECK(r->nhost < RIG_MAX_HOST, "too many host buffers in one probe")) return 0;
     size_t len = 0;
-    void *buf = read_file(path, &len, why, sizeof why); /* malloc: 16-byte aligned */
+    void *buf = ktc_read_file(path, &len, why, sizeof why); /* malloc: 16-byte aligned */
     if (!CHECK(buf != NULL, "the example image: %s", why)) return 0;
     r->host[r->nhost++] = buf; /* freed by rig_close */
     if (!CHECK(len > 0, "the example image %s is empty", path)) return 0;

@@ -25,11 +25,7 @@
 extern "C" {
 #endif
 
-/* Reads a whole file into malloc'd memory (free() it) with one NUL byte
- * after the last (not counted in *size), so text can be used as a string;
- * malloc's alignment suits images (8-byte aligned). Returns NULL on failure
- * with the reason ("cannot open PATH: ...") in why (may be NULL). */
-void *ktc_read_file(const char *path, size_t *size, char *why, size_t why_size);
+/* ktc_read_file: src/check/kctx_test_check.h. */
 
 #ifdef __cplusplus
 }
