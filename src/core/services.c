@@ -2,7 +2,9 @@
  * services.c — the one implementation of what kctx lends a platform
  * adapter (platform/common/services.h): the thread's last error, the "not
  * built" refusal, the clock, the adapters' message buffer and the bounded
- * poll.
+ * poll. The message buffer is services_msg.c, which needs nothing of the
+ * core, so that a test compiling an adapter alone (platform/acl/tests/
+ * test_acl_errors.c) compiles it too rather than a copy.
  *
  * Why the core owns all of it: the last error and the not-built reason are
  * the core's (kctx_thread_last_error, the registry's declarations), and the
@@ -44,26 +46,7 @@ kctx_status kctx__svc_not_built(kctx_status s, const char *fn, const char *platf
 
 /* ---- the adapters' message buffer and bounded poll ---- */
 
-static _Thread_local char tl_msg[KCTX_SVC_MSG_SIZE];
-
-const char *kctx__svc_msg(void) { return tl_msg; }
-
-int kctx__svc_msgf(int st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tl_msg, sizeof tl_msg, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-int kctx__svc_msg_append(int st, const char *fmt, ...) {
-    size_t n = strlen(tl_msg);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tl_msg + n, sizeof tl_msg - n, fmt, ap);
-    va_end(ap);
-    return st;
-}
+/* the message buffer (kctx__svc_msg, _msgf, _msg_append): services_msg.c */
 
 bool kctx__svc_poll(bool (*done)(void *arg), void *arg, uint32_t timeout_ms, long first_pause_ns) {
     const uint64_t deadline = kctx__svc_now_ns() + (uint64_t)timeout_ms * 1000000ull;

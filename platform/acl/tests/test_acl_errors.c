@@ -16,31 +16,6 @@
 #include "kctx_test_common.h"
 
 #include <dlfcn.h>
-#include <stdarg.h>
-
-/* The services the adapter calls (platform/common/services.h), lent by this
- * test as the core lends them in libkctx (src/core/services.c, not linked
- * here): the thread's adapter message, set, appended to and read back. */
-static _Thread_local char tl_msg[KCTX_SVC_MSG_SIZE];
-
-const char *kctx__svc_msg(void) { return tl_msg; }
-
-int kctx__svc_msgf(int st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tl_msg, sizeof tl_msg, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-int kctx__svc_msg_append(int st, const char *fmt, ...) {
-    size_t n = strlen(tl_msg);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tl_msg + n, sizeof tl_msg - n, fmt, ap);
-    va_end(ap);
-    return st;
-}
 
 #include "kctx_test_check.h"
 
